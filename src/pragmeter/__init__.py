@@ -1,0 +1,16 @@
+"""pragmeter: measure implicit language and how well models understand it."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["ImpScore", "__version__"]
+
+
+def __getattr__(name: str):
+    # Lazy: importing pragmeter must not import torch (keeps `pragmeter --help` and the harness fast).
+    if name == "ImpScore":
+        from pragmeter.impscore.model import ImpScore
+
+        return ImpScore
+    raise AttributeError(name)

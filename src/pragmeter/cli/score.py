@@ -1,0 +1,94 @@
+"""``pragmeter score``: implicitness of sentences given on the command line or in a file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from pragmeter.cli.common import add_model_options, load_model
+from pragmeter.errors import PragmeterError
+
+SCORE_COLUMN, ERROR_COLUMN = "impscore", "impscore_error"
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "score", help="implicitness scores of sentences or of a file's text column",
+        description="Score implicitness in [0, 2] (higher = more implicit). Give sentences as arguments, or a file "
+                    "with --input/--column/--output (txt, csv, tsv, jsonl, parquet); the output keeps every input "
+                    f"column in input order and adds '{SCORE_COLUMN}' and '{ERROR_COLUMN}' (why a row has no score).")
+    parser.add_argument("texts", nargs="*", help="sentences to score")
+    parser.add_argument("--input", help="file to score")
+    parser.add_argument("--column", default="text", help="text column of --input (default: text)")
+    parser.add_argument("--output", help="output file (format from its extension)")
+    parser.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when any row could not be scored")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="do not reuse or store embeddings in the on-disk cache (used by resumed file jobs)")
+    add_model_options(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.input:
+        if args.texts:
+            raise PragmeterError("give sentences or --input, not both")
+        if not args.output:
+            raise PragmeterError("--input needs --output (a .csv, .tsv, .jsonl or .parquet file)")
+        return score_file(args)
+    if not args.texts:
+        raise PragmeterError("nothing to score: give sentences, or --input FILE --output FILE")
+    model = load_model(args)
+    for text, score in zip(args.texts, model.score(args.texts)):
+        print(f"{score:.4f}\t{text}")
+    _report_truncation(model)
+    return 0
+
+
+def _report_truncation(model) -> None:
+    if model.truncated:
+        print(f"note: {model.truncated} text(s) exceeded the encoder's token limit and were truncated", file=sys.stderr)
+
+
+def score_file(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tqdm import tqdm
+
+    from pragmeter.encoders import cache_dir
+    from pragmeter.impscore.embedding_cache import EmbeddingCache
+    from pragmeter.impscore.model import invalid_text_reason
+    from pragmeter.io import read_table, require_column, write_table
+
+    output = Path(args.output)
+    if output.exists() and not args.overwrite:
+        raise PragmeterError(f"{output} exists; pass --overwrite to replace it")
+    frame = read_table(args.input)
+    column = require_column(frame, args.column, args.input)
+    model = load_model(args)
+    if not args.no_cache:
+        model.embedding_cache = EmbeddingCache(cache_dir() / "embeddings", model.encoder_name)
+
+    values = column.tolist()
+    errors = [invalid_text_reason(v) for v in values]
+    valid = [i for i, e in enumerate(errors) if e is None]
+    scores = np.full(len(values), np.nan, dtype=np.float64)
+    chunk = 1024
+    with tqdm(total=len(valid), desc="scoring", unit="text", disable=None, file=sys.stderr) as bar:
+        for start in range(0, len(valid), chunk):
+            rows = valid[start : start + chunk]
+            scores[rows] = model.score([values[i] for i in rows])
+            bar.update(len(rows))
+    frame[SCORE_COLUMN] = scores
+    frame[ERROR_COLUMN] = [e or "" for e in errors]
+    write_table(frame, output, overwrite=args.overwrite)
+    failed = len(values) - len(valid)
+    print(f"scored {len(valid)} of {len(values)} rows -> {output}", file=sys.stderr)
+    if failed:
+        first = next(i for i, e in enumerate(errors) if e)
+        print(f"warning: {failed} row(s) not scored (reason in column '{ERROR_COLUMN}'; first: row {first + 1}, "
+              f"field {args.column!r}: {errors[first]})", file=sys.stderr)
+    _report_truncation(model)
+    return 1 if failed and args.strict else 0

@@ -1,0 +1,85 @@
+"""The trainable part of ImpScore: projections from a frozen sentence embedding to pragmatic and semantic features.
+
+h_p = e W_p, h_s = e W_s (d -> l, no bias, Xavier-uniform). Implicitness compares semantics with pragmatics moved
+into one space (paper §3.2, Table 2 variants):
+
+- ``p2s`` (paper default): ĥ_s = h_p W_t, I = dist(h_s, ĥ_s)
+- ``s2p``: ĥ_p = h_s W_t, I = dist(h_p, ĥ_p)
+- ``both``: I = dist(h_p W_t¹, h_s W_t²) in a third space
+
+``dist`` is 1 − cosine (default, I ∈ [0, 2]) or Euclidean. Pragmatic distance is Euclidean (default) or 1 − cosine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+TRANSFORMS = ("p2s", "s2p", "both")
+METRICS = ("cosine", "euclidean")
+
+
+@dataclass(frozen=True)
+class HeadsConfig:
+    embedding_dim: int
+    dim: int = 64
+    transform: str = "p2s"
+    imp_metric: str = "cosine"
+    prag_metric: str = "euclidean"
+
+    def __post_init__(self) -> None:
+        if self.transform not in TRANSFORMS:
+            raise ValueError(f"transform must be one of {TRANSFORMS}, got {self.transform!r}")
+        for field in ("imp_metric", "prag_metric"):
+            if getattr(self, field) not in METRICS:
+                raise ValueError(f"{field} must be one of {METRICS}, got {getattr(self, field)!r}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def distance(a: torch.Tensor, b: torch.Tensor, metric: str) -> torch.Tensor:
+    """Row-wise distance between two batches of vectors."""
+    if metric == "cosine":
+        return 1.0 - F.cosine_similarity(a, b, dim=-1)
+    return torch.linalg.vector_norm(a - b, dim=-1)
+
+
+class ImpScoreHeads(nn.Module):
+    def __init__(self, config: HeadsConfig) -> None:
+        super().__init__()
+        self.config = config
+        d, l = config.embedding_dim, config.dim
+        self.W_p = nn.Parameter(torch.empty(d, l))
+        self.W_s = nn.Parameter(torch.empty(d, l))
+        self.W_t = nn.Parameter(torch.empty(l, l))
+        if config.transform == "both":
+            self.W_t2 = nn.Parameter(torch.empty(l, l))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for parameter in self.parameters():
+            nn.init.xavier_uniform_(parameter)
+
+    def features(self, embeddings: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Pragmatic and semantic features (h_p, h_s) of a batch of sentence embeddings."""
+        return embeddings @ self.W_p, embeddings @ self.W_s
+
+    def implicitness_from_features(self, h_p: torch.Tensor, h_s: torch.Tensor) -> torch.Tensor:
+        transform = self.config.transform
+        if transform == "p2s":
+            return distance(h_s, h_p @ self.W_t, self.config.imp_metric)
+        if transform == "s2p":
+            return distance(h_p, h_s @ self.W_t, self.config.imp_metric)
+        return distance(h_p @ self.W_t, h_s @ self.W_t2, self.config.imp_metric)
+
+    def pragmatic_distance_from_features(self, h_p_a: torch.Tensor, h_p_b: torch.Tensor) -> torch.Tensor:
+        return distance(h_p_a, h_p_b, self.config.prag_metric)
+
+    def forward(self, embeddings: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(implicitness, h_p, h_s) for a batch of embeddings."""
+        h_p, h_s = self.features(embeddings)
+        return self.implicitness_from_features(h_p, h_s), h_p, h_s

@@ -1,0 +1,62 @@
+"""ImpScore's training objective, computed from precomputed sentence embeddings (paper eq. 5-8).
+
+L = max(0, γ1 − (I1 − I2)) + max(0, γ1 − (I1 − I3)) + α · max(0, γ2 − (ΔP⁻ − ΔP⁺)), averaged over the batch,
+where s1 is implicit, s2 its explicit paraphrase (positive) and s3 the explicit side of another pair (negative).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from pragmeter.impscore.heads import ImpScoreHeads
+
+
+@dataclass
+class TripletOutputs:
+    """Scores of one batch of (s1, s2, s3) triplets."""
+
+    implicit: torch.Tensor  # I1
+    positive: torch.Tensor  # I2
+    negative: torch.Tensor  # I3
+    distance_positive: torch.Tensor  # ΔP⁺ = d(h_p(s1), h_p(s2))
+    distance_negative: torch.Tensor  # ΔP⁻ = d(h_p(s1), h_p(s3))
+
+
+def triplet_outputs(heads: ImpScoreHeads, e1: torch.Tensor, e2: torch.Tensor, e3: torch.Tensor) -> TripletOutputs:
+    i1, p1, _ = heads(e1)
+    i2, p2, _ = heads(e2)
+    i3, p3, _ = heads(e3)
+    return TripletOutputs(
+        implicit=i1,
+        positive=i2,
+        negative=i3,
+        distance_positive=heads.pragmatic_distance_from_features(p1, p2),
+        distance_negative=heads.pragmatic_distance_from_features(p1, p3),
+    )
+
+
+def margin_losses(
+    out: TripletOutputs, gamma1: float = 0.5, gamma2: float = 0.7, alpha: float = 1.0
+) -> dict[str, torch.Tensor]:
+    """Per-item loss terms (not reduced): implicitness vs positive, vs negative, and pragmatic."""
+    return {
+        "imp_pos": torch.clamp(gamma1 - (out.implicit - out.positive), min=0.0),
+        "imp_neg": torch.clamp(gamma1 - (out.implicit - out.negative), min=0.0),
+        "prag": alpha * torch.clamp(gamma2 - (out.distance_negative - out.distance_positive), min=0.0),
+    }
+
+
+class ImpScoreLoss(nn.Module):
+    """Mean of the ImpScore objective over a batch of embedding triplets."""
+
+    def __init__(self, heads: ImpScoreHeads, gamma1: float = 0.5, gamma2: float = 0.7, alpha: float = 1.0) -> None:
+        super().__init__()
+        self.heads = heads
+        self.gamma1, self.gamma2, self.alpha = gamma1, gamma2, alpha
+
+    def forward(self, e1: torch.Tensor, e2: torch.Tensor, e3: torch.Tensor) -> torch.Tensor:
+        terms = margin_losses(triplet_outputs(self.heads, e1, e2, e3), self.gamma1, self.gamma2, self.alpha)
+        return (terms["imp_pos"] + terms["imp_neg"] + terms["prag"]).mean()

@@ -1,0 +1,207 @@
+"""ImpScore: implicitness of sentences and pragmatic distance between them, from a frozen encoder plus trained heads.
+
+>>> from pragmeter import ImpScore
+>>> model = ImpScore.load()                      # the shipped default
+>>> model.score(["You are talking too loudly.", "I'm finding it a bit hard to concentrate."])
+array([...], dtype=float32)
+
+A model folder holds ``config.json`` (encoder name, head shape, training record), ``heads.safetensors`` and a
+model card ``README.md``; it rebuilds offline from those files plus the encoder.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from pragmeter.errors import PragmeterError
+
+log = logging.getLogger("pragmeter")
+
+MODELS_DIR = Path(__file__).with_name("models")
+DEFAULT_MODEL = "impscore-minilm"
+CONFIG_FILE, WEIGHTS_FILE, CARD_FILE = "config.json", "heads.safetensors", "README.md"
+FORMAT = "pragmeter-impscore"
+
+
+def shipped_models() -> list[str]:
+    return sorted(p.name for p in MODELS_DIR.iterdir() if (p / CONFIG_FILE).is_file()) if MODELS_DIR.is_dir() else []
+
+
+def resolve_model_dir(name_or_path: str | os.PathLike | None) -> Path:
+    if name_or_path is None:
+        name_or_path = DEFAULT_MODEL
+    path = Path(name_or_path).expanduser()
+    if (path / CONFIG_FILE).is_file():
+        return path
+    shipped = MODELS_DIR / str(name_or_path)
+    if (shipped / CONFIG_FILE).is_file():
+        return shipped
+    names = ", ".join(shipped_models()) or "(none)"
+    raise PragmeterError(f"no ImpScore model at {name_or_path!r}: give a model folder or one of: {names}")
+
+
+def invalid_text_reason(text: object) -> str | None:
+    """Why a value cannot be scored, or None when it can."""
+    if text is None or (isinstance(text, float) and math.isnan(text)):
+        return "missing value"
+    if not isinstance(text, str):
+        return f"not a string ({type(text).__name__})"
+    if not text.strip():
+        return "empty text"
+    return None
+
+
+@dataclass
+class Features:
+    """Pragmatic (h_p) and semantic (h_s) features, one row per sentence."""
+
+    pragmatic: np.ndarray
+    semantic: np.ndarray
+
+
+class ImpScore:
+    def __init__(self, heads, encoder_name: str, config: dict | None = None, device: str | None = None,
+                 batch_size: int = 64, embedding_cache=None) -> None:
+        self.heads = heads.eval()
+        self.encoder_name = encoder_name
+        self.config = config or {}
+        self.device = device
+        self.batch_size = batch_size
+        self.embedding_cache = embedding_cache
+        self.truncated = 0  # texts longer than the encoder's limit seen so far (truncated by the encoder)
+        self._encoder = None
+
+    # ---------------------------------------------------------------- loading and saving
+    @classmethod
+    def load(cls, name_or_path: str | os.PathLike | None = None, device: str | None = None,
+             batch_size: int = 64, embedding_cache=None) -> "ImpScore":
+        """Load a shipped model by name (default: the package default) or a model folder."""
+        import torch
+        from safetensors.torch import load_file
+
+        from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+
+        folder = resolve_model_dir(name_or_path)
+        config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+        if config.get("format") != FORMAT:
+            raise PragmeterError(f"{folder / CONFIG_FILE}: not a pragmeter ImpScore config (format={config.get('format')!r})")
+        heads = ImpScoreHeads(HeadsConfig(**config["heads"]))
+        heads.load_state_dict(load_file(folder / WEIGHTS_FILE))
+        heads.to(torch.device(device or "cpu"))
+        return cls(heads, config["encoder"], config, device=device, batch_size=batch_size,
+                   embedding_cache=embedding_cache)
+
+    def save(self, folder: str | os.PathLike, card: str | None = None, extra_config: dict | None = None) -> Path:
+        from safetensors.torch import save_file
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        config = {**self.config, "format": FORMAT, "version": 1, "encoder": self.encoder_name,
+                  "heads": self.heads.config.to_dict(), **(extra_config or {})}
+        save_file({k: v.detach().cpu().contiguous() for k, v in self.heads.state_dict().items()}, folder / WEIGHTS_FILE)
+        (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        if card is not None:
+            (folder / CARD_FILE).write_text(card, encoding="utf-8")
+        self.config = config
+        return folder
+
+    # ---------------------------------------------------------------- encoding
+    @property
+    def encoder(self):
+        if self._encoder is None:
+            from pragmeter.encoders import load_encoder
+
+            self._encoder = load_encoder(self.encoder_name, self.device)
+        return self._encoder
+
+    def _check(self, texts: Sequence[str]) -> list[str]:
+        if isinstance(texts, str):
+            texts = [texts]
+        texts = list(texts)
+        for index, text in enumerate(texts):
+            reason = invalid_text_reason(text)
+            if reason:
+                raise PragmeterError(f"text {index}: {reason}")
+        return texts
+
+    def _count_truncated(self, texts: list[str]) -> None:
+        limit = getattr(self.encoder, "max_seq_length", None)
+        tokenizer = getattr(self.encoder, "tokenizer", None)
+        if not limit or tokenizer is None:
+            return
+        lengths = [len(ids) for ids in tokenizer(texts, add_special_tokens=True)["input_ids"]]
+        over = sum(length > limit for length in lengths)
+        if over and not self.truncated:
+            log.warning("texts longer than the encoder's %d-token limit are truncated (counted in .truncated)", limit)
+        self.truncated += over
+
+    def _encode_now(self, texts: list[str]) -> np.ndarray:
+        self._count_truncated(texts)
+        return self.encoder.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                   normalize_embeddings=False, show_progress_bar=False)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Frozen-encoder sentence embeddings (not normalized, as in the paper)."""
+        texts = self._check(texts)
+        if not texts:
+            return np.zeros((0, self.heads.config.embedding_dim), dtype=np.float32)
+        if self.embedding_cache is not None:
+            return self.embedding_cache.get_or_compute(texts, self._encode_now)
+        return np.asarray(self._encode_now(texts), dtype=np.float32)
+
+    # ---------------------------------------------------------------- scores
+    def _heads_on(self, embeddings: np.ndarray):
+        import torch
+
+        with torch.inference_mode():
+            tensor = torch.as_tensor(embeddings, dtype=torch.float32, device=self.heads.W_p.device)
+            return self.heads(tensor)
+
+    def score_embeddings(self, embeddings: np.ndarray) -> np.ndarray:
+        return self._heads_on(embeddings)[0].cpu().numpy()
+
+    def score(self, texts: Sequence[str]) -> np.ndarray:
+        """Implicitness of each text: 1 − cos(h_s, h_p W_t) ∈ [0, 2] for the default variant."""
+        return self.score_embeddings(self.encode(texts))
+
+    def embed(self, texts: Sequence[str]) -> Features:
+        """Pragmatic and semantic features of each text."""
+        _, h_p, h_s = self._heads_on(self.encode(texts))
+        return Features(pragmatic=h_p.cpu().numpy(), semantic=h_s.cpu().numpy())
+
+    def pragmatic_distance(self, a: str | Sequence[str], b: str | Sequence[str]) -> float | np.ndarray:
+        """Pragmatic distance ‖h_p(a) − h_p(b)‖ of two texts, or element-wise for two equal-length lists."""
+        import torch
+
+        single = isinstance(a, str) and isinstance(b, str)
+        left, right = self._check(a), self._check(b)
+        if len(left) != len(right):
+            raise PragmeterError(f"pragmatic_distance needs lists of equal length ({len(left)} vs {len(right)})")
+        features = self.embed(left + right).pragmatic
+        h_a, h_b = torch.as_tensor(features[: len(left)]), torch.as_tensor(features[len(left):])
+        distances = self.heads.pragmatic_distance_from_features(h_a, h_b).numpy()
+        return float(distances[0]) if single else distances
+
+    def distance_matrix(self, texts: Sequence[str]) -> np.ndarray:
+        """All pairwise pragmatic distances of ``texts`` (n × n)."""
+        import torch
+
+        h_p = torch.as_tensor(self.embed(texts).pragmatic)
+        n = h_p.shape[0]
+        left = h_p.unsqueeze(1).expand(n, n, -1)
+        right = h_p.unsqueeze(0).expand(n, n, -1)
+        return self.heads.pragmatic_distance_from_features(left, right).numpy()
+
+    def signature(self) -> str:
+        """A short string naming the model, encoder and variant (for reproducible reports)."""
+        h = self.heads.config
+        return (f"impscore|model:{self.config.get('name', 'custom')}|encoder:{self.encoder_name}|"
+                f"l:{h.dim}|t:{h.transform}|imp:{h.imp_metric}|prag:{h.prag_metric}|v:{self.config.get('version', 1)}")
