@@ -20,6 +20,9 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp_path, 0o666 & ~umask)  # mkstemp creates 0600; give the file normal permissions
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():

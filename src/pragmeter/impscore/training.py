@@ -1,0 +1,232 @@
+"""Training ImpScore's heads on precomputed embeddings.
+
+The frozen encoder runs once per distinct text (cached on disk by encoder and text); every epoch then costs only
+three small matrix products per batch. Model selection follows the paper: keep the epoch with the best validation
+implicitness accuracy. Runs are deterministic under a seed.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
+from pragmeter.impscore.metrics import per_source_metrics, triplet_metrics
+
+log = logging.getLogger("pragmeter")
+
+
+@dataclass
+class TrainConfig:
+    encoder: str = "all-MiniLM-L6-v2"
+    dim: int = 64
+    transform: str = "p2s"
+    imp_metric: str = "cosine"
+    prag_metric: str = "euclidean"
+    gamma1: float = 0.5
+    gamma2: float = 0.7
+    alpha: float = 1.0
+    lr: float = 0.01
+    weight_decay: float = 0.001
+    batch_size: int = 8192
+    epochs: int = 30
+    seed: int = 0
+    device: str = "cpu"
+    encode_batch_size: int = 64
+
+
+@dataclass
+class TripletEmbeddings:
+    """Embeddings of one split: implicit (e1), positive explicit (e2), negative explicit (e3), and each row's source."""
+
+    e1: torch.Tensor
+    e2: torch.Tensor
+    e3: torch.Tensor
+    sources: list[str]
+
+    def __len__(self) -> int:
+        return self.e1.shape[0]
+
+
+@dataclass
+class TrainResult:
+    heads: ImpScoreHeads
+    config: TrainConfig
+    best_epoch: int
+    history: list[dict] = field(default_factory=list)
+    val: dict = field(default_factory=dict)
+    test: dict = field(default_factory=dict)
+    test_per_source: pd.DataFrame | None = None
+    counts: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_size: int = 64,
+                 device: str | None = None, show_progress: bool = True) -> dict[str, TripletEmbeddings]:
+    """Embeddings per split, computing only texts missing from the on-disk cache."""
+    from tqdm import tqdm
+
+    from pragmeter.encoders import load_encoder
+    from pragmeter.impscore.embedding_cache import EmbeddingCache
+
+    cache = EmbeddingCache(cache_root, encoder)
+    texts = pd.unique(pd.concat([corpus["implicit"], corpus["explicit"], corpus["negative"]])).tolist()
+    missing = sum(1 for t in dict.fromkeys(texts) if t not in cache)
+    with tqdm(total=missing, desc=f"encoding with {encoder}", unit="text", disable=not show_progress or None,
+              file=sys.stderr) as bar:
+        def encode(batch: list[str]) -> np.ndarray:
+            model = load_encoder(encoder, device)
+            return model.encode(batch, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+
+        matrix = cache.get_or_compute(texts, encode, progress=bar.update)
+    row_of = {text: i for i, text in enumerate(texts)}
+    table = torch.from_numpy(np.ascontiguousarray(matrix, dtype=np.float32))
+    splits = {}
+    for split, part in corpus.groupby("split", sort=False):
+        index = {c: torch.tensor([row_of[t] for t in part[c]], dtype=torch.long) for c in ("implicit", "explicit", "negative")}
+        splits[split] = TripletEmbeddings(table[index["implicit"]], table[index["explicit"]], table[index["negative"]],
+                                          part["source"].tolist())
+    return splits
+
+
+def evaluate_heads(heads: ImpScoreHeads, data: TripletEmbeddings, batch_size: int = 65536):
+    """Metrics over a split; returns (metrics dict, concatenated TripletOutputs)."""
+    from pragmeter.impscore.losses import TripletOutputs
+
+    heads.eval()
+    parts = []
+    with torch.inference_mode():
+        for start in range(0, len(data), batch_size):
+            sl = slice(start, start + batch_size)
+            parts.append(triplet_outputs(heads, data.e1[sl], data.e2[sl], data.e3[sl]))
+    out = TripletOutputs(*(torch.cat([getattr(p, f) for p in parts]) for f in
+                           ("implicit", "positive", "negative", "distance_positive", "distance_negative")))
+    return triplet_metrics(out), out
+
+
+def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_progress: bool = True) -> TrainResult:
+    """Train with Adam on the train split, select on validation implicitness accuracy, report on test."""
+    from tqdm import tqdm
+
+    torch.manual_seed(config.seed)
+    generator = torch.Generator().manual_seed(config.seed)
+    train, val = splits["train"], splits["val"]
+    embedding_dim = train.e1.shape[1]
+    heads = ImpScoreHeads(HeadsConfig(embedding_dim, config.dim, config.transform, config.imp_metric, config.prag_metric))
+    heads.to(config.device)
+    loss_fn = ImpScoreLoss(heads, config.gamma1, config.gamma2, config.alpha)
+    optimizer = torch.optim.Adam(heads.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    device_data = [t.to(config.device) for t in (train.e1, train.e2, train.e3)]
+    val_data = TripletEmbeddings(*(t.to(config.device) for t in (val.e1, val.e2, val.e3)), val.sources)
+
+    best_accuracy, best_state, best_epoch, history = -1.0, None, 0, []
+    started = time.perf_counter()
+    epochs = tqdm(range(1, config.epochs + 1), desc="training", unit="epoch", disable=not show_progress or None,
+                  file=sys.stderr)
+    for epoch in epochs:
+        heads.train()
+        order = torch.randperm(len(train), generator=generator).to(config.device)
+        total, batches = 0.0, 0
+        for start in range(0, len(train), config.batch_size):
+            batch = order[start : start + config.batch_size]
+            loss = loss_fn(*(t[batch] for t in device_data))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            total, batches = total + float(loss), batches + 1
+        metrics, _ = evaluate_heads(heads, val_data)
+        history.append({"epoch": epoch, "train_loss": total / max(batches, 1), **{f"val_{k}": v for k, v in metrics.items()}})
+        epochs.set_postfix(loss=f"{total / max(batches, 1):.4f}", val_imp=f"{metrics['implicitness_accuracy']:.4f}")
+        if metrics["implicitness_accuracy"] > best_accuracy:
+            best_accuracy, best_epoch = metrics["implicitness_accuracy"], epoch
+            best_state = copy.deepcopy(heads.state_dict())
+    heads.load_state_dict(best_state)
+    heads.cpu().eval()
+    result = TrainResult(heads=heads, config=config, best_epoch=best_epoch, history=history,
+                         seconds=time.perf_counter() - started,
+                         counts={name: len(data) for name, data in splits.items()})
+    result.val, _ = evaluate_heads(heads, val)
+    if "test" in splits and len(splits["test"]):
+        result.test, test_out = evaluate_heads(heads, splits["test"])
+        result.test_per_source = per_source_metrics(test_out, splits["test"].sources)
+    return result
+
+
+def git_commit() -> str:
+    try:
+        here = Path(__file__).resolve().parent
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
+                              timeout=5).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def model_card(name: str, result: TrainResult, corpus_info: dict) -> str:
+    cfg, test = result.config, result.test
+    table = result.test_per_source
+    per_source = "\n".join(
+        f"| {r.source} | {r.pairs} | {r.implicitness_accuracy:.3f} | {r.pragmatics_accuracy:.3f} |" for r in table.itertuples()
+    ) if table is not None else ""
+    return f"""# {name}
+
+ImpScore heads (pragmatic/semantic projections, l = {cfg.dim}, transform {cfg.transform}, implicitness
+{cfg.imp_metric}, pragmatic distance {cfg.prag_metric}) on the frozen encoder `{cfg.encoder}`.
+Implicitness = 1 − cos(h_s, h_p W_t) ∈ [0, 2]; higher is more implicit (Wang et al., ICLR 2025).
+
+## Data
+Rebuilt ImpScore corpus (`pragmeter corpus build`), sources: {', '.join(corpus_info.get('sources', []))}.
+Pairs: train {result.counts.get('train', 0):,}, val {result.counts.get('val', 0):,}, test {result.counts.get('test', 0):,}
+(8:1:1 per source, grouped by implicit sentence, seed {cfg.seed}). Corpus sha256: `{corpus_info.get('sha256', 'n/a')}`.
+
+## Training
+Adam lr {cfg.lr}, weight decay {cfg.weight_decay}, batch {cfg.batch_size}, {cfg.epochs} epochs, γ1 = {cfg.gamma1},
+γ2 = {cfg.gamma2}, α = {cfg.alpha}; best validation implicitness accuracy at epoch {result.best_epoch}.
+pragmeter commit `{corpus_info.get('commit', 'unknown')}`, trained {corpus_info.get('date', '')}.
+
+## Test metrics
+| metric | value |
+|---|---|
+| implicitness accuracy | {test.get('implicitness_accuracy', float('nan')):.4f} |
+| pragmatics accuracy | {test.get('pragmatics_accuracy', float('nan')):.4f} |
+| mean I implicit / explicit | {test.get('mean_I_implicit', float('nan')):.3f} / {test.get('mean_I_explicit', float('nan')):.3f} |
+| mean ΔP⁺ / ΔP⁻ | {test.get('mean_dP_positive', float('nan')):.3f} / {test.get('mean_dP_negative', float('nan')):.3f} |
+
+| source | test pairs | implicitness acc. | pragmatics acc. |
+|---|---|---|---|
+{per_source}
+
+## Use
+```python
+from pragmeter import ImpScore
+model = ImpScore.load("{name}")
+model.score(["You are talking too loudly.", "I'm finding it a bit hard to concentrate."])
+```
+"""
+
+
+def save_trained(result: TrainResult, folder: str | Path, name: str, corpus_info: dict) -> Path:
+    from pragmeter.impscore.model import ImpScore
+
+    info = {**corpus_info, "commit": corpus_info.get("commit") or git_commit(),
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
+    model = ImpScore(result.heads, result.config.encoder)
+    extra = {"name": name, "training": {**asdict(result.config), "best_epoch": result.best_epoch,
+                                        "counts": result.counts, "corpus": info},
+             "metrics": {"val": result.val, "test": result.test}}
+    folder = model.save(folder, card=model_card(name, result, info), extra_config=extra)
+    if result.test_per_source is not None:
+        result.test_per_source.to_csv(folder / "test_per_source.csv", index=False)
+    (folder / "history.json").write_text(json.dumps(result.history, indent=1) + "\n", encoding="utf-8")
+    return folder

@@ -1,0 +1,20 @@
+"""Shared fixtures: the real data root beside the checkout, and the offline encoder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def data_root() -> Path:
+    from pragmeter.data.root import data_root as resolve
+
+    return resolve()

@@ -1,0 +1,123 @@
+"""The corpus builder on the real shared files."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pandas as pd
+import pytest
+
+from pragmeter.data.root import data_file
+from pragmeter.errors import DataError
+from pragmeter.impscore.corpus import build_corpus, load_corpus
+from pragmeter.impscore.corpus.build import normalise
+from pragmeter.impscore.corpus.negation import negate
+
+
+@pytest.fixture(scope="module")
+def corpus_and_report():
+    return build_corpus(seed=0)
+
+
+def test_size_and_sources(corpus_and_report):
+    corpus, report = corpus_and_report
+    assert len(corpus) >= 40_000
+    required = {"implicit_hate", "sbic", "imppres", "circa", "ludwig", "r3_sarcasm", "bbh_snarks", "inli_train"}
+    assert required <= set(corpus["source"])
+    per_source = report.set_index("source")["pos_pairs"]
+    assert per_source["total"] == len(corpus)
+    assert per_source["implicit_hate"] == 6358  # every stage-3 post has an implied statement
+    assert per_source["imppres"] == 1200
+
+
+def test_no_empty_duplicate_or_identical_rows(corpus_and_report):
+    corpus, _ = corpus_and_report
+    for column in ("implicit", "explicit", "negative"):
+        assert corpus[column].str.strip().str.len().min() > 0
+    keys = corpus["implicit"].map(normalise) + "\x1f" + corpus["explicit"].map(normalise)
+    assert keys.is_unique
+    assert (corpus["implicit"].map(normalise) != corpus["explicit"].map(normalise)).all()
+
+
+def test_negatives_come_from_another_pair_of_the_same_source_and_split(corpus_and_report):
+    corpus, _ = corpus_and_report
+    by_id = corpus.set_index("pair_id")
+    other = by_id.loc[corpus["negative_pair_id"]]
+    assert (other["source"].to_numpy() == corpus["source"].to_numpy()).all()
+    assert (other["split"].to_numpy() == corpus["split"].to_numpy()).all()
+    assert (other["explicit"].to_numpy() == corpus["negative"].to_numpy()).all()
+    assert (corpus["negative"].map(normalise) != corpus["explicit"].map(normalise)).all()
+
+
+def test_split_is_8_1_1_and_grouped_by_anchor(corpus_and_report):
+    corpus, _ = corpus_and_report
+    shares = corpus["split"].value_counts(normalize=True)
+    assert shares["train"] == pytest.approx(0.8, abs=0.01)
+    assert shares["test"] == pytest.approx(0.1, abs=0.01)
+    splits_per_anchor = corpus.groupby(corpus["implicit"].map(normalise))["split"].nunique()
+    assert splits_per_anchor.max() == 1
+
+
+def test_held_out_benchmarks_stay_out(corpus_and_report, data_root):
+    corpus, _ = corpus_and_report
+    texts = set(corpus["implicit"].map(normalise)) | set(corpus["explicit"].map(normalise))
+    for split in ("val", "test"):
+        with open(data_file(f"inli/INLI_Data/{split}.csv"), encoding="utf-8") as handle:
+            for row in csv.DictReader(handle):
+                assert normalise(row["premise"]) not in texts
+                assert normalise(row["implied_entailment"]) not in texts
+    with open(data_file("drinq/drinq_validated.csv"), encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            assert normalise(row["implied_comment"]) not in texts
+    dialogues = json.loads(data_file("emphasized_talk/data.json").read_text(encoding="utf-8"))
+    for value in dialogues.values():
+        for implications in value["emphasis"].values():
+            for implication in implications:
+                assert normalise(implication) not in texts
+
+
+def test_seeded_and_deterministic(corpus_and_report):
+    corpus, _ = corpus_and_report
+    again, _ = build_corpus(seed=0)
+    pd.testing.assert_frame_equal(corpus, again)
+    other, _ = build_corpus(seed=1)
+    assert not (other["negative"].to_numpy() == corpus["negative"].to_numpy()).all()
+
+
+def test_circa_pairs_use_the_dialogue_template(corpus_and_report):
+    corpus, _ = corpus_and_report
+    circa = corpus[corpus["source"] == "circa"]
+    assert circa["implicit"].str.startswith("- ").all()
+    answers = circa["explicit"].str.split(" - ").str[-1]
+    assert answers.str.match(r"^(Yes|No), ").all()
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("I like Korean food .", "I do not like Korean food."),
+    ("I have children .", "I do not have children."),
+    ("I have heard the latest music .", "I have not heard the latest music."),
+    ("It is really expensive .", "It is not really expensive."),
+    ("She likes dogs .", "She does not like dogs."),
+    ("My parents live nearby .", None),
+])
+def test_negation_rules(sentence, expected):
+    assert negate(sentence) == expected
+
+
+def test_official_schema_is_accepted(tmp_path):
+    path = tmp_path / "all_data.csv"
+    rows = [{"pos_implicit": f"implicit {i}", "pos_explicit": f"explicit {i}", "neg_implicit": f"implicit {i}",
+             "neg_explicit": f"explicit {(i + 1) % 30}"} for i in range(30)]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    corpus = load_corpus(path)
+    assert len(corpus) == 30
+    assert set(corpus["split"]) == {"train", "val", "test"}
+    assert corpus.loc[0, "negative"] == "explicit 1"
+
+
+def test_official_schema_with_an_empty_cell_names_row_and_field(tmp_path):
+    path = tmp_path / "all_data.csv"
+    path.write_text("pos_implicit,pos_explicit,neg_implicit,neg_explicit\na,b,a,c\nd,,d,f\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"row 3, field 'pos_explicit'"):
+        load_corpus(path)
