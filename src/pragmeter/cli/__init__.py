@@ -16,6 +16,9 @@ from pragmeter.errors import PragmeterError
 COMMANDS = [
     "score",
     "distance",
+    "corpus",
+    "train",
+    "evaluate",
 ]
 
 
