@@ -19,6 +19,9 @@ COMMANDS = [
     "corpus",
     "train",
     "evaluate",
+    "eval",
+    "tasks",
+    "correlate",
 ]
 
 

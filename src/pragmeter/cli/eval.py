@@ -1,0 +1,80 @@
+"""``pragmeter eval``: run benchmark tasks against a chat model and write a results JSON."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pragmeter.cli.common import add_data_root_option
+from pragmeter.errors import PragmeterError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "eval", help="run benchmark tasks (INLI, DRInQ, Emphasized-Talk, ISHate…) against a chat model",
+        description="Evaluate a model served by any OpenAI-compatible server with the papers' protocols. Writes "
+                    "OUTPUT/results.json (metrics, settings, hashes, signature) and with --log-samples "
+                    "OUTPUT/samples_<task>.jsonl. Responses are cached in OUTPUT/cache/responses.jsonl as they "
+                    "arrive, so rerunning an interrupted command resumes it. List tasks with `pragmeter tasks`.")
+    parser.add_argument("--tasks", required=True, help="comma-separated task or group names (e.g. inli,drinq)")
+    parser.add_argument("--model", default="openai-chat", help="backend (default openai-chat)")
+    parser.add_argument("--model-args", default="",
+                        help="KEY=VALUE pairs, comma-separated: base_url, model, api_key_env, temperature, max_tokens, "
+                             "seed, top_p, concurrency, timeout, max_retries")
+    parser.add_argument("--judge-model", default=None, help="backend of the LLM judge (Emphasized-Talk auto-gpt4 scores)")
+    parser.add_argument("--judge-model-args", default="",
+                        help="as --model-args, for the judge (temperature defaults to 1: its 3 samples are averaged)")
+    parser.add_argument("--task-arg", action="append", default=[], metavar="TASK.KEY=VALUE",
+                        help="a task argument, e.g. inli.split=val or hate_detection.path=texts.csv (repeatable)")
+    parser.add_argument("--output", required=True, help="output folder")
+    parser.add_argument("--limit", type=int, default=None, help="first N items of each task only (for trials)")
+    parser.add_argument("--log-samples", action="store_true", help="write every prompt, answer, parse and gold")
+    parser.add_argument("--cache", default=None, help="response cache file (default OUTPUT/cache/responses.jsonl)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_data_root_option(parser)
+    parser.set_defaults(func=run)
+
+
+def task_arguments(pairs: list[str], names: dict[str, tuple[str, ...]]) -> dict[str, dict[str, str]]:
+    """``["inli.split=val"]`` -> {"inli": {"split": "val"}}; a group name applies to all its tasks."""
+    by_task: dict[str, dict[str, str]] = {}
+    for pair in pairs:
+        target, sep, value = pair.partition("=")
+        task, dot, key = target.partition(".")
+        if not sep or not dot or not task or not key:
+            raise PragmeterError(f"--task-arg {pair!r} is not TASK.KEY=VALUE")
+        for member in names.get(task, (task,)):
+            by_task.setdefault(member, {})[key] = value
+    return by_task
+
+
+def run(args: argparse.Namespace) -> int:
+    from pragmeter.harness import registry
+    from pragmeter.harness.backends import load_backend, parse_model_args
+    from pragmeter.harness.runner import EvalConfig, evaluate, print_summary
+
+    if args.limit is not None and args.limit < 1:
+        raise PragmeterError("--limit must be at least 1")
+    classes = registry.resolve(args.tasks)
+    per_task = task_arguments(args.task_arg, registry.groups())
+    unknown = set(per_task) - {cls.name for cls in classes}
+    if unknown:
+        raise PragmeterError(f"--task-arg names task(s) not being run: {', '.join(sorted(unknown))}")
+    tasks = [cls(per_task.get(cls.name), data_root=args.data_root) for cls in classes]
+    backend = load_backend(args.model, parse_model_args(args.model_args))
+    judge = None
+    if args.judge_model:
+        judge_args = parse_model_args(args.judge_model_args)
+        judge_args.setdefault("temperature", "1")
+        judge = load_backend(args.judge_model, judge_args)
+    output = Path(args.output)
+    cache = None if args.no_cache else Path(args.cache) if args.cache else output / "cache" / "responses.jsonl"
+    payload = evaluate(EvalConfig(
+        tasks=tasks, backend=backend, judge=judge, output=output, limit=args.limit, log_samples=args.log_samples,
+        cache_path=cache, progress=not args.no_progress, command=list(sys.argv),
+    ))
+    print_summary(payload)
+    print(f"results: {output / 'results.json'}", file=sys.stderr)
+    return 0

@@ -1,0 +1,107 @@
+"""Emphasized-Talk (Lin & Lee, Findings of EMNLP 2024): one item per emphasized word of each dialogue.
+
+The 984 dialogues hold 2,085 emphasized words (dialogue 690 has none); every one becomes an item (none dropped), with the dialogue
+context turns, the current turn with that word wrapped in quotation marks, and all its reference implications.
+
+Where the emphasized word is marked (the annotation gives the word, not its position):
+1. the first whole-word occurrence in the current turn's text (case-insensitive; a "word" boundary is any
+   character that is not a letter or digit, so ``i`` matches in ``i'll``) — ``match = "word"``;
+2. otherwise (8 items: annotator typos such as ``nterview`` for ``interview``) the first substring
+   occurrence, widened to the whole words it touches — ``match = "widened"``;
+3. a word that does not occur at all is a DataError (none in the pinned file).
+When the word occurs more than once (20 items, e.g. ``i`` in "i said i had been…"), the first occurrence is
+marked, as the annotators saw the sentence left to right and no position was recorded; ``occurrences`` keeps
+the count so such items can be analysed or excluded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+
+from pragmeter.data.root import data_file
+from pragmeter.errors import DataError
+
+FILE = "emphasized_talk/data.json"
+FILES = (FILE,)
+_SPEAKER = re.compile(r"^\s*([01]):\s?")
+
+
+@dataclass(frozen=True)
+class EmphasizedTalkItem:
+    id: str  # "et-<dialogue>-<word index>"
+    dialogue: int  # index of the dialogue in data.json
+    context: tuple[str, ...]  # previous turns, each "S: text" with S the speaker (0 or 1)
+    current: str  # current turn, "S: text"
+    word: str  # emphasized word or phrase as annotated
+    marked_current: str  # current turn with the emphasized span in quotation marks
+    span: tuple[int, int]  # character span of the marked text within ``current``
+    occurrences: int  # whole-word occurrences of ``word`` in the current turn
+    match: str  # "word" or "widened" (see module docstring)
+    references: tuple[str, ...]  # reference implications (at least one)
+
+    @property
+    def context_text(self) -> str:
+        return "\n".join(self.context)
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum()
+
+
+def locate(word: str, text: str, start: int = 0) -> tuple[tuple[int, int], int, str] | None:
+    """(span, whole-word occurrence count, match kind) of ``word`` in ``text[start:]``, or None."""
+    lowered, target = text.lower(), word.lower()
+    whole = []
+    for found in re.finditer(re.escape(target), lowered[start:]):
+        begin, end = found.start() + start, found.end() + start
+        before_ok = begin == 0 or not _is_word_char(text[begin - 1])
+        after_ok = end == len(text) or not _is_word_char(text[end])
+        if before_ok and after_ok:
+            whole.append((begin, end))
+    if whole:
+        return whole[0], len(whole), "word"
+    begin = lowered.find(target, start)
+    if begin < 0:
+        return None
+    end = begin + len(target)
+    while begin > start and _is_word_char(text[begin - 1]):
+        begin -= 1
+    while end < len(text) and _is_word_char(text[end]):
+        end += 1
+    return (begin, end), 0, "widened"
+
+
+def load_emphasized_talk(root: str | os.PathLike | None = None) -> list[EmphasizedTalkItem]:
+    path = data_file(FILE, root)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise DataError(f"{path}: invalid JSON at line {error.lineno} ({error.msg})") from None
+    items = []
+    for dialogue, (context_key, value) in enumerate(data.items()):
+        where = f"{path}: dialogue {dialogue}"
+        current = value.get("current")
+        emphasis = value.get("emphasis")
+        # One pinned dialogue (690) has an empty 'emphasis' object: it contributes no item.
+        if not isinstance(current, str) or not isinstance(emphasis, dict):
+            raise DataError(f"{where}: expected 'current' (text) and an 'emphasis' object")
+        speaker = _SPEAKER.match(current)
+        body_start = speaker.end() if speaker else 0  # never mark the speaker digit
+        context = tuple(turn.strip() for turn in context_key.split("<br>") if turn.strip())
+        for index, (word, references) in enumerate(emphasis.items()):
+            if not isinstance(references, list) or not references or not all(isinstance(r, str) for r in references):
+                raise DataError(f"{where}: emphasis {word!r}: expected a non-empty list of implications")
+            found = locate(word, current, body_start)
+            if found is None:
+                raise DataError(f"{where}: emphasized word {word!r} does not occur in the current turn {current!r}")
+            (begin, end), occurrences, match = found
+            marked = f'{current[:begin]}"{current[begin:end]}"{current[end:]}'
+            items.append(EmphasizedTalkItem(
+                id=f"et-{dialogue}-{index}", dialogue=dialogue, context=context, current=current, word=word,
+                marked_current=marked, span=(begin, end), occurrences=occurrences, match=match,
+                references=tuple(r.strip() for r in references),
+            ))
+    return items

@@ -1,0 +1,52 @@
+"""INLI (Havaldar et al., ACL 2025): each premise row expands to four (premise, hypothesis, label) items."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pandas as pd
+
+from pragmeter.data.root import data_file
+from pragmeter.errors import DataError
+
+SPLITS = ("train", "val", "test")
+LABELS = ("implied", "explicit", "neutral", "contradiction")
+# CSV column holding the hypothesis of each label, in LABELS order.
+_COLUMNS = {"implied": "implied_entailment", "explicit": "explicit_entailment",
+            "neutral": "neutral", "contradiction": "contradiction"}
+SOURCES = ("circa", "ludwig", "normbank", "socialchem")
+
+
+def split_file(split: str) -> str:
+    if split not in SPLITS:
+        raise DataError(f"INLI has no split {split!r}; choose one of {', '.join(SPLITS)}")
+    return f"inli/INLI_Data/{split}.csv"
+
+
+@dataclass(frozen=True)
+class InliItem:
+    id: str  # "<split>-<row>-<label>"
+    premise: str
+    hypothesis: str
+    label: str  # one of LABELS
+    source: str  # source dataset of the premise (circa / ludwig / normbank / socialchem)
+    row: int  # 0-based data row in the CSV
+
+
+def load_inli(split: str = "test", root: str | os.PathLike | None = None) -> list[InliItem]:
+    """All items of a split, premise by premise, labels in LABELS order (4 × rows items)."""
+    relative = split_file(split)
+    path = data_file(relative, root)
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    items: list[InliItem] = []
+    for row, record in enumerate(frame.to_dict("records")):
+        for field in ("dataset", "premise", *_COLUMNS.values()):
+            if not str(record.get(field, "")).strip():
+                raise DataError(f"{path}: data row {row + 1}: field {field!r} is empty")
+        for label in LABELS:
+            items.append(InliItem(
+                id=f"{split}-{row}-{label}", premise=record["premise"], hypothesis=record[_COLUMNS[label]],
+                label=label, source=record["dataset"], row=row,
+            ))
+    return items

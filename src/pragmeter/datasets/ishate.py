@@ -1,0 +1,78 @@
+"""ISHate (Ocampo et al., EACL 2023): Task A (implicit) and Task B (subtle) with the implicit-property labels.
+
+The task files (``data/{implicit,subtle}_task/<split>.parquet.gzip``: text, label) are row-aligned with
+``data/ishate_<split>.parquet.gzip`` (their text is its ``cleaned_text``); the loader checks the alignment and
+that the labels agree with the annotation layers, then attaches ``implicit_props_layer``, source and target.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pandas as pd
+
+from pragmeter.data.root import data_file
+from pragmeter.errors import DataError
+
+TASKS = ("implicit", "subtle")
+SPLITS = ("train", "dev", "test")
+LABEL_NAMES = {
+    "implicit": ("non-hateful", "explicit", "implicit"),  # 0 = Non-HS, 1 = Explicit HS, 2 = Implicit HS
+    "subtle": ("non-hateful", "non-subtle", "subtle"),  # 0 = Non-HS, 1 = Non-Subtle HS, 2 = Subtle HS
+}
+# Annotation-layer value expected for each label id (to check the alignment of the two files).
+_LAYER = {"implicit": ("implicit_layer", (None, "Explicit HS", "Implicit HS")),
+          "subtle": ("subtlety_layer", (None, "Non-Subtle", "Subtle"))}
+
+
+def files(task: str, split: str = "test") -> tuple[str, str]:
+    if task not in TASKS:
+        raise DataError(f"ISHate has no task {task!r}; choose one of {', '.join(TASKS)}")
+    if split not in SPLITS:
+        raise DataError(f"ISHate has no split {split!r}; choose one of {', '.join(SPLITS)}")
+    return f"ishate/data/{task}_task/{split}.parquet.gzip", f"ishate/data/ishate_{split}.parquet.gzip"
+
+
+@dataclass(frozen=True)
+class IshateItem:
+    id: str  # "<task>-<split>-<row>"
+    text: str  # the task file's (cleaned) text, as in the paper's experiments
+    label: int  # 0, 1, 2 (see LABEL_NAMES)
+    label_name: str
+    implicit_properties: tuple[str, ...]  # e.g. ("Irony", "Inference"); empty for non-implicit messages
+    original_text: str
+    source: str
+    target: str | None
+    message_id: str
+
+
+def _none_if_missing(value):
+    return None if value is None or (isinstance(value, float) and pd.isna(value)) else value
+
+
+def load_ishate(task: str = "implicit", split: str = "test",
+                root: str | os.PathLike | None = None) -> list[IshateItem]:
+    task_rel, full_rel = files(task, split)
+    task_path, full_path = data_file(task_rel, root), data_file(full_rel, root)
+    labelled, full = pd.read_parquet(task_path), pd.read_parquet(full_path)
+    if len(labelled) != len(full):
+        raise DataError(f"{task_path} has {len(labelled)} rows but {full_path} has {len(full)}; they must align")
+    layer, expected = _LAYER[task]
+    names = LABEL_NAMES[task]
+    items = []
+    for row, (text, label, record) in enumerate(zip(labelled["text"], labelled["label"], full.to_dict("records"))):
+        where = f"{task_path}: row {row}"
+        if text != record["cleaned_text"]:
+            raise DataError(f"{where}: field 'text' differs from {full_path} row {row} 'cleaned_text'; files misaligned")
+        label = int(label)
+        if label not in (0, 1, 2) or _none_if_missing(record[layer]) != expected[label]:
+            raise DataError(f"{where}: field 'label' {label} disagrees with {layer}={record[layer]!r} in {full_path}")
+        props = _none_if_missing(record.get("implicit_props_layer"))
+        items.append(IshateItem(
+            id=f"{task}-{split}-{row}", text=text, label=label, label_name=names[label],
+            implicit_properties=tuple(str(p) for p in props) if props is not None else (),
+            original_text=record["text"], source=str(record["source"]),
+            target=_none_if_missing(record.get("target")), message_id=str(record["message_id"]),
+        ))
+    return items

@@ -1,0 +1,57 @@
+"""The interface every chat backend implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+Messages = list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model answer. ``text`` None means the server answered without content (an invalid answer)."""
+
+    text: str | None
+    finish_reason: str | None = None
+
+
+class BackendFatal(Exception):
+    """A failure no retry can fix for any item (bad key, unknown model): the run stops."""
+
+
+class BackendFailed(Exception):
+    """This request failed after all retries (or for good, e.g. 400); the item is marked invalid."""
+
+
+class ChatBackend(ABC):
+    """A chat model. ``identity()`` and ``decoding()`` go into cache keys and results (never secrets)."""
+
+    concurrency: int = 1
+
+    @classmethod
+    @abstractmethod
+    def from_args(cls, target: str | None, args: dict[str, str]) -> "ChatBackend":
+        """Build from ``--model NAME:TARGET`` and ``--model-args``; reject unknown keys."""
+
+    @abstractmethod
+    def identity(self) -> dict:
+        """What model answers (e.g. {"backend": "openai-chat", "model": "llama"}); part of the cache key."""
+
+    @abstractmethod
+    def decoding(self, max_tokens: int | None) -> dict:
+        """Decoding parameters as sent (temperature, max_tokens, seed…); part of the cache key."""
+
+    def settings(self) -> dict:
+        """Public settings for results files (identity, decoding defaults, transport); no secrets."""
+        return {**self.identity(), **self.decoding(None), "concurrency": self.concurrency}
+
+    @abstractmethod
+    async def complete(self, messages: Messages, max_tokens: int | None, sample: int = 0) -> Completion:
+        """Answer ``messages``. ``sample`` > 0 asks for another independent sample of the same prompt.
+
+        Raise BackendFailed when this request cannot be answered, BackendFatal when no request can.
+        """
+
+    async def aclose(self) -> None:
+        """Release connections (called once at the end of a run)."""

@@ -1,0 +1,54 @@
+"""INLI with the paper's 8-shot prompt (Havaldar et al., ACL 2025, Appendix E.3).
+
+Label words: Implicature / Explicature / Neutral / Contradiction. Headline: accuracy on implied items.
+"""
+
+from __future__ import annotations
+
+from pragmeter.data.root import dataset_checksums
+from pragmeter.datasets.inli import LABELS, InliItem, load_inli, split_file
+from pragmeter.harness.classification import ClassificationTask
+from pragmeter.harness.task import Sample, load_template
+
+
+class Inli(ClassificationTask):
+    name = "inli"
+    version = "1"
+    description = "INLI 4-way implied NLI, paper 8-shot prompt; accuracy, per label (implied = headline), per source"
+    citation = "Havaldar et al. 2025, Entailed Between the Lines: Incorporating Implication into NLI (ACL 2025)"
+    max_tokens = 16
+    arguments = {"split": "test"}
+    labels = LABELS
+    answer_words = {"Implicature": "implied", "Explicature": "explicit", "Neutral": "neutral",
+                    "Contradiction": "contradiction"}
+    group_field = "source"
+
+    def load(self) -> list[InliItem]:
+        return load_inli(self.args["split"], self.data_root)
+
+    def checksums(self) -> dict[str, str]:
+        return dataset_checksums([split_file(self.args["split"])])
+
+    def templates(self) -> dict[str, str]:
+        return {"inli_eval_8shot": load_template("inli_eval_8shot.txt")}
+
+    def messages(self, item: InliItem, run: int) -> list[dict]:
+        prompt = self.templates()["inli_eval_8shot"]
+        prompt = prompt.replace("{PREMISE}", item.premise).replace("{HYPOTHESIS}", item.hypothesis)
+        return [{"role": "user", "content": prompt}]
+
+    def gold(self, item: InliItem) -> str:
+        return item.label
+
+    def fields(self, item: InliItem) -> dict:
+        return {"source": item.source, "premise_row": item.row}
+
+    def extra_metrics(self, samples: list[Sample]) -> dict:
+        implied = [s.scores["correct"] for s in samples if s.gold == "implied"]
+        return {"implied_accuracy": sum(implied) / len(implied) if implied else float("nan")}
+
+    def headline(self) -> str:
+        return "implied_accuracy"
+
+
+TASKS = [Inli]
