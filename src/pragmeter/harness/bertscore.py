@@ -97,13 +97,17 @@ class BertScorer:
         self._max_idf = math.log(total + 1)  # unseen tokens: df = 0
         return {token: math.log((total + 1) / (df + 1)) for token, df in documents.items()}
 
-    def score(self, candidates: list[str], references: list[list[str]]) -> BertScoreResult:
+    def score(self, candidates: list[str], references: list[list[str]],
+              idf_references: list[str] | None = None) -> BertScoreResult:
+        """Scores of each candidate against its references; idf (when on) is computed over ``idf_references``
+        (default: all the references given), so a fixed corpus gives scores independent of the batch."""
         if len(candidates) != len(references):
             raise ValueError("one list of references per candidate")
         all_refs = [r for refs in references for r in refs]
-        embedded = self._embed([c for c in candidates if c.strip()] + all_refs)
+        idf_corpus = all_refs if idf_references is None else list(idf_references)
+        embedded = self._embed([c for c in candidates if c.strip()] + all_refs + (idf_corpus if self.idf else []))
         self._max_idf = 1.0
-        idf = self._idf(all_refs, embedded) if self.idf else None
+        idf = self._idf(idf_corpus, embedded) if self.idf else None
         n = len(candidates)
         precision, recall, f1 = np.zeros(n), np.zeros(n), np.zeros(n)
         best = np.zeros(n, dtype=int)

@@ -43,13 +43,14 @@ def json_field(text: str | None, field: str) -> object | None:
     value = (json_object(text) or {}).get(field)
     if value is not None or not text:
         return value
-    found = re.search(rf'["\']?{re.escape(field)}["\']?\s*:\s*("(?:[^"\\]|\\.)*"|[-+]?\d+(?:\.\d+)?)', text)
+    found = re.search(rf"""["']?{re.escape(field)}["']?\s*:\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[-+]?\d+(?:\.\d+)?)""",
+                      text)
     if not found:
         return None
     raw = found.group(1)
-    if raw.startswith('"'):
+    if raw[0] in "\"'":
         try:
-            return json.loads(raw)
+            return json.loads(raw) if raw[0] == '"' else raw[1:-1]
         except json.JSONDecodeError:
             return raw[1:-1]
     return float(raw)

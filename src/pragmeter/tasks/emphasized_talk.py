@@ -125,7 +125,9 @@ class EmphasizedTalk(Task):
     async def score(self, samples: list[Sample], context: ScoreContext) -> dict:
         scorer = self.scorer()
         valid = [s for s in samples if s.valid]
-        result = scorer.score([s.parsed for s in valid], [s.gold for s in valid])
+        # idf (when on) comes from all the benchmark's references, so scores do not depend on --limit.
+        corpus = [r for item in self.items() for r in item.references]
+        result = scorer.score([s.parsed for s in valid], [s.gold for s in valid], idf_references=corpus)
         for sample in samples:
             sample.scores.update(bertscore_f1=0.0, bertscore_precision=0.0, bertscore_recall=0.0)
         for i, sample in enumerate(valid):

@@ -1,0 +1,39 @@
+"""`pragmeter correlate` between two score columns, in one table or joined from two."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from pragmeter.cli import main
+
+
+def test_correlate_joined_tables_match_scipy(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    judge = rng.uniform(0, 5, 30)
+    human = judge + rng.normal(0, 1, 30)
+    pd.DataFrame({"item_id": [f"i{k}" for k in range(30)], "auto_gpt4": judge}).to_json(
+        tmp_path / "samples.jsonl", orient="records", lines=True)
+    pd.DataFrame({"item_id": [f"i{k}" for k in reversed(range(30))], "mos": human[::-1]}).assign(
+        mos=lambda f: f["mos"].astype(str)).to_csv(tmp_path / "human.csv", index=False)
+    code = main(["correlate", str(tmp_path / "samples.jsonl"), "--x", "auto_gpt4", "--y", "mos",
+                 "--y-table", str(tmp_path / "human.csv"), "--on", "item_id", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0 and result["n"] == 30
+    assert result["pearson"]["r"] == pytest.approx(stats.pearsonr(judge, human)[0])
+    assert result["kendall"]["r"] == pytest.approx(stats.kendalltau(judge, human)[0])
+    assert result["spearman"]["r"] == pytest.approx(stats.spearmanr(judge, human)[0])
+
+
+def test_correlate_drops_missing_and_rejects_text(tmp_path, capsys):
+    path = tmp_path / "scores.csv"
+    path.write_text("a,b\n1,2\n2,\n3,5\n4,4\n5,7\n")
+    assert main(["correlate", str(path), "--x", "a", "--y", "b"]) == 0
+    assert "n=4 (dropped 1" in capsys.readouterr().out
+    path.write_text("a,b\n1,2\n2,oops\n3,5\n")
+    assert main(["correlate", str(path), "--x", "a", "--y", "b"]) == 2
+    assert "data row 2: column 'b' is 'oops'" in capsys.readouterr().err
