@@ -4,6 +4,7 @@ what they should, faults never lose an item, the API key is never written."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 
@@ -122,3 +123,32 @@ def test_rerun_is_served_from_cache(tmp_path, fake_server):
     result = run_eval(tmp_path, server, "inli", "--limit", "8")["results"]["inli"]
     assert first == 8 and server.total_calls == first
     assert result["cache_hits"] == 8
+
+
+@pytest.mark.slow
+def test_gold_answers_score_one_on_the_full_benchmarks(tmp_path, fake_server):
+    server = fake_server(gold_responder(ALL_TASKS, 10**6))
+    payload = run_eval(tmp_path, server, ",".join(ALL_TASKS), "--log-samples", model_args="concurrency=32")
+    counts = {name: result["n_items"] for name, result in payload["results"].items()}
+    assert counts["inli"] == 4000 and counts["emphasized_talk"] == 2085 and counts["drinq_vanilla"] == 231
+    assert counts["ishate_implicit"] == counts["ishate_subtle"] == counts["hate_detection"] == 4368
+    conflicts = {}
+    for name, result in payload["results"].items():
+        assert result["invalid"] == 0, name
+        rows = [json.loads(line) for line in (tmp_path / f"samples_{name}.jsonl").read_text().splitlines()]
+        golds: dict[str, set] = {}
+        for row in rows:
+            golds.setdefault(json.dumps(row["prompt"]), set()).add(json.dumps(row["gold"]))
+        # Upstream data has a few identical prompts with different golds (INLI: 3 premises with two identical
+        # hypotheses; Emphasized-Talk: "interview" and the typo "nterview" in dialogue 482): one answer cannot
+        # match both. Every other item is answered perfectly.
+        unique = [row for row in rows if len(golds[json.dumps(row["prompt"])]) == 1]
+        conflicts[name] = sorted({row["item_id"] for row in rows} - {row["item_id"] for row in unique})
+        if name == "emphasized_talk":
+            assert all(row["bertscore_f1"] == pytest.approx(1.0, abs=1e-6) for row in unique)
+        else:
+            assert all(row["parsed"] == row["gold"] for row in unique), name
+        if not conflicts[name]:
+            assert headline_value(result) == pytest.approx(1.0, abs=1e-6), name
+    assert conflicts["emphasized_talk"] == ["et-482-2", "et-482-4"]
+    assert len(conflicts["inli"]) == 6 and {k for k, v in conflicts.items() if v} == {"inli", "emphasized_talk"}

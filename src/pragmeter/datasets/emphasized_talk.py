@@ -1,15 +1,18 @@
 """Emphasized-Talk (Lin & Lee, Findings of EMNLP 2024): one item per emphasized word of each dialogue.
 
-The 984 dialogues hold 2,085 emphasized words (dialogue 690 has none); every one becomes an item (none dropped), with the dialogue
-context turns, the current turn with that word wrapped in quotation marks, and all its reference implications.
+The 984 dialogues hold 2,085 emphasized words (dialogue 690 has none); every one becomes an item (none
+dropped), with the dialogue context turns, the current turn with that word wrapped in quotation marks, and all
+its reference implications.
 
 Where the emphasized word is marked (the annotation gives the word, not its position):
 1. the first whole-word occurrence in the current turn's text (case-insensitive; a "word" boundary is any
    character that is not a letter or digit, so ``i`` matches in ``i'll``) — ``match = "word"``;
-2. otherwise (8 items: annotator typos such as ``nterview`` for ``interview``) the first substring
-   occurrence, widened to the whole words it touches — ``match = "widened"``;
+2. otherwise (3 items: annotator typos such as ``nterview`` for ``interview``) the first substring
+   occurrence, widened to the whole words it touches — ``match = "widened"``. Item ``et-482-4``
+   (``nterview``) thus gets the same prompt as ``et-482-2`` (``interview``), with different references;
+   both are kept;
 3. a word that does not occur at all is a DataError (none in the pinned file).
-When the word occurs more than once (20 items, e.g. ``i`` in "i said i had been…"), the first occurrence is
+When the word occurs more than once (23 items, e.g. ``i`` in "i said i had been…"), the first occurrence is
 marked, as the annotators saw the sentence left to right and no position was recorded; ``occurrences`` keeps
 the count so such items can be analysed or excluded.
 """

@@ -54,7 +54,7 @@ class ResponseCache:
     def put(self, key: str, entry: dict) -> None:
         entry = {"key": key, **entry}
         line = (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-        os.write(self._fd, line)  # one write() on an O_APPEND descriptor: lines never interleave
+        os.write(self._fd, line)  # one write() on an O_APPEND descriptor: lines never interleave (thread-safe)
         os.fsync(self._fd)
         self._entries[key] = entry
 

@@ -62,8 +62,10 @@ class CachedClient:
                 else:
                     answer = Answer(completion.text, cached=False, finish_reason=completion.finish_reason)
                     if self.cache is not None:  # failures are not cached: a rerun retries them
-                        self.cache.put(key, {"text": completion.text, "finish_reason": completion.finish_reason,
-                                             "model": self.backend.identity().get("model"), "time": time.time()})
+                        entry = {"text": completion.text, "finish_reason": completion.finish_reason,
+                                 "model": self.backend.identity().get("model"), "time": time.time()}
+                        # fsync takes milliseconds: in a thread, so other requests keep flowing meanwhile.
+                        await asyncio.to_thread(self.cache.put, key, entry)
         if counters is not None:
             counters.record(answer)
         return answer

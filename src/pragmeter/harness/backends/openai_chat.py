@@ -20,9 +20,12 @@ import os
 import random
 import time
 
-import httpx
-
 from pragmeter.errors import PragmeterError
+
+try:
+    import httpx
+except ImportError:  # pragma: no cover - depends on the install
+    raise PragmeterError("the openai-chat backend needs httpx: pip install 'pragmeter[harness]'") from None
 from pragmeter.harness.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages
 
 _RETRY_STATUS = {408, 409, 425, 429}
