@@ -125,6 +125,16 @@ def test_rerun_is_served_from_cache(tmp_path, fake_server):
     assert result["cache_hits"] == 8
 
 
+def test_unreachable_server_marks_items_failed_and_exits_non_zero(tmp_path, capsys):
+    from pragmeter.cli import main
+
+    code = main(["eval", "--tasks", "inli", "--limit", "3", "--output", str(tmp_path), "--no-progress",
+                 "--model-args", "base_url=http://127.0.0.1:9/v1,model=m,max_retries=1,backoff=0.01"])
+    result = json.loads((tmp_path / "results.json").read_text())["results"]["inli"]
+    assert code == 1 and result["errors"] == result["invalid"] == 3
+    assert "connection error" in result["first_error"] and "connection error" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_gold_answers_score_one_on_the_full_benchmarks(tmp_path, fake_server):
     server = fake_server(gold_responder(ALL_TASKS, 10**6))

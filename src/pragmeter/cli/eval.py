@@ -77,4 +77,9 @@ def run(args: argparse.Namespace) -> int:
     ))
     print_summary(payload)
     print(f"results: {output / 'results.json'}", file=sys.stderr)
-    return 0
+    failed = {name: r for name, r in payload["results"].items() if r["errors"]}
+    for name, result in failed.items():
+        print(f"warning: {name}: {result['errors']} request(s) failed after retries (rerun to retry them), "
+              f"e.g. {result['first_error']}", file=sys.stderr)
+    everything_failed = failed and all(r["errors"] == r["n_requests"] for r in payload["results"].values())
+    return 1 if everything_failed else 0

@@ -106,6 +106,7 @@ async def _task_results(task: Task, samples: list[Sample], context: ScoreContext
         "n_requests": len(samples),
         "invalid": sum(not s.valid for s in samples),
         "errors": sum(s.error is not None for s in samples),
+        "first_error": next((s.error for s in samples if s.error is not None), None),
         "cache_hits": sum(s.cached for s in samples),
         "arguments": task.args,
         "max_tokens": max_tokens,
