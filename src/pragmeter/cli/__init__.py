@@ -22,6 +22,7 @@ COMMANDS = [
     "eval",
     "tasks",
     "correlate",
+    "serve",
 ]
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from pragmeter.cli.common import add_model_options, load_model
 from pragmeter.errors import PragmeterError
+from pragmeter.scale.options import add_arguments as add_ray_options
 
 SCORE_COLUMN, ERROR_COLUMN = "impscore", "impscore_error"
 
@@ -28,10 +29,15 @@ def register(subparsers) -> None:
     parser.add_argument("--no-cache", action="store_true",
                         help="do not reuse or store embeddings in the on-disk cache (used by resumed file jobs)")
     add_model_options(parser)
+    add_ray_options(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.engine == "ray":
+        from pragmeter.scale.ray_engine import run_cli
+
+        return run_cli(args)
     if args.input:
         if args.texts:
             raise PragmeterError("give sentences or --input, not both")

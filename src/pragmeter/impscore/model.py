@@ -29,6 +29,7 @@ MODELS_DIR = Path(__file__).with_name("models")
 DEFAULT_MODEL = "impscore-minilm"
 CONFIG_FILE, WEIGHTS_FILE, CARD_FILE = "config.json", "heads.safetensors", "README.md"
 FORMAT = "pragmeter-impscore"
+BACKENDS = ("torch", "onnx", "onnx-int8")
 
 
 def shipped_models() -> list[str]:
@@ -69,8 +70,11 @@ class Features:
 
 class ImpScore:
     def __init__(self, heads, encoder_name: str, config: dict | None = None, device: str | None = None,
-                 batch_size: int = 64, embedding_cache=None) -> None:
+                 batch_size: int = 64, embedding_cache=None, backend: str = "torch") -> None:
+        if backend not in BACKENDS:
+            raise PragmeterError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         self.heads = heads.eval()
+        self.backend = backend  # how the frozen encoder runs; the heads always run in torch
         self.encoder_name = encoder_name
         self.config = config or {}
         self.device = device
@@ -82,8 +86,11 @@ class ImpScore:
     # ---------------------------------------------------------------- loading and saving
     @classmethod
     def load(cls, name_or_path: str | os.PathLike | None = None, device: str | None = None,
-             batch_size: int = 64, embedding_cache=None) -> "ImpScore":
-        """Load a shipped model by name (default: the package default) or a model folder."""
+             batch_size: int = 64, embedding_cache=None, backend: str = "torch") -> "ImpScore":
+        """Load a shipped model by name (default: the package default) or a model folder.
+
+        ``backend``: "torch" (sentence-transformers), "onnx" (ONNX Runtime, same numbers, faster on CPU) or
+        "onnx-int8" (int8-quantized weights; see pragmeter.impscore.onnx_encoder)."""
         import torch
         from safetensors.torch import load_file
 
@@ -97,7 +104,7 @@ class ImpScore:
         heads.load_state_dict(load_file(folder / WEIGHTS_FILE))
         heads.to(torch.device(device or "cpu"))
         return cls(heads, config["encoder"], config, device=device, batch_size=batch_size,
-                   embedding_cache=embedding_cache)
+                   embedding_cache=embedding_cache, backend=backend)
 
     def save(self, folder: str | os.PathLike, card: str | None = None, extra_config: dict | None = None) -> Path:
         from safetensors.torch import save_file
@@ -116,6 +123,10 @@ class ImpScore:
     # ---------------------------------------------------------------- encoding
     @property
     def encoder(self):
+        if self._encoder is None and self.backend != "torch":
+            from pragmeter.impscore.onnx_encoder import load_onnx_encoder
+
+            self._encoder = load_onnx_encoder(self.encoder_name, quantize=self.backend == "onnx-int8")
         if self._encoder is None:
             from pragmeter.encoders import load_encoder
 

@@ -17,7 +17,9 @@ import hashlib
 import logging
 import os
 import tempfile
+import warnings
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +33,7 @@ INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 # Padded tokens per batch: long texts get small batches, short texts large ones (memory stays flat).
 DEFAULT_TOKENS_PER_BATCH = 8192
 DEFAULT_MAX_BATCH = 256
+THREADS_ENV = "PRAGMETER_ONNX_THREADS"  # ONNX Runtime threads per process (default: one per physical core)
 
 
 def onnx_file(encoder_name: str, quantize: bool, opset: int = OPSET) -> Path:
@@ -96,7 +99,9 @@ class OnnxEncoder:
         names = [name for name in INPUT_NAMES if name in features]
         wrapper = _SentenceEmbedding(self._st, names).eval()
         try:
-            with torch.inference_mode(False), torch.no_grad():
+            # The tracer warns about Python branches on shapes; they are constant for sentence embedding.
+            with torch.inference_mode(False), torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
                 torch.onnx.export(wrapper, tuple(features[n] for n in names), str(target), input_names=names,
                                   output_names=["sentence_embedding"], opset_version=OPSET, dynamo=False,
                                   dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names})
@@ -109,6 +114,8 @@ class OnnxEncoder:
 
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Idle threads sleep instead of spinning: on a shared machine spinning only steals CPU from the work.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if threads:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
@@ -144,6 +151,13 @@ class OnnxEncoder:
             feed = {name: features[name].numpy().astype(np.int64) for name in self._inputs}
             out[batch] = self._session.run(None, feed)[0]
         return out[np.asarray(inverse, dtype=np.int64)] if texts else out
+
+
+@cache
+def load_onnx_encoder(encoder_name: str, quantize: bool = False) -> "OnnxEncoder":
+    """One shared encoder per process and setting (an ONNX Runtime session holds the weights once)."""
+    threads = int(os.environ[THREADS_ENV]) if os.environ.get(THREADS_ENV) else None
+    return OnnxEncoder(encoder_name, quantize=quantize, threads=threads)
 
 
 class _SentenceEmbedding:

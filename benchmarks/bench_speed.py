@@ -1,0 +1,137 @@
+"""ImpScore throughput: pragmeter's CPU scorer against the official implementation's way of scoring.
+
+Official way (ImpScore reference code): sentence-transformers ``encode(texts, batch_size=32)``, then the heads.
+Ours: ``ImpScore.load(..., backend="onnx")`` (ONNX Runtime export of the same encoder, token-length batches,
+de-duplication). Both run in this process on the same texts; the two methods alternate for ``--repeats`` rounds
+after a warm-up; the ratio reported is the median over rounds of (official time / our time) within a round,
+so load from other jobs on a shared machine hits both sides of each ratio alike.
+
+    python benchmarks/bench_speed.py --encoder all-MiniLM-L6-v2 --encoder all-mpnet-base-v2 --out results.json
+
+Texts: a seeded sample of posts from the Latent Hatred corpus (implicit_hate stage-1 posts) in the data root.
+Heads: the shipped default model for its encoder; for another encoder, heads with seeded random weights
+(speed and the encoder's float differences do not depend on the head weights).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+POSTS = "implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg1_posts.tsv"
+
+
+def sample_texts(n: int, seed: int, root: str | None) -> list[str]:
+    from pragmeter.data.root import data_file
+    from pragmeter.io import read_table
+
+    posts = read_table(data_file(POSTS, root=root))["post"].dropna()
+    return posts.sample(n, random_state=seed).tolist()
+
+
+def heads_for(encoder: str, backend: str, seed: int):
+    """ImpScore with the shipped model's heads when it uses ``encoder``, else seeded random heads."""
+    import torch
+
+    from pragmeter.encoders import canonical_name
+    from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+    from pragmeter.impscore.model import ImpScore, resolve_model_dir, shipped_models
+
+    for name in shipped_models():
+        config = json.loads((resolve_model_dir(name) / "config.json").read_text())
+        if canonical_name(config["encoder"]) == canonical_name(encoder):
+            return ImpScore.load(name, backend=backend), name
+    from pragmeter.encoders import load_encoder
+
+    torch.manual_seed(seed)
+    dim = load_encoder(encoder).get_embedding_dimension()
+    return ImpScore(ImpScoreHeads(HeadsConfig(dim)), encoder, backend=backend), f"random heads (seed {seed})"
+
+
+def kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
+    from scipy.stats import kendalltau
+
+    return float(kendalltau(a, b).statistic)
+
+
+def measure(encoder: str, texts: list[str], repeats: int, backend: str, seed: int) -> dict:
+    official_model, heads = heads_for(encoder, "torch", seed)
+    ours = heads_for(encoder, backend, seed)[0]
+    st = official_model.encoder
+
+    def official() -> np.ndarray:
+        return official_model.score_embeddings(st.encode(texts, batch_size=32, convert_to_numpy=True))
+
+    def pragmeter() -> np.ndarray:
+        return ours.score(texts)
+
+    # Warm-up (and the one-time ONNX export) outside the timed rounds.
+    official_model.score_embeddings(st.encode(texts[:64], batch_size=32))
+    ours.score(texts[:64])
+    times: dict[str, list[float]] = {"official": [], "pragmeter": []}
+    scores: dict[str, np.ndarray] = {}
+    for round_ in range(repeats):
+        order = [("official", official), ("pragmeter", pragmeter)]
+        for name, run in order if round_ % 2 == 0 else order[::-1]:
+            start = time.perf_counter()
+            scores[name] = run()
+            times[name].append(time.perf_counter() - start)
+            print(f"{encoder} round {round_ + 1}/{repeats} {name}: {len(texts) / times[name][-1]:.1f} sentences/s",
+                  file=sys.stderr)
+    official_rate = len(texts) / statistics.median(times["official"])
+    our_rate = len(texts) / statistics.median(times["pragmeter"])
+    # Each round times both methods back to back, so its ratio is the least disturbed by other jobs' load.
+    round_ratios = [o / p for o, p in zip(times["official"], times["pragmeter"])]
+    return {
+        "encoder": encoder, "backend": backend, "heads": heads, "sentences": len(texts),
+        "unique_sentences": len(set(texts)), "repeats": repeats,
+        "official_sentences_per_s": round(official_rate, 1), "pragmeter_sentences_per_s": round(our_rate, 1),
+        "ratio": round(statistics.median(round_ratios), 2), "round_ratios": [round(r, 2) for r in round_ratios],
+        "ratio_of_median_rates": round(our_rate / official_rate, 2),
+        "max_abs_score_diff": float(np.abs(scores["official"] - scores["pragmeter"]).max()),
+        "kendall_tau": kendall_tau(scores["official"], scores["pragmeter"]),
+        "official_round_s": [round(t, 2) for t in times["official"]],
+        "pragmeter_round_s": [round(t, 2) for t in times["pragmeter"]],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--encoder", action="append", help="encoder(s) to compare (default: MiniLM and mpnet)")
+    parser.add_argument("--backend", default="onnx", choices=["onnx", "onnx-int8"])
+    parser.add_argument("--n", type=int, default=2000, help="sentences (default 2000)")
+    parser.add_argument("--repeats", type=int, default=5, help="alternating timed rounds per method (default 5)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data-root", default=None)
+    parser.add_argument("--out", help="also write the results as JSON here")
+    args = parser.parse_args()
+
+    import torch
+
+    import pragmeter
+
+    texts = sample_texts(args.n, args.seed, args.data_root)
+    results = [measure(e, texts, args.repeats, args.backend, args.seed)
+               for e in args.encoder or ["all-MiniLM-L6-v2", "all-mpnet-base-v2"]]
+    report = {"pragmeter": pragmeter.__version__, "torch": torch.__version__, "threads": torch.get_num_threads(),
+              "machine": platform.platform(), "date": time.strftime("%Y-%m-%d"), "results": results}
+    print("| encoder | official sent/s | pragmeter sent/s | ratio (median per round) | max abs Δscore | Kendall τ |")
+    print("|---|---|---|---|---|---|")
+    for r in results:
+        print(f"| {r['encoder']} | {r['official_sentences_per_s']} | {r['pragmeter_sentences_per_s']} | "
+              f"{r['ratio']}× | {r['max_abs_score_diff']:.2e} | {r['kendall_tau']:.5f} |")
+    if args.out:
+        from pragmeter.io import write_json_atomic
+
+        write_json_atomic(args.out, report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""``pragmeter serve``: ImpScore over HTTP, with a web page at ``/``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from pragmeter.errors import PragmeterError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "serve", help="run the ImpScore HTTP service and web page",
+        description="Serve ImpScore over HTTP: POST /score, /rank, /distance; GET /health, /version, /openapi.json; "
+                    "a web page at /. Binds to 127.0.0.1 unless --host says otherwise. Needs the 'serve' extra.")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--model", default=None, help="shipped model name or model folder (default: the shipped default)")
+    parser.add_argument("--backend", default="onnx", choices=["onnx", "onnx-int8", "torch"],
+                        help="how the encoder runs (default onnx: same scores as torch, faster on CPU)")
+    parser.add_argument("--device", default=None, help="torch device for --backend torch, e.g. cuda")
+    parser.add_argument("--max-texts", type=int, default=128, help="texts per request (default 128; more → 413)")
+    parser.add_argument("--max-chars", type=int, default=2000, help="characters per text (default 2000; more → 413)")
+    parser.add_argument("--max-body-bytes", type=int, default=1 << 20, help="bytes per request body (default 1 MiB)")
+    parser.add_argument("--max-batch", type=int, default=256, help="texts per encoder batch across requests (default 256)")
+    parser.add_argument("--max-wait-ms", type=float, default=2.0,
+                        help="how long a lone request waits for others to share its batch (default 2 ms)")
+    parser.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from pragmeter.serve.app import create_app
+        from pragmeter.serve.limits import Limits
+    except ImportError as error:
+        raise PragmeterError(f"pragmeter serve needs the 'serve' extra ({error.name} is missing): "
+                             "pip install 'pragmeter[serve]'") from None
+    from pragmeter.impscore.model import ImpScore
+
+    for name in ("max_texts", "max_chars", "max_body_bytes", "max_batch", "port"):
+        if getattr(args, name) < 1:
+            raise PragmeterError(f"--{name.replace('_', '-')} must be positive")
+    model = ImpScore.load(args.model, device=args.device, backend=args.backend)
+    model.encode(["warm up the encoder"])  # export/load now, not on the first request
+    app = create_app(model, Limits(args.max_texts, args.max_chars, args.max_body_bytes),
+                     max_batch=args.max_batch, max_wait_ms=args.max_wait_ms)
+    print(f"pragmeter serve: {model.signature()} ({args.backend}) on http://{args.host}:{args.port}/", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0

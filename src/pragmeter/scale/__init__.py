@@ -1,0 +1,1 @@
+"""Scoring corpora beyond one process: Ray Data batch inference (extra ``ray``)."""

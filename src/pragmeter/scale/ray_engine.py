@@ -1,0 +1,172 @@
+"""Corpus scoring on Ray (extra ``ray``): ``pragmeter score --engine ray --input DIR_OR_FILE --output DIR``.
+
+Ray Data batch inference with the same scorer as the single-process path: each input file is read by one Ray
+task (with pragmeter's readers, so errors name the file, row and field), rows are cut into blocks, and a pool of
+actors, each loading the model once, adds ``impscore`` and ``impscore_error``. Every input row comes out, with
+its id: the ``--id-column`` when the input has it, else ``FILE:ROW`` (1-based row within its file). The output
+folder holds parquet parts in input order.
+
+Cluster: ``--ray-address ADDRESS`` (or ``$RAY_ADDRESS``) joins an existing cluster, e.g. ``ray://head:10001`` or
+``auto`` on a cluster node; without one a local Ray instance starts. The model folder and the encoder package
+must be installed on every node.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pragmeter.errors import PragmeterError
+
+SCORE_COLUMN, ERROR_COLUMN = "impscore", "impscore_error"  # as the single-process path (pragmeter.cli.score)
+INPUT_SUFFIXES = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
+ROWS_PER_BLOCK = 1024  # unit of work handed to an actor
+
+
+class ImpScorePredictor:
+    """Ray Data callable class: one model per actor, a pandas batch in, the same batch plus two columns out."""
+
+    def __init__(self, model: str | None, backend: str, device: str | None, column: str, batch_size: int,
+                 threads: int) -> None:
+        from pragmeter.impscore.onnx_encoder import THREADS_ENV
+
+        os.environ[THREADS_ENV] = str(threads)  # ONNX Runtime would otherwise use every core of the node
+        import torch
+
+        torch.set_num_threads(threads)
+        from pragmeter.impscore.model import ImpScore
+
+        self.column = column
+        self.model = ImpScore.load(model, device=device, batch_size=batch_size, backend=backend)
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        scores, errors = score_values(self.model, batch[self.column].tolist())
+        batch = batch.copy()
+        batch[SCORE_COLUMN] = scores
+        batch[ERROR_COLUMN] = errors
+        return batch
+
+
+def score_values(model, values: list) -> tuple[np.ndarray, list[str]]:
+    """Scores of the valid values (NaN elsewhere) and why each other value has none ("" when scored)."""
+    from pragmeter.impscore.model import invalid_text_reason
+
+    # Ray hands string columns over with pd.NA for missing values; the local reader gives NaN or None.
+    values = [None if v is pd.NA else v for v in values]
+    errors = [invalid_text_reason(v) for v in values]
+    valid = [i for i, e in enumerate(errors) if e is None]
+    scores = np.full(len(values), np.nan, dtype=np.float64)
+    if valid:
+        scores[valid] = model.score([values[i] for i in valid])
+    return scores, [e or "" for e in errors]
+
+
+def input_files(path: str | os.PathLike) -> list[Path]:
+    """The table files to score: the file itself, or every supported file under the folder (sorted)."""
+    path = Path(path)
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise PragmeterError(f"{path}: no such file or folder")
+    files = sorted(p for p in path.rglob("*") if p.is_file() and any(s in INPUT_SUFFIXES for s in p.suffixes)
+                   and not p.name.startswith((".", "_")))
+    if not files:
+        raise PragmeterError(f"{path}: no {', '.join(INPUT_SUFFIXES)} files in this folder")
+    return files
+
+
+def _read_file(batch: pd.DataFrame, root: str, column: str, id_column: str) -> pd.DataFrame:
+    from pragmeter.io import read_table, require_column
+
+    path = Path(batch["file"].iloc[0])
+    frame = read_table(path)
+    require_column(frame, column, path)
+    if id_column not in frame.columns:
+        name = path.relative_to(root).as_posix() if root else path.name
+        frame.insert(0, id_column, [f"{name}:{i}" for i in range(1, len(frame) + 1)])
+    return frame
+
+
+def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, model: str | None = None,
+                   column: str = "text", id_column: str = "id", backend: str | None = None,
+                   actors: int | None = None, cpus_per_actor: float = 1, gpus_per_actor: float = 0,
+                   batch_size: int = 256, overwrite: bool = False, address: str | None = None) -> dict:
+    """Score a file or folder of tables on Ray; write parquet parts to the ``output`` folder. Returns counts."""
+    try:
+        import ray
+    except ImportError:
+        raise PragmeterError("--engine ray needs the 'ray' extra: pip install 'pragmeter[ray]'") from None
+
+    from pragmeter.impscore.model import resolve_model_dir
+
+    output = Path(output)
+    if output.exists() and any(output.iterdir()) and not overwrite:
+        raise PragmeterError(f"{output} exists and is not empty; pass --overwrite to replace it")
+    files = input_files(input_path)
+    root = str(Path(input_path)) if Path(input_path).is_dir() else ""
+    model_dir = str(resolve_model_dir(model).resolve())  # actors may run elsewhere: pass an absolute folder
+    backend = backend or ("torch" if gpus_per_actor else "onnx")
+
+    if not ray.is_initialized():
+        address = address or os.environ.get("RAY_ADDRESS")
+        ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                 logging_level="ERROR", configure_logging=True)
+    context = ray.data.DataContext.get_current()
+    context.execution_options.preserve_order = True  # output parts follow the input order
+    context.enable_progress_bars = sys.stderr.isatty()
+    resources = ray.cluster_resources()
+    if actors is None:
+        share = resources.get("GPU", 0) / gpus_per_actor if gpus_per_actor else resources.get("CPU", 1) / cpus_per_actor
+        actors = max(1, int(share))
+
+    tables = ray.data.from_items([{"file": str(f)} for f in files], override_num_blocks=len(files))
+    # Readers reserve no CPU: the actors may hold every CPU, and a reader waiting for one would wait forever.
+    tables = tables.map_batches(_read_file, batch_size=1, batch_format="pandas", num_cpus=0,
+                                concurrency=max(1, min(actors, len(files))),
+                                fn_kwargs={"root": root, "column": column, "id_column": id_column})
+    rows = tables.repartition(target_num_rows_per_block=ROWS_PER_BLOCK)
+    scored = rows.map_batches(
+        ImpScorePredictor, batch_size=ROWS_PER_BLOCK, batch_format="pandas",
+        # Start with one actor and grow to ``actors``: a fixed pool holding every CPU would starve the
+        # repartition step that feeds it.
+        compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors), num_cpus=cpus_per_actor, num_gpus=gpus_per_actor,
+        fn_constructor_kwargs={"model": model_dir, "backend": backend, "device": "cuda" if gpus_per_actor else None,
+                               "column": column, "batch_size": batch_size,
+                               "threads": max(1, int(cpus_per_actor))})
+    output.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+    try:
+        scored.write_parquet(str(staging), ray_remote_args={"num_cpus": 0})
+        written = pd.read_parquet(staging, columns=[ERROR_COLUMN])
+        if output.exists():
+            shutil.rmtree(output)
+        os.replace(staging, output)  # the folder appears whole or not at all
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    failed = int((written[ERROR_COLUMN] != "").sum())
+    return {"rows": len(written), "scored": len(written) - failed, "failed": failed, "files": len(files),
+            "actors": actors, "backend": backend}
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    """``pragmeter score --engine ray``."""
+    if args.texts or not args.input or not args.output:
+        raise PragmeterError("--engine ray scores files: give --input FILE_OR_FOLDER --output FOLDER")
+    if args.actors is not None and args.actors < 1:
+        raise PragmeterError("--actors must be positive")
+    summary = score_with_ray(args.input, args.output, model=args.model, column=args.column,
+                             id_column=args.id_column, backend=args.backend, actors=args.actors,
+                             cpus_per_actor=args.cpus_per_actor, gpus_per_actor=args.gpus_per_actor,
+                             batch_size=args.batch_size, overwrite=args.overwrite, address=args.ray_address)
+    print(f"scored {summary['scored']} of {summary['rows']} rows from {summary['files']} file(s) with "
+          f"{summary['actors']} actor(s) ({summary['backend']}) -> {args.output}", file=sys.stderr)
+    if summary["failed"]:
+        print(f"warning: {summary['failed']} row(s) not scored (reason in column '{ERROR_COLUMN}')", file=sys.stderr)
+    return 1 if summary["failed"] and args.strict else 0

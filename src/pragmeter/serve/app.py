@@ -1,0 +1,141 @@
+"""The ImpScore HTTP service (FastAPI): score, rank, distance, health, version, and a web page at ``/``.
+
+All encoder work goes through one MicroBatcher, so concurrent requests share encoder batches; the heads (three
+small matrix products) run per request. The OpenAPI schema is at ``/openapi.json``; the interactive docs pages
+are off because they load scripts from a CDN, and this service works offline.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from importlib import resources
+
+import numpy as np
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, Field
+
+from pragmeter import __version__
+from pragmeter.serve.batcher import MicroBatcher
+from pragmeter.serve.limits import BodySizeLimit, Limits
+
+
+class TextsRequest(BaseModel):
+    texts: list[str] = Field(min_length=1, description="sentences to score", examples=[["You are talking too "
+                             "loudly.", "I'm finding it a bit hard to concentrate."]])
+
+
+class RankRequest(TextsRequest):
+    distances: bool = Field(False, description="also return the matrix of pairwise pragmatic distances")
+
+
+class DistanceRequest(BaseModel):
+    pairs: list[tuple[str, str]] = Field(min_length=1, description="[a, b] pairs of sentences",
+                                         examples=[[["Can you pass the salt?", "Pass the salt."]]])
+
+
+class ScoreResponse(BaseModel):
+    scores: list[float] = Field(description="implicitness in [0, 2], higher = more implicit, in request order")
+
+
+class RankedText(BaseModel):
+    rank: int
+    index: int = Field(description="position in the request")
+    text: str
+    score: float
+
+
+class RankResponse(BaseModel):
+    ranking: list[RankedText] = Field(description="most implicit first")
+    distances: list[list[float]] | None = Field(None, description="pragmatic distances, request order × order")
+
+
+class DistanceResponse(BaseModel):
+    distances: list[float] = Field(description="pragmatic distance ‖h_p(a) − h_p(b)‖ of each pair")
+
+
+def _validation_message(error: RequestValidationError) -> str:
+    parts = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{where}: {item.get('msg', 'invalid')}")
+    return "; ".join(parts) or "malformed request"
+
+
+def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wait_ms: float = 2.0) -> FastAPI:
+    """The service for a loaded ImpScore ``model``."""
+    import torch
+
+    limits = limits or Limits()
+    batcher = MicroBatcher(model.encode, max_texts=max_batch, max_wait_ms=max_wait_ms)
+    page = resources.files("pragmeter.serve").joinpath("static/index.html").read_text(encoding="utf-8")
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI):
+        await batcher.start()
+        yield
+        await batcher.stop()
+
+    app = FastAPI(title="pragmeter ImpScore service", version=__version__, lifespan=lifespan,
+                  docs_url=None, redoc_url=None,
+                  description="Implicitness scores and pragmatic distances of sentences (ImpScore). "
+                              f"Limits: {limits.max_texts} texts per request, {limits.max_chars} characters per "
+                              f"text, {limits.max_body_bytes} bytes per body (413 beyond); malformed → 422.")
+    app.add_middleware(BodySizeLimit, max_bytes=limits.max_body_bytes)
+    app.state.batcher = batcher
+
+    @app.exception_handler(RequestValidationError)
+    async def malformed(_request: Request, error: RequestValidationError) -> JSONResponse:
+        return JSONResponse(status_code=422, content={"detail": _validation_message(error)})
+
+    async def heads(texts: list[str]):
+        embeddings = await batcher.encode(texts)
+        with torch.inference_mode():
+            return model.heads(torch.as_tensor(np.asarray(embeddings), dtype=torch.float32))
+
+    def distances(h_a, h_b) -> list:
+        with torch.inference_mode():
+            return model.heads.pragmatic_distance_from_features(h_a, h_b).tolist()
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def index() -> str:
+        return page
+
+    @app.get("/health", summary="liveness: the model is loaded and the batcher runs")
+    async def health() -> dict:
+        return {"status": "ok", "queued_requests": batcher.queued, "batcher": batcher.stats.to_dict()}
+
+    @app.get("/version", summary="package, model and limits")
+    async def version() -> dict:
+        return {"pragmeter": __version__, "model": model.signature(), "encoder": model.encoder_name,
+                "backend": model.backend, "limits": limits.to_dict()}
+
+    @app.post("/score", response_model=ScoreResponse, summary="implicitness of each text")
+    async def score(request: TextsRequest) -> ScoreResponse:
+        limits.check(request.texts)
+        implicitness, _, _ = await heads(request.texts)
+        return ScoreResponse(scores=implicitness.tolist())
+
+    @app.post("/rank", response_model=RankResponse, summary="texts ordered by implicitness, most implicit first")
+    async def rank(request: RankRequest) -> RankResponse:
+        limits.check(request.texts)
+        implicitness, h_p, _ = await heads(request.texts)
+        values = implicitness.tolist()
+        order = sorted(range(len(values)), key=lambda i: (-values[i], i))
+        ranking = [RankedText(rank=r + 1, index=i, text=request.texts[i], score=values[i])
+                   for r, i in enumerate(order)]
+        matrix = None
+        if request.distances:
+            n = h_p.shape[0]
+            matrix = distances(h_p.unsqueeze(1).expand(n, n, -1), h_p.unsqueeze(0).expand(n, n, -1))
+        return RankResponse(ranking=ranking, distances=matrix)
+
+    @app.post("/distance", response_model=DistanceResponse, summary="pragmatic distance of each pair")
+    async def distance(request: DistanceRequest) -> DistanceResponse:
+        flat = [text for pair in request.pairs for text in pair]
+        limits.check(flat, field="pairs (flattened)")
+        _, h_p, _ = await heads(flat)
+        return DistanceResponse(distances=distances(h_p[0::2], h_p[1::2]))
+
+    return app

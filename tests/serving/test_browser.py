@@ -1,0 +1,71 @@
+"""The web page in a real browser: headless Chromium (Debian's) driven by Playwright types sentences and reads
+the ranking back. Skipped only when /usr/bin/chromium is absent (.ci/run installs it)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists() and not shutil.which("chromium"),
+                                reason="Debian's chromium is not installed (apt-get install -y chromium)")
+
+
+@pytest.fixture(scope="module")
+def server_url(onnx_model):
+    import uvicorn
+
+    from pragmeter.serve.app import create_app
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(onnx_model), host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_typing_sentences_shows_them_ranked(server_url, onnx_model, posts, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    texts = [posts[0][0], posts[0][1], posts[1][0], posts[1][1], posts[2][0]]
+    expected = np.argsort(-onnx_model.score(texts), kind="stable")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM if CHROMIUM.exists() else
+                                                                 shutil.which("chromium")),
+                                             args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page()
+        page.goto(server_url)
+        page.get_by_test_id("sentences").fill("\n".join(texts) + "\n\n")  # blank lines are ignored
+        page.get_by_test_id("rank").click()
+        rows = page.locator("#ranking tbody tr")
+        rows.nth(len(texts) - 1).wait_for(timeout=30_000)
+        shown = rows.locator("td.text").all_inner_texts()
+        scores = [float(s) for s in rows.locator("td.score").all_inner_texts()]
+        widths = page.locator("#ranking .bar > span").evaluate_all("spans => spans.map(s => s.style.width)")
+        matrix_cells = page.locator("#matrix tbody td").count()
+        status = page.get_by_test_id("status").inner_text()
+        page.screenshot(path=str(tmp_path / "ranked.png"), full_page=True)
+        browser.close()
+    assert shown == [texts[i] for i in expected]
+    assert scores == sorted(scores, reverse=True)
+    assert np.allclose(scores, np.round(onnx_model.score(texts)[expected], 3), atol=1.5e-3)
+    assert [float(w.rstrip("%")) for w in widths] == pytest.approx([s / 2 * 100 for s in scores], abs=0.1)
+    assert matrix_cells == len(texts) ** 2
+    assert status == f"Ranked {len(texts)} sentences."

@@ -1,0 +1,84 @@
+"""``pragmeter score --engine ray`` on a local Ray instance with 2 CPUs: every row comes out once, with its id,
+and its score equals the single-process score."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+ray = pytest.importorskip("ray")
+
+STAGE1 = "implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg1_posts.tsv"
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield
+    ray.shutdown()
+
+
+def _single_process(model_dir: str, values: list) -> tuple[np.ndarray, list[str]]:
+    from pragmeter.impscore.model import ImpScore
+    from pragmeter.scale.ray_engine import score_values
+
+    return score_values(ImpScore.load(model_dir, backend="onnx"), values)
+
+
+def _check_against_single_process(output, frame: pd.DataFrame, model_dir: str) -> float:
+    scored = pd.read_parquet(output)
+    assert len(scored) == len(frame) and scored["id"].is_unique
+    scored = scored.set_index("id").loc[frame["id"]]
+    assert scored["text"].fillna("<missing>").tolist() == frame["text"].fillna("<missing>").tolist()  # own row
+    scores, errors = _single_process(model_dir, frame["text"].tolist())
+    assert scored["impscore_error"].tolist() == errors
+    assert np.array_equal(np.isnan(scored["impscore"].to_numpy()), np.isnan(scores))
+    difference = float(np.nanmax(np.abs(scored["impscore"].to_numpy() - scores)))
+    assert difference < 1e-5
+    return difference
+
+
+def test_folder_of_files_scored_on_ray(local_ray, model_dir, sentences, tmp_path):
+    from pragmeter.cli import main
+
+    folder = tmp_path / "corpus"
+    (folder / "part").mkdir(parents=True)
+    with_ids = pd.DataFrame({"id": [f"doc-{i}" for i in range(len(sentences))], "text": sentences})
+    with_ids.loc[3, "text"] = None
+    with_ids.loc[5, "text"] = "   "
+    with_ids.to_parquet(folder / "a.parquet", index=False)
+    pd.DataFrame({"text": sentences[:30]}).to_csv(folder / "part" / "b.csv", index=False)
+    output = tmp_path / "scored"
+
+    assert main(["score", "--engine", "ray", "--input", str(folder), "--output", str(output),
+                 "--model", model_dir]) == 0
+
+    scored = pd.read_parquet(output)
+    assert len(scored) == len(sentences) + 30
+    csv_rows = scored[scored["id"].str.startswith("part/b.csv:")]
+    assert csv_rows["id"].tolist() == [f"part/b.csv:{i}" for i in range(1, 31)]  # made from file and row
+    frame = pd.concat([with_ids, pd.DataFrame({"id": csv_rows["id"], "text": sentences[:30]})])
+    _check_against_single_process(output, frame.reset_index(drop=True), model_dir)
+    errors = scored.set_index("id")["impscore_error"]
+    assert (errors["doc-3"], errors["doc-5"]) == ("missing value", "empty text")
+
+    before = sorted(p.name for p in output.iterdir())
+    again = ["score", "--engine", "ray", "--input", str(folder), "--output", str(output), "--model", model_dir]
+    assert main(again) == 2  # refuses to replace the output without --overwrite
+    assert sorted(p.name for p in output.iterdir()) == before
+
+
+@pytest.mark.slow
+def test_twenty_thousand_rows_equal_single_process(local_ray, model_dir, data_root, tmp_path):
+    from pragmeter.data.root import data_file
+    from pragmeter.io import read_table
+    from pragmeter.scale.ray_engine import score_with_ray
+
+    posts = read_table(data_file(STAGE1, root=data_root))["post"].head(20_000)
+    frame = pd.DataFrame({"id": [f"post-{i}" for i in range(len(posts))], "text": posts.tolist()})
+    frame.to_parquet(tmp_path / "posts.parquet", index=False)
+    summary = score_with_ray(tmp_path / "posts.parquet", tmp_path / "scored", model=model_dir)
+    assert summary["rows"] == 20_000
+    difference = _check_against_single_process(tmp_path / "scored", frame, model_dir)
+    print(f"20,000 rows, {summary['actors']} actors: max |Ray − single process| = {difference:.2e}")

@@ -1,0 +1,116 @@
+"""The HTTP service: documented endpoints, results equal to the library's, limits answered with 413/422."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from pragmeter.serve.app import create_app  # noqa: E402
+from pragmeter.serve.limits import Limits  # noqa: E402
+
+LIMITS = Limits(max_texts=8, max_chars=300, max_body_bytes=8000)
+
+
+@pytest.fixture(scope="module")
+def client(onnx_model):
+    with TestClient(create_app(onnx_model, LIMITS, max_wait_ms=50)) as test_client:
+        yield test_client
+
+
+def test_health_version_and_schema(client, onnx_model):
+    assert client.get("/health").json()["status"] == "ok"
+    version = client.get("/version").json()
+    assert version["model"] == onnx_model.signature() and version["backend"] == "onnx"
+    assert version["limits"] == LIMITS.to_dict()
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {"/score", "/rank", "/distance", "/health", "/version"} <= set(paths)
+
+
+def test_score_equals_library(client, onnx_model, sentences):
+    texts = sentences[:8]
+    scores = client.post("/score", json={"texts": texts}).json()["scores"]
+    assert np.allclose(scores, onnx_model.score(texts), atol=1e-5)
+
+
+def test_rank_orders_by_score_and_returns_distances(client, onnx_model, sentences):
+    texts = sentences[10:16]
+    body = client.post("/rank", json={"texts": texts, "distances": True}).json()
+    scores = onnx_model.score(texts)
+    assert [item["index"] for item in body["ranking"]] == list(np.argsort(-scores, kind="stable"))
+    assert [item["rank"] for item in body["ranking"]] == list(range(1, 7))
+    assert all(body["ranking"][i]["text"] == texts[body["ranking"][i]["index"]] for i in range(6))
+    assert np.allclose(body["distances"], onnx_model.distance_matrix(texts), atol=1e-4)
+    assert client.post("/rank", json={"texts": texts}).json()["distances"] is None
+
+
+def test_distance_of_pairs_equals_library(client, onnx_model, posts):
+    pairs = [list(pair) for pair in posts[:4]]
+    distances = client.post("/distance", json={"pairs": pairs}).json()["distances"]
+    expected = onnx_model.pragmatic_distance([a for a, _ in pairs], [b for _, b in pairs])
+    assert np.allclose(distances, expected, atol=1e-4)
+
+
+@pytest.mark.parametrize("path, body, status, message", [
+    ("/score", {"texts": ["a sentence"] * 9}, 413, "too many texts: 9"),
+    ("/score", {"texts": ["x" * 301]}, 413, "301 characters, the limit is 300"),
+    ("/distance", {"pairs": [["a", "b"]] * 5}, 413, "too many texts: 10"),
+    ("/score", {"texts": []}, 422, "texts: List should have at least 1 item"),
+    ("/score", {"texts": ["fine", "   "]}, 422, "texts[1] is empty"),
+    ("/score", {"texts": ["fine", 3]}, 422, "texts.1: Input should be a valid string"),
+    ("/score", {"sentences": ["fine"]}, 422, "texts: Field required"),
+    ("/distance", {"pairs": [["only one"]]}, 422, "pairs.0.1: Field required"),
+])
+def test_limits_and_malformed_requests(client, path, body, status, message):
+    response = client.post(path, json=body)
+    assert response.status_code == status
+    assert message in response.json()["detail"]
+
+
+def test_body_size_and_invalid_json(client):
+    big = client.post("/score", content=b'{"texts": ["' + b"x" * 9000 + b'"]}',
+                      headers={"content-type": "application/json"})
+    assert big.status_code == 413 and "larger than 8000 bytes" in big.json()["detail"]
+    chunked = client.post("/score", content=iter([b"x" * 5000, b"x" * 5000]),
+                          headers={"content-type": "application/json"})  # no Content-Length
+    assert chunked.status_code == 413
+    broken = client.post("/score", content=b'{"texts": [', headers={"content-type": "application/json"})
+    assert broken.status_code == 422 and "JSON" in broken.json()["detail"]
+
+
+def test_concurrent_requests_share_batches(client, onnx_model, sentences):
+    before = client.get("/health").json()["batcher"]
+    texts = sentences[20:36]
+    results: dict[int, float] = {}
+
+    def one(index: int) -> None:
+        results[index] = client.post("/score", json={"texts": [texts[index]]}).json()["scores"][0]
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(texts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    after = client.get("/health").json()["batcher"]
+    assert after["requests"] - before["requests"] == len(texts)
+    assert after["batches"] - before["batches"] < len(texts)  # grouped, not one encoder call each
+    assert np.allclose([results[i] for i in range(len(texts))], onnx_model.score(texts), atol=1e-5)
+
+
+def test_page_is_served_without_external_resources(client):
+    page = client.get("/")
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    assert "<textarea" in page.text and "http://" not in page.text and "https://" not in page.text
+    assert client.get("/docs").status_code == 404  # the docs pages would load a CDN
+
+
+def test_serve_command_defaults_to_loopback():
+    from pragmeter.cli import build_parser
+
+    args = build_parser().parse_args(["serve"])
+    assert (args.host, args.port, args.backend) == ("127.0.0.1", 8000, "onnx")
