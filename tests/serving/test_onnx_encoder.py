@@ -81,3 +81,13 @@ def test_unknown_backend_is_a_clear_error(model_dir):
 
     with pytest.raises(PragmeterError, match="backend must be one of"):
         ImpScore.load(model_dir, backend="tensorrt")
+
+
+def test_inputs_equal_sentence_transformers_preprocessing(onnx_model, sentences):
+    encoder = onnx_model.encoder
+    texts = sentences[:6] + ["  padded with spaces  ", "x " * 400]  # the last one is truncated
+    ids = encoder.token_ids(texts)
+    ours = encoder.features(ids)
+    official = encoder._st.preprocess(texts)
+    for name in ours:
+        assert np.array_equal(ours[name], official[name].numpy()), name

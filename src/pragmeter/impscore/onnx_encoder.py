@@ -60,7 +60,7 @@ class OnnxEncoder:
         self.quantize = quantize
         self.tokens_per_batch = tokens_per_batch
         self.max_batch = max_batch
-        # The torch model is kept for its tokenizer and preprocessing (so inputs match the official path exactly).
+        # The torch model gives the tokenizer and the graph to export (inputs match the official path exactly).
         self._st = load_encoder(encoder_name, "cpu")
         self.tokenizer = self._st.tokenizer
         self.max_seq_length = self._st.max_seq_length
@@ -122,10 +122,14 @@ class OnnxEncoder:
         return ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
 
     # ---------------------------------------------------------------- encoding
-    def batches(self, texts: Sequence[str]) -> list[list[int]]:
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids as sentence-transformers makes them (special tokens, truncated to the encoder's limit)."""
+        return self.tokenizer(list(texts), truncation=True, max_length=self.max_seq_length,
+                              return_attention_mask=False, return_token_type_ids=False)["input_ids"]
+
+    def batches(self, texts: Sequence[str], ids: list[list[int]] | None = None) -> list[list[int]]:
         """Indices of ``texts`` grouped into batches of similar token length, bounded by the token budget."""
-        lengths = [len(ids) for ids in self.tokenizer(list(texts), truncation=True,
-                                                        max_length=self.max_seq_length)["input_ids"]]
+        lengths = [len(row) for row in (ids if ids is not None else self.token_ids(texts))]
         order = np.argsort(lengths, kind="stable")
         batches, current = [], []
         for index in order:
@@ -139,18 +143,29 @@ class OnnxEncoder:
             batches.append(current)
         return batches
 
+    def features(self, ids: list[list[int]]) -> dict[str, np.ndarray]:
+        """The encoder's inputs for one batch, right-padded to its longest text (as the tokenizer pads)."""
+        width = max(len(row) for row in ids)
+        input_ids = np.full((len(ids), width), self.tokenizer.pad_token_id, dtype=np.int64)
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        for row, tokens in enumerate(ids):
+            input_ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1
+        features = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
+        return {name: features[name] for name in self._inputs}
+
     def encode(self, texts: Sequence[str], **_ignored) -> np.ndarray:
         """Sentence embeddings (float32, n × d); keyword options of SentenceTransformer.encode are accepted and
         ignored (batching is by token budget, output is always numpy)."""
         texts = list(texts)
-        unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True) if texts else ([], [])
-        unique = list(unique)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
+        ids = self.token_ids(list(unique))
         out = np.zeros((len(unique), self.dimension), dtype=np.float32)
-        for batch in self.batches(unique):
-            features = self._st.preprocess([unique[i] for i in batch])
-            feed = {name: features[name].numpy().astype(np.int64) for name in self._inputs}
-            out[batch] = self._session.run(None, feed)[0]
-        return out[np.asarray(inverse, dtype=np.int64)] if texts else out
+        for batch in self.batches(unique, ids):
+            out[batch] = self._session.run(None, self.features([ids[i] for i in batch]))[0]
+        return out[np.asarray(inverse, dtype=np.int64).reshape(-1)]
 
 
 @cache
