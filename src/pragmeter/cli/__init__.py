@@ -23,6 +23,10 @@ COMMANDS = [
     "tasks",
     "correlate",
     "serve",
+    "profile",
+    "stratify",
+    "generation_check",
+    "report",
 ]
 
 

@@ -1,0 +1,177 @@
+"""Implicitness profile of a text collection (ImpScore paper §7.1, Figures 5, 6 and 14): the distribution of
+ImpScore overall and per label value (mean, SD, quantiles, histogram, violin), pragmatic diversity as the
+pragmatic distances of random distinct pairs, mean differences between labels with Welch 95% CIs, and paired
+comparisons (e.g. a post against its implied statement).
+
+Embeddings come from the model's embedding cache when it has one, so a second profile of the same texts runs
+only the small heads.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pragmeter.analysis import stats
+from pragmeter.analysis.collection import TextCollection
+
+HISTOGRAM_EDGES = np.round(np.linspace(0.0, 2.0, 41), 4)  # 0.05 wide, as fine as Figure 14
+DISTANCE_BINS = 40
+DEFAULT_PAIRS = 2000
+ALL = "all"
+
+
+def encode_with_progress(model, texts: list[str], description: str = "embedding", chunk: int = 1024) -> np.ndarray:
+    """Encoder embeddings of ``texts`` (through the model's cache), with a progress bar on stderr."""
+    from tqdm import tqdm
+
+    parts = []
+    with tqdm(total=len(texts), desc=description, unit="text", disable=None, file=sys.stderr) as bar:
+        for start in range(0, len(texts), chunk):
+            parts.append(model.encode(texts[start : start + chunk]))
+            bar.update(min(chunk, len(texts) - start))
+    return np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+
+
+def random_distinct_pairs(n: int, count: int, seed: int) -> np.ndarray:
+    """``count`` distinct unordered index pairs (i < j) of ``n`` items, seeded; all pairs when fewer exist."""
+    total = n * (n - 1) // 2
+    if total <= count:
+        left, right = np.triu_indices(n, k=1)
+        return np.column_stack([left, right])
+    rng = np.random.default_rng(seed)
+    chosen: set[tuple[int, int]] = set()
+    while len(chosen) < count:
+        draws = rng.integers(0, n, size=(2 * (count - len(chosen)) + 8, 2))
+        for a, b in draws:
+            if a != b:
+                chosen.add((min(a, b), max(a, b)))
+                if len(chosen) == count:
+                    break
+    return np.array(sorted(chosen), dtype=np.int64)
+
+
+@dataclass
+class Profile:
+    """Scores of every text and pair distances per group ("all" and "grouping=value"), with their summaries."""
+
+    collection: TextCollection
+    scores: np.ndarray
+    distances: dict[str, np.ndarray]
+    pair_scores: dict[str, tuple[np.ndarray, np.ndarray]]
+    model_signature: str
+    n_pairs: int
+    seed: int
+    distance_edges: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def group_scores(self, grouping: str) -> dict[str, np.ndarray]:
+        labels = np.array([str(v) for v in self.collection.groupings[grouping]], dtype=object)
+        return {value: self.scores[labels == value] for value in _ordered_values(self.collection, grouping)}
+
+    def group_distances(self, grouping: str) -> dict[str, np.ndarray]:
+        return {value: self.distances.get(f"{grouping}={value}", np.array([]))
+                for value in _ordered_values(self.collection, grouping)}
+
+    def _block(self, scores: np.ndarray, key: str) -> dict:
+        distances = self.distances.get(key, np.array([]))
+        return {"scores": stats.summary(scores), "histogram": stats.histogram(scores, HISTOGRAM_EDGES),
+                "diversity": {**stats.summary(distances), "n_pairs": int(distances.size),
+                              "histogram": stats.histogram(distances, self.distance_edges)}}
+
+    def to_json(self) -> dict:
+        c = self.collection
+        groupings = {}
+        for grouping in c.groupings:
+            groupings[grouping] = {value: self._block(scores, f"{grouping}={value}")
+                                   for value, scores in self.group_scores(grouping).items()}
+        comparisons = []
+        for grouping, a, b in c.comparisons:
+            scores = self.group_scores(grouping)
+            if a in scores and b in scores:
+                comparisons.append({"grouping": grouping, "a": a, "b": b,
+                                    **stats.mean_difference(scores[a], scores[b])})
+        return {
+            "kind": "pragmeter-profile", "version": 1, "name": c.name, "description": c.description,
+            "model": self.model_signature, "n_texts": len(c.texts), "n_distinct_texts": len(set(c.texts)),
+            "settings": {"pairs": self.n_pairs, "seed": self.seed, "histogram_edges": HISTOGRAM_EDGES.tolist(),
+                         "distance_edges": self.distance_edges.tolist(),
+                         "diversity": "pragmatic distances of random distinct pairs of distinct texts"},
+            "sampling": c.sampling, "sources": c.sources,
+            "overall": self._block(self.scores, ALL), "groupings": groupings, "comparisons": comparisons,
+            "pairs": {name: stats.paired_difference(a, b) for name, (a, b) in self.pair_scores.items()},
+        }
+
+
+def _ordered_values(collection: TextCollection, grouping: str) -> list[str]:
+    """Label values by decreasing count (ties by name), None shown as "None"."""
+    from collections import Counter
+
+    counts = Counter(str(v) for v in collection.groupings[grouping])
+    return [value for value, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+def compute_profile(collection: TextCollection, model, n_pairs: int = DEFAULT_PAIRS, seed: int = 0) -> Profile:
+    import torch
+
+    pair_texts = [t for a, b in collection.pairs.values() for t in (*a, *b)]
+    distinct = list(dict.fromkeys(collection.texts + pair_texts))
+    row = {text: i for i, text in enumerate(distinct)}
+    embeddings = encode_with_progress(model, distinct, f"embedding {collection.name}")
+    all_scores = model.score_embeddings(embeddings)
+    pragmatic = torch.as_tensor(model.embed(distinct).pragmatic)  # cached embeddings: heads only
+
+    def distances_of(texts: list[str], key_seed: int) -> np.ndarray:
+        rows = np.array(sorted({row[t] for t in texts}), dtype=np.int64)
+        if rows.size < 2:
+            return np.array([])
+        pairs = rows[random_distinct_pairs(rows.size, n_pairs, key_seed)]
+        return model.heads.pragmatic_distance_from_features(pragmatic[pairs[:, 0]], pragmatic[pairs[:, 1]]).numpy()
+
+    distances = {ALL: distances_of(collection.texts, seed)}
+    for grouping, labels in collection.groupings.items():
+        for value in _ordered_values(collection, grouping):
+            members = [t for t, v in zip(collection.texts, labels) if str(v) == value]
+            distances[f"{grouping}={value}"] = distances_of(members, seed)
+    upper = max((float(d.max()) for d in distances.values() if d.size), default=1.0)
+    edges = np.round(np.linspace(0.0, upper * 1.0001, DISTANCE_BINS + 1), 6)
+    pair_scores = {name: (all_scores[[row[t] for t in a]], all_scores[[row[t] for t in b]])
+                   for name, (a, b) in collection.pairs.items()}
+    return Profile(collection=collection, scores=all_scores[[row[t] for t in collection.texts]], distances=distances,
+                   pair_scores=pair_scores, model_signature=model.signature(), n_pairs=n_pairs, seed=seed,
+                   distance_edges=edges)
+
+
+def write_profile(profile: Profile, output: Path, overwrite: bool = True) -> dict:
+    """Write ``profile_<name>.json``, one PNG per grouping (or one overall) and the per-text scores
+    (``profile_<name>_scores.parquet``); return the JSON payload with the file names."""
+    import pandas as pd
+
+    from pragmeter.analysis.plots import profile_figure
+    from pragmeter.harness.results import environment
+    from pragmeter.io import write_json_atomic, write_table
+
+    output.mkdir(parents=True, exist_ok=True)
+    name = profile.collection.name
+    payload = profile.to_json()
+    plots = []
+    groupings = list(profile.collection.groupings) or [None]
+    for grouping in groupings:
+        if grouping is None:
+            groups, distances, suffix = {ALL: profile.scores}, {ALL: profile.distances[ALL]}, ""
+        else:
+            groups, distances, suffix = profile.group_scores(grouping), profile.group_distances(grouping), f"_{grouping}"
+        png = f"profile_{name}{suffix}.png"
+        title = f"{name}" + (f" by {grouping}" if grouping else "") + f" — {len(profile.scores)} texts"
+        profile_figure(title, groups, distances, HISTOGRAM_EDGES, output / png)
+        plots.append(png)
+    scores_file = f"profile_{name}_scores.parquet"
+    frame = pd.DataFrame({"text": profile.collection.texts, **{g: [None if v is None else str(v) for v in labels]
+                                                               for g, labels in profile.collection.groupings.items()},
+                          "impscore": profile.scores})
+    write_table(frame, output / scores_file, overwrite=True)
+    payload.update({"plots": plots, "scores_file": scores_file, **{"environment": environment()}})
+    write_json_atomic(output / f"profile_{name}.json", payload)
+    return payload

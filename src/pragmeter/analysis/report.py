@@ -1,0 +1,298 @@
+"""One self-contained HTML page per model from a folder of results (``pragmeter report``).
+
+The folder is searched recursively for harness results (``results.json`` with ``samples_<task>.jsonl``),
+stratified results (``stratified_<name>.json``), generation checks (``generation_check.json``) and dataset
+profiles (``profile_<name>.json``, ``profiles_overview.json``). Each model (the ``model`` of its results) gets
+a page with every benchmark's metrics and signature, links to its per-sample logs, its stratified plots and
+generation check, and the dataset profiles (shared by all pages). PNGs are embedded as base64 data URIs and
+copied to ``plots/``; the CSS is inline; nothing is fetched from the network.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import re
+import shutil
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pragmeter import __version__
+from pragmeter.errors import PragmeterError
+
+UNASSIGNED = "predictions"  # page for stratified files that name no model (plain predictions tables)
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;
+color:#222;padding:0 1em}
+h1{font-size:1.6em;border-bottom:2px solid #345;padding-bottom:.2em}h2{margin-top:2em;color:#234}
+h3{color:#345}table{border-collapse:collapse;margin:.6em 0;font-size:.9em}
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}th{background:#eef2f6}
+td.num{text-align:right;font-variant-numeric:tabular-nums}code{font-size:.8em;word-break:break-all;color:#444}
+img{max-width:100%;border:1px solid #ddd;margin:.5em 0}.note{color:#666;font-size:.9em}
+details{margin:.4em 0}summary{cursor:pointer;color:#234}nav a{margin-right:1em}
+"""
+
+
+@dataclass
+class Found:
+    """Everything found under the results folder, by model."""
+
+    benchmarks: dict[str, list[tuple[Path, dict]]] = field(default_factory=lambda: defaultdict(list))
+    stratified: dict[str, list[tuple[Path, dict]]] = field(default_factory=lambda: defaultdict(list))
+    generation: dict[str, list[tuple[Path, dict]]] = field(default_factory=lambda: defaultdict(list))
+    profiles: list[tuple[Path, dict]] = field(default_factory=list)
+    overviews: list[tuple[Path, dict]] = field(default_factory=list)
+
+    def models(self) -> list[str]:
+        return sorted(set(self.benchmarks) | set(self.stratified) | set(self.generation))
+
+
+def model_name(settings: dict | None) -> str:
+    if not settings:
+        return UNASSIGNED
+    return str(settings.get("model") or settings.get("backend") or UNASSIGNED)
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "model"
+
+
+def _load(path: Path) -> dict | None:
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def scan(root: Path, skip: Path | None = None) -> Found:
+    found = Found()
+    for path in sorted(root.rglob("*.json")):
+        if skip is not None and skip in path.parents:
+            continue
+        payload = _load(path)
+        if payload is None:
+            continue
+        kind = payload.get("kind")
+        if path.name == "results.json" and isinstance(payload.get("results"), dict):
+            found.benchmarks[model_name(payload.get("model"))].append((path, payload))
+        elif kind == "pragmeter-stratified":
+            found.stratified[model_name(payload.get("model"))].append((path, payload))
+        elif kind == "pragmeter-generation-check":
+            found.generation[model_name(payload.get("model"))].append((path, payload))
+        elif kind == "pragmeter-profile":
+            found.profiles.append((path, payload))
+        elif kind == "pragmeter-profile-overview":
+            found.overviews.append((path, payload))
+    return found
+
+
+# ------------------------------------------------------------------------------------------------ rendering
+def _e(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _number(value, digits: int = 4) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    if isinstance(value, dict) and "mean" in value and "sd" in value:
+        return f"{_number(value['mean'], digits)} ± {_number(value['sd'], digits)}"
+    return _e(value)
+
+
+def _table(header: list[str], rows: list[list]) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(
+        f"<td class=num>{_number(c)}</td>" if isinstance(c, (int, float)) and not isinstance(c, bool) or c is None
+        else f"<td>{c if isinstance(c, Markup) else _e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+class Markup(str):
+    """HTML that is inserted as is (already escaped)."""
+
+
+class PageWriter:
+    def __init__(self, output: Path):
+        self.output = output
+        self.plots = output / "plots"
+
+    def image(self, folder: Path, name: str, alt: str) -> str:
+        path = folder / name
+        if not path.is_file():
+            return f"<p class=note>plot {_e(name)} not found</p>"
+        data = path.read_bytes()
+        self.plots.mkdir(parents=True, exist_ok=True)
+        copy = self.plots / f"{slug(folder.name)}__{name}"
+        if not copy.exists() or copy.stat().st_size != len(data):
+            shutil.copyfile(path, copy)
+        encoded = base64.b64encode(data).decode("ascii")
+        return f'<img alt="{_e(alt)}" src="data:image/png;base64,{encoded}">'
+
+    def link(self, target: Path, text: str) -> Markup:
+        relative = os.path.relpath(target, self.output).replace(os.sep, "/")
+        return Markup(f'<a href="{_e(relative)}">{_e(text)}</a>')
+
+    # -- sections ---------------------------------------------------------------------------------------
+    def benchmarks(self, runs: list[tuple[Path, dict]]) -> str:
+        if not runs:
+            return "<p class=note>No benchmark results for this model.</p>"
+        rows, details = [], []
+        for path, payload in runs:
+            for task, result in payload["results"].items():
+                samples = path.parent / f"samples_{task}.jsonl"
+                value = result.get("metrics", {}).get(result.get("headline"))
+                rows.append([Markup(f"<b>{_e(task)}</b>"), result.get("headline", ""), value, result.get("n_items"),
+                             result.get("invalid"), result.get("errors"),
+                             self.link(samples, samples.name) if samples.is_file() else "not logged",
+                             self.link(path, "results.json"), Markup(f"<code>{_e(result.get('signature', ''))}</code>")])
+                numbers = [[k, v] for k, v in result.get("metrics", {}).items()
+                           if isinstance(v, (int, float)) or (isinstance(v, dict) and "mean" in v)]
+                details.append(f"<details><summary>{_e(task)}: all metrics ({_e(path.parent.name)})</summary>"
+                               + _table(["metric", "value"], numbers)
+                               + f"<p class=note>date {_e(payload.get('date', ''))}, commit "
+                                 f"<code>{_e(payload.get('git_commit', ''))}</code>, command "
+                                 f"<code>{_e(' '.join(payload.get('command') or []))}</code></p></details>")
+        table = _table(["task", "headline", "value", "items", "invalid", "errors", "per-sample log", "results",
+                        "signature"], rows)
+        return table + "".join(details)
+
+    def stratified(self, entries: list[tuple[Path, dict]]) -> str:
+        if not entries:
+            return ("<p class=note>No stratified results: run <code>pragmeter stratify RESULTS</code> on results "
+                    "with logged samples.</p>")
+        parts = []
+        for path, payload in entries:
+            trend = payload["trend"]
+            rho, slope = trend["spearman_bin_centre_vs_accuracy"], trend["logistic_slope_per_score_unit"]
+            rows = [[f"[{b['low']:.2f}, {b['high']:.2f}{']' if b['high'] == payload['bin_edges'][-1] else ')'}",
+                     b["n"], b["correct"], b["accuracy"], b["ci_low"], b["ci_high"]] for b in payload["bins"]]
+            slope_text = ("–" if slope["slope"] is None else
+                          f"{slope['slope']:+.3f} [{slope['ci_low']:+.3f}, {slope['ci_high']:+.3f}]")
+            rho_text = "–" if rho["rho"] is None else f"{rho['rho']:+.3f} (p = {rho['p_value']:.3g})"
+            parts.append(
+                f"<h3>{_e(payload['name'])}" + (f" <span class=note>({_e(payload['filter'])})</span>"
+                                                if payload.get("filter") else "") + "</h3>"
+                + "".join(self.image(path.parent, png, f"accuracy by ImpScore bin: {payload['name']}")
+                          for png in payload.get("plots", []))
+                + f"<p>accuracy {_number(payload['accuracy'])} over {payload['n']:,} items "
+                  f"[{_number(payload['ci_low'], 3)}, {_number(payload['ci_high'], 3)}]; Spearman ρ(bin centre, "
+                  f"accuracy) {_e(rho_text)}; logistic slope per score unit {_e(slope_text)}.</p>"
+                + _table(["ImpScore bin", "items", "correct", "accuracy", "Wilson 95% low", "high"], rows)
+                + f"<p class=note>ImpScore model <code>{_e(payload.get('impscore_model') or 'scores from input')}"
+                  f"</code>; source {self.link(Path(payload['source']), Path(payload['source']).name)}</p>")
+        return "".join(parts)
+
+    def generation(self, entries: list[tuple[Path, dict]]) -> str:
+        if not entries:
+            return "<p class=note>No generation check: run <code>pragmeter generation-check</code>.</p>"
+        parts = []
+        for path, payload in entries:
+            rows = [[lv["level"], lv["mean"], lv["sd_over_runs"]] for lv in payload["levels"]]
+            tau = payload["kendall_tau_per_group"]
+            parts.append(
+                "".join(self.image(path.parent, png, "generation check") for png in payload.get("plots", []))
+                + _table(["requested level", "mean ImpScore", "SD over runs"], rows)
+                + f"<p>Kendall τ between requested and scored order: {_number(tau['mean'], 3)} "
+                  f"(SD {_number(tau['sd'], 3)}, {tau['n']} groups; perfectly ordered "
+                  f"{_number(tau['share_perfect_order'], 3)}); over level means {_number(payload['kendall_tau_levels'], 3)}. "
+                  f"{payload['runs']} runs × {len(payload['topics'])} topics, {payload['n_valid']} valid of "
+                  f"{payload['n_requests']} answers; "
+                  + self.link(path.parent / payload["samples_file"], "generations") + ".</p>")
+        return "".join(parts)
+
+    def profiles(self, found: Found) -> str:
+        if not found.profiles and not found.overviews:
+            return "<p class=note>No dataset profiles: run <code>pragmeter profile DATASET</code>.</p>"
+        parts = []
+        for path, payload in found.overviews:
+            parts.append("".join(self.image(path.parent, png, "implicitness of datasets")
+                                 for png in payload.get("plots", [])))
+            rows = [[d["name"], d["n_texts"], d["scores"]["mean"], d["scores"]["sd"],
+                     (d["implicit_subset"] or {}).get("scores", {}).get("mean"), d["diversity"]["mean"]]
+                    for d in payload["datasets"]]
+            parts.append(_table(["dataset", "texts", "mean ImpScore", "SD", "implicit subset mean",
+                                 "mean pragmatic distance"], rows))
+        for path, payload in found.profiles:
+            rows = [["all", "", payload["overall"]["scores"]["n"], payload["overall"]["scores"]["mean"],
+                     payload["overall"]["scores"]["sd"], payload["overall"]["scores"]["q50"],
+                     payload["overall"]["diversity"]["mean"]]]
+            for grouping, values in payload["groupings"].items():
+                for value, block in values.items():
+                    rows.append([grouping, value, block["scores"]["n"], block["scores"]["mean"], block["scores"]["sd"],
+                                 block["scores"]["q50"], block["diversity"]["mean"]])
+            comparisons = [[f"{c['grouping']}: {c['a']} − {c['b']}", c["difference"], c["ci_low"], c["ci_high"],
+                            c["p_value"]] for c in payload["comparisons"]]
+            comparisons += [[name, p["difference"], p["ci_low"], p["ci_high"], p["p_value"]]
+                            for name, p in payload["pairs"].items()]
+            parts.append(
+                f"<details open><summary><b>{_e(payload['name'])}</b>: {payload['n_texts']:,} texts, mean ImpScore "
+                f"{_number(payload['overall']['scores']['mean'])}</summary>"
+                f"<p class=note>{_e(payload.get('description', ''))}</p>"
+                + "".join(self.image(path.parent, png, f"profile of {payload['name']}") for png in payload["plots"])
+                + _table(["grouping", "value", "n", "mean", "SD", "median", "mean pragmatic distance"], rows)
+                + (_table(["difference (95% CI)", "estimate", "low", "high", "p"], comparisons) if comparisons else "")
+                + f"<p class=note>sampling <code>{_e(json.dumps(payload.get('sampling', {})))}</code>; ImpScore "
+                  f"<code>{_e(payload['model'])}</code></p></details>")
+        return "".join(parts)
+
+    def page(self, model: str, found: Found, others: list[str]) -> str:
+        nav = " ".join(f'<a href="{_e(slug(m))}.html">{_e(m)}</a>' for m in others)
+        settings = next((p.get("model") for _, p in found.benchmarks.get(model, [])), None)
+        generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        return (
+            f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>pragmeter report: {_e(model)}</title>"
+            f"<style>{CSS}</style></head><body><nav><a href=index.html>all models</a> {nav}</nav>"
+            f"<h1>pragmeter report: {_e(model)}</h1>"
+            + (f"<p class=note>model settings <code>{_e(json.dumps(settings))}</code></p>" if settings else "")
+            + f"<p class=note>generated {generated} by pragmeter {__version__}</p>"
+            + "<h2>Benchmarks</h2>" + self.benchmarks(found.benchmarks.get(model, []))
+            + "<h2>Accuracy by implicitness</h2>" + self.stratified(found.stratified.get(model, []))
+            + "<h2>Generation check</h2>" + self.generation(found.generation.get(model, []))
+            + "<h2>Dataset profiles</h2>" + self.profiles(found)
+            + "</body></html>\n")
+
+    def index(self, models: list[str], found: Found) -> str:
+        rows = [[self.link(self.output / f"{slug(m)}.html", m), len(found.benchmarks.get(m, [])),
+                 len(found.stratified.get(m, [])), len(found.generation.get(m, []))] for m in models]
+        return (f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>pragmeter reports</title>"
+                f"<style>{CSS}</style></head><body><h1>pragmeter reports</h1>"
+                + _table(["model", "result folders", "stratified", "generation checks"], rows)
+                + f"<p class=note>{len(found.profiles)} dataset profile(s) on every page.</p></body></html>\n")
+
+
+def render(results_dir: Path, output: Path) -> list[Path]:
+    """Write one page per model plus ``index.html`` into ``output``; return the page paths."""
+    from pragmeter.io import atomic_path
+
+    if not results_dir.is_dir():
+        raise PragmeterError(f"{results_dir}: not a folder")
+    found = scan(results_dir, skip=output)
+    models = found.models()
+    if not models and not found.profiles and not found.overviews:
+        raise PragmeterError(f"{results_dir}: no results.json, stratified_*.json, generation_check.json or "
+                             "profile_*.json found")
+    if not models:
+        models = ["datasets"]
+    writer = PageWriter(output)
+    output.mkdir(parents=True, exist_ok=True)
+    pages = []
+    for model in models:
+        path = output / f"{slug(model)}.html"
+        with atomic_path(path) as tmp:
+            tmp.write_text(writer.page(model, found, [m for m in models if m != model]), encoding="utf-8")
+        pages.append(path)
+    with atomic_path(output / "index.html") as tmp:
+        tmp.write_text(writer.index(models, found), encoding="utf-8")
+    return pages

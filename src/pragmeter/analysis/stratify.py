@@ -1,0 +1,215 @@
+"""Accuracy by implicitness (ImpScore paper §7.2, Figure 7): items are put in ImpScore bins ([0, 0.25) …
+[1.75, 2], the last bin closed), and each bin gets its item count, accuracy and Wilson 95% interval. The trend
+is summarised twice: Spearman ρ between bin centre and bin accuracy (non-empty bins), and the slope of a
+logistic regression of item correctness on the item's score, with a Wald 95% CI (negative = accuracy falls as
+texts get more implicit).
+
+Inputs: a predictions table (text, gold, prediction; or a 0/1 correctness column), a per-sample log of
+``pragmeter eval --log-samples`` (``samples_<task>.jsonl``), or a harness results folder holding such logs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pragmeter.analysis import stats
+from pragmeter.errors import DataError, PragmeterError
+
+BIN_EDGES = np.round(np.linspace(0.0, 2.0, 9), 4)
+SCORE_RANGE = (0.0, 2.0)
+
+
+@dataclass
+class Predictions:
+    """Items to stratify: text, correctness (1/0) and optionally their ImpScore (else scored later)."""
+
+    name: str
+    texts: list[str]
+    correct: np.ndarray
+    scores: np.ndarray | None = None
+    source: str = ""
+    model: dict | None = None  # the model under test (harness settings), when known
+    task: str | None = None
+    filter: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def _norm(value) -> str | None:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    return str(value).strip().lower()
+
+
+def assign_bins(scores: np.ndarray, edges: np.ndarray = BIN_EDGES) -> np.ndarray:
+    """Bin index of each score: [e_i, e_{i+1}) with the last bin closed on the right."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if np.isnan(scores).any():
+        raise PragmeterError("cannot bin a missing ImpScore (NaN)")
+    if scores.size and (scores.min() < edges[0] - 1e-6 or scores.max() > edges[-1] + 1e-6):
+        raise PragmeterError(f"ImpScores outside [{edges[0]}, {edges[-1]}] (min {scores.min():.4f}, "
+                             f"max {scores.max():.4f}); give --bins edges that cover them")
+    return np.clip(np.searchsorted(edges, scores, side="right") - 1, 0, len(edges) - 2)
+
+
+def stratify(scores: np.ndarray, correct: np.ndarray, edges: np.ndarray = BIN_EDGES) -> dict:
+    """Per-bin counts, accuracy and Wilson intervals, and the trend statistics."""
+    scores = np.asarray(scores, dtype=np.float64)
+    correct = np.asarray(correct, dtype=np.float64)
+    if scores.shape != correct.shape:
+        raise ValueError("scores and correctness differ in length")
+    bins_of = assign_bins(scores, edges)
+    bins = []
+    for index in range(len(edges) - 1):
+        members = correct[bins_of == index]
+        n, k = int(members.size), int(members.sum())
+        low, high = stats.wilson_interval(k, n)
+        bins.append({"low": float(edges[index]), "high": float(edges[index + 1]),
+                     "centre": float((edges[index] + edges[index + 1]) / 2), "n": n, "correct": k,
+                     "accuracy": k / n if n else None, "ci_low": low, "ci_high": high,
+                     "mean_score": float(scores[bins_of == index].mean()) if n else None})
+    filled = [b for b in bins if b["n"]]
+    total_k, total_n = int(correct.sum()), int(correct.size)
+    low, high = stats.wilson_interval(total_k, total_n)
+    return {
+        "n": total_n, "correct": total_k, "accuracy": total_k / total_n if total_n else None,
+        "ci_low": low, "ci_high": high, "bin_edges": [float(e) for e in edges], "bins": bins,
+        "trend": {"spearman_bin_centre_vs_accuracy": stats.spearman([b["centre"] for b in filled],
+                                                                    [b["accuracy"] for b in filled]),
+                  "logistic_slope_per_score_unit": stats.logistic_slope(scores, correct)},
+    }
+
+
+# ---------------------------------------------------------------------------------------------------- inputs
+def from_table(path: Path, text_column: str, gold_column: str | None, prediction_column: str | None,
+               correct_column: str | None, score_column: str | None, gold_value: str | None) -> Predictions:
+    from pragmeter.io import read_table, require_column
+
+    frame = read_table(path)
+    texts = require_column(frame, text_column, path).tolist()
+    if correct_column:
+        raw = require_column(frame, correct_column, path).tolist()
+        correct = []
+        for row, value in enumerate(raw):
+            norm = _norm(value)
+            if norm not in ("1", "0", "1.0", "0.0", "true", "false"):
+                raise DataError(f"{path}: data row {row + 1}: field {correct_column!r} is {value!r}; expected 1/0 "
+                                "or true/false")
+            correct.append(norm in ("1", "1.0", "true"))
+        golds = require_column(frame, gold_column, path).tolist() if gold_column else [None] * len(texts)
+    else:
+        if not gold_column or not prediction_column:
+            raise PragmeterError("give --gold-column and --prediction-column, or --correct-column")
+        golds = require_column(frame, gold_column, path).tolist()
+        predictions = require_column(frame, prediction_column, path).tolist()
+        # A missing prediction is wrong, as an invalid answer is in the harness metrics.
+        correct = [_norm(p) is not None and _norm(p) == _norm(g) for g, p in zip(golds, predictions)]
+    scores = None
+    if score_column:
+        values = require_column(frame, score_column, path)
+        scores = values.to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = np.flatnonzero(np.isnan(scores))
+        if bad.size:
+            raise DataError(f"{path}: data row {bad[0] + 1}: field {score_column!r} is empty")
+    for row, text in enumerate(texts):
+        if not isinstance(text, str) or not text.strip():
+            raise DataError(f"{path}: data row {row + 1}: field {text_column!r} is empty")
+    keep = np.arange(len(texts))
+    if gold_value is not None:
+        if golds[0] is None and not gold_column:
+            raise PragmeterError("--gold-value needs --gold-column")
+        keep = np.array([i for i, g in enumerate(golds) if _norm(g) == _norm(gold_value)], dtype=int)
+    return Predictions(
+        name=path.name.split(".")[0], texts=[texts[i] for i in keep],
+        correct=np.asarray(correct, dtype=np.float64)[keep], scores=None if scores is None else scores[keep],
+        source=str(path), filter=f"gold={gold_value}" if gold_value is not None else None)
+
+
+def _read_samples(path: Path) -> list[dict]:
+    records = []
+    with open(path, encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise DataError(f"{path}: line {line_number}: not JSON ({error.msg})") from None
+    return records
+
+
+def from_samples(path: Path, gold_value: str | None = None, model: dict | None = None) -> Predictions:
+    """A harness per-sample log; every sample (item × run) is one trial, invalid answers count as wrong."""
+    records = _read_samples(path)
+    if not records:
+        raise DataError(f"{path}: no samples")
+    texts, correct = [], []
+    for line_number, record in enumerate(records, 1):
+        if gold_value is not None and _norm(record.get("gold")) != _norm(gold_value):
+            continue
+        text = record.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise DataError(f"{path}: line {line_number}: field 'text' is missing; stratification needs the text "
+                            "of each item (tasks that log it: hate_detection, ishate_implicit, ishate_subtle)")
+        value = record.get("correct")
+        if value is None:
+            value = record.get("parsed") is not None and record.get("parsed") == record.get("gold")
+        texts.append(text)
+        correct.append(float(value))
+    task = records[0].get("task") or path.stem.removeprefix("samples_")
+    runs = len({r.get("run", 0) for r in records})
+    return Predictions(name=task, texts=texts, correct=np.asarray(correct, dtype=np.float64), source=str(path),
+                       model=model, task=task, filter=f"gold={gold_value}" if gold_value is not None else None,
+                       extra={"runs": runs})
+
+
+def sample_logs(results_dir: Path) -> list[tuple[Path, dict | None]]:
+    """Per-sample logs of a harness results folder, with the model settings from its results.json."""
+    results = results_dir / "results.json"
+    model = json.loads(results.read_text(encoding="utf-8")).get("model") if results.is_file() else None
+    return [(path, model) for path in sorted(results_dir.glob("samples_*.jsonl"))]
+
+
+# ---------------------------------------------------------------------------------------------------- run
+def score_predictions(predictions: Predictions, model) -> np.ndarray:
+    if predictions.scores is not None:
+        return predictions.scores
+    from pragmeter.analysis.profile import encode_with_progress
+
+    distinct = list(dict.fromkeys(predictions.texts))
+    scores = model.score_embeddings(encode_with_progress(model, distinct, f"scoring {predictions.name}"))
+    lookup = dict(zip(distinct, scores))
+    return np.array([lookup[t] for t in predictions.texts], dtype=np.float64)
+
+
+def write_stratified(predictions: Predictions, scores: np.ndarray, output: Path, impscore: str | None) -> dict:
+    """Write ``stratified_<name>.json``, ``stratified_<name>.png`` and the per-item scores and bins."""
+    import pandas as pd
+
+    from pragmeter.analysis.plots import stratified_figure
+    from pragmeter.harness.results import environment
+    from pragmeter.io import write_json_atomic, write_table
+
+    result = stratify(scores, predictions.correct)
+    name = predictions.name
+    output.mkdir(parents=True, exist_ok=True)
+    model_name = (predictions.model or {}).get("model")
+    title = f"{name}" + (f" — {model_name}" if model_name else "") + (f" ({predictions.filter})" if predictions.filter else "")
+    png = f"stratified_{name}.png"
+    bins = result["bins"]
+    stratified_figure(title, [b["centre"] for b in bins], [b["accuracy"] for b in bins],
+                      [b["ci_low"] for b in bins], [b["ci_high"] for b in bins], [b["n"] for b in bins],
+                      float(BIN_EDGES[1] - BIN_EDGES[0]), output / png)
+    items = f"stratified_{name}_items.parquet"
+    write_table(pd.DataFrame({"text": predictions.texts, "impscore": scores,
+                              "bin": assign_bins(scores), "correct": predictions.correct}), output / items,
+                overwrite=True)
+    payload = {"kind": "pragmeter-stratified", "version": 1, "name": name, "source": predictions.source,
+               "task": predictions.task, "model": predictions.model, "impscore_model": impscore,
+               "filter": predictions.filter, "metric": "accuracy", **predictions.extra, **result,
+               "plots": [png], "items_file": items, "environment": environment()}
+    write_json_atomic(output / f"stratified_{name}.json", payload)
+    return payload
