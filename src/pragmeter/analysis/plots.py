@@ -33,20 +33,16 @@ def _save(figure, path: str | os.PathLike) -> None:
     _pyplot().close(figure)
 
 
-def _violins(axis, groups: Sequence[np.ndarray], names: Sequence[str], vertical: bool = True) -> None:
+def _violins(axis, groups: Sequence[np.ndarray], names: Sequence[str]) -> None:
     kept = [(g, n) for g, n in zip(groups, names) if len(g) > 1]
     if not kept:
         axis.text(0.5, 0.5, "too few values", ha="center", va="center", transform=axis.transAxes)
         return
     values, labels = zip(*kept)
-    parts = axis.violinplot(values, showmeans=True, showextrema=False, vert=vertical)
+    parts = axis.violinplot(values, showmeans=True, showextrema=False)
     for body in parts["bodies"]:
         body.set_alpha(0.6)
-    ticks = range(1, len(labels) + 1)
-    if vertical:
-        axis.set_xticks(list(ticks), labels, rotation=30, ha="right")
-    else:
-        axis.set_yticks(list(ticks), labels)
+    axis.set_xticks(list(range(1, len(labels) + 1)), labels, rotation=30, ha="right")
 
 
 def profile_figure(title: str, groups: dict[str, np.ndarray], distances: dict[str, np.ndarray],

@@ -24,7 +24,7 @@ DEFAULT_PAIRS = 2000
 ALL = "all"
 
 
-def encode_with_progress(model, texts: list[str], description: str = "embedding", chunk: int = 1024) -> np.ndarray:
+def encode_with_progress(model, texts: list[str], description: str = "embedding", chunk: int = 512) -> np.ndarray:
     """Encoder embeddings of ``texts`` (through the model's cache), with a progress bar on stderr."""
     from tqdm import tqdm
 

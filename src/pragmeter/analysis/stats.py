@@ -44,7 +44,10 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float | Non
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At k = 0 and k = n the bound is exactly 0 or 1; rounding would leave it a hair inside.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return low, high
 
 
 def mean_difference(a: Sequence[float], b: Sequence[float]) -> dict:
