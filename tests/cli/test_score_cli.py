@@ -1,0 +1,123 @@
+"""`pragmeter score` / `distance` on real sentences and on files with bad rows."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pragmeter.cli import main
+from pragmeter.data.root import data_file
+
+
+@pytest.fixture(scope="module")
+def real_sentences() -> list[str]:
+    frame = pd.read_csv(data_file("implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg3_posts.tsv"), sep="\t")
+    return frame["post"].head(300).tolist() + frame["implied_statement"].head(200).tolist()
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path / "cache"))
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_score_sentences_prints_scores_in_range(capsys):
+    code, out, _ = run(capsys, "score", "You are talking too loudly.", "I'm finding it a bit hard to concentrate.")
+    assert code == 0
+    scores = [float(line.split("\t")[0]) for line in out.strip().splitlines()]
+    assert len(scores) == 2 and all(0.0 <= s <= 2.0 for s in scores)
+
+
+def test_distance_is_symmetric_and_zero_for_identical(capsys):
+    _, ab, _ = run(capsys, "distance", "Nice weather.", "It is raining hard.")
+    _, ba, _ = run(capsys, "distance", "It is raining hard.", "Nice weather.")
+    _, aa, _ = run(capsys, "distance", "Nice weather.", "Nice weather.")
+    assert float(ab) == pytest.approx(float(ba), abs=1e-4) and float(ab) > 0
+    assert float(aa) == pytest.approx(0.0, abs=1e-4)
+
+
+def test_ten_thousand_rows_keep_order_and_mark_errors(tmp_path, capsys, real_sentences):
+    rng = np.random.default_rng(0)
+    texts = [real_sentences[i] for i in rng.integers(len(real_sentences), size=10_000)]
+    bad = {17: "", 4242: "   ", 9999: None}
+    for row, value in bad.items():
+        texts[row] = value
+    source = tmp_path / "in.csv"
+    pd.DataFrame({"id": range(10_000), "text": texts, "extra": "x"}).to_csv(source, index=False)
+    target = tmp_path / "out.parquet"
+    code, _, err = run(capsys, "score", "--input", str(source), "--column", "text", "--output", str(target))
+    assert code == 0
+    out = pd.read_parquet(target)
+    assert len(out) == 10_000
+    assert out["id"].astype(int).tolist() == list(range(10_000))
+    assert set(out.columns) >= {"id", "text", "extra", "impscore", "impscore_error"}
+    marked = out.index[out["impscore_error"] != ""].tolist()
+    assert marked == sorted(bad)
+    assert out["impscore"].isna().sum() == 3
+    assert out["impscore"].dropna().between(0, 2).all()
+    assert "3 row(s) not scored" in err and "row 18" in err
+    # identical texts get identical scores wherever they appear
+    first = out.dropna().groupby("text")["impscore"].agg(["min", "max"])
+    assert (first["max"] - first["min"]).abs().max() < 1e-5
+
+
+def test_missing_column_names_the_available_ones(tmp_path, capsys):
+    source = tmp_path / "in.tsv"
+    source.write_text("id\tsentence\n1\thello there\n", encoding="utf-8")
+    code, _, err = run(capsys, "score", "--input", str(source), "--column", "text", "--output", str(tmp_path / "o.csv"))
+    assert code == 2
+    assert "no column 'text'" in err and "id, sentence" in err
+
+
+def test_non_utf8_file_names_the_position(tmp_path, capsys):
+    source = tmp_path / "in.txt"
+    source.write_bytes("good line\nbad \xe9 line\n".encode("latin-1"))
+    code, _, err = run(capsys, "score", "--input", str(source), "--output", str(tmp_path / "o.csv"))
+    assert code == 2
+    assert "not valid UTF-8" in err and "line 2" in err and str(source) in err
+
+
+def test_existing_output_is_refused_without_overwrite(tmp_path, capsys):
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"text": "A sentence."}\n', encoding="utf-8")
+    target = tmp_path / "out.csv"
+    target.write_text("keep me", encoding="utf-8")
+    code, _, err = run(capsys, "score", "--input", str(source), "--output", str(target))
+    assert code == 2 and "--overwrite" in err
+    assert target.read_text(encoding="utf-8") == "keep me"
+    code, _, _ = run(capsys, "score", "--input", str(source), "--output", str(target), "--overwrite")
+    assert code == 0 and "impscore" in target.read_text(encoding="utf-8")
+
+
+def test_invalid_jsonl_names_the_line(tmp_path, capsys):
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"text": "ok"}\n{"text": \n', encoding="utf-8")
+    code, _, err = run(capsys, "score", "--input", str(source), "--output", str(tmp_path / "o.csv"))
+    assert code == 2 and "line 2" in err
+
+
+def test_empty_sentence_argument_is_an_error(capsys):
+    code, _, err = run(capsys, "score", "fine", "  ")
+    assert code == 2 and "text 1: empty text" in err
+
+
+def test_long_text_is_truncated_counted_and_scored(capsys):
+    code, out, err = run(capsys, "score", "word " * 2000, "short")
+    assert code == 0 and len(out.strip().splitlines()) == 2
+    assert "1 text(s) exceeded" in err
+
+
+def test_entry_point_prints_no_traceback(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "pragmeter", "score", "--input", str(tmp_path / "missing.csv"),
+                             "--output", str(tmp_path / "o.csv")], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and "no such file" in result.stderr

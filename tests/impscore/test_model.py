@@ -1,0 +1,85 @@
+"""The shipped model loads offline and scores as the paper describes; save/load round trips."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pragmeter import ImpScore
+from pragmeter.errors import PragmeterError
+from pragmeter.impscore.model import DEFAULT_MODEL, MODELS_DIR, shipped_models
+
+
+@pytest.fixture(scope="module")
+def model() -> ImpScore:
+    return ImpScore.load()
+
+
+def test_default_model_ships_with_weights_config_and_card():
+    folder = MODELS_DIR / DEFAULT_MODEL
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    assert config["format"] == "pragmeter-impscore"
+    assert (folder / "heads.safetensors").stat().st_size < 1_000_000  # heads only, never the encoder
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "implicitness accuracy" in card and config["encoder"] in card
+    assert config["metrics"]["test"]["implicitness_accuracy"] >= 0.95
+    assert config["metrics"]["test"]["pragmatics_accuracy"] >= 0.96
+    assert DEFAULT_MODEL in shipped_models()
+
+
+def test_acceptance_pair(model):
+    scores = model.score(["You are talking too loudly.", "I'm finding it a bit hard to concentrate."])
+    assert scores.shape == (2,)
+    assert ((scores >= 0) & (scores <= 2)).all()
+    assert scores[1] > scores[0]
+
+
+def test_implicit_posts_score_above_their_explicit_statements(model):
+    implicit = ["if you are white in that state watch yourself !",
+                "- Are you a fan of Korean food? - I'd rather have a burger."]
+    explicit = ["non-white people are dangerous", "- Are you a fan of Korean food? - No, I am not a fan of Korean food."]
+    assert (model.score(implicit) > model.score(explicit)).all()
+
+
+def test_embed_and_distance_are_consistent(model):
+    texts = ["It's getting late.", "You should go home now.", "The sky is blue."]
+    features = model.embed(texts)
+    assert features.pragmatic.shape == (3, model.heads.config.dim) == features.semantic.shape
+    expected = np.linalg.norm(features.pragmatic[0] - features.pragmatic[1])
+    assert model.pragmatic_distance(texts[0], texts[1]) == pytest.approx(expected, rel=1e-4)
+    matrix = model.distance_matrix(texts)
+    assert matrix.shape == (3, 3) and np.allclose(matrix, matrix.T, atol=1e-5) and np.allclose(np.diag(matrix), 0, atol=1e-4)
+    elementwise = model.pragmatic_distance(texts[:2], texts[1:])
+    assert elementwise.shape == (2,)
+
+
+def test_bad_inputs_raise_clear_errors(model):
+    with pytest.raises(PragmeterError, match="text 1: empty text"):
+        model.score(["fine", ""])
+    with pytest.raises(PragmeterError, match="text 0: missing value"):
+        model.score([float("nan")])
+    with pytest.raises(PragmeterError, match="equal length"):
+        model.pragmatic_distance(["a", "b"], ["c"])
+    with pytest.raises(PragmeterError, match="no ImpScore model"):
+        ImpScore.load("no-such-model")
+
+
+def test_save_and_reload_give_identical_scores(model, tmp_path):
+    texts = ["I have an early start tomorrow.", "Please leave."]
+    model.save(tmp_path / "copy")
+    again = ImpScore.load(tmp_path / "copy")
+    assert np.array_equal(model.score(texts), again.score(texts))
+
+
+def test_loads_offline_in_a_fresh_process(tmp_path):
+    code = ("from pragmeter import ImpScore; m = ImpScore.load(); "
+            "print(m.score(['Is the pope Catholic?'])[0])")
+    env = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PATH": "/usr/bin:/bin",
+           "HOME": str(tmp_path), "PRAGMETER_CACHE": str(tmp_path / "cache")}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert 0.0 <= float(result.stdout.strip()) <= 2.0

