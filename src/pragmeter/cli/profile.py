@@ -101,10 +101,9 @@ def run(args: argparse.Namespace) -> int:
                              f"({', '.join(BUILTINS)}, all)")
     model = load_model(args)
     if not args.no_cache:
-        from pragmeter.encoders import cache_dir
-        from pragmeter.impscore.embedding_cache import EmbeddingCache
+        from pragmeter.analysis.profile import attach_embedding_cache
 
-        model.embedding_cache = EmbeddingCache(cache_dir() / "embeddings", model.encoder_name)
+        attach_embedding_cache(model)
     output = Path(args.output)
     profiles = []
     for collection in collections:

@@ -48,12 +48,11 @@ def stratify_logged_samples(results_dir: Path, args: argparse.Namespace) -> int:
             if not predictions.texts:
                 continue
             if model is None:
-                from pragmeter.encoders import cache_dir
-                from pragmeter.impscore.embedding_cache import EmbeddingCache
+                from pragmeter.analysis.profile import attach_embedding_cache
                 from pragmeter.impscore.model import ImpScore
 
-                model = ImpScore.load(args.impscore, device=args.device, batch_size=args.batch_size)
-                model.embedding_cache = EmbeddingCache(cache_dir() / "embeddings", model.encoder_name)
+                model = attach_embedding_cache(ImpScore.load(args.impscore, device=args.device,
+                                                             batch_size=args.batch_size))
             scores = stratify.score_predictions(predictions, model)
             stratify.write_stratified(predictions, scores, results.parent, model.signature())
             done += 1

@@ -89,10 +89,9 @@ def run(args: argparse.Namespace) -> int:
             if model is None:
                 model = load_model(args)
                 if not args.no_cache:
-                    from pragmeter.encoders import cache_dir
-                    from pragmeter.impscore.embedding_cache import EmbeddingCache
+                    from pragmeter.analysis.profile import attach_embedding_cache
 
-                    model.embedding_cache = EmbeddingCache(cache_dir() / "embeddings", model.encoder_name)
+                    attach_embedding_cache(model)
             signature = model.signature()
         scores = score_predictions(predictions, model)
         payload = write_stratified(predictions, scores, output, signature)
