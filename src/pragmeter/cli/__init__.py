@@ -25,6 +25,7 @@ COMMANDS = [
     "correlate",
     "serve",
     "generate",
+    "generate",
     "profile",
     "stratify",
     "generation_check",

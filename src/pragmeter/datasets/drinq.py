@@ -49,8 +49,9 @@ def _normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().rstrip(".!?").strip().lower()
 
 
-def load_drinq(root: str | os.PathLike | None = None) -> list[DrinqItem]:
-    path = data_file(FILE, root)
+def load_drinq(root: str | os.PathLike | None = None, path: str | os.PathLike | None = None) -> list[DrinqItem]:
+    """The validated items; ``path`` reads a file of your own in the same CSV schema instead (no checksum)."""
+    path = data_file(FILE, root) if path is None else path
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     items = []
     for row, record in enumerate(frame.to_dict("records")):

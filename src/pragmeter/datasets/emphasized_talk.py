@@ -23,6 +23,7 @@ import json
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from pragmeter.data.root import data_file
 from pragmeter.errors import DataError
@@ -77,8 +78,10 @@ def locate(word: str, text: str, start: int = 0) -> tuple[tuple[int, int], int, 
     return (begin, end), 0, "widened"
 
 
-def load_emphasized_talk(root: str | os.PathLike | None = None) -> list[EmphasizedTalkItem]:
-    path = data_file(FILE, root)
+def load_emphasized_talk(root: str | os.PathLike | None = None,
+                         path: str | os.PathLike | None = None) -> list[EmphasizedTalkItem]:
+    """Every emphasized word; ``path`` reads a file of your own in the data.json schema instead (no checksum)."""
+    path = data_file(FILE, root) if path is None else Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:

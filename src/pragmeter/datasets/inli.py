@@ -42,10 +42,14 @@ class InliItem:
     row: int  # 0-based data row in the CSV
 
 
-def load_inli(split: str = "test", root: str | os.PathLike | None = None) -> list[InliItem]:
-    """All items of a split, premise by premise, labels in LABELS order (4 × rows items)."""
-    relative = split_file(split)
-    path = data_file(relative, root)
+def load_inli(split: str = "test", root: str | os.PathLike | None = None,
+              path: str | os.PathLike | None = None) -> list[InliItem]:
+    """All items of a split, premise by premise, labels in LABELS order (4 × rows items).
+
+    ``path`` reads a file of your own in the INLI CSV schema instead (e.g. from ``pragmeter generate inli``;
+    no checksum); ``split`` then only names the items.
+    """
+    path = data_file(split_file(split), root) if path is None else path
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     items: list[InliItem] = []
     for row, record in enumerate(frame.to_dict("records")):

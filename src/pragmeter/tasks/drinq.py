@@ -5,7 +5,8 @@ pragmeter), ``explanation`` (the same, with the justification required before th
 ``reasoning``, ``charitable``, ``conservative`` and ``all`` additions on top of vanilla. Each runs 3 times
 with a different seeded sample of examples; metrics are accuracy against the human consensus (headline) and
 against ``implied_comment``, mean ± SD over runs and a 95% item-level bootstrap CI (items resampled, each
-item's correctness averaged over the runs). Task arguments: ``seed`` (example sampling), ``shots`` (3).
+item's correctness averaged over the runs). Task arguments: ``seed`` (example sampling), ``shots`` (3),
+``path`` (a file of your own in the DRInQ CSV schema, e.g. from ``pragmeter generate drinq``).
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from __future__ import annotations
 import json
 import random
 import re
+from pathlib import Path
 from typing import Any, ClassVar
 
-from pragmeter.data.root import dataset_checksums
+from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.datasets.drinq import FILES, LETTERS, DrinqItem, load_drinq
 from pragmeter.harness.metrics import BOOTSTRAP_SIGNATURE, bootstrap_ci, correct, mean_sd
 from pragmeter.harness.parsing import json_field
@@ -43,14 +45,16 @@ class DrinqTask(Task):
     citation = "Arai & Ren, DRInQ: Evaluating Conversational Implicature with Controlled Context Variation"
     runs = 3
     max_tokens = 512
-    arguments = {"seed": "1234", "shots": "3"}
+    arguments = {"seed": "1234", "shots": "3", "path": ""}  # path: your own file in the DRInQ CSV schema
     explanation_first: ClassVar[bool] = False
     additions: ClassVar[tuple[str, ...]] = ()  # template names of the added instructions/constraints
 
     def load(self) -> list[DrinqItem]:
-        return load_drinq(self.data_root)
+        return load_drinq(self.data_root, path=self.args["path"] or None)
 
     def checksums(self) -> dict[str, str]:
+        if self.args["path"]:
+            return {self.args["path"]: sha256_of(Path(self.args["path"]))}
         return dataset_checksums(list(FILES))
 
     def templates(self) -> dict[str, str]:

@@ -5,7 +5,9 @@ Label words: Implicature / Explicature / Neutral / Contradiction. Headline: accu
 
 from __future__ import annotations
 
-from pragmeter.data.root import dataset_checksums
+from pathlib import Path
+
+from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.datasets.inli import LABELS, InliItem, load_inli, split_file
 from pragmeter.harness.classification import ClassificationTask
 from pragmeter.harness.task import Sample, load_template
@@ -17,16 +19,18 @@ class Inli(ClassificationTask):
     description = "INLI 4-way implied NLI, paper 8-shot prompt; accuracy, per label (implied = headline), per source"
     citation = "Havaldar et al. 2025, Entailed Between the Lines: Incorporating Implication into NLI (ACL 2025)"
     max_tokens = 16
-    arguments = {"split": "test"}
+    arguments = {"split": "test", "path": ""}  # path: your own file in the INLI CSV schema instead of the split
     labels = LABELS
     answer_words = {"Implicature": "implied", "Explicature": "explicit", "Neutral": "neutral",
                     "Contradiction": "contradiction"}
     group_field = "source"
 
     def load(self) -> list[InliItem]:
-        return load_inli(self.args["split"], self.data_root)
+        return load_inli(self.args["split"], self.data_root, path=self.args["path"] or None)
 
     def checksums(self) -> dict[str, str]:
+        if self.args["path"]:
+            return {self.args["path"]: sha256_of(Path(self.args["path"]))}
         return dataset_checksums([split_file(self.args["split"])])
 
     def templates(self) -> dict[str, str]:

@@ -1,0 +1,169 @@
+"""``pragmeter generate``: build new data the way the papers did, with any OpenAI-compatible chat model.
+
+pairs (ImpScore explicit sides), inli (premises and four hypotheses), drinq (contexts and 5-option items),
+agreement (Emphasized-Talk annotation filter), inli-hypothesis-baseline (the INLI appendix D artefact check).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from pragmeter.cli.common import add_data_root_option
+from pragmeter.errors import PragmeterError
+
+
+def _llm_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", required=True, help="file to write (csv, tsv, jsonl or parquet; agreement: json)")
+    parser.add_argument("--model", default="openai-chat", help="backend (default openai-chat)")
+    parser.add_argument("--model-args", default="",
+                        help="KEY=VALUE pairs, comma-separated: base_url, model, api_key_env, temperature, seed, "
+                             "concurrency, max_retries… (as for pragmeter eval)")
+    parser.add_argument("--cache", default=None, help="response cache (default OUTPUT.responses.jsonl); rerun to resume")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
+    parser.add_argument("--retries", type=int, default=2,
+                        help="new samples asked for an empty, refused or malformed answer before dropping it (default 2)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of names, splits, negatives and option order")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "generate", help="build new data with an LLM the way the papers did (pairs, inli, drinq, agreement)",
+        description="LLM pipelines of the ImpScore, INLI, DRInQ and Emphasized-Talk papers. Every answer is cached "
+                    "as it arrives (rerun an interrupted command to resume); empty, refused and malformed answers "
+                    "are asked again, then dropped and counted; counts in/out are printed per stage and written "
+                    "to OUTPUT.report.json with the model and prompt hashes.")
+    kinds = parser.add_subparsers(dest="pipeline", metavar="PIPELINE", required=True)
+
+    pairs = kinds.add_parser("pairs", help="ImpScore (implicit, explicit) pairs with negatives, in the corpus format",
+                             description="Write the explicit side of each implicit sentence with the ImpScore "
+                                         "paper's per-source prompt (Appendix A.1).")
+    pairs.add_argument("--input", required=True, help="table of implicit sentences (txt/csv/tsv/jsonl/parquet)")
+    pairs.add_argument("--column", default="text", help="column with the implicit sentences (default text)")
+    pairs.add_argument("--source-type", required=True, choices=["hate", "dialogue", "sarcasm", "sentiment", "irony"],
+                       help="kind of source: picks the paper's prompt (hate: ToxiGEN, dialogue: Implicatures, "
+                            "sarcasm: Snarks, sentiment: ABSA, irony: SemEval)")
+    pairs.add_argument("--prompt-source", default=None,
+                       help="use the prompt of this paper source instead (toxigen, dghsd, adversarial, implicatures, "
+                            "ludwig, absa, semeval, snarks)")
+    pairs.add_argument("--source-name", default=None, help="value of the source column (default generated_TYPE)")
+    _llm_options(pairs)
+    pairs.set_defaults(func=run_pairs)
+
+    inli = kinds.add_parser("inli", help="INLI premises and implied/explicit/neutral/contradiction hypotheses",
+                            description="Stage 1 implicature augmentation, stage 2 alternative hypotheses, then "
+                                        "paraphrasing, with the upstream INLI prompts; writes the INLI CSV schema.")
+    inli.add_argument("--input", required=True, help="implicature frames (circa: context, question-X, answer-Y, "
+                      "goldstandard1; ludwig: Context utterance, Response utterance, Implicature; normbank: "
+                      "setting, behavior, details; socialchem: situation, rot)")
+    inli.add_argument("--frame-type", required=True, choices=["circa", "ludwig", "normbank", "socialchem"])
+    _llm_options(inli)
+    inli.set_defaults(func=run_inli)
+
+    drinq = kinds.add_parser("drinq", help="DRInQ contexts and 5-option items for questions",
+                             description="Default intent and comment per question, intent ranking by embedding "
+                                         "distance, context generation with abstention, similarity filter, "
+                                         "5-option MCQ assembly in the DRInQ CSV schema.")
+    drinq.add_argument("--input", required=True, help="table of questions")
+    drinq.add_argument("--column", default="question", help="column with the questions (default question)")
+    drinq.add_argument("--candidate-intents", type=int, default=None,
+                       help="ask for contexts for at most this many ranked intents per question (default all)")
+    drinq.add_argument("--keep-intents", type=int, default=10,
+                       help="keep the N highest-ranked intents with valid contexts (paper: 10)")
+    drinq.add_argument("--max-similarity", type=float, default=0.8,
+                       help="drop a generated comment whose cosine similarity to the default comment is at least "
+                            "this (default 0.8)")
+    drinq.add_argument("--encoder", default="all-MiniLM-L6-v2", help="sentence encoder for ranking and filtering")
+    _llm_options(drinq)
+    drinq.set_defaults(func=run_drinq)
+
+    agreement = kinds.add_parser("agreement", help="Emphasized-Talk: keep annotations an LLM judges semantically close",
+                                 description="For each emphasized word with several implication annotations, ask "
+                                             "the paper's Appendix B question and keep the word only on 'yes'.")
+    agreement.add_argument("--input", required=True, help="annotations in the Emphasized-Talk data.json schema")
+    _llm_options(agreement)
+    agreement.set_defaults(func=run_agreement)
+
+    baseline = kinds.add_parser(
+        "inli-hypothesis-baseline", help="INLI hypothesis-only classifier (paper appendix D artefact check)",
+        description="TF-IDF + logistic regression on hypotheses alone. Without FILE: trained on the INLI train "
+                    "split, tested on the test split. With FILE (INLI CSV schema): tested on FILE after training "
+                    "on --train, or 5-fold cross-validated within FILE (folds by premise) when --train is not given.")
+    baseline.add_argument("file", nargs="?", default=None, help="INLI-schema CSV to test (e.g. generated)")
+    baseline.add_argument("--train", default=None, help="INLI-schema CSV to train on")
+    baseline.add_argument("--seed", type=int, default=0)
+    add_data_root_option(baseline)
+    baseline.set_defaults(func=run_baseline)
+
+
+def _session(args: argparse.Namespace):
+    from pragmeter.generate.output import check_output, default_cache
+    from pragmeter.generate.session import GenerationSession
+    from pragmeter.harness.backends import load_backend, parse_model_args
+
+    output = Path(args.output)
+    check_output(output, args.overwrite)
+    backend = load_backend(args.model, parse_model_args(args.model_args))
+    cache = None if args.no_cache else Path(args.cache) if args.cache else default_cache(output)
+    return GenerationSession(backend, cache, retries=args.retries, progress=not args.no_progress)
+
+
+def _run(args: argparse.Namespace, pipeline) -> int:
+    session = _session(args)
+
+    async def main():
+        try:
+            return await pipeline(session, Path(args.output))
+        finally:
+            await session.aclose()
+
+    asyncio.run(main())
+    failed = session.failed_requests()
+    if failed:
+        print(f"warning: {failed} request(s) failed after retries and were left out; rerun the same command to "
+              "retry them (answers already received are reused)", file=sys.stderr)
+    return 0
+
+
+def run_pairs(args: argparse.Namespace) -> int:
+    from pragmeter.generate.pairs import generate_pairs
+
+    return _run(args, lambda session, output: generate_pairs(
+        session, Path(args.input), args.column, args.source_type, output, args.overwrite,
+        source_name=args.source_name, paper_source=args.prompt_source, seed=args.seed))
+
+
+def run_inli(args: argparse.Namespace) -> int:
+    from pragmeter.generate.inli import generate_inli
+
+    return _run(args, lambda session, output: generate_inli(
+        session, Path(args.input), args.frame_type, output, args.overwrite, seed=args.seed))
+
+
+def run_drinq(args: argparse.Namespace) -> int:
+    from pragmeter.generate.drinq import DrinqOptions, generate_drinq
+
+    if not 0 < args.max_similarity <= 1:
+        raise PragmeterError("--max-similarity must be in (0, 1]")
+    options = DrinqOptions(candidate_intents=args.candidate_intents, keep_intents=args.keep_intents,
+                           max_similarity=args.max_similarity, encoder=args.encoder, seed=args.seed)
+    return _run(args, lambda session, output: generate_drinq(
+        session, Path(args.input), args.column, output, args.overwrite, options))
+
+
+def run_agreement(args: argparse.Namespace) -> int:
+    from pragmeter.generate.agreement import filter_agreement
+
+    return _run(args, lambda session, output: filter_agreement(session, Path(args.input), output, args.overwrite))
+
+
+def run_baseline(args: argparse.Namespace) -> int:
+    from pragmeter.generate.hypothesis_baseline import format_result, run_hypothesis_baseline
+
+    result = run_hypothesis_baseline(args.file, args.train, root=args.data_root, seed=args.seed)
+    print(format_result(result))
+    return 0

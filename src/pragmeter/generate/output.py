@@ -1,0 +1,65 @@
+"""Writing a pipeline's result: the data file (atomically) and ``<output>.report.json`` beside it (per-stage
+counts, model settings, prompt hashes, command), plus the default response-cache location."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pandas as pd
+
+from pragmeter.errors import PragmeterError
+from pragmeter.generate.session import GenerationSession
+from pragmeter.io import write_json_atomic, write_table
+
+
+def default_cache(output: Path) -> Path:
+    """Responses of a run writing ``out.csv`` are cached in ``out.csv.responses.jsonl`` (rerun = resume)."""
+    return output.with_name(output.name + ".responses.jsonl")
+
+
+def report_path(output: Path) -> Path:
+    return output.with_name(output.name + ".report.json")
+
+
+def check_output(output: Path, overwrite: bool) -> None:
+    """Fail before any request is sent, not after hours of generation."""
+    if output.exists() and not overwrite:
+        raise PragmeterError(f"{output} exists; pass --overwrite to replace it (cached answers are reused)")
+
+
+def write_report(output: Path, session: GenerationSession, pipeline: str, rows: int, extra: dict | None = None) -> None:
+    from pragmeter import __version__
+
+    write_json_atomic(report_path(output), {
+        "pipeline": pipeline, "output": str(output), "rows": rows, "model": session.settings(),
+        "prompt_hashes": session.prompt_hashes, "stages": [c.record() for c in session.stages],
+        "command": list(sys.argv), "pragmeter": __version__,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), **(extra or {}),
+    })
+
+
+def write_rows(frame: pd.DataFrame, output: Path, overwrite: bool, session: GenerationSession, pipeline: str,
+               extra: dict | None = None) -> None:
+    write_table(frame, output, overwrite=overwrite)
+    write_report(output, session, pipeline, len(frame), extra)
+    print(f"{pipeline}: wrote {len(frame)} rows to {output}", file=session.stream)
+
+
+def read_texts(path: str | Path, column: str, stream=None) -> tuple[list[int], list[str]]:
+    """(data rows, texts) of the non-empty cells of ``column``; empty cells are counted and skipped."""
+    from pragmeter.io import read_table, require_column
+
+    stream = stream or sys.stdout
+    values = require_column(read_table(path), column, path)
+    rows, texts = [], []
+    for row, value in enumerate(values):
+        if isinstance(value, str) and value.strip():
+            rows.append(row)
+            texts.append(" ".join(value.split()))
+    if len(texts) < len(values):
+        print(f"input {path}: {len(values) - len(texts)} row(s) with empty {column!r} skipped", file=stream)
+    if not texts:
+        raise PragmeterError(f"{path}: no non-empty values in column {column!r}")
+    return rows, texts

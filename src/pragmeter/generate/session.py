@@ -1,0 +1,165 @@
+"""One generation run: a chat backend behind the harness's response cache, running stages of prompts.
+
+A stage sends one prompt per input, checks each answer (empty, refused, malformed -> asked again as an
+independent sample, up to ``retries`` more times, then dropped), and counts what came in, what came out and
+why the rest was dropped. Every answer that arrives is in the cache at once, so a killed run started again
+sends no request that had been answered — retries included, since retry ``k`` is cached as sample ``k``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pragmeter.errors import PragmeterError
+from pragmeter.generate.prompts import prompt_hash
+from pragmeter.generate.validation import ABSTAINED, Malformed, is_refusal, strings_in
+from pragmeter.harness.backends.base import BackendFatal, ChatBackend, Messages
+from pragmeter.harness.cache import ResponseCache
+from pragmeter.harness.client import CachedClient, Counters
+
+DROP_REASONS = ("empty", "refused", "malformed", "failed")
+
+
+@dataclass
+class Outcome:
+    """The fate of one prompt: ``value`` is the parsed answer when ``status`` is "ok"."""
+
+    status: str  # ok | abstained | empty | refused | malformed | failed
+    value: Any = None
+    reason: str | None = None  # why it was dropped (last attempt)
+    attempts: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass
+class StageCounts:
+    name: str
+    n_in: int = 0
+    n_out: int = 0
+    statuses: Counter = field(default_factory=Counter)
+    requests: int = 0
+    cached: int = 0
+    retried: int = 0
+    filtered: Counter = field(default_factory=Counter)  # later, non-LLM filters of this stage's output
+
+    def line(self) -> str:
+        dropped = ", ".join(f"{r} {self.statuses[r]}" for r in DROP_REASONS)
+        abstained = f", abstained {self.statuses['abstained']}" if self.statuses["abstained"] else ""
+        return (f"stage {self.name}: in {self.n_in} -> out {self.n_out} (dropped: {dropped}{abstained}; "
+                f"requests {self.requests}, cached {self.cached}, retried {self.retried})")
+
+    def record(self) -> dict:
+        return {"stage": self.name, "in": self.n_in, "out": self.n_out, "statuses": dict(self.statuses),
+                "filtered": dict(self.filtered), "requests": self.requests, "cached": self.cached,
+                "retried": self.retried}
+
+
+class GenerationSession:
+    def __init__(self, backend: ChatBackend, cache_path: Path | None, retries: int = 2, progress: bool = True,
+                 stream=None):
+        if retries < 0:
+            raise PragmeterError("--retries must be at least 0")
+        self.backend = backend
+        self.cache = ResponseCache(cache_path) if cache_path is not None else None
+        self.client = CachedClient(backend, self.cache)
+        self.retries, self.progress, self._stream = retries, progress, stream
+        self.stages: list[StageCounts] = []
+        self.prompt_hashes: dict[str, str] = {}
+
+    @property
+    def stream(self):
+        """Where counts are printed (stdout unless given; looked up at print time)."""
+        return self._stream or sys.stdout
+
+    @property
+    def model(self) -> str:
+        return str(self.backend.identity().get("model"))
+
+    def settings(self) -> dict:
+        return self.backend.settings()
+
+    async def _one(self, messages: Messages, parse: Callable[[str], Any], max_tokens: int | None,
+                   counts: StageCounts, counters: Counters) -> Outcome:
+        outcome = Outcome("failed")
+        for attempt in range(self.retries + 1):
+            answer = await self.client.chat(messages, max_tokens, sample=attempt,
+                                            counters=counters if attempt == 0 else None)
+            counts.requests += 1
+            counts.cached += answer.cached
+            counts.retried += attempt > 0
+            outcome.attempts = attempt + 1
+            if answer.error is not None:  # the backend already retried transport errors; a rerun tries again
+                outcome.status, outcome.reason = "failed", answer.error
+                return outcome
+            outcome.status, outcome.value, outcome.reason = self._check(answer.text, parse)
+            if outcome.status in ("ok", "abstained"):
+                return outcome
+        outcome.value = None
+        return outcome
+
+    @staticmethod
+    def _check(text: str | None, parse: Callable[[str], Any]) -> tuple[str, Any, str | None]:
+        if text is None or not text.strip():
+            return "empty", None, "no content"
+        try:
+            value = parse(text)
+        except Malformed as problem:
+            return ("refused", None, "refusal") if is_refusal(text) else ("malformed", None, str(problem))
+        if value is ABSTAINED:
+            return "abstained", None, None
+        if any(is_refusal(s) for s in strings_in(value)):
+            return "refused", None, "refusal"
+        return "ok", value, None
+
+    async def stage(self, name: str, prompts: list[Messages], parse: Callable[[str], Any] | list[Callable[[str], Any]],
+                    max_tokens: int | None = None, templates: dict[str, str] | None = None) -> list[Outcome]:
+        """Answer every prompt; returns one Outcome per prompt, in order, and prints the stage's counts.
+
+        ``parse`` turns an answer into its value or raises Malformed; give a list for one parser per prompt.
+        ``templates`` (name -> text) are the templates used, whose hashes go into the report.
+        """
+        parsers = parse if isinstance(parse, list) else [parse] * len(prompts)
+        for template_name, text in (templates or {}).items():
+            self.prompt_hashes[template_name] = prompt_hash(text)
+        counts = StageCounts(name, n_in=len(prompts))
+        counters = Counters(len(prompts), name, enabled=self.progress)
+        try:
+            async with asyncio.TaskGroup() as group:
+                jobs = [group.create_task(self._one(m, p, max_tokens, counts, counters)) for m, p in zip(prompts, parsers)]
+        except* BackendFatal as failure:
+            raise PragmeterError(str(failure.exceptions[0])) from None
+        finally:
+            counters.close()
+        outcomes = [job.result() for job in jobs]
+        counts.statuses.update(o.status for o in outcomes)
+        counts.n_out = counts.statuses["ok"]
+        self.stages.append(counts)
+        self.report(counts)
+        return outcomes
+
+    def filtered(self, stage: str, reason: str, count: int) -> None:
+        """Count items a later, non-LLM check removed from what stage ``stage`` produced (too similar, no
+        negative, duplicate…); printed at once and written to the report with the stage."""
+        counts = next(c for c in self.stages if c.name == stage)
+        counts.filtered[reason] += count
+        print(f"after stage {stage}: {reason}: {count} removed", file=self.stream)
+
+    def report(self, counts: StageCounts) -> None:
+        print(counts.line(), file=self.stream, flush=True)
+
+    def failed_requests(self) -> int:
+        return sum(c.statuses["failed"] for c in self.stages)
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()
+        if self.cache is not None:
+            self.cache.close()
