@@ -25,7 +25,6 @@ COMMANDS = [
     "correlate",
     "serve",
     "generate",
-    "generate",
     "profile",
     "stratify",
     "generation_check",
