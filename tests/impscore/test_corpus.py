@@ -85,12 +85,15 @@ def test_seeded_and_deterministic(corpus_and_report):
     assert not (other["negative"].to_numpy() == corpus["negative"].to_numpy()).all()
 
 
-def test_circa_pairs_use_the_dialogue_template(corpus_and_report):
+def test_circa_pairs_map_indirect_answers_to_yes_no_statements(corpus_and_report):
     corpus, _ = corpus_and_report
     circa = corpus[corpus["source"] == "circa"]
-    assert circa["implicit"].str.startswith("- ").all()
-    answers = circa["explicit"].str.split(" - ").str[-1]
-    assert answers.str.match(r"^(Yes|No), ").all()
+    assert circa["explicit"].str.match(r"^(Yes|No), ").all()
+    assert not circa["implicit"].str.match(r"^(yes|no)[ ,.!]+(i|we)\b", case=False).any()
+    pair = circa[circa["implicit"] == "I'd rather have ramen."]
+    assert "No, I am not in the mood for burgers." in set(pair["explicit"])
+    ludwig = corpus[corpus["source"] == "ludwig"]
+    assert ludwig["implicit"].str.startswith("- ").all()  # the paper's dialogue format for LUDWIG
 
 
 @pytest.mark.parametrize("sentence, expected", [

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -87,29 +88,37 @@ def imppres(root=None) -> SourcePairs:
     return out
 
 
+# Answers that start with a polar particle are direct, not implicit ("Yes they hired me back."); "No problem" stays.
+DIRECT_ANSWER = re.compile(
+    r"^(yes|yeah|yep|yup|nope|nah)\b|^no(?=[,.!]|\s+(i|we|you|he|she|they|it|i'm|i've|i'd|thanks|thank|not)\b)",
+    re.IGNORECASE)
+
+
 def circa(root=None) -> SourcePairs:
+    """Indirect answer -> canonical yes/no statement ("I'd rather have ramen." -> "No, I am not in the mood for burgers.")."""
     out = SourcePairs("circa", "template",
-                      "Circa indirect answers: '- Q - A' -> '- Q - Yes, <statement>' or '- Q - No, <negated statement>'")
+                      "Circa indirect answers -> 'Yes, <statement>' or 'No, <rule-negated statement>'")
     for scenario in range(10):
         path = data_file(f"circa/data/CIRCA/unmatched/scenario{scenario}/circa-data-test.tsv", root)
         for row in _read_tsv(path):
             gold = row.get("goldstandard1")
             if gold not in ("Yes", "No"):
                 continue
-            question, statement, answer = row.get("question-X", ""), row.get("canquestion-X", ""), row.get("answer-Y", "")
-            if not question.strip() or not statement.strip() or not answer.strip():
+            statement, answer = row.get("canquestion-X", ""), row.get("answer-Y", "")
+            if not statement.strip() or not answer.strip():
                 out.skipped["empty field"] += 1
                 continue
-            if gold == "Yes":
-                explicit = "Yes, " + tidy(statement)[:1].lower() + tidy(statement)[1:]
-            else:
-                negated = negate(statement)
-                if negated is None:
-                    out.skipped["no negation rule"] += 1
-                    continue
-                explicit = "No, " + negated[:1].lower() + negated[1:]
-            explicit = explicit.replace("Yes, i ", "Yes, I ").replace("No, i ", "No, I ").replace("No, i'", "No, I'")
-            out.pairs.append((dialogue(question, answer), dialogue(question, explicit)))
+            if DIRECT_ANSWER.match(answer.strip()):
+                out.skipped["direct yes/no answer"] += 1
+                continue
+            clause = statement if gold == "Yes" else negate(statement)
+            if clause is None:
+                out.skipped["no negation rule"] += 1
+                continue
+            clause = tidy(clause)
+            if not clause.startswith(("I ", "I'")):
+                clause = clause[:1].lower() + clause[1:]
+            out.pairs.append((" ".join(answer.split()), f"{gold}, {clause}"))
     return out
 
 
