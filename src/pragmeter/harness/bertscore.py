@@ -27,13 +27,12 @@ DEFAULT_LAYER = 6
 
 @cache
 def _load(location: str):
-    import torch
     from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(location)
     model = AutoModel.from_pretrained(location)
     model.eval()
-    torch.set_grad_enabled(False)
+    model.requires_grad_(False)  # not torch.set_grad_enabled(False): that would stop training later in the process
     return tokenizer, model
 
 
@@ -75,7 +74,8 @@ class BertScorer:
         for start in range(0, len(unique), self.batch_size):
             batch = unique[start:start + self.batch_size]
             encoded = tokenizer(batch, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
-            hidden = model(**encoded, output_hidden_states=True).hidden_states[self.layer]
+            with torch.no_grad():
+                hidden = model(**encoded, output_hidden_states=True).hidden_states[self.layer]
             hidden = torch.nn.functional.normalize(hidden, dim=-1)
             for row, sentence in enumerate(batch):
                 length = int(encoded["attention_mask"][row].sum())
