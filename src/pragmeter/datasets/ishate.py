@@ -56,6 +56,9 @@ def load_ishate(task: str = "implicit", split: str = "test",
     task_rel, full_rel = files(task, split)
     task_path, full_path = data_file(task_rel, root), data_file(full_rel, root)
     labelled, full = pd.read_parquet(task_path), pd.read_parquet(full_path)
+    # ishate_train also holds the released augmented messages (source "augmented") after the originals,
+    # which the task files do not: align with the originals only.
+    full = full[full["source"] != "augmented"].reset_index(drop=True)
     if len(labelled) != len(full):
         raise DataError(f"{task_path} has {len(labelled)} rows but {full_path} has {len(full)}; they must align")
     layer, expected = _LAYER[task]
