@@ -25,13 +25,13 @@ def register(subparsers) -> None:
                                description="FILE is JSON: {\"groups\": [{\"id\": ..., \"sentences\": [most explicit, ..., "
                                            "most implicit]}]}")
     ranking.add_argument("file")
-    ranking.set_defaults(func=run_ranking)
+    ranking.set_defaults(func=run_ood)
 
     choice = kinds.add_parser("choice", help="accuracy of choosing the pragmatically closest option",
                               description="FILE is JSON: {\"items\": [{\"id\": ..., \"reference\": ..., \"options\": [...], "
                                           "\"answer\": index}]}")
     choice.add_argument("file")
-    choice.set_defaults(func=run_choice)
+    choice.set_defaults(func=run_ood)
 
     for sub in (corpus, ranking, choice):
         add_model_options(sub)
@@ -77,21 +77,17 @@ def run_corpus(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_ranking(args: argparse.Namespace) -> int:
-    from pragmeter.impscore.ood import evaluate_ranking, load_ranking
+def run_ood(args: argparse.Namespace) -> int:
+    """Ranking or choice check: load and validate the file, evaluate, print the headline, write the details."""
+    from pragmeter.impscore import ood
 
-    groups = load_ranking(args.file)
-    result = evaluate_ranking(load_model(args), groups)
-    print(f"groups {result['groups']}  kendall_tau {result['kendall_tau']:.4f}  spearman_rho {result['spearman_rho']:.4f}")
-    _write(args, result)
-    return 0
-
-
-def run_choice(args: argparse.Namespace) -> int:
-    from pragmeter.impscore.ood import evaluate_choice, load_choice
-
-    items = load_choice(args.file)
-    result = evaluate_choice(load_model(args), items)
-    print(f"items {result['items']}  accuracy {result['accuracy']:.4f}")
-    _write(args, result)
+    check = args.evaluate_kind
+    items = getattr(ood, f"load_{check}")(args.file)
+    model = load_model(args)
+    result = getattr(ood, f"evaluate_{check}")(model, items)
+    if check == "ranking":
+        print(f"groups {result['groups']}  kendall_tau {result['kendall_tau']:.4f}  spearman_rho {result['spearman_rho']:.4f}")
+    else:
+        print(f"items {result['items']}  accuracy {result['accuracy']:.4f}")
+    _write(args, {"model": model.signature(), "file": args.file, **result})
     return 0
