@@ -43,6 +43,8 @@ def register(subparsers) -> None:
     impscore.add_argument("--overwrite", action="store_true", help="write into an existing model folder")
     add_data_root_option(impscore)
     impscore.set_defaults(func=run_impscore)
+    from pragmeter.cli.train_classifiers import register_kinds  # inli, ishate-a, ishate-b
+    register_kinds(kinds)
 
 
 def run_impscore(args: argparse.Namespace) -> int:

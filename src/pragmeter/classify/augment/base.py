@@ -1,0 +1,62 @@
+"""The augmenter interface and the phrase matching the word-list methods share."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from functools import cache
+from typing import ClassVar
+
+from pragmeter.data.root import data_file
+
+WORD_LISTS = "ishate/ISHate/augmentation/words_lists"
+
+
+@cache
+def word_list(name: str, root: str | None = None):
+    """A released ISHate word list (``scalarity``, ``speculative``, ``special_tokens``, ``entities_list``)."""
+    return json.loads(data_file(f"{WORD_LISTS}/{name}.json", root).read_text(encoding="utf-8"))
+
+
+def phrase_pattern(phrases: Iterable[str]) -> re.Pattern:
+    """Whole-phrase, case-insensitive alternatives, longest first (so "white supremacy" beats "supremacy")."""
+    ordered = sorted({p for p in phrases if p.strip()}, key=len, reverse=True)
+    return re.compile(r"(?<![\w-])(" + "|".join(re.escape(p) for p in ordered) + r")(?![\w-])", re.IGNORECASE)
+
+
+def match_case(replacement: str, original: str) -> str:
+    """Keep the original's casing style (the task texts are mostly lower-cased)."""
+    if original.islower():
+        return replacement.lower()
+    if original.isupper():
+        return replacement.upper()
+    return replacement
+
+
+class Augmenter(ABC):
+    """Makes a variant of a text that keeps its label; None when the method does not apply to it."""
+
+    name: ClassVar[str]  # the --augment name (local-<paper abbreviation>)
+    paper_method: ClassVar[str]  # the abbreviation in the paper (Table 3)
+
+    def __init__(self, root: str | os.PathLike | None = None):
+        self.root = None if root is None else str(root)
+
+    @abstractmethod
+    def augment(self, text: str, rng: random.Random) -> str | None:
+        ...
+
+    def replace_one(self, text: str, pattern: re.Pattern, choices, rng: random.Random) -> str | None:
+        """Replace one randomly chosen match of ``pattern`` with a different choice from ``choices(match)``."""
+        matches = list(pattern.finditer(text))
+        rng.shuffle(matches)
+        for found in matches:
+            options = [c for c in choices(found.group(0)) if c.lower() != found.group(0).lower()]
+            if options:
+                new = match_case(rng.choice(options), found.group(0))
+                return text[:found.start()] + new + text[found.end():]
+        return None

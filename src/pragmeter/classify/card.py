@@ -1,0 +1,72 @@
+"""The model card (README.md) of a trained classifier: data, code commit, settings, metrics, command."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pragmeter
+
+
+def code_commit() -> str:
+    """The git commit of the pragmeter checkout (with "+dirty" when it has uncommitted changes), or "unknown"."""
+    folder = Path(pragmeter.__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True,
+                                timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=folder,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return commit + ("+dirty" if dirty else "")
+
+
+def _percent(value) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def model_card(info: dict) -> str:
+    """Markdown from the ``info`` dict that is also saved as metrics.json (see :func:`run_recipe`)."""
+    test, settings = info["test"], info["settings"]
+    lines = [
+        f"# {info['name']}", "",
+        f"{info['description']}. Fine-tuned from `{settings['base_encoder']}` by pragmeter "
+        f"(`pragmeter train {info['recipe']}`).", "",
+        "## Reproduce", "", "```", info["command"], "```", "",
+        f"- pragmeter commit: `{info['commit']}`; pragmeter {pragmeter.__version__}; torch {info['torch']}; "
+        f"transformers {info['transformers']}; device: {info['device']}",
+        f"- training settings: " + ", ".join(f"{k}={v}" for k, v in info["train_config"].items()),
+        f"- best epoch {info['best_epoch']} of {len(info['history'])} (selected on validation "
+        f"{info['train_config']['select_on']}); {info['train_examples']} training examples", "",
+        "## Data", "", "| file | sha256 |", "|---|---|",
+        *[f"| {path} | `{digest[:16]}…` |" for path, digest in sorted(info["data_files"].items())], "",
+        "## Test metrics", "",
+        f"accuracy {_percent(test['accuracy'])}, macro-F1 {_percent(test['macro_f1'])} on {test['n']} items", "",
+        "| label | precision | recall | F1 | support |", "|---|---|---|---|---|",
+        *[f"| {label} | {v['precision']:.4f} | {v['recall']:.4f} | {v['f1']:.4f} | {v['support']} |"
+          for label, v in test["precision_recall_f1"].items()], "",
+        "Confusion matrix (rows gold, columns predicted):", "",
+        "| gold \\ predicted | " + " | ".join(test["confusion"]["labels"]) + " |",
+        "|---" * (len(test["confusion"]["labels"]) + 1) + "|",
+        *[f"| {label} | " + " | ".join(map(str, row[:-1])) + " |"
+          for label, row in zip(test["confusion"]["labels"], test["confusion"]["counts"])], "",
+    ]
+    if info.get("test_by_group"):
+        lines += ["Accuracy per source:", "", "| source | accuracy | n |", "|---|---|---|",
+                  *[f"| {g} | {v['accuracy']:.4f} | {v['n']} |" for g, v in info["test_by_group"].items()], ""]
+    if info.get("test_report_groups"):
+        lines += ["Accuracy on groups of sources:", "",
+                  *[f"- {name}: {v['accuracy']:.4f} (n={v['n']})" for name, v in info["test_report_groups"].items()], ""]
+    if info.get("paper"):
+        lines += ["## The paper's figures for comparison", "", "```", _json(info["paper"]), "```", ""]
+    lines += ["## Training history", "", "| epoch | train loss | val accuracy | val macro-F1 | seconds |",
+              "|---|---|---|---|---|",
+              *[f"| {h['epoch']} | {h['train_loss']:.4f} | {h['val_accuracy']:.4f} | {h['val_macro_f1']:.4f} | "
+                f"{h['train_seconds']} |" for h in info["history"]], ""]
+    return "\n".join(lines)
+
+
+def _json(value) -> str:
+    import json
+
+    return json.dumps(value, indent=2)

@@ -1,0 +1,59 @@
+"""Labelled examples for a classifier, and what a recipe hands to training."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Examples:
+    """Parallel lists; ``pairs`` is None for single-text classification (else the hypothesis of each text)."""
+
+    texts: list[str]
+    labels: list[str]
+    pairs: list[str] | None = None
+    groups: list[str] | None = None  # e.g. the source dataset, for accuracy per group
+
+    def __post_init__(self):
+        for name in ("pairs", "groups"):
+            values = getattr(self, name)
+            if values is not None and len(values) != len(self.texts):
+                raise ValueError(f"{name} has {len(values)} entries for {len(self.texts)} texts")
+        if len(self.labels) != len(self.texts):
+            raise ValueError(f"labels has {len(self.labels)} entries for {len(self.texts)} texts")
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def subset(self, indices: Sequence[int]) -> "Examples":
+        pick = lambda values: None if values is None else [values[i] for i in indices]  # noqa: E731
+        return Examples([self.texts[i] for i in indices], [self.labels[i] for i in indices], pick(self.pairs),
+                        pick(self.groups))
+
+    def head(self, n: int | None) -> "Examples":
+        """The first ``n`` examples (all when n is None), for smoke runs on small slices."""
+        return self if n is None else self.subset(range(min(n, len(self))))
+
+    def extend(self, other: "Examples") -> "Examples":
+        join = lambda a, b: None if a is None else a + b  # noqa: E731
+        return Examples(self.texts + other.texts, self.labels + other.labels, join(self.pairs, other.pairs),
+                        join(self.groups, other.groups))
+
+
+@dataclass
+class RecipeData:
+    """A recipe's splits and how to read its model's output."""
+
+    name: str
+    labels: list[str]
+    input_kind: str  # "pair" or "single"
+    train: Examples
+    val: Examples
+    test: Examples
+    arguments: dict = field(default_factory=dict)
+    answer_words: dict[str, str] = field(default_factory=dict)  # label -> word the harness task parses
+    data_files: dict[str, str] = field(default_factory=dict)  # data-root path -> sha256
+    description: str = ""
+    report_groups: dict[str, list[str]] = field(default_factory=dict)  # extra test accuracies over group sets
+    paper: dict = field(default_factory=dict)  # the paper's figures for the same setting

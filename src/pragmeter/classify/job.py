@@ -1,0 +1,60 @@
+"""One training job: a recipe's splits -> fine-tuned classifier -> model folder with weights, config, card
+and metrics.json (validation history, test report per label, per source and per group of sources)."""
+
+from __future__ import annotations
+
+import platform
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from pragmeter.classify.card import code_commit, model_card
+from pragmeter.classify.examples import RecipeData
+from pragmeter.classify.model import ClassifierSettings, TextClassifier
+from pragmeter.classify.training import Trainer, TrainConfig, TrainResult, evaluate
+from pragmeter.encoders import canonical_name
+from pragmeter.harness.metrics import accuracy_by_group, correct
+
+
+def group_accuracies(golds, predictions, groups, report_groups: dict[str, list[str]]) -> dict:
+    out = {}
+    for name, members in report_groups.items():
+        values = [correct(g, p) for g, p, s in zip(golds, predictions, groups) if s in members]
+        out[name] = {"accuracy": sum(values) / len(values) if values else float("nan"), "n": len(values),
+                     "sources": members}
+    return out
+
+
+def run_recipe(data: RecipeData, encoder: str, config: TrainConfig, output: Path, work_dir: Path,
+               device: str | None = None, command: str = "", progress: bool = True,
+               stop_after: int | None = None) -> dict | None:
+    """Train, select, test and save. Returns the metrics (also in OUTPUT/metrics.json), or None when
+    ``stop_after`` ended the run early (the work folder then holds the checkpoint to resume from)."""
+    import torch
+    import transformers
+
+    settings = ClassifierSettings(labels=data.labels, base_encoder=canonical_name(encoder),
+                                  max_length=config.max_length, input_kind=data.input_kind,
+                                  recipe={"name": data.name, **data.arguments}, answer_words=data.answer_words)
+    torch.manual_seed(config.seed)
+    classifier = TextClassifier.from_encoder(encoder, settings, device, seed=config.seed)
+    trainer = Trainer(classifier, config, work_dir, progress)
+    result: TrainResult = trainer.fit(data.train, data.val, stop_after)
+    if len(result.history) < config.epochs:
+        return None
+    trainer.load_best(result)
+    test, predictions = evaluate(classifier, data.test, config.eval_batch_size, progress)
+    info = {
+        "name": output.name, "recipe": data.name, "description": data.description, "command": command,
+        "commit": code_commit(), "torch": torch.__version__, "transformers": transformers.__version__,
+        "device": f"{classifier.device.type} ({torch.cuda.get_device_name(0) if classifier.device.type == 'cuda' else platform.processor() or platform.machine()})",
+        "settings": asdict(settings), "train_config": asdict(config), "arguments": data.arguments,
+        "train_examples": len(data.train), "val_examples": len(data.val), "data_files": data.data_files,
+        "best_epoch": result.best_epoch, "history": result.history, "test": test,
+        "test_by_group": accuracy_by_group(data.test.labels, predictions, data.test.groups) if data.test.groups else {},
+        "test_report_groups": group_accuracies(data.test.labels, predictions, data.test.groups, data.report_groups),
+        "paper": data.paper,
+    }
+    classifier.save(output, model_card(info), info)
+    print(f"test accuracy {test['accuracy']:.4f}, macro-F1 {test['macro_f1']:.4f} -> {output}", file=sys.stderr)
+    return info

@@ -1,0 +1,155 @@
+"""A fine-tuned transformers encoder that labels single texts or (premise, hypothesis) pairs.
+
+A model folder holds ``model.safetensors`` + the transformers ``config.json`` (with ``pragmeter`` settings:
+labels, base encoder, max length, input kind, recipe, answer words), the tokenizer files and a README.md
+model card. Weights are only ever read from and written as safetensors (never pickles).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from pragmeter.errors import PragmeterError
+
+INPUT_KINDS = ("pair", "single")
+
+
+@dataclass
+class ClassifierSettings:
+    """What pragmeter needs besides the transformers config to use a model folder."""
+
+    labels: list[str]
+    base_encoder: str
+    max_length: int
+    input_kind: str  # "pair" (premise, hypothesis) or "single"
+    recipe: dict = field(default_factory=dict)  # name and arguments of the recipe that trained it
+    answer_words: dict[str, str] = field(default_factory=dict)  # label -> word a harness task parses
+
+    def __post_init__(self):
+        if self.input_kind not in INPUT_KINDS:
+            raise PragmeterError(f"input kind {self.input_kind!r} is not one of {', '.join(INPUT_KINDS)}")
+
+
+def pick_device(device: str | None) -> torch.device:
+    if device:
+        return torch.device(device)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class TextClassifier:
+    def __init__(self, model, tokenizer, settings: ClassifierSettings, device: torch.device):
+        self.model = model.to(device)
+        self.tokenizer = tokenizer
+        self.settings = settings
+        self.device = device
+
+    @property
+    def labels(self) -> list[str]:
+        return self.settings.labels
+
+    # -- construction -------------------------------------------------------------------------------
+    @classmethod
+    def from_encoder(cls, encoder: str, settings: ClassifierSettings, device: str | None = None,
+                     seed: int = 0) -> "TextClassifier":
+        """A new classifier on a pre-trained encoder (packaged name, local folder or hub name); the
+        classification head is initialised from ``seed``."""
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        from pragmeter.encoders import resolve_encoder
+
+        location = resolve_encoder(encoder)
+        torch.manual_seed(seed)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(location)
+            model = AutoModelForSequenceClassification.from_pretrained(
+                location, num_labels=len(settings.labels), use_safetensors=True,
+                id2label=dict(enumerate(settings.labels)), label2id={l: i for i, l in enumerate(settings.labels)})
+        except (OSError, ValueError) as error:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise PragmeterError(f"cannot load encoder {encoder!r} from {location} with safetensors weights "
+                                 f"({first})") from None
+        return cls(model, tokenizer, settings, pick_device(device))
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike, device: str | None = None) -> "TextClassifier":
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        folder = Path(folder)
+        config_path = folder / "config.json"
+        if not config_path.is_file():
+            raise PragmeterError(f"{folder} is not a classifier folder (no config.json)")
+        settings = json.loads(config_path.read_text(encoding="utf-8")).get("pragmeter")
+        if not settings:
+            raise PragmeterError(f"{config_path} has no 'pragmeter' settings; train it with `pragmeter train`")
+        if not (folder / "model.safetensors").is_file():
+            raise PragmeterError(f"{folder} has no model.safetensors (pickled weights are never loaded)")
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        model = AutoModelForSequenceClassification.from_pretrained(folder, use_safetensors=True)
+        return cls(model, tokenizer, ClassifierSettings(**settings), pick_device(device))
+
+    def save(self, folder: str | os.PathLike, card: str, metrics: dict | None = None) -> Path:
+        """Write the folder atomically: everything (weights, config, tokenizer, README.md card, metrics.json)
+        goes to a sibling temporary folder that then replaces ``folder``."""
+        folder = Path(folder)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = folder.with_name(f".{folder.name}.partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        self.model.config.pragmeter = asdict(self.settings)
+        self.model.save_pretrained(staging, safe_serialization=True)
+        self.tokenizer.save_pretrained(staging)
+        (staging / "README.md").write_text(card, encoding="utf-8")
+        if metrics is not None:
+            (staging / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+        if folder.exists():
+            old = folder.with_name(f".{folder.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            folder.rename(old)
+            staging.rename(folder)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            staging.rename(folder)
+        return folder
+
+    # -- inference ----------------------------------------------------------------------------------
+    def tokenize(self, texts: Sequence[str], pairs: Sequence[str] | None):
+        if (pairs is None) != (self.settings.input_kind == "single"):
+            wanted = "(premise, hypothesis) pairs" if self.settings.input_kind == "pair" else "single texts"
+            raise PragmeterError(f"this model classifies {wanted}")
+        return self.tokenizer(list(texts), list(pairs) if pairs is not None else None, truncation=True,
+                              max_length=self.settings.max_length, padding=True, return_tensors="pt")
+
+    @torch.no_grad()
+    def probabilities(self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 64,
+                      progress: bool = False) -> np.ndarray:
+        """Class probabilities, rows in input order, columns in ``labels`` order."""
+        from tqdm import tqdm
+
+        self.model.eval()
+        out = []
+        starts = range(0, len(texts), batch_size)
+        for start in tqdm(starts, desc="predict", unit="batch", disable=not progress, dynamic_ncols=True):
+            batch = self.tokenize(texts[start:start + batch_size],
+                                  None if pairs is None else pairs[start:start + batch_size]).to(self.device)
+            with self.autocast():
+                logits = self.model(**batch).logits
+            out.append(torch.softmax(logits.float(), dim=-1).cpu().numpy())
+        return np.concatenate(out) if out else np.zeros((0, len(self.labels)), dtype=np.float32)
+
+    def predict(self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 64,
+                progress: bool = False) -> list[str]:
+        probs = self.probabilities(texts, pairs, batch_size, progress)
+        return [self.labels[i] for i in probs.argmax(axis=1)]
+
+    def autocast(self):
+        """bf16 autocast on CUDA; plain fp32 elsewhere."""
+        if self.device.type == "cuda":
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return torch.autocast("cpu", enabled=False)

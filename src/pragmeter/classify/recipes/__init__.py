@@ -1,0 +1,1 @@
+"""Training recipes, one module each: ``build(args) -> RecipeData`` from the data root."""

@@ -1,0 +1,229 @@
+"""Fine-tune a :class:`TextClassifier` end to end: seeded, AdamW with linear warmup and decay, gradient
+accumulation, bf16 autocast on CUDA (fp32 on CPU), model selection on validation macro-F1 or accuracy.
+
+Resumable: after every epoch the work folder gets the weights, the AdamW state (safetensors, never pickles)
+and ``state.json`` (epochs done, history, best epoch); an interrupted run started again with the same settings
+continues after the last finished epoch. Shuffling and dropout are seeded per epoch, so a resumed run follows
+the same path as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from pragmeter.classify.examples import Examples
+from pragmeter.classify.model import TextClassifier
+from pragmeter.errors import PragmeterError
+from pragmeter.harness.metrics import classification_report
+from pragmeter.io import write_json_atomic
+
+SELECT_ON = ("macro_f1", "accuracy")
+
+
+@dataclass
+class TrainConfig:
+    epochs: int = 3
+    batch_size: int = 32
+    grad_accumulation: int = 1
+    lr: float = 3e-5
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.06
+    max_length: int = 128
+    seed: int = 0
+    select_on: str = "macro_f1"
+    eval_batch_size: int = 128
+
+    def __post_init__(self):
+        if self.select_on not in SELECT_ON:
+            raise PragmeterError(f"--select-on must be one of {', '.join(SELECT_ON)}")
+        for name in ("epochs", "batch_size", "grad_accumulation", "max_length", "eval_batch_size"):
+            if getattr(self, name) < 1:
+                raise PragmeterError(f"{name.replace('_', '-')} must be at least 1")
+
+
+@dataclass
+class TrainResult:
+    history: list[dict] = field(default_factory=list)  # per epoch: train_loss, val metrics, seconds
+    best_epoch: int = 0
+    best_val: float = float("-inf")
+
+
+def evaluate(classifier: TextClassifier, examples: Examples, batch_size: int = 128,
+             progress: bool = False) -> tuple[dict, list[str]]:
+    """The harness's classification report of ``examples`` and the predictions."""
+    predictions = classifier.predict(examples.texts, examples.pairs, batch_size, progress)
+    return classification_report(examples.labels, predictions, classifier.labels), predictions
+
+
+def fingerprint(config: TrainConfig, classifier: TextClassifier, train: Examples, val: Examples) -> str:
+    """What a resumed run must share with the interrupted one: settings, labels and data."""
+    digest = hashlib.sha256(json.dumps({**asdict(config), **asdict(classifier.settings)}, sort_keys=True).encode())
+    for examples in (train, val):
+        for row in zip(examples.texts, examples.pairs or [""] * len(examples), examples.labels):
+            digest.update("\x1f".join(row).encode("utf-8") + b"\x1e")
+    return digest.hexdigest()
+
+
+def _optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.AdamW:
+    decay, no_decay = [], []
+    for name, parameter in model.named_parameters():
+        (no_decay if parameter.ndim < 2 or "LayerNorm" in name or "bias" in name else decay).append(parameter)
+    return torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
+
+
+def _schedule(step: int, total: int, warmup: int) -> float:
+    if step < warmup:
+        return (step + 1) / max(1, warmup)
+    return max(0.0, (total - step) / max(1, total - warmup))
+
+
+def _optimizer_tensors(model: torch.nn.Module, optimizer: torch.optim.AdamW) -> dict[str, torch.Tensor]:
+    names = {id(p): n for n, p in model.named_parameters()}
+    tensors = {}
+    for parameter, state in optimizer.state.items():
+        for key, value in state.items():
+            tensors[f"{names[id(parameter)]}::{key}"] = torch.as_tensor(value).detach().cpu().contiguous()
+    return tensors
+
+
+def _load_optimizer_tensors(model: torch.nn.Module, optimizer: torch.optim.AdamW, tensors: dict) -> None:
+    parameters = dict(model.named_parameters())
+    for key, value in tensors.items():
+        name, _, slot = key.rpartition("::")
+        optimizer.state[parameters[name]][slot] = value.to(parameters[name].device if value.ndim else "cpu")
+
+
+def _weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    # Tied/shared tensors are cloned so safetensors can store them.
+    return {k: v.detach().cpu().clone().contiguous() for k, v in model.state_dict().items()}
+
+
+class Trainer:
+    """Runs the epoch loop of one training job in ``work_dir``."""
+
+    def __init__(self, classifier: TextClassifier, config: TrainConfig, work_dir: Path, progress: bool = True):
+        self.classifier = classifier
+        self.config = config
+        self.work_dir = Path(work_dir)
+        self.progress = progress
+
+    def _save_checkpoint(self, optimizer, result: TrainResult, epoch: int, key: str, improved: bool) -> None:
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        weights = _weights(self.classifier.model)
+        # Epoch-stamped files first, state.json (which names the epoch) last, old files removed after it: a
+        # crash anywhere leaves a state.json whose files are complete.
+        last = f"last-{epoch}.safetensors"
+        save_file(weights, self.work_dir / last)
+        save_file(_optimizer_tensors(self.classifier.model, optimizer), self.work_dir / f"optimizer-{epoch}.safetensors")
+        if improved:
+            save_file(weights, self.work_dir / f"best-{epoch}.safetensors")
+        state = {"fingerprint": key, "epochs_done": epoch, "history": result.history,
+                 "best_epoch": result.best_epoch, "best_val": result.best_val}
+        write_json_atomic(self.work_dir / "state.json", state)
+        keep = {last, f"optimizer-{epoch}.safetensors", f"best-{result.best_epoch}.safetensors"}
+        for old in self.work_dir.glob("*.safetensors"):
+            if old.name not in keep:
+                old.unlink()
+
+    def _resume(self, optimizer, key: str) -> tuple[int, TrainResult]:
+        state_path = self.work_dir / "state.json"
+        if not state_path.is_file():
+            return 0, TrainResult()
+        state = json.loads(state_path.read_text(encoding="utf-8"))
+        if state.get("fingerprint") != key:
+            raise PragmeterError(f"{self.work_dir} holds a checkpoint of a different run (other settings or "
+                                 f"data); pass another --work-dir or delete it")
+        done = state["epochs_done"]
+        device = self.classifier.device
+        self.classifier.model.load_state_dict(
+            {k: v.to(device) for k, v in load_file(self.work_dir / f"last-{done}.safetensors").items()})
+        _load_optimizer_tensors(self.classifier.model, optimizer,
+                                load_file(self.work_dir / f"optimizer-{done}.safetensors"))
+        print(f"resuming after epoch {done} from {self.work_dir}", file=sys.stderr)
+        return done, TrainResult(state["history"], state["best_epoch"], state["best_val"])
+
+    def best_weights_path(self, result: TrainResult) -> Path:
+        return self.work_dir / f"best-{result.best_epoch}.safetensors"
+
+    def fit(self, train: Examples, val: Examples, stop_after: int | None = None) -> TrainResult:
+        """Train; ``stop_after`` ends the run after that many epochs (as an interruption would)."""
+        from tqdm import tqdm
+
+        config, classifier = self.config, self.classifier
+        model = classifier.model
+        optimizer = _optimizer(model, config)
+        steps_per_epoch = math.ceil(len(train) / (config.batch_size * config.grad_accumulation))
+        total = steps_per_epoch * config.epochs
+        warmup = int(config.warmup_ratio * total)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _schedule(step, total, warmup))
+        key = fingerprint(config, classifier, train, val)
+        start, result = self._resume(optimizer, key)
+        scheduler.last_epoch = start * steps_per_epoch
+        for group, base in zip(optimizer.param_groups, scheduler.base_lrs):
+            group["lr"] = base * _schedule(scheduler.last_epoch, total, warmup)
+        labels = {label: i for i, label in enumerate(classifier.labels)}
+        targets_all = torch.tensor([labels[label] for label in train.labels])
+        for epoch in range(start + 1, config.epochs + 1):
+            if stop_after is not None and epoch > stop_after:
+                break
+            model.train()
+            generator = torch.Generator().manual_seed(config.seed * 1000 + epoch)
+            torch.manual_seed(config.seed * 1000 + epoch)  # dropout
+            order = torch.randperm(len(train), generator=generator).tolist()
+            losses = []
+            started = _clock()
+            batches = range(0, len(order), config.batch_size)
+            bar = tqdm(batches, desc=f"epoch {epoch}/{config.epochs}", unit="batch", disable=not self.progress,
+                       dynamic_ncols=True, file=sys.stderr)
+            optimizer.zero_grad(set_to_none=True)
+            for number, begin in enumerate(bar, 1):
+                index = order[begin:begin + config.batch_size]
+                batch = train.subset(index)
+                inputs = classifier.tokenize(batch.texts, batch.pairs).to(classifier.device)
+                targets = targets_all[index].to(classifier.device)
+                with classifier.autocast():
+                    logits = model(**inputs).logits
+                loss = torch.nn.functional.cross_entropy(logits.float(), targets)
+                (loss / config.grad_accumulation).backward()
+                losses.append(loss.item())
+                if number % config.grad_accumulation == 0 or number == len(batches):
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    optimizer.step()
+                    scheduler.step()
+                    optimizer.zero_grad(set_to_none=True)
+                bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}", refresh=False)
+            bar.close()
+            train_seconds = _clock() - started
+            report, _ = evaluate(classifier, val, config.eval_batch_size)
+            value = report[config.select_on]
+            improved = value > result.best_val
+            if improved:
+                result.best_val, result.best_epoch = value, epoch
+            result.history.append({"epoch": epoch, "train_loss": float(np.mean(losses)),
+                                   "train_seconds": round(train_seconds, 2), "examples": len(train),
+                                   "val_accuracy": report["accuracy"], "val_macro_f1": report["macro_f1"]})
+            print(f"epoch {epoch}: train loss {np.mean(losses):.4f}, val accuracy {report['accuracy']:.4f}, "
+                  f"val macro-F1 {report['macro_f1']:.4f}{' (best)' if improved else ''}", file=sys.stderr)
+            self._save_checkpoint(optimizer, result, epoch, key, improved)
+        return result
+
+    def load_best(self, result: TrainResult) -> None:
+        device = self.classifier.device
+        self.classifier.model.load_state_dict(
+            {k: v.to(device) for k, v in load_file(self.best_weights_path(result)).items()})
+
+
+def _clock() -> float:
+    import time
+
+    return time.perf_counter()
