@@ -29,6 +29,8 @@ COMMANDS = [
     "stratify",
     "generation_check",
     "report",
+    "predict",
+    "drinq_nli",
 ]
 
 

@@ -1,0 +1,74 @@
+"""DRInQ without an API: an INLI classifier used zero-shot as a multiple-choice answerer.
+
+Premise = the item's context followed by the question (in quotes), hypothesis = each option; the chosen
+option is the one most likely to be entailed, P(implied) + P(explicit) (P(entailed) for a 3-way model).
+Accuracy against the human consensus and against ``implied_comment``, each with the harness's item-level
+95% percentile bootstrap CI.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from pragmeter.classify.model import TextClassifier
+from pragmeter.datasets.drinq import DrinqItem
+from pragmeter.errors import PragmeterError
+from pragmeter.harness.metrics import BOOTSTRAP_SIGNATURE, bootstrap_ci, correct
+
+ENTAILED_LABELS = ("implied", "explicit", "entailed")
+PREMISE_TEMPLATE = '{context} "{question}"'
+BOOTSTRAP_RESAMPLES = 2000
+
+
+def premise(item: DrinqItem) -> str:
+    return PREMISE_TEMPLATE.format(context=item.context, question=item.question)
+
+
+def entailed_columns(classifier: TextClassifier) -> list[int]:
+    columns = [i for i, label in enumerate(classifier.labels) if label in ENTAILED_LABELS]
+    if classifier.settings.input_kind != "pair" or not columns or len(columns) == len(classifier.labels):
+        raise PragmeterError("DRInQ needs an INLI pair model with entailed and non-entailed labels "
+                             "(`pragmeter train inli` with --labels 4way or 3way)")
+    return columns
+
+
+def answer(classifier: TextClassifier, items: list[DrinqItem], batch_size: int = 64,
+           progress: bool = False) -> list[dict]:
+    """Per item: the chosen letter and each option's entailment probability."""
+    columns = entailed_columns(classifier)
+    premises = [premise(item) for item in items for _ in item.options]
+    hypotheses = [text for item in items for _, text in item.options]
+    entailed = classifier.probabilities(premises, hypotheses, batch_size, progress)[:, columns].sum(axis=1)
+    rows, start = [], 0
+    for item in items:
+        scores = entailed[start:start + len(item.options)]
+        start += len(item.options)
+        letters = [letter for letter, _ in item.options]
+        rows.append({"item_id": item.id, "prediction": letters[int(np.argmax(scores))], "consensus": item.consensus,
+                     "implied_letter": item.implied_letter,
+                     **{f"p_entailed_{letter}": float(s) for letter, s in zip(letters, scores)}})
+    return rows
+
+
+def score(rows: list[dict], seed: int = 0) -> dict:
+    consensus = [correct(r["consensus"], r["prediction"]) for r in rows]
+    implied = [correct(r["implied_letter"], r["prediction"]) for r in rows]
+    metric = lambda values: {"accuracy": float(np.mean(values)) if values else float("nan"),  # noqa: E731
+                             "ci95": list(bootstrap_ci(values, BOOTSTRAP_RESAMPLES, seed))}
+    return {"consensus": metric(consensus), "implied_comment": metric(implied), "n": len(rows),
+            "method": "argmax over options of P(implied)+P(explicit) (P(entailed) for 3-way), premise = "
+                      + PREMISE_TEMPLATE,
+            "ci_signature": BOOTSTRAP_SIGNATURE.format(n=BOOTSTRAP_RESAMPLES, seed=seed)}
+
+
+def evaluate_drinq(model: str | os.PathLike, root=None, path=None, limit: int | None = None,
+                   device: str | None = None, batch_size: int = 64, seed: int = 0,
+                   progress: bool = False) -> tuple[dict, list[dict]]:
+    from pragmeter.datasets.drinq import load_drinq
+
+    classifier = TextClassifier.load(model, device)
+    items = load_drinq(root, path=path)[:limit] if limit else load_drinq(root, path=path)
+    rows = answer(classifier, items, batch_size, progress)
+    return score(rows, seed), rows
