@@ -84,8 +84,8 @@ def overview_figure(datasets: dict[str, dict], path: str | os.PathLike) -> None:
     sub_sds = [float(np.std(s, ddof=1)) if s is not None and len(s) > 1 else np.nan for s in subset]
     axes[0].bar(x + 0.2, sub_means, 0.4, yerr=sub_sds, capsize=3, label="implicit subset")
     axes[0].set_xticks(x, names, rotation=25, ha="right")
-    axes[0].set(ylabel="ImpScore mean ± SD", title="implicitness per dataset")
-    axes[0].legend(fontsize=8)
+    axes[0].set(ylabel="ImpScore mean ± SD", title="implicitness per dataset", ylim=(0, 2.3))
+    axes[0].legend(fontsize=8, loc="upper left", ncols=2)
     _violins(axes[1], [d["scores"] for d in datasets.values()], names)
     axes[1].set(ylabel="ImpScore", title="score distributions", ylim=(0, 2))
     _violins(axes[2], [d["distances"] for d in datasets.values()], names)

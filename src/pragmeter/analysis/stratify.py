@@ -51,7 +51,7 @@ def assign_bins(scores: np.ndarray, edges: np.ndarray = BIN_EDGES) -> np.ndarray
         raise PragmeterError("cannot bin a missing ImpScore (NaN)")
     if scores.size and (scores.min() < edges[0] - 1e-6 or scores.max() > edges[-1] + 1e-6):
         raise PragmeterError(f"ImpScores outside [{edges[0]}, {edges[-1]}] (min {scores.min():.4f}, "
-                             f"max {scores.max():.4f}); give --bins edges that cover them")
+                             f"max {scores.max():.4f}); is this an ImpScore column?")
     return np.clip(np.searchsorted(edges, scores, side="right") - 1, 0, len(edges) - 2)
 
 
@@ -99,7 +99,9 @@ def from_table(path: Path, text_column: str, gold_column: str | None, prediction
                 raise DataError(f"{path}: data row {row + 1}: field {correct_column!r} is {value!r}; expected 1/0 "
                                 "or true/false")
             correct.append(norm in ("1", "1.0", "true"))
-        golds = require_column(frame, gold_column, path).tolist() if gold_column else [None] * len(texts)
+        # With a correctness column the gold labels are needed only to filter by --gold-value.
+        needs_gold = gold_value is not None or (gold_column and gold_column in frame.columns)
+        golds = require_column(frame, gold_column, path).tolist() if needs_gold else [None] * len(texts)
     else:
         if not gold_column or not prediction_column:
             raise PragmeterError("give --gold-column and --prediction-column, or --correct-column")
@@ -119,8 +121,6 @@ def from_table(path: Path, text_column: str, gold_column: str | None, prediction
             raise DataError(f"{path}: data row {row + 1}: field {text_column!r} is empty")
     keep = np.arange(len(texts))
     if gold_value is not None:
-        if golds[0] is None and not gold_column:
-            raise PragmeterError("--gold-value needs --gold-column")
         keep = np.array([i for i, g in enumerate(golds) if _norm(g) == _norm(gold_value)], dtype=int)
     return Predictions(
         name=path.name.split(".")[0], texts=[texts[i] for i in keep],
