@@ -41,6 +41,7 @@ class TrainConfig:
     seed: int = 0
     select_on: str = "macro_f1"
     eval_batch_size: int = 128
+    head_lr_scale: float = 1.0  # learning rate of the new classification layer = lr × this
 
     def __post_init__(self):
         if self.select_on not in SELECT_ON:
@@ -74,11 +75,20 @@ def fingerprint(config: TrainConfig, classifier: TextClassifier, train: Examples
 
 
 def _optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.AdamW:
-    decay, no_decay = [], []
+    """No weight decay on biases and norms; the freshly initialised head may learn faster (head_lr_scale)."""
+    groups: dict[tuple[bool, bool], list] = {}
+    head = {id(p) for p in _head(model).parameters()}
     for name, parameter in model.named_parameters():
-        (no_decay if parameter.ndim < 2 or "LayerNorm" in name or "bias" in name else decay).append(parameter)
-    return torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
-                              {"params": no_decay, "weight_decay": 0.0}], lr=config.lr)
+        decays = not (parameter.ndim < 2 or "LayerNorm" in name or "bias" in name)
+        groups.setdefault((id(parameter) in head, decays), []).append(parameter)
+    return torch.optim.AdamW([{"params": params, "weight_decay": config.weight_decay if decays else 0.0,
+                               "lr": config.lr * (config.head_lr_scale if is_head else 1.0)}
+                              for (is_head, decays), params in groups.items()], lr=config.lr)
+
+
+def _head(model: torch.nn.Module) -> torch.nn.Module:
+    """The classification layer transformers adds on top of the encoder (``classifier`` in BERT/MPNet/DeBERTa)."""
+    return getattr(model, "classifier", None) or torch.nn.Module()
 
 
 def _schedule(step: int, total: int, warmup: int) -> float:

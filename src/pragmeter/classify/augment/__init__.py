@@ -37,15 +37,19 @@ def augment_minority(train: Examples, augmenter: Augmenter, label: str, balance_
     made: list[int] = []
     texts: list[str] = []
     for _ in range(rounds * max_tries):
+        inapplicable = set()
         for i in sources:
             new = augmenter.augment(train.texts[i], rng)
-            if new and new not in seen:
+            if new is None:
+                inapplicable.add(i)  # the method found nothing to change: later rounds would not either
+            elif new not in seen:
                 seen.add(new)
                 made.append(i)
                 texts.append(new)
                 if len(texts) >= target:
                     break
-        if len(texts) >= target:
+        sources = [i for i in sources if i not in inapplicable]
+        if len(texts) >= target or not sources:
             break
     extra = train.subset(made)
     extra.texts = texts

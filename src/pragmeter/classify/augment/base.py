@@ -52,11 +52,16 @@ class Augmenter(ABC):
 
     def replace_one(self, text: str, pattern: re.Pattern, choices, rng: random.Random) -> str | None:
         """Replace one randomly chosen match of ``pattern`` with a different choice from ``choices(match)``."""
-        matches = list(pattern.finditer(text))
-        rng.shuffle(matches)
-        for found in matches:
-            options = [c for c in choices(found.group(0)) if c.lower() != found.group(0).lower()]
-            if options:
-                new = match_case(rng.choice(options), found.group(0))
-                return text[:found.start()] + new + text[found.end():]
-        return None
+        return replace_span(text, [(m.start(), m.end()) for m in pattern.finditer(text)], choices, rng)
+
+
+def replace_span(text: str, spans: list[tuple[int, int]], choices, rng: random.Random) -> str | None:
+    """Replace one randomly chosen span of ``text`` with a different choice from ``choices(span text)``."""
+    spans = list(spans)
+    rng.shuffle(spans)
+    for start, end in spans:
+        found = text[start:end]
+        options = [c for c in choices(found) if c.lower() != found.lower()]
+        if options:
+            return text[:start] + match_case(rng.choice(options), found) + text[end:]
+    return None

@@ -8,11 +8,13 @@ texts are lower-cased, and PER/ORG names from the automatic NER list match too m
 from __future__ import annotations
 
 import random
+import re
 from functools import cached_property
 
-from pragmeter.classify.augment.base import Augmenter, phrase_pattern, word_list
+from pragmeter.classify.augment.base import Augmenter, replace_span, word_list
 
 TYPES = ("MISC", "LOC")
+_TOKEN = re.compile(r"[\w'&.-]+")
 
 
 class EntityReplacement(Augmenter):
@@ -35,15 +37,43 @@ class EntityReplacement(Augmenter):
                 if len(name) >= 4 and name.lower() not in ordinary}
 
     @cached_property
-    def pattern(self):
-        return phrase_pattern(self.type_of)
+    def longest(self) -> int:
+        return max(len(name.split()) for name in self.type_of)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Character spans of listed entities, longest match first (word n-grams looked up in a dict: a regex
+        alternation of thousands of names is far slower). Cached: augmentation revisits each text per round."""
+        if text not in self._spans:
+            tokens = list(_TOKEN.finditer(text))
+            lowered = [t.group(0).lower() for t in tokens]
+            spans, i = [], 0
+            while i < len(tokens):
+                for n in range(min(self.longest, len(tokens) - i), 0, -1):
+                    if " ".join(lowered[i:i + n]) in self.type_of:
+                        spans.append((tokens[i].start(), tokens[i + n - 1].end()))
+                        i += n - 1
+                        break
+                i += 1
+            self._spans[text] = spans
+        return self._spans[text]
+
+    @cached_property
+    def _spans(self) -> dict[str, list[tuple[int, int]]]:
+        return {}
 
     def similar(self, found: str) -> list[str]:
-        same_type = self.by_type[self.type_of[found.lower()]]
-        words = len(found.split())
-        shaped = [c for c in same_type if len(c.split()) == words]
-        ending = [c for c in shaped if c.lower()[-3:] == found.lower()[-3:]]
-        return [c for c in ending if c.lower() != found.lower()] and ending or shaped
+        key = " ".join(found.split()).lower()
+        if key not in self._similar:
+            same_type = self.by_type[self.type_of[key]]
+            words = len(key.split())
+            shaped = [c for c in same_type if len(c.split()) == words]
+            ending = [c for c in shaped if c.lower()[-3:] == key[-3:] and c.lower() != key]
+            self._similar[key] = ending or shaped
+        return self._similar[key]
+
+    @cached_property
+    def _similar(self) -> dict[str, list[str]]:
+        return {}
 
     def augment(self, text: str, rng: random.Random) -> str | None:
-        return self.replace_one(text, self.pattern, self.similar, rng)
+        return replace_span(text, self.spans(text), self.similar, rng)

@@ -17,5 +17,9 @@ class InDomainReplacement(Augmenter):
     def table(self) -> dict[str, list[str]]:
         return {key.lower(): values for key, values in word_list("special_tokens", self.root).items()}
 
+    @cached_property
+    def pattern(self):
+        return phrase_pattern(self.table)
+
     def augment(self, text: str, rng: random.Random) -> str | None:
-        return self.replace_one(text, phrase_pattern(self.table), lambda found: self.table[found.lower()], rng)
+        return self.replace_one(text, self.pattern, lambda found: self.table[found.lower()], rng)

@@ -17,9 +17,11 @@ class ScalarAdverbReplacement(Augmenter):
     def lists(self) -> dict[str, list[str]]:
         return word_list("scalarity", self.root)
 
+    @cached_property
+    def pattern(self):
+        return phrase_pattern(set(self.lists["BEFORE"]) | set(self.lists["AFTER"]))
+
     def augment(self, text: str, rng: random.Random) -> str | None:
         before, after = self.lists["BEFORE"], self.lists["AFTER"]
-        known = set(before) | set(after)
         # An adverb in BEFORE is swapped for another BEFORE adverb (they modify what follows); else AFTER.
-        return self.replace_one(text, phrase_pattern(known),
-                                lambda found: before if found.lower() in before else after, rng)
+        return self.replace_one(text, self.pattern, lambda found: before if found.lower() in before else after, rng)
