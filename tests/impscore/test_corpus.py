@@ -89,8 +89,10 @@ def test_circa_pairs_map_indirect_answers_to_yes_no_statements(corpus_and_report
     corpus, _ = corpus_and_report
     circa = corpus[corpus["source"] == "circa"]
     assert circa["explicit"].str.match(r"^(Yes|No), ").all()
-    assert not circa["implicit"].str.match(r"^(yes|no)[ ,.!]+(i|we)\b", case=False).any()
-    pair = circa[circa["implicit"] == "I'd rather have ramen."]
+    answers = circa["implicit"].str.split(" - ").str[-1]
+    assert circa["implicit"].str.startswith("- ").all()
+    assert not answers.str.match(r"^(yes|no)[ ,.!]+(i|we)\b", case=False).any()
+    pair = circa[circa["implicit"] == "- Are you in the mood for burgers? - I'd rather have ramen."]
     assert "No, I am not in the mood for burgers." in set(pair["explicit"])
     ludwig = corpus[corpus["source"] == "ludwig"]
     assert ludwig["implicit"].str.startswith("- ").all()  # the paper's dialogue format for LUDWIG

@@ -145,7 +145,7 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-            total, batches = total + float(loss), batches + 1
+            total, batches = total + loss.item(), batches + 1
         metrics, _ = evaluate_heads(heads, val_data)
         history.append({"epoch": epoch, "train_loss": total / max(batches, 1), **{f"val_{k}": v for k, v in metrics.items()}})
         epochs.set_postfix(loss=f"{total / max(batches, 1):.4f}", val_imp=f"{metrics['implicitness_accuracy']:.4f}")

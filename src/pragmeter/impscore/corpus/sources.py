@@ -95,17 +95,23 @@ DIRECT_ANSWER = re.compile(
 
 
 def circa(root=None) -> SourcePairs:
-    """Indirect answer -> canonical yes/no statement ("I'd rather have ramen." -> "No, I am not in the mood for burgers.")."""
+    """Indirect answer in its exchange -> canonical yes/no statement, as INLI frames Circa:
+    "- Are you in the mood for burgers? - I'd rather have ramen." -> "No, I am not in the mood for burgers."
+
+    The question stays on the implicit side because an indirect answer only means something in its exchange
+    (without it, "At the moment it is" cannot be paired with "Yes, it is full-time."); the explicit side is the
+    canonical statement alone.
+    """
     out = SourcePairs("circa", "template",
-                      "Circa indirect answers -> 'Yes, <statement>' or 'No, <rule-negated statement>'")
+                      "Circa '- question - indirect answer' -> 'Yes, <statement>' or 'No, <rule-negated statement>'")
     for scenario in range(10):
         path = data_file(f"circa/data/CIRCA/unmatched/scenario{scenario}/circa-data-test.tsv", root)
         for row in _read_tsv(path):
             gold = row.get("goldstandard1")
             if gold not in ("Yes", "No"):
                 continue
-            statement, answer = row.get("canquestion-X", ""), row.get("answer-Y", "")
-            if not statement.strip() or not answer.strip():
+            question, statement, answer = row.get("question-X", ""), row.get("canquestion-X", ""), row.get("answer-Y", "")
+            if not question.strip() or not statement.strip() or not answer.strip():
                 out.skipped["empty field"] += 1
                 continue
             if DIRECT_ANSWER.match(answer.strip()):
@@ -118,7 +124,7 @@ def circa(root=None) -> SourcePairs:
             clause = tidy(clause)
             if not clause.startswith(("I ", "I'")):
                 clause = clause[:1].lower() + clause[1:]
-            out.pairs.append((" ".join(answer.split()), f"{gold}, {clause}"))
+            out.pairs.append((dialogue(question, answer), f"{gold}, {clause}"))
     return out
 
 
