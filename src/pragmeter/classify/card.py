@@ -2,23 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
 
 import pragmeter
-
-
-def code_commit() -> str:
-    """The git commit of the pragmeter checkout (with "+dirty" when it has uncommitted changes), or "unknown"."""
-    folder = Path(pragmeter.__file__).resolve().parent
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True,
-                                timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=folder,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return commit + ("+dirty" if dirty else "")
 
 
 def _percent(value) -> str:

@@ -8,7 +8,8 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from pragmeter.classify.card import code_commit, model_card
+from pragmeter.classify.card import model_card
+from pragmeter.provenance import code_commit
 from pragmeter.classify.examples import RecipeData
 from pragmeter.classify.model import ClassifierSettings, TextClassifier
 from pragmeter.classify.training import Trainer, TrainConfig, TrainResult, evaluate
@@ -46,7 +47,7 @@ def run_recipe(data: RecipeData, encoder: str, config: TrainConfig, output: Path
     test, predictions = evaluate(classifier, data.test, config.eval_batch_size, progress)
     info = {
         "name": output.name, "recipe": data.name, "description": data.description, "command": command,
-        "commit": code_commit(), "torch": torch.__version__, "transformers": transformers.__version__,
+        "commit": code_commit() or "unknown", "torch": torch.__version__, "transformers": transformers.__version__,
         "device": f"{classifier.device.type} ({torch.cuda.get_device_name(0) if classifier.device.type == 'cuda' else platform.processor() or platform.machine()})",
         "settings": asdict(settings), "train_config": asdict(config), "arguments": data.arguments,
         "train_examples": len(data.train), "val_examples": len(data.val), "data_files": data.data_files,

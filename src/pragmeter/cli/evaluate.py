@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from pragmeter.cli.common import add_data_root_option, add_model_options, load_model

@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
 from pragmeter import __version__
+from pragmeter.provenance import code_commit
 from pragmeter.io import atomic_path, write_json_atomic
-
-
-def git_commit() -> str | None:
-    """Commit of the pragmeter checkout (with "-dirty" when it has changes), or None outside git."""
-    checkout = Path(__file__).resolve().parents[3]
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=checkout, capture_output=True, text=True,
-                                timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=checkout,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return f"{commit}-dirty" if dirty else commit
 
 
 def model_signature(settings: dict, max_tokens: int | None) -> str:
@@ -34,7 +21,7 @@ def model_signature(settings: dict, max_tokens: int | None) -> str:
 
 
 def environment() -> dict:
-    return {"pragmeter_version": __version__, "git_commit": git_commit(),
+    return {"pragmeter_version": __version__, "git_commit": code_commit(),
             "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -22,6 +21,7 @@ import pandas as pd
 import torch
 
 from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+from pragmeter.provenance import code_commit
 from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
 from pragmeter.impscore.metrics import per_source_metrics, triplet_metrics
 
@@ -164,15 +164,6 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
     return result
 
 
-def git_commit() -> str:
-    try:
-        here = Path(__file__).resolve().parent
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
-                              timeout=5).stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 def model_card(name: str, result: TrainResult, corpus_info: dict) -> str:
     cfg, test = result.config, result.test
     table = result.test_per_source
@@ -219,7 +210,7 @@ model.score(["You are talking too loudly.", "I'm finding it a bit hard to concen
 def save_trained(result: TrainResult, folder: str | Path, name: str, corpus_info: dict) -> Path:
     from pragmeter.impscore.model import ImpScore
 
-    info = {**corpus_info, "commit": corpus_info.get("commit") or git_commit(),
+    info = {**corpus_info, "commit": corpus_info.get("commit") or code_commit() or "unknown",
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
     model = ImpScore(result.heads, result.config.encoder)
     extra = {"name": name, "training": {**asdict(result.config), "best_epoch": result.best_epoch,
