@@ -18,3 +18,21 @@ def data_root() -> Path:
     from pragmeter.data.root import data_root as resolve
 
     return resolve()
+
+
+@pytest.fixture
+def fake_server():
+    """Start scripted fake OpenAI-compatible servers on 127.0.0.1 (``start(responder, **options)``); stopped after
+    the test."""
+    from pragmeter.harness.fake_server import FakeChatServer
+
+    servers = []
+
+    def start(responder, **options) -> FakeChatServer:
+        server = FakeChatServer(responder, **options).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()

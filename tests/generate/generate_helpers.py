@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from pragmeter.cli import main
 from pragmeter.data.root import data_file
@@ -66,19 +65,3 @@ class Scripted:
 def generate(server: FakeChatServer, *args: str) -> int:
     model_args = f"base_url={server.url},model=fake-model,concurrency=4,max_retries=1,backoff=0.01"
     return main(["generate", *args, "--model-args", model_args, "--no-progress"])
-
-
-@pytest.fixture
-def fake_server():
-    """Scripted fake OpenAI-compatible servers, stopped after the test. (Not in a conftest.py: the harness tests
-    import their conftest by module name, which a second conftest.py would shadow.)"""
-    servers = []
-
-    def start(responder, **options) -> FakeChatServer:
-        server = FakeChatServer(responder, **options).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()

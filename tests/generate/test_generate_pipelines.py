@@ -8,7 +8,7 @@ import re
 
 import pandas as pd
 
-from generate_helpers import (Scripted, fake_server, generate, real_circa_frames, real_dialogues,  # noqa: F401
+from generate_helpers import (Scripted, generate, real_circa_frames, real_dialogues,  # noqa: F401
                               real_posts, real_questions, user_text)
 from pragmeter.cli import main
 from pragmeter.datasets.drinq import load_drinq

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from pragmeter.cli import main
 from pragmeter.harness import registry
@@ -40,17 +39,3 @@ def run_eval(output: Path, server: FakeChatServer, tasks: str, *extra: str, mode
     code = main(["eval", "--tasks", tasks, "--model-args", args, "--output", str(output), "--no-progress", *extra])
     assert code == 0
     return json.loads((output / "results.json").read_text())
-
-
-@pytest.fixture
-def fake_server():
-    servers = []
-
-    def start(responder, **options) -> FakeChatServer:
-        server = FakeChatServer(responder, **options).start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        server.stop()

@@ -4,7 +4,6 @@ what they should, faults never lose an item, the API key is never written."""
 from __future__ import annotations
 
 import json
-from collections import Counter
 
 import pytest
 
