@@ -26,6 +26,14 @@ def parse_model_args(text: str | None) -> dict[str, str]:
     return args
 
 
+def available_backends() -> list[str]:
+    """Backend names, one per module of this package (the module defines BACKEND)."""
+    import pkgutil
+
+    skip = {"base"}
+    return sorted(m.name.replace("_", "-") for m in pkgutil.iter_modules(__path__) if m.name not in skip)
+
+
 def load_backend(spec: str, args: dict[str, str]) -> ChatBackend:
     name, _, target = spec.partition(":")
     module_name = name.replace("-", "_")
@@ -36,7 +44,7 @@ def load_backend(spec: str, args: dict[str, str]) -> ChatBackend:
     except ModuleNotFoundError as error:
         if error.name != f"pragmeter.harness.backends.{module_name}":
             raise
-        raise PragmeterError(f"unknown model backend {name!r}; available: openai-chat") from None
+        raise PragmeterError(f"unknown model backend {name!r}; available: {', '.join(available_backends())}") from None
     return module.BACKEND.from_args(target or None, dict(args))
 
 

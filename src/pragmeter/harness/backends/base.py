@@ -5,6 +5,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+from pragmeter.errors import PragmeterError
+
 Messages = list[dict[str, str]]
 
 
@@ -55,3 +57,11 @@ class ChatBackend(ABC):
 
     async def aclose(self) -> None:
         """Release connections (called once at the end of a run)."""
+
+
+def reject_unknown_args(args: dict[str, str], known: set[str] | frozenset[str], backend: str) -> None:
+    """Model arguments are typed by hand on the command line: name the bad ones and the accepted ones."""
+    unknown = set(args) - set(known)
+    if unknown:
+        raise PragmeterError(f"unknown {backend} model argument(s): {', '.join(sorted(unknown))}; "
+                             f"known: {', '.join(sorted(known))}")

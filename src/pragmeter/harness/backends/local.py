@@ -15,7 +15,7 @@ import asyncio
 import re
 
 from pragmeter.errors import PragmeterError
-from pragmeter.harness.backends.base import BackendFailed, ChatBackend, Completion, Messages
+from pragmeter.harness.backends.base import BackendFailed, ChatBackend, Completion, Messages, reject_unknown_args
 
 _KNOWN = {"device", "batch_size"}
 _PAIR = re.compile(r"Premise:[ \t]*(?P<premise>.*?)\n\s*Hypothesis:[ \t]*(?P<hypothesis>.*?)\s*\Z", re.DOTALL)
@@ -50,10 +50,7 @@ class LocalClassifierBackend(ChatBackend):
 
     @classmethod
     def from_args(cls, target: str | None, args: dict[str, str]) -> "LocalClassifierBackend":
-        unknown = set(args) - _KNOWN
-        if unknown:
-            raise PragmeterError(f"unknown local model argument(s): {', '.join(sorted(unknown))}; "
-                                 f"known: {', '.join(sorted(_KNOWN))}")
+        reject_unknown_args(args, _KNOWN, "local")
         if not target:
             raise PragmeterError("the local backend needs a classifier folder: --model local:PATH")
         try:

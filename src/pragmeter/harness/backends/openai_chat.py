@@ -26,7 +26,7 @@ try:
     import httpx
 except ImportError:  # pragma: no cover - depends on the install
     raise PragmeterError("the openai-chat backend needs httpx: pip install 'pragmeter[harness]'") from None
-from pragmeter.harness.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages
+from pragmeter.harness.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages, reject_unknown_args
 
 _RETRY_STATUS = {408, 409, 425, 429}
 _FATAL_STATUS = {401, 403, 404}
@@ -83,10 +83,7 @@ class OpenAIChatBackend(ChatBackend):
 
     @classmethod
     def from_args(cls, target: str | None, args: dict[str, str]) -> "OpenAIChatBackend":
-        unknown = set(args) - _KNOWN
-        if unknown:
-            raise PragmeterError(f"unknown openai-chat model argument(s): {', '.join(sorted(unknown))}; "
-                                 f"known: {', '.join(sorted(_KNOWN))}")
+        reject_unknown_args(args, _KNOWN, "openai-chat")
         model = args.get("model") or target
         if not args.get("base_url") or not model:
             raise PragmeterError("openai-chat needs --model-args base_url=URL,model=NAME "
