@@ -23,11 +23,13 @@ def corpus_and_report():
 def test_size_and_sources(corpus_and_report):
     corpus, report = corpus_and_report
     assert len(corpus) >= 40_000
-    required = {"implicit_hate", "sbic", "imppres", "circa", "ludwig", "r3_sarcasm", "bbh_snarks", "inli_train"}
+    required = {"implicit_hate", "sbic", "imppres", "circa", "ludwig", "r3_sarcasm", "bbh_snarks", "inli_train",
+                "ishate_train"}
     assert required <= set(corpus["source"])
     per_source = report.set_index("source")["pos_pairs"]
     assert per_source["total"] == len(corpus)
-    assert per_source["implicit_hate"] == 6358  # every stage-3 post has an implied statement
+    # every stage-3 post has an implied statement; 185 of the 6,358 are ISHate dev/test messages (held out)
+    assert per_source["implicit_hate"] == 6358 - 185
     assert per_source["imppres"] == 1200
 
 
@@ -75,6 +77,45 @@ def test_held_out_benchmarks_stay_out(corpus_and_report, data_root):
         for implications in value["emphasis"].values():
             for implication in implications:
                 assert normalise(implication) not in texts
+
+
+def test_ishate_pairs_share_a_target_and_are_implicitness_only(corpus_and_report, data_root):
+    corpus, _ = corpus_and_report
+    train = pd.read_parquet(data_file("ishate/data/ishate_train.parquet.gzip"))
+    train = train[train["aug_method"] == "orig"]
+    keys = train["cleaned_text"].map(normalise)
+    implicit_texts, explicit_texts = (set(keys[train["implicit_layer"] == layer]) for layer in ("Implicit HS", "Explicit HS"))
+    targets = train.assign(key=keys).groupby("key")["target"].agg(set)  # a few texts recur with other labels
+    ishate = corpus[corpus["source"] == "ishate_train"]
+    assert len(ishate) > 800
+    implicit, explicit, negative = (ishate[c].map(normalise) for c in ("implicit", "explicit", "negative"))
+    assert implicit.isin(implicit_texts).all() and explicit.isin(explicit_texts).all()
+    same_target = [bool(targets[a] & targets[b]) for a, b in zip(implicit, explicit)]
+    other_target = [targets[a] != targets[b] for a, b in zip(implicit, negative)]
+    assert all(same_target) and all(other_target)
+    assert not ishate["pragmatic"].any() and corpus.loc[corpus["source"] != "ishate_train", "pragmatic"].all()
+    held_out = set()
+    for split in ("dev", "test"):
+        frame = pd.read_parquet(data_file(f"ishate/data/ishate_{split}.parquet.gzip"))
+        held_out |= set(frame["cleaned_text"].dropna().map(normalise)) | set(frame["text"].dropna().map(normalise))
+    texts = set(corpus["implicit"].map(normalise)) | set(corpus["explicit"].map(normalise))
+    assert not texts & held_out
+
+
+def test_adding_a_source_leaves_sources_without_shared_anchors_alone(corpus_and_report):
+    corpus, _ = corpus_and_report
+    without, _ = build_corpus(sources=["implicit_hate", "sbic", "imppres", "circa", "ludwig", "r3_sarcasm",
+                                       "bbh_snarks", "inli_train"], seed=0)
+    anchors = corpus["implicit"].map(normalise)
+    shared = set(corpus.loc[anchors.isin(set(anchors[corpus["source"] == "ishate_train"])), "source"]) - {"ishate_train"}
+    # ISHate shares posts with Latent Hatred and SBIC; a shared anchor keeps the split of the source first by name,
+    # so only SBIC (after ishate_train) changes
+    assert shared == {"implicit_hate", "sbic"}
+    changed = {"sbic", "ishate_train"}
+    keep = ~corpus["source"].isin(changed)
+    same, before = corpus[keep].reset_index(drop=True), without[~without["source"].isin(changed)].reset_index(drop=True)
+    for column in ("implicit", "explicit", "negative", "split"):
+        assert (same[column].to_numpy() == before[column].to_numpy()).all(), column
 
 
 def test_seeded_and_deterministic(corpus_and_report):

@@ -85,3 +85,21 @@ def test_metrics_count_both_pairs_and_pragmatics():
     table = per_source_metrics(out, ["a", "b"]).set_index("source")
     assert table.loc["a", "implicitness_accuracy"] == pytest.approx(0.5)
     assert table.loc["b", "implicitness_accuracy"] == pytest.approx(1.0)
+
+
+def test_pairs_without_a_paraphrase_skip_the_pragmatic_term_and_metric():
+    heads = swap_heads()
+    e1, e2, e3 = torch.cat([E1, E1]), torch.cat([E2, 2 * E1]), torch.cat([E3, E2 + E2])
+    out = triplet_outputs(heads, e1, e2, e3)
+    # row 0 as before: ΔP+ = ΔP− = 1 (wrong); row 1: ΔP+ = 1 < ΔP− = ‖[1,0]−[2,2]‖ = √5 (right)
+    assert triplet_metrics(out)["pragmatics_accuracy"] == pytest.approx(0.5)
+    mask = torch.tensor([False, True])
+    masked = triplet_metrics(out, mask)
+    assert masked["pragmatics_accuracy"] == pytest.approx(1.0) and masked["n_pragmatic"] == 1
+    assert masked["implicitness_accuracy"] == triplet_metrics(out)["implicitness_accuracy"]  # both rows count
+    table = per_source_metrics(out, ["a", "b"], torch.tensor([False, True])).set_index("source")
+    assert math.isnan(table.loc["a", "pragmatics_accuracy"]) and table.loc["b", "pragmatics_accuracy"] == 1.0
+    terms = margin_losses(out)
+    full = ImpScoreLoss(heads)(e1, e2, e3)
+    only_row_1 = ImpScoreLoss(heads)(e1, e2, e3, mask)
+    assert (full - only_row_1).item() == pytest.approx(terms["prag"][0].item() / 2)  # row 0's 0.7, batch mean

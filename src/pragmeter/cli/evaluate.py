@@ -51,7 +51,7 @@ def run_corpus(args: argparse.Namespace) -> int:
     from pragmeter.encoders import cache_dir
     from pragmeter.errors import PragmeterError
     from pragmeter.impscore.corpus import build_corpus, load_corpus
-    from pragmeter.impscore.metrics import per_source_metrics
+    from pragmeter.impscore.metrics import format_accuracy, per_source_metrics
     from pragmeter.impscore.training import embed_corpus, evaluate_heads
 
     model = load_model(args)
@@ -62,7 +62,7 @@ def run_corpus(args: argparse.Namespace) -> int:
     cache_root = Path(args.cache_dir) if args.cache_dir else cache_dir() / "embeddings"
     data = embed_corpus(corpus, model.encoder_name, cache_root, args.batch_size, args.device)[args.split]
     metrics, out = evaluate_heads(model.heads, data)
-    table = per_source_metrics(out, data.sources)
+    table = per_source_metrics(out, data.sources, data.pragmatic)
     print(f"model: {model.signature()}")
     print(f"split: {args.split} ({metrics['n_triplets']:,} triplets)")
     for key in ("implicitness_accuracy", "pragmatics_accuracy", "mean_I_implicit", "mean_I_explicit",
@@ -70,7 +70,8 @@ def run_corpus(args: argparse.Namespace) -> int:
         print(f"{key:28s} {metrics[key]:.4f}")
     print("\n| source | pairs | implicitness acc. | pragmatics acc. |\n|---|---|---|---|")
     for row in table.itertuples():
-        print(f"| {row.source} | {row.pairs:,} | {row.implicitness_accuracy:.3f} | {row.pragmatics_accuracy:.3f} |")
+        print(f"| {row.source} | {row.pairs:,} | {format_accuracy(row.implicitness_accuracy)} "
+              f"| {format_accuracy(row.pragmatics_accuracy)} |")
     _write(args, {"model": model.signature(), "split": args.split, "metrics": metrics,
                   "per_source": table.to_dict(orient="records")})
     return 0

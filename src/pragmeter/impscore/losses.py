@@ -2,6 +2,8 @@
 
 L = max(0, γ1 − (I1 − I2)) + max(0, γ1 − (I1 − I3)) + α · max(0, γ2 − (ΔP⁻ − ΔP⁺)), averaged over the batch,
 where s1 is implicit, s2 its explicit paraphrase (positive) and s3 the explicit side of another pair (negative).
+Triplets whose explicit side is not a paraphrase (``pragmatic`` False, e.g. a different message with the same
+target) carry only the two implicitness terms.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class ImpScoreLoss(nn.Module):
         self.heads = heads
         self.gamma1, self.gamma2, self.alpha = gamma1, gamma2, alpha
 
-    def forward(self, e1: torch.Tensor, e2: torch.Tensor, e3: torch.Tensor) -> torch.Tensor:
+    def forward(self, e1: torch.Tensor, e2: torch.Tensor, e3: torch.Tensor,
+                pragmatic: torch.Tensor | None = None) -> torch.Tensor:
         terms = margin_losses(triplet_outputs(self.heads, e1, e2, e3), self.gamma1, self.gamma2, self.alpha)
-        return (terms["imp_pos"] + terms["imp_neg"] + terms["prag"]).mean()
+        prag = terms["prag"] if pragmatic is None else terms["prag"] * pragmatic.to(terms["prag"].dtype)
+        return (terms["imp_pos"] + terms["imp_neg"] + prag).mean()

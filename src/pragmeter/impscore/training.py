@@ -23,7 +23,7 @@ import torch
 from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
 from pragmeter.provenance import code_commit
 from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
-from pragmeter.impscore.metrics import per_source_metrics, triplet_metrics
+from pragmeter.impscore.metrics import format_accuracy, per_source_metrics, triplet_metrics
 
 log = logging.getLogger("pragmeter")
 
@@ -49,12 +49,14 @@ class TrainConfig:
 
 @dataclass
 class TripletEmbeddings:
-    """Embeddings of one split: implicit (e1), positive explicit (e2), negative explicit (e3), and each row's source."""
+    """Embeddings of one split: implicit (e1), positive explicit (e2), negative explicit (e3), each row's source,
+    and whether its positive is a paraphrase (pragmatic; None = all are)."""
 
     e1: torch.Tensor
     e2: torch.Tensor
     e3: torch.Tensor
     sources: list[str]
+    pragmatic: torch.Tensor | None = None
 
     def __len__(self) -> int:
         return self.e1.shape[0]
@@ -71,6 +73,14 @@ class TrainResult:
     test_per_source: pd.DataFrame | None = None
     counts: dict = field(default_factory=dict)
     seconds: float = 0.0
+
+
+def pragmatic_flags(corpus: pd.DataFrame) -> np.ndarray:
+    """The corpus's ``pragmatic`` column as booleans; corpora without it (older builds, all_data.csv) are all
+    paraphrase pairs."""
+    if "pragmatic" not in corpus.columns:
+        return np.ones(len(corpus), dtype=bool)
+    return corpus["pragmatic"].fillna(True).astype(bool).to_numpy()
 
 
 def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_size: int = 64,
@@ -96,8 +106,9 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
     splits = {}
     for split, part in corpus.groupby("split", sort=False):
         index = {c: torch.tensor([row_of[t] for t in part[c]], dtype=torch.long) for c in ("implicit", "explicit", "negative")}
+        pragmatic = torch.tensor(pragmatic_flags(part), dtype=torch.bool)
         splits[split] = TripletEmbeddings(table[index["implicit"]], table[index["explicit"]], table[index["negative"]],
-                                          part["source"].tolist())
+                                          part["source"].tolist(), pragmatic)
     return splits
 
 
@@ -113,7 +124,7 @@ def evaluate_heads(heads: ImpScoreHeads, data: TripletEmbeddings, batch_size: in
             parts.append(triplet_outputs(heads, data.e1[sl], data.e2[sl], data.e3[sl]))
     out = TripletOutputs(*(torch.cat([getattr(p, f) for p in parts]) for f in
                            ("implicit", "positive", "negative", "distance_positive", "distance_negative")))
-    return triplet_metrics(out), out
+    return triplet_metrics(out, data.pragmatic), out
 
 
 def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_progress: bool = True) -> TrainResult:
@@ -128,8 +139,9 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
     heads.to(config.device)
     loss_fn = ImpScoreLoss(heads, config.gamma1, config.gamma2, config.alpha)
     optimizer = torch.optim.Adam(heads.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    device_data = [t.to(config.device) for t in (train.e1, train.e2, train.e3)]
-    val_data = TripletEmbeddings(*(t.to(config.device) for t in (val.e1, val.e2, val.e3)), val.sources)
+    train_mask = train.pragmatic if train.pragmatic is not None else torch.ones(len(train), dtype=torch.bool)
+    device_data = [t.to(config.device) for t in (train.e1, train.e2, train.e3, train_mask)]
+    val_data = TripletEmbeddings(*(t.to(config.device) for t in (val.e1, val.e2, val.e3)), val.sources, val.pragmatic)
 
     best_accuracy, best_state, best_epoch, history = -1.0, None, 0, []
     started = time.perf_counter()
@@ -160,7 +172,7 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
     result.val, _ = evaluate_heads(heads, val)
     if "test" in splits and len(splits["test"]):
         result.test, test_out = evaluate_heads(heads, splits["test"])
-        result.test_per_source = per_source_metrics(test_out, splits["test"].sources)
+        result.test_per_source = per_source_metrics(test_out, splits["test"].sources, splits["test"].pragmatic)
     return result
 
 
@@ -168,7 +180,8 @@ def model_card(name: str, result: TrainResult, corpus_info: dict) -> str:
     cfg, test = result.config, result.test
     table = result.test_per_source
     per_source = "\n".join(
-        f"| {r.source} | {r.pairs} | {r.implicitness_accuracy:.3f} | {r.pragmatics_accuracy:.3f} |" for r in table.itertuples()
+        f"| {r.source} | {r.pairs} | {format_accuracy(r.implicitness_accuracy)} | {format_accuracy(r.pragmatics_accuracy)} |"
+        for r in table.itertuples()
     ) if table is not None else ""
     return f"""# {name}
 

@@ -1,7 +1,8 @@
 """Assemble the ImpScore training corpus: positive pairs from every source, cleaned, deduplicated, split and
 given negatives the paper's way (the explicit side of another pair from the same source, seeded).
 
-Corpus file (parquet) columns: ``pair_id, source, implicit, explicit, negative, negative_pair_id, split``.
+Corpus file (parquet) columns: ``pair_id, source, implicit, explicit, negative, negative_pair_id, split, pragmatic``
+(``pragmatic`` is False for pairs whose explicit side is not a paraphrase; files without it are all paraphrases).
 The official ``all_data.csv`` schema (pos_implicit, pos_explicit, neg_implicit, neg_explicit) is read too.
 """
 
@@ -18,7 +19,7 @@ import pandas as pd
 from pragmeter.errors import DataError
 from pragmeter.impscore.corpus.sources import SOURCES, SourcePairs
 
-COLUMNS = ["pair_id", "source", "implicit", "explicit", "negative", "negative_pair_id", "split"]
+COLUMNS = ["pair_id", "source", "implicit", "explicit", "negative", "negative_pair_id", "split", "pragmatic"]
 OFFICIAL_COLUMNS = ["pos_implicit", "pos_explicit", "neg_implicit", "neg_explicit"]
 SPLITS = (("train", 0.8), ("val", 0.1), ("test", 0.1))
 MAX_CHARS = 2000
@@ -40,7 +41,8 @@ def garbage_reason(implicit: str, explicit: str) -> str | None:
 
 
 def held_out_texts(root=None) -> set[str]:
-    """Normalised texts of the benchmarks that must stay out of training: INLI val/test, DRInQ, Emphasized-Talk."""
+    """Normalised texts of the benchmarks that must stay out of training: INLI val/test, DRInQ, Emphasized-Talk,
+    ISHate dev/test."""
     import csv
     import json
 
@@ -60,6 +62,10 @@ def held_out_texts(root=None) -> set[str]:
         texts.update({normalise(previous), normalise(value["current"])})
         for implications in value["emphasis"].values():
             texts.update(normalise(i) for i in implications)
+    for split in ("dev", "test"):  # ISHate dev/test: the held-out side of ImpScore's ISHate validity check
+        frame = pd.read_parquet(data_file(f"ishate/data/ishate_{split}.parquet.gzip", root), columns=["text", "cleaned_text"])
+        for column in ("text", "cleaned_text"):
+            texts.update(normalise(t) for t in frame[column] if isinstance(t, str))
     texts.discard("")
     return texts
 
@@ -72,7 +78,8 @@ def clean_pairs(collected: list[SourcePairs], held_out: set[str] = frozenset()) 
     for source in collected:
         for reason, count in source.skipped.items():
             dropped[(source.name, reason)] += count
-        for implicit, explicit in source.pairs:
+        topics = source.topics if source.topics is not None else [None] * len(source.pairs)
+        for (implicit, explicit), topic in zip(source.pairs, topics, strict=True):
             implicit, explicit = " ".join(implicit.split()), " ".join(explicit.split())
             reason = garbage_reason(implicit, explicit)
             if reason:
@@ -86,39 +93,52 @@ def clean_pairs(collected: list[SourcePairs], held_out: set[str] = frozenset()) 
                 dropped[(source.name, "duplicate pair")] += 1
                 continue
             seen.add(key)
-            rows.append((source.name, implicit, explicit))
-    return pd.DataFrame(rows, columns=["source", "implicit", "explicit"]), dropped
+            rows.append((source.name, implicit, explicit, topic, source.paraphrase))
+    return pd.DataFrame(rows, columns=["source", "implicit", "explicit", "topic", "pragmatic"]), dropped
+
+
+def source_rng(seed: int, source: str, purpose: int = 0) -> np.random.Generator:
+    """One generator per source, so adding or removing a source leaves the other sources' splits and negatives as
+    they were."""
+    return np.random.default_rng([seed, purpose, *source.encode("utf-8")])
 
 
 def assign_splits(frame: pd.DataFrame, seed: int) -> pd.Series:
-    """8:1:1 per source, grouped by implicit sentence so one anchor never lands in two splits."""
-    rng = np.random.default_rng(seed)
+    """8:1:1 per source, grouped by implicit sentence so one anchor never lands in two splits; an anchor that an
+    earlier source (in name order) already placed keeps that split (ISHate and Latent Hatred share posts)."""
     split = pd.Series("train", index=frame.index, dtype=object)
-    for _, group in frame.groupby("source", sort=True):
-        anchors = group["implicit"].map(normalise).unique()
+    assignment: dict[str, str] = {}
+    for source, group in frame.groupby("source", sort=True):
+        rng = source_rng(seed, str(source))
+        keys = group["implicit"].map(normalise)
+        anchors = np.array([a for a in keys.unique() if a not in assignment], dtype=object)
         anchors = anchors[rng.permutation(len(anchors))]
         n_val = int(round(len(anchors) * SPLITS[1][1]))
         n_test = int(round(len(anchors) * SPLITS[2][1]))
-        assignment = {a: "val" for a in anchors[:n_val]}
+        assignment.update({a: "val" for a in anchors[:n_val]})
         assignment.update({a: "test" for a in anchors[n_val : n_val + n_test]})
-        split.loc[group.index] = group["implicit"].map(normalise).map(assignment).fillna("train")
+        assignment.update({a: "train" for a in anchors[n_val + n_test :]})
+        split.loc[group.index] = keys.map(assignment)
     return split
 
 
 def sample_negatives(frame: pd.DataFrame, seed: int, max_tries: int = 50) -> np.ndarray:
-    """For each pair, the index of another pair of the same source and split with a different anchor and explicit."""
-    rng = np.random.default_rng(seed + 1)
+    """For each pair, the index of another pair of the same source and split with a different anchor and explicit
+    (and a different ``topic``, where the source gives one)."""
     chosen = np.full(len(frame), -1, dtype=np.int64)
     implicit_keys = frame["implicit"].map(normalise).to_numpy()
     explicit_keys = frame["explicit"].map(normalise).to_numpy()
-    for _, group in frame.groupby(["source", "split"], sort=True):
+    topics = frame["topic"].to_numpy() if "topic" in frame.columns else np.full(len(frame), None)
+    for (source, split), group in frame.groupby(["source", "split"], sort=True):
+        rng = source_rng(seed, f"{source}/{split}", purpose=1)
         positions = frame.index.get_indexer(group.index)
         if len(positions) < 2:
             continue
         for position in positions:
             for _ in range(max_tries):
                 other = positions[rng.integers(len(positions))]
-                if implicit_keys[other] != implicit_keys[position] and explicit_keys[other] != explicit_keys[position]:
+                if (implicit_keys[other] != implicit_keys[position] and explicit_keys[other] != explicit_keys[position]
+                        and (pd.isna(topics[position]) or topics[other] != topics[position])):
                     chosen[position] = other
                     break
     return chosen
@@ -192,6 +212,7 @@ def from_official(frame: pd.DataFrame, path: str | os.PathLike, seed: int = 0) -
         "explicit": frame["pos_explicit"].astype(str),
         "negative": frame["neg_explicit"].astype(str),
         "negative_pair_id": -1,
+        "pragmatic": True,
     })
     out["split"] = assign_splits(out, seed)
     return out[COLUMNS]
@@ -218,6 +239,8 @@ def load_corpus(path: str | os.PathLike, seed: int = 0) -> pd.DataFrame:
         frame["split"] = assign_splits(frame, seed)
     if "pair_id" not in frame.columns:
         frame["pair_id"] = np.arange(len(frame))
+    if "pragmatic" not in frame.columns:
+        frame["pragmatic"] = True
     return frame.reset_index(drop=True)
 
 
