@@ -190,7 +190,7 @@ def inli_train(root=None) -> SourcePairs:
     return out
 
 
-ISHATE_PAIRS_PER_ANCHOR = 1
+ISHATE_PAIRS_PER_ANCHOR = 3
 
 
 def ishate_train(root=None, per_anchor: int = ISHATE_PAIRS_PER_ANCHOR, seed: int = 0) -> SourcePairs:
