@@ -22,11 +22,8 @@ def _comparison(payload: dict, grouping: str, a: str, b: str) -> dict:
     return next(c for c in payload["comparisons"] if (c["grouping"], c["a"], c["b"]) == (grouping, a, b))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known limitation of the shipped impscore-minilm (docs/results.md): it scores ISHate explicit HS posts about as "
-    "high as implicit ones (difference -0.06); the rebuilt corpus has no explicit hate posts on the explicit side. "
-    "strict: this test fails loudly once a model meets the paper's finding, so the marker must then be removed"))
 def test_ishate_implicit_hate_scores_higher_than_explicit(shipped_model, data_root):
+    # ISHate dev + test only: the shipped model's corpus pairs ISHate train messages, so this stays held out
     payload = compute_profile(load_builtin("ishate", cap=CAP, seed=0), shipped_model, n_pairs=200).to_json()
     difference = _comparison(payload, "implicit_layer", "Implicit HS", "Explicit HS")
     assert difference["n_a"] == CAP and difference["n_b"] == CAP

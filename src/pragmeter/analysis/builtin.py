@@ -5,8 +5,8 @@
 =============  ==========================================================  ==========================
 name           texts                                                       groupings
 =============  ==========================================================  ==========================
-ishate         original messages of train + dev + test (augmentations      implicit_layer, subtlety_layer
-               left out), cleaned text as in the ISHate tasks
+ishate         dev + test messages, cleaned text as in the ISHate tasks     implicit_layer, subtlety_layer
+               (train is left out: the shipped ImpScore trains on it)
 latent_hatred  stage-1 posts; pairs: stage-3 post vs implied statement     class
 sbic           aggregated dev + test posts (train is not in the data root)  offensive, implication
 dghsd          filtered DynaHate dev + test                                 type, label
@@ -50,8 +50,10 @@ def _clean_texts(frame: pd.DataFrame, column: str, relative: str) -> pd.DataFram
     return frame[keep].reset_index(drop=True)
 
 
-def ishate(root: Root = None) -> TextCollection:
-    files = [f"ishate/data/ishate_{split}.parquet.gzip" for split in ("train", "dev", "test")]
+def ishate(root: Root = None, splits: tuple[str, ...] = ("dev", "test")) -> TextCollection:
+    """ISHate dev + test by default: the shipped ImpScore corpus pairs ISHate *train* messages (source
+    ``ishate_train``), so profiles and the validity check use the messages it never saw."""
+    files = [f"ishate/data/ishate_{split}.parquet.gzip" for split in splits]
     frames = []
     for relative in files:
         frame = _read(relative, root)
@@ -65,7 +67,7 @@ def ishate(root: Root = None) -> TextCollection:
                    "subtlety_layer": frame["subtlety_layer"].fillna("Non-HS").tolist()},
         comparisons=[("implicit_layer", "Implicit HS", "Explicit HS"), ("subtlety_layer", "Subtle", "Non-Subtle")],
         sources=dataset_checksums(files),
-        description="ISHate original messages (train+dev+test, no augmentations), cleaned text")
+        description=f"ISHate original messages ({'+'.join(splits)}, no augmentations), cleaned text")
 
 
 _LATENT = "implicit_hate/data/implicit-hate-corpus/"

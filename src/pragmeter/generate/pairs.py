@@ -101,6 +101,7 @@ def assemble(source: str, implicit: list[str], explicit: list[str], extra: dict[
     frame["negative_pair_id"] = negatives
     frame["pair_id"] = np.arange(len(frame))
     frame["negative"] = [frame["explicit"].iat[j] if j >= 0 else None for j in negatives]
+    frame["pragmatic"] = True  # the model writes a paraphrase of the implicit sentence
     if (negatives < 0).any():
         session.filtered(stage, "no negative available (split too small)", int((negatives < 0).sum()))
     return frame.loc[negatives >= 0, COLUMNS + [c for c in frame.columns if c not in COLUMNS]].reset_index(drop=True)
