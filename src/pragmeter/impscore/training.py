@@ -75,14 +75,6 @@ class TrainResult:
     seconds: float = 0.0
 
 
-def pragmatic_flags(corpus: pd.DataFrame) -> np.ndarray:
-    """The corpus's ``pragmatic`` column as booleans; corpora without it (older builds, all_data.csv) are all
-    paraphrase pairs."""
-    if "pragmatic" not in corpus.columns:
-        return np.ones(len(corpus), dtype=bool)
-    return corpus["pragmatic"].fillna(True).astype(bool).to_numpy()
-
-
 def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_size: int = 64,
                  device: str | None = None, show_progress: bool = True) -> dict[str, TripletEmbeddings]:
     """Embeddings per split, computing only texts missing from the on-disk cache."""
@@ -106,7 +98,8 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
     splits = {}
     for split, part in corpus.groupby("split", sort=False):
         index = {c: torch.tensor([row_of[t] for t in part[c]], dtype=torch.long) for c in ("implicit", "explicit", "negative")}
-        pragmatic = torch.tensor(pragmatic_flags(part), dtype=torch.bool)
+        # load_corpus/build_corpus give every corpus a pragmatic column; a hand-made frame without it is all paraphrases
+        pragmatic = torch.tensor(part["pragmatic"].to_numpy(dtype=bool)) if "pragmatic" in part.columns else None
         splits[split] = TripletEmbeddings(table[index["implicit"]], table[index["explicit"]], table[index["negative"]],
                                           part["source"].tolist(), pragmatic)
     return splits
