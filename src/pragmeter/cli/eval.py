@@ -18,10 +18,15 @@ def register(subparsers) -> None:
                     "OUTPUT/samples_<task>.jsonl. Responses are cached in OUTPUT/cache/responses.jsonl as they "
                     "arrive, so rerunning an interrupted command resumes it. List tasks with `pragmeter tasks`.")
     parser.add_argument("--tasks", required=True, help="comma-separated task or group names (e.g. inli,drinq)")
-    parser.add_argument("--model", default="openai-chat", help="backend (default openai-chat)")
+    parser.add_argument("--model", default="openai-chat",
+                        help="backend (default openai-chat); gguf:FILE_OR_NAME runs a local GGUF model with llama.cpp "
+                             "(e.g. gguf:qwen2.5-coder-1.5b)")
     parser.add_argument("--model-args", default="",
                         help="KEY=VALUE pairs, comma-separated: base_url, model, api_key_env, temperature, max_tokens, "
-                             "seed, top_p, concurrency, timeout, max_retries")
+                             "seed, top_p, concurrency, timeout, max_retries (gguf: also threads, ctx_size, parallel)")
+    parser.add_argument("--mode", choices=("generate", "logprob"), default=None,
+                        help="answer mode of every task: generate (parse the answer) or logprob (score the options "
+                             "by log-probability; the server must return logprobs); same as --task-arg TASK.mode=…")
     parser.add_argument("--judge-model", default=None, help="backend of the LLM judge (Emphasized-Talk auto-gpt4 scores)")
     parser.add_argument("--judge-model-args", default="",
                         help="as --model-args, for the judge (temperature defaults to 1: its 3 samples are averaged)")
@@ -62,6 +67,13 @@ def run(args: argparse.Namespace) -> int:
     unknown = set(per_task) - {cls.name for cls in classes}
     if unknown:
         raise PragmeterError(f"--task-arg names task(s) not being run: {', '.join(sorted(unknown))}")
+    if args.mode:
+        without = [cls.name for cls in classes if "mode" not in cls.arguments]
+        if without and args.mode != "generate":
+            raise PragmeterError(f"--mode {args.mode}: task(s) {', '.join(without)} have no such mode")
+        for cls in classes:
+            if "mode" in cls.arguments:
+                per_task.setdefault(cls.name, {}).setdefault("mode", args.mode)
     tasks = [cls(per_task.get(cls.name), data_root=args.data_root) for cls in classes]
     backend = load_backend(args.model, parse_model_args(args.model_args))
     judge = None

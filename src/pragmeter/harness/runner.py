@@ -14,6 +14,7 @@ from pragmeter.harness.cache import ResponseCache
 from pragmeter.harness.client import CachedClient, Counters
 from pragmeter.harness.results import environment, model_signature, write_results, write_samples
 from pragmeter.harness.task import Sample, ScoreContext, Task, text_hash
+from pragmeter.llm import choice
 
 
 @dataclass
@@ -29,10 +30,6 @@ class EvalConfig:
     command: list[str] | None = None
 
 
-def _task_max_tokens(task: Task) -> int | None:
-    return task.max_tokens
-
-
 async def _answer_all(config: EvalConfig, client: CachedClient) -> dict[str, list[Sample]]:
     jobs = []
     for task in config.tasks:
@@ -43,7 +40,8 @@ async def _answer_all(config: EvalConfig, client: CachedClient) -> dict[str, lis
     counters = Counters(len(jobs), "eval", enabled=config.progress)
     try:
         async with asyncio.TaskGroup() as group:
-            pending = [group.create_task(client.chat(messages, _task_max_tokens(task), counters=counters))
+            pending = [group.create_task(client.chat(messages, task.max_tokens, counters=counters,
+                                                     top_logprobs=task.top_logprobs))
                        for task, _, _, messages in jobs]
     except* BackendFatal as failure:
         raise PragmeterError(str(failure.exceptions[0])) from None
@@ -52,10 +50,12 @@ async def _answer_all(config: EvalConfig, client: CachedClient) -> dict[str, lis
     samples: dict[str, list[Sample]] = {task.name: [] for task in config.tasks}
     for (task, run, item, messages), job in zip(jobs, pending):
         answer = job.result()
+        parsed, option_logprobs = (None, None) if answer.error is not None else \
+            task.read_answer(answer.text, answer.top_logprobs, item)
         samples[task.name].append(Sample(
             task=task.name, run=run, item_id=task.item_id(item), messages=messages, response=answer.text,
-            parsed=task.parse(answer.text, item) if answer.error is None else None, gold=task.gold(item),
-            error=answer.error, cached=answer.cached, fields=task.fields(item),
+            parsed=parsed, gold=task.gold(item), error=answer.error, cached=answer.cached, fields=task.fields(item),
+            option_logprobs=option_logprobs,
         ))
     return samples
 
@@ -99,6 +99,7 @@ async def _task_results(task: Task, samples: list[Sample], context: ScoreContext
         signature += f"|judge={model_signature(config.judge.settings(), JUDGE_MAX_TOKENS)}"
     return {
         "version": task.version,
+        "mode": task.mode,
         "headline": task.headline(),
         "metrics": metrics,
         "runs": per_run if task.runs > 1 else None,
@@ -112,7 +113,8 @@ async def _task_results(task: Task, samples: list[Sample], context: ScoreContext
         "max_tokens": max_tokens,
         "prompt_hashes": {name: text_hash(text) for name, text in sorted(task.templates().items())},
         "dataset_checksums": task.checksums(),
-        "metric_signatures": task.metric_signatures(),
+        "metric_signatures": {**task.metric_signatures(),
+                              **({"answer": choice.SIGNATURE} if task.mode == "logprob" else {})},
         "signature": signature,
     }
 

@@ -1,0 +1,1 @@
+"""Stand-ins for network peers in tests: scripted servers."""
