@@ -51,8 +51,9 @@ def completion_payload(request: dict, answer) -> dict:
 class FakeChatServer:
     def __init__(self, responder: Callable[[dict], str | None], latency: float = 0.0, fault_rate: float = 0.0,
                  faults: tuple[str, ...] = FAULTS, retry_after: str = "1", hang: float = 2.0, seed: int = 0,
-                 port: int = 0):
+                 port: int = 0, logprobs: bool = True):
         self.responder, self.latency = responder, latency
+        self.logprobs = logprobs  # False: a server that ignores logprobs requests (as some do)
         self.fault_rate, self.faults, self.retry_after, self.hang = fault_rate, faults, retry_after, hang
         self.calls: Counter[str] = Counter()
         self.faults_sent: Counter[str] = Counter()
@@ -124,6 +125,8 @@ class FakeChatServer:
                     self.close_connection = True  # no response at all
                 else:
                     answer = None if fault == "null" else server.responder(request)
+                    if not server.logprobs:
+                        request = {k: v for k, v in request.items() if k not in ("logprobs", "top_logprobs")}
                     self._send(200, completion_payload(request, answer))
 
         return Handler

@@ -88,8 +88,6 @@ class GgufServer:
     async def start(self) -> str:
         """Start the child and wait until it answers ``/health``; PragmeterError (with the log's last lines)
         when it exits first or is not healthy within ``start_timeout`` seconds."""
-        import httpx
-
         self.stop()
         self.port = free_port()
         self.log_dir.mkdir(parents=True, exist_ok=True)
@@ -98,6 +96,16 @@ class GgufServer:
             self.process = subprocess.Popen(self._command(), stdin=subprocess.DEVNULL, stdout=log,
                                             stderr=subprocess.STDOUT, env=self._environment(),
                                             start_new_session=True)
+        try:
+            await self._wait_healthy()
+        except BaseException:  # timeout, early exit, or the run cancelled meanwhile (Ctrl-C): no child left over
+            self.stop()
+            raise
+        return self.base_url
+
+    async def _wait_healthy(self) -> None:
+        import httpx
+
         deadline = time.monotonic() + self.settings.start_timeout
         async with httpx.AsyncClient(timeout=2.0) as client:
             while True:
@@ -107,11 +115,10 @@ class GgufServer:
                                          f"{self.settings.model_path}: {log_tail(self.log_path)} (log: {self.log_path})")
                 try:
                     if (await client.get(f"http://127.0.0.1:{self.port}/health")).status_code == 200:
-                        return self.base_url
+                        return
                 except httpx.HTTPError:
                     pass  # not listening yet
                 if time.monotonic() > deadline:
-                    self.stop()
                     raise PragmeterError(f"the gguf server was not healthy within {self.settings.start_timeout:g} s "
                                          f"(model {self.settings.model_path}; raise start_timeout=… if the machine "
                                          f"is slow); log: {self.log_path}")

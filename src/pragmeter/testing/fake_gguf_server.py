@@ -3,8 +3,8 @@
 Set ``GgufServer.child_module = "pragmeter.testing.fake_gguf_server"`` and give the backend a JSON "model" file:
 ``{"answer": "Neutral", "load_seconds": 0, "never_healthy": false, "latency": 0, "crash_after": null,
 "crash_flag": null, "request_log": null}``. ``never_healthy``: never listens (the health wait must time out);
-``crash_after`` N: the process dies in the middle of its N-th request, only while the ``crash_flag`` file does
-not exist (it is created first, so a restarted child survives); ``request_log``: one line per request answered
+``crash_after`` N: the process dies in the middle of its N-th request (every child; with ``crash_flag``, only
+while that file does not exist: it is created first, so a restarted child survives); ``request_log``: one line per request answered
 (the prompt's hash), shared by every child, to count requests across restarts and reruns.
 """
 
@@ -33,8 +33,9 @@ def _serve(args) -> None:
         with lock:
             seen += 1
             flag = script.get("crash_flag")
-            if seen == script.get("crash_after") and flag and not os.path.exists(flag):
-                open(flag, "w").close()
+            if seen == script.get("crash_after") and not (flag and os.path.exists(flag)):
+                if flag:
+                    open(flag, "w").close()
                 os._exit(1)  # dies mid-request: the client sees a dropped connection
         if script.get("request_log"):
             with open(script["request_log"], "a", encoding="utf-8") as log:

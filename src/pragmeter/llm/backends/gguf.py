@@ -77,6 +77,7 @@ class GgufBackend(OpenAIChatBackend):
         self.path, self.digest, self.server_settings = path, digest, server
         self.server: GgufServer | None = None
         self.restarts = 0
+        self._failed: str | None = None  # why the server could not be started
         self._lock: asyncio.Lock | None = None
 
     @classmethod
@@ -118,10 +119,13 @@ class GgufBackend(OpenAIChatBackend):
         return self._lock
 
     async def _launch(self, server: GgufServer) -> None:
+        if self._failed:
+            raise BackendFatal(self._failed)  # requests waiting for the failed start do not try again
         try:
             await server.start()
         except PragmeterError as error:
-            raise BackendFatal(str(error)) from None  # stops the whole run with this one-line message
+            self._failed = str(error)
+            raise BackendFatal(self._failed) from None  # stops the whole run with this one-line message
         self.base_url = server.base_url
 
     async def complete(self, messages, max_tokens, sample=0, top_logprobs=None):
