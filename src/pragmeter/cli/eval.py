@@ -34,6 +34,10 @@ def register(subparsers) -> None:
                         help="a task argument, e.g. inli.split=val or hate_detection.path=texts.csv (repeatable)")
     parser.add_argument("--output", required=True, help="output folder")
     parser.add_argument("--limit", type=int, default=None, help="first N items of each task only (for trials)")
+    parser.add_argument("--sample", type=int, default=None,
+                        help="a seeded sample of N items per task, stratified by gold answer (a larger N extends a "
+                             "smaller one, so a reduced run grows into the full one through the cache)")
+    parser.add_argument("--sample-seed", type=int, default=0, help="seed of --sample (default 0)")
     parser.add_argument("--log-samples", action="store_true", help="write every prompt, answer, parse and gold")
     parser.add_argument("--cache", default=None, help="response cache file (default OUTPUT/cache/responses.jsonl)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
@@ -62,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise PragmeterError("--limit must be at least 1")
+    if args.sample is not None and (args.sample < 1 or args.limit is not None):
+        raise PragmeterError("--sample must be at least 1, and not given with --limit")
     classes = registry.resolve(args.tasks)
     per_task = task_arguments(args.task_arg, registry.groups())
     unknown = set(per_task) - {cls.name for cls in classes}
@@ -84,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
     output = Path(args.output)
     cache = None if args.no_cache else Path(args.cache) if args.cache else output / "cache" / "responses.jsonl"
     payload = evaluate(EvalConfig(
-        tasks=tasks, backend=backend, judge=judge, output=output, limit=args.limit, log_samples=args.log_samples,
+        tasks=tasks, backend=backend, judge=judge, output=output, limit=args.limit, sample=args.sample,
+        sample_seed=args.sample_seed, log_samples=args.log_samples,
         cache_path=cache, progress=not args.no_progress, command=list(sys.argv),
     ))
     print_summary(payload)

@@ -24,16 +24,47 @@ class EvalConfig:
     output: Path
     judge: ChatBackend | None = None
     limit: int | None = None
+    sample: int | None = None  # a seeded sample of N items per task, stratified by gold answer
+    sample_seed: int = 0
     log_samples: bool = False
     cache_path: Path | None = None  # None: no cache
     progress: bool = True
     command: list[str] | None = None
 
 
+def stratified_order(task: Task, seed: int) -> list:
+    """The task's items in a seeded order whose every prefix is stratified by gold answer: each label's items
+    are shuffled (by a hash of seed and item id), then labels take turns in proportion to their size
+    (Sainte-Laguë), so the first N items keep the label shares and a larger N extends a smaller one."""
+    import hashlib
+    from collections import defaultdict
+
+    groups: dict[str, list] = defaultdict(list)
+    for item in task.items():
+        groups[str(task.gold(item))].append(item)
+    for group in groups.values():
+        group.sort(key=lambda item: hashlib.sha256(f"{seed}:{task.item_id(item)}".encode()).hexdigest())
+    taken = dict.fromkeys(groups, 0)
+    order = []
+    for _ in range(sum(map(len, groups.values()))):
+        label = min((l for l in sorted(groups) if taken[l] < len(groups[l])),
+                    key=lambda l: (taken[l] + 0.5) / len(groups[l]))
+        order.append(groups[label][taken[label]])
+        taken[label] += 1
+    return order
+
+
+def selected_items(task: Task, config: EvalConfig) -> list:
+    """The items a run evaluates: all, the first ``limit``, or a stratified seeded ``sample``."""
+    if config.sample:
+        return stratified_order(task, config.sample_seed)[: config.sample]
+    return task.items()[: config.limit] if config.limit else task.items()
+
+
 async def _answer_all(config: EvalConfig, client: CachedClient) -> dict[str, list[Sample]]:
     jobs = []
     for task in config.tasks:
-        items = task.items()[: config.limit] if config.limit else task.items()
+        items = selected_items(task, config)
         for run in range(task.runs):
             for item in items:
                 jobs.append((task, run, item, task.messages(item, run)))
@@ -93,6 +124,8 @@ async def _task_results(task: Task, samples: list[Sample], context: ScoreContext
     settings = config.backend.settings()
     max_tokens = settings.get("max_tokens") or task.max_tokens
     signature = task.signature(model_signature(settings, task.max_tokens))
+    if config.sample:
+        signature = signature.replace("|runs=", f"|sample={config.sample},seed={config.sample_seed},stratified|runs=", 1)
     if config.judge is not None and task.uses_judge:
         from pragmeter.harness.task import JUDGE_MAX_TOKENS
 
@@ -129,6 +162,7 @@ def evaluate(config: EvalConfig) -> dict:
         "model": config.backend.settings(),
         "judge": config.judge.settings() if config.judge else None,
         "limit": config.limit,
+        "sample": {"n": config.sample, "seed": config.sample_seed, "stratified_by": "gold"} if config.sample else None,
         "results": results,
         "signature": " || ".join(r["signature"] for r in results.values()),
     }
