@@ -72,6 +72,7 @@ class Generation:
 
 async def generate(backend, topics: list[str], runs: int, cache_path: Path | None, progress: bool = True
                    ) -> list[Generation]:
+    from pragmeter.harness.backends.base import BackendFatal
     from pragmeter.harness.cache import ResponseCache
     from pragmeter.harness.client import CachedClient, Counters
 
@@ -83,6 +84,8 @@ async def generate(backend, topics: list[str], runs: int, cache_path: Path | Non
         answers = await asyncio.gather(*(client.chat([{"role": "user", "content": PROMPT.format(topic=topic)}],
                                                      MAX_TOKENS, sample=run, counters=counters)
                                          for run, topic in jobs))
+    except BackendFatal as error:  # e.g. a bad key, or a local model server that cannot start: one line
+        raise PragmeterError(str(error)) from None
     finally:
         counters.close()
         await backend.aclose()
