@@ -169,3 +169,15 @@ def test_model_arguments_match_slots_to_concurrency_and_reject_unknown_ones(fake
         load_backend(f"gguf:{model}", {"base_url": "http://x"})
     with pytest.raises(PragmeterError, match="neither a file nor a packaged model .*qwen2.5-coder-1.5b"):
         load_backend("gguf:no-such-model", {})
+
+
+def test_a_judge_on_the_same_model_shares_its_server(fake_child, tmp_path):
+    model = fake_child(answer='{"analysis": "matches", "score": 4}')
+    code = main(["eval", "--tasks", "emphasized_talk", "--model", f"gguf:{model}", "--judge-model", f"gguf:{model}",
+                 "--limit", "2", "--output", str(tmp_path / "out"), "--no-progress"])
+    assert code == 0
+    payload = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert payload["judge"]["backend"] == "gguf" and payload["judge"]["temperature"] == 1.0
+    assert payload["results"]["emphasized_talk"]["metrics"]["auto_gpt4"] == 4.0
+    assert len(list((tmp_path / "llm-cache" / "logs").glob("*.log"))) == 1  # one server for model and judge
+    assert wait_until(lambda: not children(model), 5)
