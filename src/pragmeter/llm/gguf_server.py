@@ -154,11 +154,8 @@ def _serve(args: argparse.Namespace) -> None:
         params.cpuparams_batch.n_threads = args.threads
     params.port = args.port
     params.hostnames = ["127.0.0.1"]
-    server = xllamacpp.Server(params)  # loads the model and serves HTTP from its own threads
-    try:
-        wait_for_parent(args.parent)
-    finally:
-        del server
+    server = xllamacpp.Server(params)  # noqa: F841 - loads the model and serves HTTP from its own threads
+    wait_for_parent(args.parent)
 
 
 def wait_for_parent(parent: int) -> None:
@@ -179,12 +176,15 @@ def child_arguments(argv: list[str] | None, serve) -> None:
     parser.add_argument("--parent", type=int, default=os.getppid())
     args = parser.parse_args(argv)
 
-    def finish(signum, frame):
-        raise SystemExit(0)
+    def finish(signum=None, frame=None):
+        # At once: a graceful llama.cpp shutdown first finishes the batch in progress (minutes of a long prompt
+        # on a slow CPU), and a server has nothing to save.
+        os._exit(0)
 
     signal.signal(signal.SIGTERM, finish)
     signal.signal(signal.SIGINT, finish)
     serve(args)
+    finish()
 
 
 if __name__ == "__main__":
