@@ -40,7 +40,6 @@ class SourcePairs:
     hard_negatives: list[str | None] | None = None
     tiers: list[int] | None = None  # 0 = hand-written upstream, 1 = automatic (silver): a cap keeps tier 0 first
     cap: int | None = None  # most pairs kept after cleaning (whole groups, tier 0 first, then seeded order)
-    cap_note: str = ""  # why the cap is what it is (shown with the source list)
 
     def add(self, implicit: str, explicit: str, origin: str, group: str | None = None,
             hard_negative: str | None = None, tier: int = 0) -> None:
@@ -133,7 +132,7 @@ def match_case(reference: str, value: str) -> str:
 DEFAULT_CAP = 6000
 
 
-URL = re.compile(r"https?://\S+")
+URL = re.compile(r"https?:\s*/\s*/\s*\S+")  # "http:/ /t.co/..." occurs too
 
 
 def without_urls(value: str) -> str:

@@ -36,8 +36,7 @@ def _rows(relative: str, root) -> list[list[str]]:
 
 def impli(root=None, cap: int | None = DEFAULT_CAP) -> SourcePairs:
     out = SourcePairs(NAME, "original", "IMPLI: idiom/metaphor sentence -> literal paraphrase (entailing rows); "
-                      "non-entailing rows on the same sentence are hard negatives", licence=LICENCE, cap=cap,
-                      cap_note="hand-written pairs first, then silver dictionary substitutions")
+                      "non-entailing rows on the same sentence are hard negatives", licence=LICENCE, cap=cap)
     entailing: list[tuple[str, str, str, int]] = []  # (context, hypothesis, origin, tier)
     for tier, files in ((0, GOLD), (1, SILVER)):
         for relative in files:

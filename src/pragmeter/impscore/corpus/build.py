@@ -258,17 +258,18 @@ def source_report(collected: list[SourcePairs], frame: pd.DataFrame, dropped: Co
             "test": int((part["split"] == "test").sum()),
             "generation": source.method,
             "licence": source_licence(source),
+            "cap": f"{source.cap:,}" if source.cap is not None else "-",
             "dropped": ", ".join(f"{reason} {n}" for reason, n in sorted(drops.items())) or "-",
             "description": source.description,
         })
     total = {"source": "total", "pos_pairs": len(frame), **{s: int((frame["split"] == s).sum()) for s, _ in SPLITS},
-             "generation": "", "licence": "", "dropped": str(sum(dropped.values())), "description": ""}
+             "generation": "", "licence": "", "cap": "", "dropped": str(sum(dropped.values())), "description": ""}
     return pd.DataFrame(rows + [total])
 
 
 def format_report(report: pd.DataFrame) -> str:
     """A markdown table like the paper's Table 6."""
-    columns = ["source", "pos_pairs", "train", "val", "test", "generation", "licence", "dropped"]
+    columns = ["source", "pos_pairs", "train", "val", "test", "generation", "licence", "cap", "dropped"]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for _, row in report.iterrows():
         lines.append("| " + " | ".join(f"{row[c]:,}" if isinstance(row[c], (int, np.integer)) else str(row[c])
