@@ -209,3 +209,14 @@ def evaluate_battery(model, items: list[BatteryItem]) -> dict:
             "per_category": _by_category(rows, [item.category for item in items],
                                          ("implicitness_accuracy", "choice_accuracy")),
             "per_item": per_item}
+
+
+def evaluate_graded(model, texts: Sequence[str], ratings: Sequence[float], n_resamples: int = 1000,
+                    seed: int = 0) -> dict:
+    """Spearman ρ between the model's implicitness scores and external graded ratings, with a bootstrap CI."""
+    from pragmeter.harness.metrics import BOOTSTRAP_SIGNATURE, spearman_with_ci
+
+    scores = model.score(list(texts))
+    return {**spearman_with_ci(scores, ratings, n_resamples, seed),
+            "bootstrap": BOOTSTRAP_SIGNATURE.format(n=n_resamples, seed=seed),
+            "mean_score": float(np.mean(scores)), "scores": [float(s) for s in scores]}
