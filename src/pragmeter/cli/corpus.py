@@ -18,11 +18,13 @@ def register(subparsers) -> None:
     build.add_argument("--output", default="corpus.parquet", help="output file (.parquet, .csv, .jsonl)")
     build.add_argument("--sources", default=None,
                        help="comma-separated sources and presets: paper (the Table-6 rebuild, the default), figurative "
-                            "(the 2026-11-22 sources), all; e.g. paper,figurative or paper,figqa "
+                            "(the 2026-11-22 sources), generated (LLM-written explicit sides shipped with pragmeter), all; e.g. paper,figurative or paper,figqa "
                             "(`pragmeter corpus sources` lists them)")
     build.add_argument("--from-official", metavar="ALL_DATA_CSV", default=None,
                        help="convert the official all_data.csv (pos_implicit, pos_explicit, neg_implicit, neg_explicit)")
     build.add_argument("--seed", type=int, default=0, help="seed for splits and negatives (default 0)")
+    build.add_argument("--cap", type=int, default=None, metavar="N",
+                       help="at most N pairs per source (whole groups, seeded); a source's own lower cap wins")
     build.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
     add_data_root_option(build)
     build.set_defaults(func=run_build)
@@ -42,7 +44,7 @@ def run_build(args: argparse.Namespace) -> int:
         print(f"{len(frame):,} pairs from {args.from_official}", file=sys.stderr)
     else:
         sources = [s.strip() for s in args.sources.split(",")] if args.sources else None
-        frame, report = build_corpus(sources, seed=args.seed, root=args.data_root)
+        frame, report = build_corpus(sources, seed=args.seed, root=args.data_root, cap=args.cap)
         print(format_report(report))
     write_corpus(frame, args.output, overwrite=args.overwrite)
     print(f"wrote {len(frame):,} pairs -> {args.output}", file=sys.stderr)

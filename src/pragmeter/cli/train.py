@@ -37,6 +37,12 @@ def register(subparsers) -> None:
     impscore.add_argument("--batch-size", type=int, default=8192, help="training batch size (default 8192)")
     impscore.add_argument("--encode-batch-size", type=int, default=64, help="encoder batch size (default 64)")
     impscore.add_argument("--epochs", type=int, default=30)
+    impscore.add_argument("--hard-negatives", choices=["none", "source", "mined", "both"], default="none",
+                          help="extra pragmatic margin against hard negatives: the corpus's hard_negative column "
+                               "(source), the nearest other pair's explicit side in encoder space (mined), or both; "
+                               "none = the paper's objective (default)")
+    impscore.add_argument("--hard-alpha", type=float, default=1.0,
+                          help="weight of the hard-negative margin (used with --hard-negatives)")
     impscore.add_argument("--seed", type=int, default=0)
     impscore.add_argument("--device", default="cpu")
     impscore.add_argument("--cache-dir", default=None, help="embedding cache (default: $PRAGMETER_CACHE/embeddings)")

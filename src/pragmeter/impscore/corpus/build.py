@@ -227,9 +227,14 @@ def resolve_sources(sources: list[str] | None) -> list[str]:
     return names
 
 
-def build_corpus(sources: list[str] | None = None, seed: int = 0, root=None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(corpus, report): the corpus rows and a per-source table of pairs and drops."""
+def build_corpus(sources: list[str] | None = None, seed: int = 0, root=None,
+                 cap: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(corpus, report): the corpus rows and a per-source table of pairs and drops. ``cap`` bounds every source
+    (a source's own lower cap wins), so that no source dominates and the corpus embeds in minutes on a CPU."""
     collected = [SOURCES[name](root) for name in resolve_sources(sources)]
+    if cap is not None:
+        for source in collected:
+            source.cap = cap if source.cap is None else min(source.cap, cap)
     frame, dropped = clean_pairs(collected, held_out_texts(root))
     frame = apply_caps(frame, collected, seed, dropped)
     frame["split"] = assign_splits(frame, seed)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pragmeter.data.root import data_file
 from pragmeter.datasets.pairs import PAIR_SOURCES
+from pragmeter.datasets.pairs.llm_generated import GENERATED_SOURCES
 from pragmeter.datasets.pairs.base import SourcePairs
 from pragmeter.impscore.corpus.negation import negate, tidy
 
@@ -226,10 +227,12 @@ PAPER_SOURCES: dict[str, Callable[..., SourcePairs]] = {
     "ishate_train": ishate_train,
 }
 
-SOURCES: dict[str, Callable[..., SourcePairs]] = {**PAPER_SOURCES, **PAIR_SOURCES}
+SOURCES: dict[str, Callable[..., SourcePairs]] = {**PAPER_SOURCES, **PAIR_SOURCES, **GENERATED_SOURCES}
 # Named sets for ``--sources``: ``paper`` (the Table-6 rebuild, the default), ``figurative`` (the sources added for
 # everyday figurative, ironic and indirect language), ``all``.
-PRESETS: dict[str, list[str]] = {"paper": list(PAPER_SOURCES), "figurative": list(PAIR_SOURCES), "all": list(SOURCES)}
+PRESETS: dict[str, list[str]] = {"paper": list(PAPER_SOURCES), "figurative": list(PAIR_SOURCES),
+                                  "generated": list(GENERATED_SOURCES), "all": list(SOURCES)}
 DEFAULT_SOURCES = PRESETS["paper"]
 # Data folder of a source whose name is not its folder (for the licence the manifest records).
-FOLDERS = {"inli_train": "inli", "ishate_train": "ishate"}
+FOLDERS = {"inli_train": "inli", "ishate_train": "ishate", "llm_ishate_train": "ishate",
+           "llm_absa_train": "absa_implicit", "llm_dghsd_dev": "dghsd"}
