@@ -30,6 +30,7 @@ def test_impscore_on_cuda_picks_half_precision_without_loading(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)  # as on a T4 / V100
     model = ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", device="cuda")
     assert model.encoder_dtype == "float16" and model._encoder is None
+    assert model.signature().endswith("|precision:float16")  # reports say the scores came from half precision
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)  # as on an A100 / H100
     assert model.encoder_dtype == "bfloat16"
     assert ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", device="cuda",
@@ -42,6 +43,7 @@ def test_half_precision_torch_path_on_cpu(model_dir, sentences):
 
     full = ImpScore.load(model_dir, device="cpu")
     assert full.encoder_dtype == "float32" and full.encoder is load_encoder(full.encoder_name, "cpu")
+    assert "precision" not in full.signature()
     half = ImpScore.load(model_dir, device="cpu", dtype="bfloat16")
     assert next(half.encoder.parameters()).dtype.is_floating_point
     assert str(next(half.encoder.parameters()).dtype) == "torch.bfloat16"

@@ -240,5 +240,9 @@ class ImpScore:
     def signature(self) -> str:
         """A short string naming the model, encoder and variant (for reproducible reports)."""
         h = self.heads.config
+        precision = self.encoder_dtype
+        # float32 (the paper's setting) is left implicit, so existing signatures stay as they were
+        suffix = "" if precision == "float32" else f"|precision:{precision}"
         return (f"impscore|model:{self.config.get('name', 'custom')}|encoder:{self.encoder_name}|"
-                f"l:{h.dim}|t:{h.transform}|imp:{h.imp_metric}|prag:{h.prag_metric}|v:{self.config.get('version', 1)}")
+                f"l:{h.dim}|t:{h.transform}|imp:{h.imp_metric}|prag:{h.prag_metric}|v:{self.config.get('version', 1)}"
+                f"{suffix}")
