@@ -99,6 +99,42 @@ def _mpnet_path() -> Path | None:
     return target
 
 
+# Names accepted for the torch encoder's dtype -> torch attribute.
+DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
+          "bfloat16": "bfloat16", "bf16": "bfloat16"}
+GPU_BATCH_SIZE = 1024  # texts per encoder batch on a GPU (length-sorted by sentence-transformers, so little padding)
+CPU_BATCH_SIZE = 64
+
+
+def default_device() -> str:
+    """``cuda`` when torch sees a GPU, else ``cpu`` (what sentence-transformers would pick)."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def encoder_dtype(device: str, dtype: str | None = None, bf16_supported: bool | None = None) -> str:
+    """The dtype the torch encoder runs in: ``dtype`` when given; else on a CUDA device bfloat16 where the GPU
+    supports it and float16 otherwise (tensor cores, half the memory traffic); else float32, because CPUs without
+    bf16/fp16 matrix units gain nothing from half precision and would only lose accuracy."""
+    if dtype is not None:
+        if dtype.lower() not in DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(sorted(DTYPES))}, got {dtype!r}")
+        return DTYPES[dtype.lower()]
+    if not str(device).startswith("cuda"):
+        return "float32"
+    if bf16_supported is None:
+        import torch
+
+        bf16_supported = torch.cuda.is_bf16_supported()
+    return "bfloat16" if bf16_supported else "float16"
+
+
+def default_batch_size(device: str) -> int:
+    """Encoder batch size for a device: large on a GPU (it is idle between small batches), 64 on a CPU."""
+    return GPU_BATCH_SIZE if str(device).startswith("cuda") else CPU_BATCH_SIZE
+
+
 def resolve_encoder(name: str) -> str:
     """A local folder, the folder of a packaged model, or the hub name itself (for users with internet)."""
     if Path(name).expanduser().is_dir():
@@ -116,18 +152,24 @@ def resolve_encoder(name: str) -> str:
 
 
 @cache
-def load_encoder(name: str, device: str | None = None):
-    """Load a SentenceTransformer; a missing encoder is an EncoderNotFound with the install command."""
+def load_encoder(name: str, device: str | None = None, dtype: str | None = None):
+    """Load a SentenceTransformer (weights cast to ``dtype``, a DTYPES name; default float32); a missing encoder
+    is an EncoderNotFound with the install command."""
     from sentence_transformers import SentenceTransformer
 
     location = resolve_encoder(name)
     try:
-        return SentenceTransformer(location, device=device)
+        model = SentenceTransformer(location, device=device)
     except (OSError, ValueError) as error:
         hint = _INSTALL_HINT.get(canonical_name(name))
         how = f"install it with: {hint}" if hint else "pass a local folder or a reachable hub name"
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise EncoderNotFound(f"encoder {name!r} not found offline ({first_line}); {how}") from None
+    if dtype is not None and DTYPES[dtype.lower()] != "float32":
+        import torch
+
+        model.to(getattr(torch, DTYPES[dtype.lower()]))  # its own copy: the cache key holds the dtype
+    return model
 
 
 def remove_unpacked_mpnet() -> None:

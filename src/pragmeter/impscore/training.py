@@ -81,12 +81,13 @@ class TrainResult:
     seconds: float = 0.0
 
 
-def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_size: int = 64,
+def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_size: int | None = None,
                  device: str | None = None, show_progress: bool = True) -> dict[str, TripletEmbeddings]:
-    """Embeddings per split, computing only texts missing from the on-disk cache."""
+    """Embeddings per split, computing only texts missing from the on-disk cache (``batch_size`` None: the
+    device's default, see pragmeter.encoders.default_batch_size)."""
     from tqdm import tqdm
 
-    from pragmeter.encoders import load_encoder
+    from pragmeter.encoders import default_batch_size, load_encoder
     from pragmeter.impscore.embedding_cache import EmbeddingCache
 
     cache = EmbeddingCache(cache_root, encoder)
@@ -100,7 +101,8 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
               file=sys.stderr) as bar:
         def encode(batch: list[str]) -> np.ndarray:
             model = load_encoder(encoder, device)
-            return model.encode(batch, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+            return model.encode(batch, batch_size=batch_size or default_batch_size(str(model.device)),
+                                convert_to_numpy=True, show_progress_bar=False)
 
         matrix = cache.get_or_compute(texts, encode, progress=bar.update)
     row_of = {text: i for i, text in enumerate(texts)}
