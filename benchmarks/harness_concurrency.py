@@ -16,7 +16,7 @@ import tempfile
 import time
 
 from pragmeter.cli import main
-from pragmeter.harness.fake_server import FakeChatServer, constant
+from pragmeter.testing.fake_server import FakeChatServer, constant
 
 
 def timed_run(url: str, items: int, concurrency: int) -> float:

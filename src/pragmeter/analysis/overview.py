@@ -14,7 +14,7 @@ IMPLICIT_SUBSET = {"ishate": ("implicit_layer", "Implicit HS"), "latent_hatred":
 
 def write_overview(profiles: list[Profile], output: Path) -> dict:
     from pragmeter.analysis.plots import overview_figure
-    from pragmeter.analysis.stats import summary
+    from pragmeter.metrics.summary import summary
     from pragmeter.io import write_json_atomic
 
     datasets, rows = {}, []

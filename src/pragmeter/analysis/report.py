@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pragmeter import __version__
+from pragmeter.provenance import read_run_record
 from pragmeter.errors import PragmeterError
 
 UNASSIGNED = "predictions"  # page for stratified files that name no model (plain predictions tables)
@@ -150,6 +151,7 @@ class PageWriter:
             return "<p class=note>No benchmark results for this model.</p>"
         rows, details = [], []
         for path, payload in runs:
+            run = read_run_record(payload)
             for task, result in payload["results"].items():
                 samples = path.parent / f"samples_{task}.jsonl"
                 value = result.get("metrics", {}).get(result.get("headline"))
@@ -161,9 +163,8 @@ class PageWriter:
                            if isinstance(v, (int, float)) or (isinstance(v, dict) and "mean" in v)]
                 details.append(f"<details><summary>{_e(task)}: all metrics ({_e(path.parent.name)})</summary>"
                                + _table(["metric", "value"], numbers)
-                               + f"<p class=note>date {_e(payload.get('date', ''))}, commit "
-                                 f"<code>{_e(payload.get('git_commit', ''))}</code>, command "
-                                 f"<code>{_e(' '.join(payload.get('command') or []))}</code></p></details>")
+                               + f"<p class=note>date {_e(run.date)}, commit <code>{_e(run.commit or '')}</code>, "
+                                 f"command <code>{_e(' '.join(run.command or []))}</code></p></details>")
         table = _table(["task", "headline", "value", "items", "invalid", "errors", "per-sample log", "results",
                         "signature"], rows)
         return table + "".join(details)

@@ -9,12 +9,12 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pragmeter.classify.card import model_card
-from pragmeter.provenance import code_commit
+from pragmeter.provenance import RunRecord
 from pragmeter.classify.examples import RecipeData
 from pragmeter.classify.model import ClassifierSettings, TextClassifier
 from pragmeter.classify.training import Trainer, TrainConfig, TrainResult, evaluate
 from pragmeter.encoders import canonical_name
-from pragmeter.harness.metrics import accuracy_by_group, correct
+from pragmeter.metrics.classification import accuracy_by_group, correct
 
 
 def group_accuracies(golds, predictions, groups, report_groups: dict[str, list[str]]) -> dict:
@@ -45,9 +45,10 @@ def run_recipe(data: RecipeData, encoder: str, config: TrainConfig, output: Path
         return None
     trainer.load_best(result)
     test, predictions = evaluate(classifier, data.test, config.eval_batch_size, progress)
+    run = RunRecord.now()
     info = {
         "name": output.name, "recipe": data.name, "description": data.description, "command": command,
-        "commit": code_commit() or "unknown", "torch": torch.__version__, "transformers": transformers.__version__,
+        "commit": run.commit or "unknown", "run": run.to_dict(), "torch": torch.__version__, "transformers": transformers.__version__,
         "device": f"{classifier.device.type} ({torch.cuda.get_device_name(0) if classifier.device.type == 'cuda' else platform.processor() or platform.machine()})",
         "settings": asdict(settings), "train_config": asdict(config), "arguments": data.arguments,
         "train_examples": len(data.train), "val_examples": len(data.val), "data_files": data.data_files,

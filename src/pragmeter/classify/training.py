@@ -23,7 +23,7 @@ from safetensors.torch import load_file, save_file
 from pragmeter.classify.examples import Examples
 from pragmeter.classify.model import TextClassifier
 from pragmeter.errors import PragmeterError
-from pragmeter.harness.metrics import classification_report
+from pragmeter.metrics.classification import classification_report
 from pragmeter.io import write_json_atomic
 
 SELECT_ON = ("macro_f1", "accuracy")

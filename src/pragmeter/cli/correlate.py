@@ -10,6 +10,7 @@ import pandas as pd
 
 from pragmeter.errors import PragmeterError
 from pragmeter.io import read_table, require_column
+from pragmeter.metrics.correlation import correlations
 
 
 def register(subparsers) -> None:
@@ -34,16 +35,6 @@ def _numeric(series: pd.Series, column: str, path: str) -> pd.Series:
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise PragmeterError(f"{path}: data row {row + 1}: column {column!r} is {series.iloc[row]!r}, not a number")
     return values
-
-
-def correlations(x: np.ndarray, y: np.ndarray) -> dict:
-    from scipy import stats
-
-    result = {"n": int(len(x))}
-    for name, function in (("pearson", stats.pearsonr), ("kendall", stats.kendalltau), ("spearman", stats.spearmanr)):
-        statistic = function(x, y)
-        result[name] = {"r": float(statistic[0]), "p": float(statistic[1])}
-    return result
 
 
 def run(args: argparse.Namespace) -> int:

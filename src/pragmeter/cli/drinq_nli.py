@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from pragmeter.data.root import dataset_checksums, sha256_of
     from pragmeter.datasets.drinq import FILES
     from pragmeter.io import write_json_atomic, write_table
+    from pragmeter.provenance import RunRecord
 
     from pragmeter.errors import PragmeterError
 
@@ -52,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         checksums = {args.path: sha256_of(Path(args.path))} if args.path else dataset_checksums(list(FILES))
         write_json_atomic(args.output, {"task": "drinq-nli", "model": str(args.model), "limit": args.limit,
-                                        "command": list(sys.argv), "dataset_checksums": checksums, **metrics})
+                                        "command": list(sys.argv), "run": RunRecord.now().to_dict(),
+                                        "dataset_checksums": checksums, **metrics})
     if args.predictions:
         write_table(pd.DataFrame(rows), args.predictions, overwrite=args.overwrite)
     return 0

@@ -40,8 +40,9 @@ def register(subparsers) -> None:
 def _write(args: argparse.Namespace, payload: dict) -> None:
     if args.output:
         from pragmeter.io import write_json_atomic
+        from pragmeter.provenance import RunRecord
 
-        write_json_atomic(args.output, payload)
+        write_json_atomic(args.output, {**payload, "run": RunRecord.now(payload.get("model")).to_dict()})
         print(f"results -> {args.output}", file=sys.stderr)
 
 
@@ -51,7 +52,7 @@ def run_corpus(args: argparse.Namespace) -> int:
     from pragmeter.encoders import cache_dir
     from pragmeter.errors import PragmeterError
     from pragmeter.impscore.corpus import build_corpus, load_corpus
-    from pragmeter.impscore.metrics import format_accuracy, per_source_metrics
+    from pragmeter.metrics.triplets import format_accuracy, per_source_metrics
     from pragmeter.impscore.training import embed_corpus, evaluate_heads
 
     model = load_model(args)

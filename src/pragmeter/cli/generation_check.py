@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from pragmeter.analysis.generation import default_topics, generate, read_topics, write_generation_check
-    from pragmeter.harness.backends import load_backend, parse_model_args
+    from pragmeter.llm.backends import load_backend, parse_model_args
     from pragmeter.impscore.model import ImpScore
 
     if args.runs < 1:

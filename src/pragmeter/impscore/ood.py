@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from pragmeter.errors import DataError
+from pragmeter.metrics.correlation import kendall_tau, spearman
 
 
 def _load_json(path: str | os.PathLike, key: str) -> list:
@@ -95,8 +95,10 @@ def evaluate_ranking(model, groups: list[RankingGroup]) -> dict:
     for group in groups:
         scores = model.score(group.sentences)
         order = np.arange(len(scores))
-        tau = stats.kendalltau(order, scores).statistic
-        rho = stats.spearmanr(order, scores).statistic
+        tau = kendall_tau(order, scores)
+        tau = float("nan") if tau is None else tau
+        rho = spearman(order, scores, min_points=2)["rho"]
+        rho = float("nan") if rho is None else rho
         taus.append(tau)
         rhos.append(rho)
         per_group.append({"id": group.id, "kendall_tau": float(tau), "spearman_rho": float(rho),

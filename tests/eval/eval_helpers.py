@@ -7,8 +7,8 @@ from pathlib import Path
 
 
 from pragmeter.cli import main
-from pragmeter.harness import registry
-from pragmeter.harness.fake_server import FakeChatServer, prompt_key
+from pragmeter.eval import registry
+from pragmeter.testing.fake_server import FakeChatServer, prompt_key
 
 JUDGE_PERFECT = '{"analysis": "The prediction matches the reference implication.", "score": 5}'
 

@@ -15,7 +15,7 @@ import asyncio
 import re
 
 from pragmeter.errors import PragmeterError
-from pragmeter.harness.backends.base import BackendFailed, ChatBackend, Completion, Messages, reject_unknown_args
+from pragmeter.llm.backends.base import BackendFailed, ChatBackend, Completion, Messages, reject_unknown_args
 
 _KNOWN = {"device", "batch_size"}
 _PAIR = re.compile(r"Premise:[ \t]*(?P<premise>.*?)\n\s*Hypothesis:[ \t]*(?P<hypothesis>.*?)\s*\Z", re.DOTALL)

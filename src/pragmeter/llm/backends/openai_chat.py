@@ -26,7 +26,7 @@ try:
     import httpx
 except ImportError:  # pragma: no cover - depends on the install
     raise PragmeterError("the openai-chat backend needs httpx: pip install 'pragmeter[harness]'") from None
-from pragmeter.harness.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages, reject_unknown_args
+from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages, reject_unknown_args
 
 _RETRY_STATUS = {408, 409, 425, 429}
 _FATAL_STATUS = {401, 403, 404}

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 
-from pragmeter import __version__
-from pragmeter.provenance import code_commit
 from pragmeter.io import atomic_path, write_json_atomic
 
 
@@ -18,11 +15,6 @@ def model_signature(settings: dict, max_tokens: int | None) -> str:
     top_p = f"|top_p={settings['top_p']}" if settings.get("top_p") is not None else ""
     return (f"{settings.get('backend')}:{settings.get('model')}|temperature={settings.get('temperature')}"
             f"|max_tokens={tokens}|seed={seed}{top_p}")
-
-
-def environment() -> dict:
-    return {"pragmeter_version": __version__, "git_commit": code_commit(),
-            "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
 
 
 def write_results(output: Path, payload: dict) -> Path:

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from pragmeter.harness.backends.base import BackendFailed, ChatBackend, Messages
-from pragmeter.harness.cache import ResponseCache, cache_key
+from pragmeter.llm.backends.base import BackendFailed, ChatBackend, Messages
+from pragmeter.llm.cache import ResponseCache, cache_key
 
 
 @dataclass

@@ -120,7 +120,7 @@ def constant(text: str | None) -> Callable[[dict], str | None]:
 
 
 def serve_main() -> None:
-    """``python -m pragmeter.harness.fake_server TEXT [LATENCY]``: answer every request with TEXT (dry runs)."""
+    """``python -m pragmeter.testing.fake_server TEXT [LATENCY]``: answer every request with TEXT (dry runs)."""
     import sys
 
     with FakeChatServer(constant(sys.argv[1]), latency=float(sys.argv[2]) if len(sys.argv) > 2 else 0.0) as fake:

@@ -1,7 +1,7 @@
 """Chat backends by name.
 
-``--model NAME[:TARGET]`` loads the module ``pragmeter.harness.backends.<NAME with - as _>``, which must define
-``BACKEND``: a :class:`~pragmeter.harness.backends.base.ChatBackend` subclass whose ``from_args(target, args)``
+``--model NAME[:TARGET]`` loads the module ``pragmeter.llm.backends.<NAME with - as _>``, which must define
+``BACKEND``: a :class:`~pragmeter.llm.backends.base.ChatBackend` subclass whose ``from_args(target, args)``
 builds it from the part after the colon and the ``--model-args`` pairs. Adding a backend (e.g. ``local:PATH``)
 is one new module; nothing else changes.
 """
@@ -12,7 +12,7 @@ import importlib
 import re
 
 from pragmeter.errors import PragmeterError
-from pragmeter.harness.backends.base import ChatBackend, Completion
+from pragmeter.llm.backends.base import ChatBackend, Completion
 
 
 def parse_model_args(text: str | None) -> dict[str, str]:
@@ -40,9 +40,9 @@ def load_backend(spec: str, args: dict[str, str]) -> ChatBackend:
     if not re.fullmatch(r"[a-z][a-z0-9_]*", module_name):
         raise PragmeterError(f"unknown model backend {spec!r}")
     try:
-        module = importlib.import_module(f"pragmeter.harness.backends.{module_name}")
+        module = importlib.import_module(f"pragmeter.llm.backends.{module_name}")
     except ModuleNotFoundError as error:
-        if error.name != f"pragmeter.harness.backends.{module_name}":
+        if error.name != f"pragmeter.llm.backends.{module_name}":
             raise
         raise PragmeterError(f"unknown model backend {name!r}; available: {', '.join(available_backends())}") from None
     return module.BACKEND.from_args(target or None, dict(args))

@@ -16,8 +16,8 @@ from importlib import resources
 from typing import Any, ClassVar
 
 from pragmeter.errors import PragmeterError
-from pragmeter.harness.client import CachedClient
-from pragmeter.harness.metrics import mean_sd
+from pragmeter.llm.client import CachedClient
+from pragmeter.metrics.intervals import mean_sd
 
 
 @cache

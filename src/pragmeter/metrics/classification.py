@@ -7,14 +7,12 @@ precision of no class.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Sequence
 
 import numpy as np
 
 INVALID = "invalid"
 CLASSIFICATION_SIGNATURE = "classification|invalid=wrong|confusion=rows-gold,cols-pred+invalid|f1=per-class,macro"
-BOOTSTRAP_SIGNATURE = "bootstrap|resample=items|percentile|95%|n={n}|seed={seed}"
 
 
 def correct(gold: Hashable, prediction: Hashable | None) -> float:
@@ -80,24 +78,3 @@ def accuracy_by_group(golds: Sequence, predictions: Sequence, groups: Sequence) 
     for gold, prediction, group in zip(golds, predictions, groups, strict=True):
         by_group.setdefault(str(group), []).append(correct(gold, prediction))
     return {g: {"accuracy": float(np.mean(v)), "n": len(v)} for g, v in sorted(by_group.items())}
-
-
-def bootstrap_ci(values: Sequence[float], n_resamples: int = 2000, seed: int = 0,
-                 confidence: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean, resampling items (seeded, so the interval is reproducible)."""
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, data.size, size=(n_resamples, data.size))].mean(axis=1)
-    tail = (1 - confidence) / 2
-    return float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail))
-
-
-def mean_sd(values: Sequence[float]) -> dict[str, float]:
-    """Mean and sample SD (ddof=1; 0 for a single value) over runs."""
-    data = [float(v) for v in values]
-    if not data:
-        return {"mean": float("nan"), "sd": float("nan")}
-    sd = float(np.std(data, ddof=1)) if len(data) > 1 else 0.0
-    return {"mean": float(np.mean(data)), "sd": sd if not math.isnan(sd) else 0.0}

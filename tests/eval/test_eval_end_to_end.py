@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from pragmeter.harness import registry
-from pragmeter.harness.fake_server import constant
+from pragmeter.eval import registry
+from pragmeter.testing.fake_server import constant
 
-from conftest import gold_responder, run_eval
+from eval_helpers import gold_responder, run_eval
 
 LIMIT = 8
 ALL_TASKS = sorted(registry.all_tasks())
@@ -40,7 +40,7 @@ def test_gold_answers_score_one_on_every_task(tmp_path, fake_server):
     inli = payload["results"]["inli"]
     assert inli["prompt_hashes"] and inli["dataset_checksums"]["inli/INLI_Data/test.csv"]
     assert inli["signature"].startswith("inli:v1|split=test|prompt=") and "fake-model" in inli["signature"]
-    assert payload["pragmeter_version"] and payload["date"] and "git_commit" in payload
+    assert payload["run"]["version"] and payload["run"]["date"] and "commit" in payload["run"] and payload["run"]["machine"]
     # --log-samples: prompt, raw response, parsed answer and gold of every request; the text for hate detection.
     rows = [json.loads(line) for line in (tmp_path / "samples_hate_detection.jsonl").read_text().splitlines()]
     assert len(rows) == LIMIT

@@ -6,9 +6,9 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Any, ClassVar
 
-from pragmeter.harness.metrics import CLASSIFICATION_SIGNATURE, accuracy_by_group, classification_report, correct
-from pragmeter.harness.parsing import LabelParser
-from pragmeter.harness.task import Sample, ScoreContext, Task
+from pragmeter.metrics.classification import CLASSIFICATION_SIGNATURE, accuracy_by_group, classification_report, correct
+from pragmeter.llm.parsing import LabelParser
+from pragmeter.eval.task import Sample, ScoreContext, Task
 
 
 class ClassificationTask(Task):

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pragmeter.errors import PragmeterError
-from pragmeter.harness.backends.base import BackendFatal, ChatBackend
-from pragmeter.harness.cache import ResponseCache
-from pragmeter.harness.client import CachedClient, Counters
-from pragmeter.harness.results import environment, model_signature, write_results, write_samples
-from pragmeter.harness.task import Sample, ScoreContext, Task, text_hash
+from pragmeter.provenance import RunRecord
+from pragmeter.llm.backends.base import BackendFatal, ChatBackend
+from pragmeter.llm.batch import Prompt, answer_all, cached_clients
+from pragmeter.eval.results import model_signature, write_results, write_samples
+from pragmeter.eval.task import Sample, ScoreContext, Task, text_hash
 
 
 @dataclass
@@ -29,43 +29,27 @@ class EvalConfig:
     command: list[str] | None = None
 
 
-def _task_max_tokens(task: Task) -> int | None:
-    return task.max_tokens
-
-
-async def _answer_all(config: EvalConfig, client: CachedClient) -> dict[str, list[Sample]]:
+def _jobs(config: EvalConfig) -> list[tuple[Task, int, object, Prompt]]:
     jobs = []
     for task in config.tasks:
         items = task.items()[: config.limit] if config.limit else task.items()
         for run in range(task.runs):
             for item in items:
-                jobs.append((task, run, item, task.messages(item, run)))
-    counters = Counters(len(jobs), "eval", enabled=config.progress)
-    try:
-        async with asyncio.TaskGroup() as group:
-            pending = [group.create_task(client.chat(messages, _task_max_tokens(task), counters=counters))
-                       for task, _, _, messages in jobs]
-    except* BackendFatal as failure:
-        raise PragmeterError(str(failure.exceptions[0])) from None
-    finally:
-        counters.close()
-    samples: dict[str, list[Sample]] = {task.name: [] for task in config.tasks}
-    for (task, run, item, messages), job in zip(jobs, pending):
-        answer = job.result()
-        samples[task.name].append(Sample(
-            task=task.name, run=run, item_id=task.item_id(item), messages=messages, response=answer.text,
-            parsed=task.parse(answer.text, item) if answer.error is None else None, gold=task.gold(item),
-            error=answer.error, cached=answer.cached, fields=task.fields(item),
-        ))
-    return samples
+                jobs.append((task, run, item, Prompt(task.messages(item, run), task.max_tokens)))
+    return jobs
 
 
 async def _evaluate(config: EvalConfig) -> dict:
-    cache = ResponseCache(config.cache_path) if config.cache_path else None
-    client = CachedClient(config.backend, cache)
-    judge = CachedClient(config.judge, cache) if config.judge else None
-    try:
-        samples = await _answer_all(config, client)
+    jobs = _jobs(config)
+    async with cached_clients(config.cache_path, config.backend, config.judge) as (client, judge):
+        answers = await answer_all(client, [prompt for *_, prompt in jobs], "eval", config.progress)
+        samples: dict[str, list[Sample]] = {task.name: [] for task in config.tasks}
+        for (task, run, item, prompt), answer in zip(jobs, answers):
+            samples[task.name].append(Sample(
+                task=task.name, run=run, item_id=task.item_id(item), messages=prompt.messages, response=answer.text,
+                parsed=task.parse(answer.text, item) if answer.error is None else None, gold=task.gold(item),
+                error=answer.error, cached=answer.cached, fields=task.fields(item),
+            ))
         context = ScoreContext(judge=judge, progress=config.progress)
         results = {}
         try:
@@ -73,12 +57,6 @@ async def _evaluate(config: EvalConfig) -> dict:
                 results[task.name] = await _task_results(task, samples[task.name], context, config)
         except* BackendFatal as failure:
             raise PragmeterError(str(failure.exceptions[0])) from None
-    finally:
-        await config.backend.aclose()
-        if config.judge:
-            await config.judge.aclose()
-        if cache is not None:
-            cache.close()
     if config.log_samples:
         for task in config.tasks:
             write_samples(config.output, task.name, [s.record() for s in samples[task.name]])
@@ -94,7 +72,7 @@ async def _task_results(task: Task, samples: list[Sample], context: ScoreContext
     max_tokens = settings.get("max_tokens") or task.max_tokens
     signature = task.signature(model_signature(settings, task.max_tokens))
     if config.judge is not None and task.uses_judge:
-        from pragmeter.harness.task import JUDGE_MAX_TOKENS
+        from pragmeter.eval.task import JUDGE_MAX_TOKENS
 
         signature += f"|judge={model_signature(config.judge.settings(), JUDGE_MAX_TOKENS)}"
     return {
@@ -121,14 +99,15 @@ def evaluate(config: EvalConfig) -> dict:
     """Run everything and write ``results.json``; returns the results payload."""
     config.output.mkdir(parents=True, exist_ok=True)
     results = asyncio.run(_evaluate(config))
+    signature = " || ".join(r["signature"] for r in results.values())
     payload = {
-        **environment(),
+        "run": RunRecord.now(signature, config.command).to_dict(),
         "command": config.command,
         "model": config.backend.settings(),
         "judge": config.judge.settings() if config.judge else None,
         "limit": config.limit,
         "results": results,
-        "signature": " || ".join(r["signature"] for r in results.values()),
+        "signature": signature,
     }
     write_results(config.output, payload)
     return payload

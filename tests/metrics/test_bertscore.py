@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pragmeter.datasets.emphasized_talk import load_emphasized_talk
-from pragmeter.harness.bertscore import BertScorer
+from pragmeter.metrics.bertscore import BertScorer
 
 
 @pytest.fixture(scope="module")

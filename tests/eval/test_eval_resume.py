@@ -9,11 +9,11 @@ import subprocess
 import sys
 import time
 
-from pragmeter.harness.cache import cache_key
-from pragmeter.harness.fake_server import FakeChatServer, prompt_key
+from pragmeter.llm.cache import cache_key
+from pragmeter.testing.fake_server import FakeChatServer, prompt_key
 from pragmeter.tasks.inli import Inli
 
-from conftest import gold_responder
+from eval_helpers import gold_responder
 
 N = 40
 CLI = [sys.executable, "-c", "import sys; from pragmeter.cli import main; sys.exit(main())"]

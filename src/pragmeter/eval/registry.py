@@ -9,7 +9,7 @@ import pkgutil
 from functools import cache
 
 from pragmeter.errors import PragmeterError
-from pragmeter.harness.task import Task
+from pragmeter.eval.task import Task
 
 
 @cache

@@ -7,10 +7,11 @@ import asyncio
 import numpy as np
 import pytest
 
-from pragmeter.harness.backends.openai_chat import OpenAIChatBackend, retry_after_seconds
-from pragmeter.harness.cache import ResponseCache
-from pragmeter.harness.metrics import bootstrap_ci, classification_report, mean_sd
-from pragmeter.harness.parsing import LabelParser, json_field
+from pragmeter.llm.backends.openai_chat import OpenAIChatBackend, retry_after_seconds
+from pragmeter.llm.cache import ResponseCache
+from pragmeter.metrics.classification import classification_report
+from pragmeter.metrics.intervals import bootstrap_ci, mean_sd
+from pragmeter.llm.parsing import LabelParser, json_field
 from pragmeter.tasks.drinq import DrinqVanilla
 from pragmeter.tasks.emphasized_talk import parse_judge_score
 from pragmeter.tasks.ishate import IshateSubtle
@@ -109,7 +110,7 @@ def test_retry_delays_honour_retry_after():
 
 def test_unreachable_server_fails_the_item_not_the_run():
     backend = OpenAIChatBackend("http://127.0.0.1:9/v1", "m", max_retries=1, backoff=0.01, timeout=1)
-    from pragmeter.harness.backends.base import BackendFailed
+    from pragmeter.llm.backends.base import BackendFailed
 
     with pytest.raises(BackendFailed, match="connection error"):
         asyncio.run(backend.complete([{"role": "user", "content": "hi"}], 4))
