@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pragmeter.analysis.builtin import DISPLAY_NAMES
+from pragmeter.datasets.labelled_sets import DISPLAY_NAMES
 from pragmeter.analysis.profile import ALL, Profile
 
 # The label value that marks the implicit texts of each built-in set (paper Fig. 5 shows them separately).

@@ -17,7 +17,7 @@ import numpy as np
 
 from pragmeter.metrics.intervals import mean_difference, paired_difference
 from pragmeter.metrics.summary import histogram, summary
-from pragmeter.analysis.collection import TextCollection
+from pragmeter.datasets.collection import TextCollection
 
 HISTOGRAM_EDGES = np.round(np.linspace(0.0, 2.0, 41), 4)  # 0.05 wide, as fine as Figure 14
 DISTANCE_BINS = 40
@@ -27,10 +27,10 @@ ALL = "all"
 
 def attach_embedding_cache(model):
     """Give ``model`` the on-disk embedding cache that ``pragmeter score`` uses (shared across commands)."""
-    from pragmeter.encoders import cache_dir
-    from pragmeter.impscore.embedding_cache import EmbeddingCache
+    from pragmeter.encoders import embeddings_dir
+    from pragmeter.encoders.embedding_cache import EmbeddingCache
 
-    model.embedding_cache = EmbeddingCache(cache_dir() / "embeddings", model.encoder_name)
+    model.embedding_cache = EmbeddingCache(embeddings_dir(), model.encoder_name)
     return model
 
 

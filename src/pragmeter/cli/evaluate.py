@@ -49,7 +49,7 @@ def _write(args: argparse.Namespace, payload: dict) -> None:
 def run_corpus(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pragmeter.encoders import cache_dir
+    from pragmeter.encoders import embeddings_dir
     from pragmeter.errors import PragmeterError
     from pragmeter.impscore.corpus import build_corpus, load_corpus
     from pragmeter.metrics.triplets import format_accuracy, per_source_metrics
@@ -60,7 +60,7 @@ def run_corpus(args: argparse.Namespace) -> int:
     corpus = corpus[corpus["split"] == args.split]
     if corpus.empty:
         raise PragmeterError(f"the corpus has no rows in split {args.split!r}")
-    cache_root = Path(args.cache_dir) if args.cache_dir else cache_dir() / "embeddings"
+    cache_root = Path(args.cache_dir) if args.cache_dir else embeddings_dir()
     data = embed_corpus(corpus, model.encoder_name, cache_root, args.batch_size, args.device)[args.split]
     metrics, out = evaluate_heads(model.heads, data)
     table = per_source_metrics(out, data.sources, data.pragmatic)

@@ -11,7 +11,7 @@ from pragmeter.errors import PragmeterError
 
 
 def register(subparsers) -> None:
-    from pragmeter.analysis.builtin import BUILTINS, DEFAULT_CAP
+    from pragmeter.datasets.labelled_sets import BUILTINS, DEFAULT_CAP
 
     parser = subparsers.add_parser(
         "profile", help="implicitness distribution and pragmatic diversity of a dataset, per label",
@@ -41,7 +41,7 @@ def register(subparsers) -> None:
 
 
 def file_collection(args: argparse.Namespace):
-    from pragmeter.analysis.collection import TextCollection, sample_per_label
+    from pragmeter.datasets.collection import TextCollection, sample_per_label
     from pragmeter.data.root import sha256_of
     from pragmeter.impscore.model import invalid_text_reason
     from pragmeter.io import read_table, require_column
@@ -83,7 +83,7 @@ def file_collection(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from pragmeter.analysis.builtin import BUILTINS, DEFAULT_CAP, load_builtin
+    from pragmeter.datasets.labelled_sets import BUILTINS, DEFAULT_CAP, load_builtin
     from pragmeter.analysis.profile import compute_profile, write_profile
 
     if args.pairs < 1:

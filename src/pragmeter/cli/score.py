@@ -63,8 +63,8 @@ def score_file(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from pragmeter.encoders import cache_dir
-    from pragmeter.impscore.embedding_cache import EmbeddingCache
+    from pragmeter.encoders import embeddings_dir
+    from pragmeter.encoders.embedding_cache import EmbeddingCache
     from pragmeter.impscore.model import invalid_text_reason
     from pragmeter.io import read_table, require_column, write_table
 
@@ -75,7 +75,7 @@ def score_file(args: argparse.Namespace) -> int:
     column = require_column(frame, args.column, args.input)
     model = load_model(args)
     if not args.no_cache:
-        model.embedding_cache = EmbeddingCache(cache_dir() / "embeddings", model.encoder_name)
+        model.embedding_cache = EmbeddingCache(embeddings_dir(), model.encoder_name)
 
     values = column.tolist()
     errors = [invalid_text_reason(v) for v in values]

@@ -48,7 +48,7 @@ def register(subparsers) -> None:
 
 
 def run_impscore(args: argparse.Namespace) -> int:
-    from pragmeter.encoders import cache_dir, canonical_name
+    from pragmeter.encoders import canonical_name, embeddings_dir
     from pragmeter.impscore.corpus import build_corpus, load_corpus
     from pragmeter.impscore.corpus.build import format_report
     from pragmeter.impscore.training import TrainConfig, embed_corpus, save_trained, train_heads
@@ -70,7 +70,7 @@ def run_impscore(args: argparse.Namespace) -> int:
     for split in ("train", "val"):
         if not (corpus["split"] == split).any():
             raise PragmeterError(f"the corpus has no {split!r} rows; training needs train and val splits")
-    cache_root = Path(args.cache_dir) if args.cache_dir else cache_dir() / "embeddings"
+    cache_root = Path(args.cache_dir) if args.cache_dir else embeddings_dir()
     splits = embed_corpus(corpus, config.encoder, cache_root, args.encode_batch_size, None)
     result = train_heads(splits, config)
     folder = save_trained(result, output, args.name or output.name, corpus_info)

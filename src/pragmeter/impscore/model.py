@@ -90,7 +90,7 @@ class ImpScore:
         """Load a shipped model by name (default: the package default) or a model folder.
 
         ``backend``: "torch" (sentence-transformers), "onnx" (ONNX Runtime, same numbers, faster on CPU) or
-        "onnx-int8" (int8-quantized weights; see pragmeter.impscore.onnx_encoder)."""
+        "onnx-int8" (int8-quantized weights; see pragmeter.encoders.onnx)."""
         import torch
         from safetensors.torch import load_file
 
@@ -124,7 +124,7 @@ class ImpScore:
     @property
     def encoder(self):
         if self._encoder is None and self.backend != "torch":
-            from pragmeter.impscore.onnx_encoder import load_onnx_encoder
+            from pragmeter.encoders.onnx import load_onnx_encoder
 
             self._encoder = load_onnx_encoder(self.encoder_name, quantize=self.backend == "onnx-int8")
         if self._encoder is None:

@@ -80,7 +80,7 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
     from tqdm import tqdm
 
     from pragmeter.encoders import load_encoder
-    from pragmeter.impscore.embedding_cache import EmbeddingCache
+    from pragmeter.encoders.embedding_cache import EmbeddingCache
 
     cache = EmbeddingCache(cache_root, encoder)
     texts = pd.unique(pd.concat([corpus["implicit"], corpus["explicit"], corpus["negative"]])).tolist()

