@@ -25,15 +25,6 @@ DEFAULT_PAIRS = 2000
 ALL = "all"
 
 
-def attach_embedding_cache(model):
-    """Give ``model`` the on-disk embedding cache that ``pragmeter score`` uses (shared across commands)."""
-    from pragmeter.encoders import embeddings_dir
-    from pragmeter.encoders.embedding_cache import EmbeddingCache
-
-    model.embedding_cache = EmbeddingCache(embeddings_dir(), model.encoder_name)
-    return model
-
-
 def encode_with_progress(model, texts: list[str], description: str = "embedding", chunk: int = 512) -> np.ndarray:
     """Encoder embeddings of ``texts`` (through the model's cache), with a progress bar on stderr."""
     from tqdm import tqdm

@@ -214,3 +214,36 @@ def write_stratified(predictions: Predictions, scores: np.ndarray, output: Path,
                "plots": [png], "items_file": items, "run": RunRecord.now(impscore).to_dict()}
     write_json_atomic(output / f"stratified_{name}.json", payload)
     return payload
+
+
+def _is_sample_log(path: Path) -> bool:
+    if path.suffix != ".jsonl":
+        return False
+    with open(path, encoding="utf-8") as handle:
+        first = handle.readline()
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(record, dict) and "task" in record and "prompt" in record and "parsed" in record
+
+
+def load_predictions(input_path: str | Path, gold_value: str | None = None, text_column: str = "text",
+                     gold_column: str = "gold", prediction_column: str = "prediction", correct_column: str | None = None,
+                     score_column: str | None = None) -> list[Predictions]:
+    """What to stratify: a predictions table, a samples_<task>.jsonl of ``pragmeter eval --log-samples``, or a
+    results folder holding such logs (one Predictions per log)."""
+    path = Path(input_path)
+    if path.is_dir():
+        logs = sample_logs(path)
+        if not logs:
+            raise PragmeterError(f"{path}: no samples_<task>.jsonl (run `pragmeter eval … --log-samples`)")
+        return [from_samples(log, gold_value, model) for log, model in logs]
+    if not path.is_file():
+        raise PragmeterError(f"{path}: no such file or folder")
+    if _is_sample_log(path):
+        results = path.parent / "results.json"
+        model = json.loads(results.read_text(encoding="utf-8")).get("model") if results.is_file() else None
+        return [from_samples(path, gold_value, model)]
+    return [from_table(path, text_column, gold_column, prediction_column, correct_column, score_column,
+                       gold_value)]

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+
+from pragmeter.errors import PragmeterError
 
 
 @dataclass
@@ -57,3 +61,48 @@ def sample_per_label(collection: TextCollection, grouping: str | None, cap: int 
     sampled.sampling = {**collection.sampling, "by": grouping or "all", "cap_per_value": cap, "seed": seed,
                         "sizes_before": before, "sizes_after": after}
     return sampled
+
+
+def collection_from_file(dataset: str | Path, column: str = "text", label_columns: list[str] | tuple[str, ...] = (),
+                         pair_column: str | None = None, compare: list[str] | tuple[str, ...] = (),
+                         max_per_label: int | None = None, seed: int = 0) -> TextCollection:
+    """A user table as a collection: texts of ``column``, groupings by the ``label_columns``, paired texts of
+    ``pair_column``, comparisons ``A:B`` of the first label column. Rows without a text are skipped and counted."""
+    from pragmeter.data.root import sha256_of
+    from pragmeter.impscore.model import invalid_text_reason
+    from pragmeter.io import read_table, require_column
+
+    path = Path(dataset)
+    frame = read_table(path)
+    texts = require_column(frame, column, path).tolist()
+    labels = {c: require_column(frame, c, path).tolist() for c in label_columns}
+    paired = require_column(frame, pair_column, path).tolist() if pair_column else None
+    keep = []
+    for row, text in enumerate(texts):
+        reason = invalid_text_reason(text) or (invalid_text_reason(paired[row]) if paired else None)
+        if reason is None:
+            keep.append(row)
+    if len(keep) < len(texts):
+        first = next(r for r in range(len(texts)) if r not in set(keep))
+        print(f"warning: {len(texts) - len(keep)} row(s) skipped (first: {path} data row {first + 1}: "
+              f"{invalid_text_reason(texts[first]) or 'paired text: ' + str(invalid_text_reason(paired[first]))})",
+              file=sys.stderr)
+    if not keep:
+        raise PragmeterError(f"{path}: no row with a text to score in column {column!r}")
+    first_label = label_columns[0] if label_columns else None
+    comparisons = []
+    for spec in compare:
+        a, sep, b = spec.partition(":")
+        if not sep or first_label is None:
+            raise PragmeterError(f"--compare {spec!r}: give A:B and a --label-column")
+        comparisons.append((first_label, a, b))
+    collection = TextCollection(
+        name=path.name.split(".")[0], texts=[str(texts[r]) for r in keep],
+        groupings={c: [None if v is None else str(v) for v in (values[r] for r in keep)] for c, values in labels.items()},
+        comparisons=comparisons,
+        pairs={f"{column}_vs_{pair_column}": ([texts[r] for r in keep], [paired[r] for r in keep])}
+        if paired else {},
+        sources={str(path.resolve()): sha256_of(path)}, description=f"{path.name}, column {column!r}")
+    if max_per_label is not None:
+        collection = sample_per_label(collection, first_label, max_per_label, seed)
+    return collection

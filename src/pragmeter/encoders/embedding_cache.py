@@ -78,3 +78,12 @@ class EmbeddingCache:
         if not keys:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([self._shards[s][r] for s, r in (self._index[k] for k in keys)])
+
+
+def attach_embedding_cache(model, root: str | Path | None = None):
+    """Give an ImpScore ``model`` the on-disk embedding cache (default ``$PRAGMETER_CACHE/embeddings``, shared by
+    every command that scores texts); returns the model."""
+    from pragmeter.encoders.paths import embeddings_dir
+
+    model.embedding_cache = EmbeddingCache(root if root is not None else embeddings_dir(), model.encoder_name)
+    return model

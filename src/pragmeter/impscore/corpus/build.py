@@ -8,6 +8,7 @@ The official ``all_data.csv`` schema (pos_implicit, pos_explicit, neg_implicit, 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections import Counter
@@ -244,3 +245,11 @@ def write_corpus(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool =
 
     write_table(frame, path, overwrite=overwrite)
     return Path(path)
+
+
+def corpus_fingerprint(corpus) -> str:
+    """sha256 over the corpus rows, so a model card names exactly the data it was trained on."""
+    digest = hashlib.sha256()
+    for row in corpus[["source", "implicit", "explicit", "negative", "split"]].itertuples(index=False):
+        digest.update("\x1f".join(map(str, row)).encode("utf-8") + b"\x1e")
+    return digest.hexdigest()

@@ -1,4 +1,4 @@
-"""``pragmeter train impscore``: train ImpScore heads on a corpus with cached embeddings."""
+"""``pragmeter impscore train``: train ImpScore heads on a corpus with cached embeddings."""
 
 from __future__ import annotations
 
@@ -7,15 +7,13 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option
+from pragmeter.cli.common import RenamedFlag, add_data_root_option
 from pragmeter.errors import PragmeterError
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("train", help="train a model")
-    kinds = parser.add_subparsers(dest="train_kind", metavar="MODEL", required=True)
-    impscore = kinds.add_parser(
-        "impscore", help="train ImpScore heads (paper defaults)",
+    impscore = subparsers.add_parser(
+        "train", help="train ImpScore heads on a corpus (paper defaults)",
         description="Train ImpScore's projection heads on (implicit, explicit, negative) triplets. Embeddings from "
                     "the frozen encoder are computed once and cached on disk; epochs then run on the cache.")
     impscore.add_argument("--corpus", default=None,
@@ -39,18 +37,17 @@ def register(subparsers) -> None:
     impscore.add_argument("--epochs", type=int, default=30)
     impscore.add_argument("--seed", type=int, default=0)
     impscore.add_argument("--device", default="cpu")
-    impscore.add_argument("--cache-dir", default=None, help="embedding cache (default: $PRAGMETER_CACHE/embeddings)")
+    impscore.add_argument("--cache", default=None, help="embedding cache folder (default: $PRAGMETER_CACHE/embeddings)")
+    impscore.add_argument("--cache-dir", dest="cache", action=RenamedFlag, new="--cache")
     impscore.add_argument("--overwrite", action="store_true", help="write into an existing model folder")
     add_data_root_option(impscore)
     impscore.set_defaults(func=run_impscore)
-    from pragmeter.cli.train_classifiers import register_kinds  # inli, ishate-a, ishate-b
-    register_kinds(kinds)
 
 
 def run_impscore(args: argparse.Namespace) -> int:
     from pragmeter.encoders import canonical_name, embeddings_dir
     from pragmeter.impscore.corpus import build_corpus, load_corpus
-    from pragmeter.impscore.corpus.build import format_report
+    from pragmeter.impscore.corpus.build import corpus_fingerprint, format_report
     from pragmeter.impscore.training import TrainConfig, embed_corpus, save_trained, train_heads
 
     output = Path(args.output)
@@ -70,7 +67,7 @@ def run_impscore(args: argparse.Namespace) -> int:
     for split in ("train", "val"):
         if not (corpus["split"] == split).any():
             raise PragmeterError(f"the corpus has no {split!r} rows; training needs train and val splits")
-    cache_root = Path(args.cache_dir) if args.cache_dir else embeddings_dir()
+    cache_root = Path(args.cache) if args.cache else embeddings_dir()
     splits = embed_corpus(corpus, config.encoder, cache_root, args.encode_batch_size, None)
     result = train_heads(splits, config)
     folder = save_trained(result, output, args.name or output.name, corpus_info)
@@ -78,13 +75,3 @@ def run_impscore(args: argparse.Namespace) -> int:
     print(f"best epoch {result.best_epoch}; test implicitness accuracy {test.get('implicitness_accuracy', float('nan')):.4f}, "
           f"pragmatics accuracy {test.get('pragmatics_accuracy', float('nan')):.4f} -> {folder}")
     return 0
-
-
-def corpus_fingerprint(corpus) -> str:
-    """sha256 over the corpus rows, so a model card names exactly the data it was trained on."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    for row in corpus[["source", "implicit", "explicit", "negative", "split"]].itertuples(index=False):
-        digest.update("\x1f".join(map(str, row)).encode("utf-8") + b"\x1e")
-    return digest.hexdigest()

@@ -24,48 +24,15 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-# The label whose items the paper's accuracy counts, per task (detection rate on hateful texts).
-GOLD_FILTER = {"hate_detection": "yes"}
-
-
-def stratify_logged_samples(results_dir: Path, args: argparse.Namespace) -> int:
-    """Stratify every per-sample log that has texts and no stratified_<task>.json beside it; return how many."""
-    import json
-
-    from pragmeter.analysis import stratify
-
-    done, model = 0, None
-    for results in sorted(results_dir.rglob("results.json")):
-        for log, settings in stratify.sample_logs(results.parent):
-            task = log.stem.removeprefix("samples_")
-            if (results.parent / f"stratified_{task}.json").exists():
-                continue
-            with open(log, encoding="utf-8") as handle:
-                first = json.loads(handle.readline() or "{}")
-            if not isinstance(first.get("text"), str):
-                continue  # a task that logs no text cannot be stratified
-            predictions = stratify.from_samples(log, GOLD_FILTER.get(task), settings)
-            if not predictions.texts:
-                continue
-            if model is None:
-                from pragmeter.analysis.profile import attach_embedding_cache
-                from pragmeter.impscore.model import ImpScore
-
-                model = attach_embedding_cache(ImpScore.load(args.impscore, device=args.device,
-                                                             batch_size=args.batch_size))
-            scores = stratify.score_predictions(predictions, model)
-            stratify.write_stratified(predictions, scores, results.parent, model.signature())
-            done += 1
-    return done
-
-
 def run(args: argparse.Namespace) -> int:
     from pragmeter.analysis.report import render
 
     results_dir = Path(args.results_dir)
     output = Path(args.output) if args.output else results_dir / "report"
     if not args.no_stratify and results_dir.is_dir():
-        count = stratify_logged_samples(results_dir, args)
+        from pragmeter.analysis.report import stratify_logged_samples
+
+        count = stratify_logged_samples(results_dir, args.impscore, args.device, args.batch_size)
         if count:
             print(f"stratified {count} per-sample log(s)", file=sys.stderr)
     pages = render(results_dir, output)

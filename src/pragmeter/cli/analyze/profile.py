@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option, add_model_options, load_model
+from pragmeter.cli.common import add_data_root_option, add_impscore_options, load_model
 from pragmeter.errors import PragmeterError
 
 
@@ -35,51 +34,9 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of sampling and pairs (default 0)")
     parser.add_argument("--output", default="profiles", help="output folder (default: profiles)")
     parser.add_argument("--no-cache", action="store_true", help="do not reuse or store embeddings on disk")
-    add_model_options(parser)
+    add_impscore_options(parser)
     add_data_root_option(parser)
     parser.set_defaults(func=run)
-
-
-def file_collection(args: argparse.Namespace):
-    from pragmeter.datasets.collection import TextCollection, sample_per_label
-    from pragmeter.data.root import sha256_of
-    from pragmeter.impscore.model import invalid_text_reason
-    from pragmeter.io import read_table, require_column
-
-    path = Path(args.dataset)
-    frame = read_table(path)
-    texts = require_column(frame, args.column, path).tolist()
-    labels = {c: require_column(frame, c, path).tolist() for c in args.label_column}
-    paired = require_column(frame, args.pair_column, path).tolist() if args.pair_column else None
-    keep = []
-    for row, text in enumerate(texts):
-        reason = invalid_text_reason(text) or (invalid_text_reason(paired[row]) if paired else None)
-        if reason is None:
-            keep.append(row)
-    if len(keep) < len(texts):
-        first = next(r for r in range(len(texts)) if r not in set(keep))
-        print(f"warning: {len(texts) - len(keep)} row(s) skipped (first: {path} data row {first + 1}: "
-              f"{invalid_text_reason(texts[first]) or 'paired text: ' + str(invalid_text_reason(paired[first]))})",
-              file=sys.stderr)
-    if not keep:
-        raise PragmeterError(f"{path}: no row with a text to score in column {args.column!r}")
-    first_label = args.label_column[0] if args.label_column else None
-    comparisons = []
-    for spec in args.compare:
-        a, sep, b = spec.partition(":")
-        if not sep or first_label is None:
-            raise PragmeterError(f"--compare {spec!r}: give A:B and a --label-column")
-        comparisons.append((first_label, a, b))
-    collection = TextCollection(
-        name=path.name.split(".")[0], texts=[str(texts[r]) for r in keep],
-        groupings={c: [None if v is None else str(v) for v in (values[r] for r in keep)] for c, values in labels.items()},
-        comparisons=comparisons,
-        pairs={f"{args.column}_vs_{args.pair_column}": ([texts[r] for r in keep], [paired[r] for r in keep])}
-        if paired else {},
-        sources={str(path.resolve()): sha256_of(path)}, description=f"{path.name}, column {args.column!r}")
-    if args.max_per_label is not None:
-        collection = sample_per_label(collection, first_label, args.max_per_label, args.seed)
-    return collection
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,13 +52,16 @@ def run(args: argparse.Namespace) -> int:
         cap = args.max_per_label if args.max_per_label is not None else DEFAULT_CAP
         collections = [load_builtin(name, args.data_root, cap, args.seed) for name in names]
     elif Path(args.dataset).is_file():
-        collections = [file_collection(args)]
+        from pragmeter.datasets.collection import collection_from_file
+
+        collections = [collection_from_file(args.dataset, args.column, args.label_column, args.pair_column,
+                                            args.compare, args.max_per_label, args.seed)]
     else:
         raise PragmeterError(f"{args.dataset!r} is neither a file nor a built-in dataset "
                              f"({', '.join(BUILTINS)}, all)")
     model = load_model(args)
     if not args.no_cache:
-        from pragmeter.analysis.profile import attach_embedding_cache
+        from pragmeter.encoders.embedding_cache import attach_embedding_cache
 
         attach_embedding_cache(model)
     output = Path(args.output)

@@ -1,11 +1,11 @@
-"""``pragmeter evaluate``: ImpScore on the corpus test split, and the ranking/choice OOD checks on user files."""
+"""``pragmeter impscore evaluate``: ImpScore on the corpus test split, and the ranking/choice OOD checks on user files."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from pragmeter.cli.common import add_data_root_option, add_model_options, load_model
+from pragmeter.cli.common import RenamedFlag, add_data_root_option, add_model_options, load_model
 
 
 def register(subparsers) -> None:
@@ -16,7 +16,8 @@ def register(subparsers) -> None:
     corpus.add_argument("--corpus", default=None, help="corpus file (default: build it from the data root)")
     corpus.add_argument("--split", default="test", help="split to evaluate (default test)")
     corpus.add_argument("--seed", type=int, default=0, help="corpus seed when building it (default 0)")
-    corpus.add_argument("--cache-dir", default=None, help="embedding cache (default: $PRAGMETER_CACHE/embeddings)")
+    corpus.add_argument("--cache", default=None, help="embedding cache folder (default: $PRAGMETER_CACHE/embeddings)")
+    corpus.add_argument("--cache-dir", dest="cache", action=RenamedFlag, new="--cache")
     add_data_root_option(corpus)
     corpus.set_defaults(func=run_corpus)
 
@@ -60,7 +61,7 @@ def run_corpus(args: argparse.Namespace) -> int:
     corpus = corpus[corpus["split"] == args.split]
     if corpus.empty:
         raise PragmeterError(f"the corpus has no rows in split {args.split!r}")
-    cache_root = Path(args.cache_dir) if args.cache_dir else embeddings_dir()
+    cache_root = Path(args.cache) if args.cache else embeddings_dir()
     data = embed_corpus(corpus, model.encoder_name, cache_root, args.batch_size, args.device)[args.split]
     metrics, out = evaluate_heads(model.heads, data)
     table = per_source_metrics(out, data.sources, data.pragmatic)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from pragmeter.cli.common import add_model_options, load_model
+from pragmeter.cli.common import add_impscore_options, load_model
 from pragmeter.errors import PragmeterError
 
 
@@ -34,45 +33,17 @@ def register(subparsers) -> None:
     parser.add_argument("--output", default=None,
                         help="output folder (default: the results folder, or the input file's folder)")
     parser.add_argument("--no-cache", action="store_true", help="do not reuse or store embeddings on disk")
-    add_model_options(parser)
+    add_impscore_options(parser)
     parser.set_defaults(func=run)
-
-
-def _is_sample_log(path: Path) -> bool:
-    if path.suffix != ".jsonl":
-        return False
-    with open(path, encoding="utf-8") as handle:
-        first = handle.readline()
-    try:
-        record = json.loads(first)
-    except json.JSONDecodeError:
-        return False
-    return isinstance(record, dict) and "task" in record and "prompt" in record and "parsed" in record
-
-
-def load_inputs(args: argparse.Namespace) -> list:
-    from pragmeter.analysis import stratify
-
-    path = Path(args.input)
-    if path.is_dir():
-        logs = stratify.sample_logs(path)
-        if not logs:
-            raise PragmeterError(f"{path}: no samples_<task>.jsonl (run `pragmeter eval … --log-samples`)")
-        return [stratify.from_samples(log, args.gold_value, model) for log, model in logs]
-    if not path.is_file():
-        raise PragmeterError(f"{path}: no such file or folder")
-    if _is_sample_log(path):
-        results = path.parent / "results.json"
-        model = json.loads(results.read_text(encoding="utf-8")).get("model") if results.is_file() else None
-        return [stratify.from_samples(path, args.gold_value, model)]
-    return [stratify.from_table(path, args.text_column, args.gold_column, args.prediction_column,
-                                args.correct_column, args.score_column, args.gold_value)]
 
 
 def run(args: argparse.Namespace) -> int:
     from pragmeter.analysis.stratify import score_predictions, write_stratified
 
-    inputs = load_inputs(args)
+    from pragmeter.analysis.stratify import load_predictions
+
+    inputs = load_predictions(args.input, args.gold_value, args.text_column, args.gold_column, args.prediction_column,
+                              args.correct_column, args.score_column)
     if args.name:
         if len(inputs) > 1:
             raise PragmeterError("--name needs a single input (this folder holds several sample logs)")
@@ -89,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             if model is None:
                 model = load_model(args)
                 if not args.no_cache:
-                    from pragmeter.analysis.profile import attach_embedding_cache
+                    from pragmeter.encoders.embedding_cache import attach_embedding_cache
 
                     attach_embedding_cache(model)
             signature = model.signature()

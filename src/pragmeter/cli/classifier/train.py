@@ -1,4 +1,4 @@
-"""``pragmeter train inli|ishate-a|ishate-b``: fine-tune local classifiers (registered into ``pragmeter train``)."""
+"""``pragmeter classifier train inli|ishate-a|ishate-b``: fine-tune local classifiers."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ def _common(parser: argparse.ArgumentParser, lr: float, max_length: int) -> None
     add_data_root_option(parser)
 
 
-def register_kinds(kinds) -> None:
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("train", help="fine-tune a local classifier (inli, ishate-a, ishate-b)")
+    kinds = parser.add_subparsers(dest="train_kind", metavar="RECIPE", required=True)
     inli = kinds.add_parser(
         "inli", help="fine-tune an INLI classifier (pairs; 4-way, 3-way or implied-vs-explicit)",
         description="Fine-tune a sequence-pair classifier on INLI: train on train, select on val, report on test "
