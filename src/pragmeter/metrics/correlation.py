@@ -68,3 +68,27 @@ def logistic_slope(x: Sequence[float], y: Sequence[float], iterations: int = 50)
     slope = float(beta[1])
     return {"slope": slope, "se": se, "ci_low": slope - Z95 * se, "ci_high": slope + Z95 * se,
             "p_value": float(2 * stats.norm.sf(abs(slope / se))), "n": int(x.size), "intercept": float(beta[0])}
+
+
+def spearman_with_ci(x: Sequence[float], y: Sequence[float], n_resamples: int = 1000, seed: int = 0,
+                     confidence: float = 0.95) -> dict[str, float]:
+    """Spearman ρ of paired values with a percentile bootstrap CI (pairs resampled, seeded)."""
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    rho = float(stats.spearmanr(a, b).statistic)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, a.size, size=(n_resamples, a.size))
+    # Spearman = Pearson on ranks; rank each resample once, correlate row-wise (vectorised over resamples).
+    ra, rb = stats.rankdata(a[draws], axis=1), stats.rankdata(b[draws], axis=1)
+    ra -= ra.mean(axis=1, keepdims=True)
+    rb -= rb.mean(axis=1, keepdims=True)
+    rhos = (ra * rb).sum(axis=1) / np.sqrt((ra ** 2).sum(axis=1) * (rb ** 2).sum(axis=1))
+    tail = (1 - confidence) / 2
+    return {"spearman_rho": rho, "ci95": [float(np.nanquantile(rhos, tail)), float(np.nanquantile(rhos, 1 - tail))],
+            "n": int(a.size)}
+
+
+def rank_agreement(order: Sequence[float], values: Sequence[float]) -> tuple[float, float]:
+    """Kendall τ and Spearman ρ between a reference order and values; NaN when the values are all equal."""
+    if np.ptp(np.asarray(values, dtype=float)) == 0:
+        return float("nan"), float("nan")
+    return float(stats.kendalltau(order, values).statistic), float(stats.spearmanr(order, values).statistic)
