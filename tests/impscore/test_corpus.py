@@ -12,7 +12,7 @@ from pragmeter.data.root import data_file
 from pragmeter.errors import DataError
 from pragmeter.impscore.corpus import build_corpus, load_corpus
 from pragmeter.impscore.corpus.build import normalise
-from pragmeter.impscore.corpus.negation import negate
+from pragmeter.datasets.pairs.negation import negate
 
 
 @pytest.fixture(scope="module")

@@ -50,7 +50,7 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_sources(args: argparse.Namespace) -> int:
-    from pragmeter.impscore.corpus.sources import PRESETS
+    from pragmeter.datasets.pairs.registry import PRESETS
 
     for preset, names in PRESETS.items():
         print(f"{preset}: {','.join(names)}")

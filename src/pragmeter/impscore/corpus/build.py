@@ -23,7 +23,7 @@ import pandas as pd
 
 from pragmeter.datasets.pairs.base import SourcePairs, folder_licence, normalise
 from pragmeter.errors import DataError
-from pragmeter.impscore.corpus.sources import DEFAULT_SOURCES, FOLDERS, PRESETS, SOURCES
+from pragmeter.datasets.pairs.registry import DEFAULT_SOURCES, FOLDERS, PRESETS, SOURCES
 
 COLUMNS = ["pair_id", "source", "implicit", "explicit", "negative", "negative_pair_id", "split", "pragmatic"]
 PROVENANCE_COLUMNS = ["origin", "licence", "group", "hard_negative"]

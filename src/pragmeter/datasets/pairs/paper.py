@@ -1,4 +1,4 @@
-"""Readers that turn each public source into (implicit, explicit) positive pairs (paper Table 6, rebuilt offline).
+"""The paper's corpus sources (Table 6, rebuilt offline): readers that turn each into (implicit, explicit) pairs.
 
 Every reader returns ``SourcePairs``: the pairs plus counts of rows it could not use, by reason. Files are read
 through the data root and verified by checksum.
@@ -6,16 +6,14 @@ through the data root and verified by checksum.
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from collections.abc import Callable
-from pathlib import Path
 
 from pragmeter.data.root import data_file
-from pragmeter.datasets.pairs import PAIR_SOURCES
-from pragmeter.datasets.pairs.base import SourcePairs
-from pragmeter.impscore.corpus.negation import negate, tidy
+from pragmeter.datasets import inli, ishate, latent_hatred
+from pragmeter.datasets.pairs.base import SourcePairs, read_delimited
+from pragmeter.datasets.pairs.negation import negate, tidy
 
 
 def dialogue(question: str, answer: str) -> str:
@@ -23,20 +21,9 @@ def dialogue(question: str, answer: str) -> str:
     return f"- {' '.join(question.split())} - {' '.join(answer.split())}"
 
 
-def _read_tsv(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle, delimiter="\t"))
-
-
-def _read_csv(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8", newline="") as handle:
-        return list(csv.DictReader(handle))
-
-
 def implicit_hate(root=None) -> SourcePairs:
     out = SourcePairs("implicit_hate", "original", "Latent Hatred stage-3 posts paired with their implied statement")
-    path = data_file("implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg3_posts.tsv", root)
-    for row in _read_tsv(path):
+    for row in read_delimited(latent_hatred.STAGE3, root, delimiter="\t", encoding="utf-8"):
         post, implied = (row.get("post") or "").strip(), (row.get("implied_statement") or "").strip()
         if not post or not implied:
             out.skipped["empty field"] += 1
@@ -48,8 +35,7 @@ def implicit_hate(root=None) -> SourcePairs:
 def sbic(root=None) -> SourcePairs:
     out = SourcePairs("sbic", "original", "SBIC v2 dev+test posts paired with each targetStereotype statement")
     for split in ("dev", "tst"):
-        path = data_file(f"sbic/datasets/sbf/SBIC.v2.agg.{split}.csv", root)
-        for row in _read_csv(path):
+        for row in read_delimited(f"sbic/datasets/sbf/SBIC.v2.agg.{split}.csv", root, encoding="utf-8"):
             post = (row.get("post") or "").strip()
             try:
                 statements = json.loads(row.get("targetStereotype") or "[]")
@@ -96,8 +82,8 @@ def circa(root=None) -> SourcePairs:
     out = SourcePairs("circa", "template",
                       "Circa '- question - indirect answer' -> 'Yes, <statement>' or 'No, <rule-negated statement>'")
     for scenario in range(10):
-        path = data_file(f"circa/data/CIRCA/unmatched/scenario{scenario}/circa-data-test.tsv", root)
-        for row in _read_tsv(path):
+        relative = f"circa/data/CIRCA/unmatched/scenario{scenario}/circa-data-test.tsv"
+        for row in read_delimited(relative, root, delimiter="\t", encoding="utf-8"):
             gold = row.get("goldstandard1")
             if gold not in ("Yes", "No"):
                 continue
@@ -122,8 +108,7 @@ def circa(root=None) -> SourcePairs:
 def ludwig(root=None) -> SourcePairs:
     out = SourcePairs("ludwig", "original", "LUDWIG: '- utterance - response' -> '- utterance - implicature'")
     for split in ("dev", "test"):
-        path = data_file(f"ludwig/data/{split}_conversational_implicatures.csv", root)
-        for row in _read_csv(path):
+        for row in read_delimited(f"ludwig/data/{split}_conversational_implicatures.csv", root, encoding="utf-8"):
             context, response = row.get("Context utterance", ""), row.get("Response utterance", "")
             implicature = row.get("Implicature", "")
             if not context.strip() or not response.strip() or not implicature.strip():
@@ -166,7 +151,7 @@ def bbh_snarks(root=None) -> SourcePairs:
 def inli_train(root=None) -> SourcePairs:
     """INLI train split only: val and test stay held out for the INLI benchmark."""
     out = SourcePairs("inli_train", "original", "INLI train split: premise -> implied_entailment hypothesis")
-    for row in _read_csv(data_file("inli/INLI_Data/train.csv", root)):
+    for row in read_delimited(inli.split_file("train"), root, encoding="utf-8"):
         premise, implied = (row.get("premise") or "").strip(), (row.get("implied_entailment") or "").strip()
         if premise and implied:
             out.pairs.append((premise, implied))
@@ -188,12 +173,11 @@ def ishate_train(root=None, per_anchor: int = ISHATE_PAIRS_PER_ANCHOR, seed: int
     explicit (paraphrase-only sources let length and tweet style stand in for implicitness).
     """
     import numpy as np
-    import pandas as pd
 
     out = SourcePairs("ishate_train", "same target",
                       f"ISHate train: implicit HS message -> {per_anchor} explicit HS messages with the same target",
                       topics=[], paraphrase=False)
-    frame = pd.read_parquet(data_file("ishate/data/ishate_train.parquet.gzip", root))
+    frame = ishate.read_messages("train", root)
     frame = frame[frame["aug_method"] == "orig"]
     text_ok = frame["cleaned_text"].map(lambda v: isinstance(v, str) and bool(v.strip()))
     if (empty := int((~text_ok & frame["implicit_layer"].notna()).sum())):
@@ -225,11 +209,3 @@ PAPER_SOURCES: dict[str, Callable[..., SourcePairs]] = {
     "inli_train": inli_train,
     "ishate_train": ishate_train,
 }
-
-SOURCES: dict[str, Callable[..., SourcePairs]] = {**PAPER_SOURCES, **PAIR_SOURCES}
-# Named sets for ``--sources``: ``paper`` (the Table-6 rebuild, the default), ``figurative`` (the sources added for
-# everyday figurative, ironic and indirect language), ``all``.
-PRESETS: dict[str, list[str]] = {"paper": list(PAPER_SOURCES), "figurative": list(PAIR_SOURCES), "all": list(SOURCES)}
-DEFAULT_SOURCES = PRESETS["paper"]
-# Data folder of a source whose name is not its folder (for the licence the manifest records).
-FOLDERS = {"inli_train": "inli", "ishate_train": "ishate"}
