@@ -15,11 +15,6 @@ from pragmeter.impscore.corpus.build import normalise
 from pragmeter.datasets.pairs.negation import negate
 
 
-@pytest.fixture(scope="module")
-def corpus_and_report():
-    return build_corpus(seed=0)
-
-
 def test_size_and_sources(corpus_and_report):
     corpus, report = corpus_and_report
     assert len(corpus) >= 40_000

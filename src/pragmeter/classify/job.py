@@ -12,7 +12,7 @@ from pragmeter.classify.card import model_card
 from pragmeter.provenance import RunRecord
 from pragmeter.classify.examples import RecipeData
 from pragmeter.classify.model import ClassifierSettings, TextClassifier
-from pragmeter.classify.training import Trainer, TrainConfig, TrainResult, evaluate
+from pragmeter.classify.training import Trainer, FineTuneConfig, FineTuneResult, evaluate
 from pragmeter.encoders import canonical_name
 from pragmeter.metrics.classification import accuracy_by_group, correct
 
@@ -26,7 +26,7 @@ def group_accuracies(golds, predictions, groups, report_groups: dict[str, list[s
     return out
 
 
-def run_recipe(data: RecipeData, encoder: str, config: TrainConfig, output: Path, work_dir: Path,
+def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: Path, work_dir: Path,
                device: str | None = None, command: str = "", progress: bool = True,
                stop_after: int | None = None) -> dict | None:
     """Train, select, test and save. Returns the metrics (also in OUTPUT/metrics.json), or None when
@@ -40,7 +40,7 @@ def run_recipe(data: RecipeData, encoder: str, config: TrainConfig, output: Path
     torch.manual_seed(config.seed)
     classifier = TextClassifier.from_encoder(encoder, settings, device, seed=config.seed)
     trainer = Trainer(classifier, config, work_dir, progress)
-    result: TrainResult = trainer.fit(data.train, data.val, stop_after)
+    result: FineTuneResult = trainer.fit(data.train, data.val, stop_after)
     if len(result.history) < config.epochs:
         return None
     trainer.load_best(result)

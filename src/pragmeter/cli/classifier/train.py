@@ -69,7 +69,7 @@ def register(subparsers) -> None:
 
 def _train(args: argparse.Namespace, data) -> int:
     from pragmeter.classify.job import run_recipe
-    from pragmeter.classify.training import TrainConfig
+    from pragmeter.classify.training import FineTuneConfig
 
     output = Path(args.output)
     if (output / "config.json").exists() and not args.overwrite:
@@ -78,7 +78,7 @@ def _train(args: argparse.Namespace, data) -> int:
     data.val, data.test = data.val.head(args.limit_eval), data.test.head(args.limit_eval)
     if not len(data.train) or not len(data.val):
         raise PragmeterError("no training or validation examples (check --limit-train / --limit-eval)")
-    config = TrainConfig(epochs=args.epochs, batch_size=args.batch_size, grad_accumulation=args.grad_accumulation,
+    config = FineTuneConfig(epochs=args.epochs, batch_size=args.batch_size, grad_accumulation=args.grad_accumulation,
                          lr=args.lr, weight_decay=args.weight_decay, warmup_ratio=args.warmup_ratio,
                          max_length=args.max_length, seed=args.seed, select_on=args.select_on,
                          eval_batch_size=args.eval_batch_size)
