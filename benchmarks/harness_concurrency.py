@@ -18,7 +18,7 @@ import time
 from machine import MachineWatch
 
 from pragmeter.cli import main
-from pragmeter.harness.fake_server import FakeChatServer, constant
+from pragmeter.testing.fake_server import FakeChatServer, constant
 
 
 def timed_run(url: str, items: int, concurrency: int) -> float:

@@ -22,7 +22,7 @@ def local_ray():
 
 def _single_process(model_dir: str, values: list) -> tuple[np.ndarray, list[str]]:
     from pragmeter.impscore.model import ImpScore
-    from pragmeter.scale.ray_engine import score_values
+    from pragmeter.impscore.scoring import score_values
 
     return score_values(ImpScore.load(model_dir, backend="onnx"), values)
 

@@ -99,7 +99,7 @@ class ImpScore:
 
         ``backend``: "torch" (sentence-transformers; on a GPU in bf16/fp16 with large length-sorted batches unless
         ``dtype``/``batch_size`` say otherwise), "onnx" (ONNX Runtime, same numbers, faster on CPU) or
-        "onnx-int8" (int8-quantized weights; see pragmeter.impscore.onnx_encoder)."""
+        "onnx-int8" (int8-quantized weights; see pragmeter.encoders.onnx)."""
         import torch
         from safetensors.torch import load_file
 
@@ -133,7 +133,7 @@ class ImpScore:
     @property
     def encoder(self):
         if self._encoder is None and self.backend != "torch":
-            from pragmeter.impscore.onnx_encoder import load_onnx_encoder
+            from pragmeter.encoders.onnx import load_onnx_encoder
 
             self._encoder = load_onnx_encoder(self.encoder_name, quantize=self.backend == "onnx-int8")
         if self._encoder is None:

@@ -13,7 +13,6 @@ import logging
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +20,9 @@ import pandas as pd
 import torch
 
 from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
-from pragmeter.provenance import code_commit
+from pragmeter.provenance import RunRecord
 from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
-from pragmeter.impscore.metrics import format_accuracy, per_source_metrics, triplet_metrics
+from pragmeter.metrics.triplets import format_accuracy, per_source_metrics, triplet_metrics
 
 log = logging.getLogger("pragmeter")
 
@@ -88,7 +87,7 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
     from tqdm import tqdm
 
     from pragmeter.encoders import default_batch_size, load_encoder
-    from pragmeter.impscore.embedding_cache import EmbeddingCache
+    from pragmeter.encoders.embedding_cache import EmbeddingCache
 
     cache = EmbeddingCache(cache_root, encoder)
     hard_texts = corpus["hard_negative"].fillna("") if "hard_negative" in corpus.columns else None
@@ -274,8 +273,9 @@ model.score(["You are talking too loudly.", "I'm finding it a bit hard to concen
 def save_trained(result: TrainResult, folder: str | Path, name: str, corpus_info: dict) -> Path:
     from pragmeter.impscore.model import ImpScore
 
-    info = {**corpus_info, "commit": corpus_info.get("commit") or code_commit() or "unknown",
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
+    run = RunRecord.now()
+    info = {**corpus_info, "commit": corpus_info.get("commit") or run.commit or "unknown", "date": run.date[:10],
+            "run": run.to_dict()}
     model = ImpScore(result.heads, result.config.encoder)
     extra = {"name": name, "training": {**asdict(result.config), "best_epoch": result.best_epoch,
                                         "counts": result.counts, "corpus": info},

@@ -20,12 +20,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from pragmeter.errors import PragmeterError
+from pragmeter.impscore.scoring import ERROR_COLUMN, score_frame
 
-SCORE_COLUMN, ERROR_COLUMN = "impscore", "impscore_error"  # as the single-process path (pragmeter.cli.score)
 INPUT_SUFFIXES = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 ROWS_PER_BLOCK = 1024  # unit of work handed to an actor
 
@@ -35,7 +34,7 @@ class ImpScorePredictor:
 
     def __init__(self, model: str | None, backend: str, device: str | None, column: str, batch_size: int | None,
                  threads: int, dtype: str | None = None) -> None:
-        from pragmeter.impscore.onnx_encoder import THREADS_ENV
+        from pragmeter.encoders.onnx import THREADS_ENV
 
         os.environ[THREADS_ENV] = str(threads)  # ONNX Runtime would otherwise use every core of the node
         import torch
@@ -48,25 +47,7 @@ class ImpScorePredictor:
         self.model = ImpScore.load(model, device=device, batch_size=batch_size, backend=backend, dtype=dtype)
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
-        scores, errors = score_values(self.model, batch[self.column].tolist())
-        batch = batch.copy()
-        batch[SCORE_COLUMN] = scores
-        batch[ERROR_COLUMN] = errors
-        return batch
-
-
-def score_values(model, values: list) -> tuple[np.ndarray, list[str]]:
-    """Scores of the valid values (NaN elsewhere) and why each other value has none ("" when scored)."""
-    from pragmeter.impscore.model import invalid_text_reason
-
-    # Ray hands string columns over with pd.NA for missing values; the local reader gives NaN or None.
-    values = [None if v is pd.NA else v for v in values]
-    errors = [invalid_text_reason(v) for v in values]
-    valid = [i for i, e in enumerate(errors) if e is None]
-    scores = np.full(len(values), np.nan, dtype=np.float64)
-    if valid:
-        scores[valid] = model.score([values[i] for i in valid])
-    return scores, [e or "" for e in errors]
+        return score_frame(self.model, batch, self.column)
 
 
 def input_files(path: str | os.PathLike) -> list[Path]:
@@ -170,7 +151,7 @@ def run_cli(args: argparse.Namespace) -> int:
         raise PragmeterError("--engine ray scores files: give --input FILE_OR_FOLDER --output FOLDER")
     if args.actors is not None and args.actors < 1:
         raise PragmeterError("--actors must be positive")
-    summary = score_with_ray(args.input, args.output, model=args.model, column=args.column,
+    summary = score_with_ray(args.input, args.output, model=args.impscore, column=args.column,
                              id_column=args.id_column, backend=args.backend, actors=args.actors,
                              cpus_per_actor=args.cpus_per_actor, gpus_per_actor=args.gpus_per_actor,
                              batch_size=args.batch_size, overwrite=args.overwrite, address=args.ray_address,
