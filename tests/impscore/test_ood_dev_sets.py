@@ -71,6 +71,9 @@ def test_dev_battery_schema_and_overlap():
         assert len(item.options) == 4
         overlap = [len(content_words(item.utterance) & content_words(o)) for o in item.options]
         assert all(overlap[k] > overlap[item.answer] for k in range(4) if k != item.answer), item.id
+    # length alone must not pass the implicitness check: the utterance is the longer one in only about half
+    longer = np.mean([len(item.utterance) > len(item.meaning) for item in items])
+    assert 0.3 <= longer <= 0.7
 
 
 def test_blind_copy_hides_the_order_and_second_reading_is_complete():

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pragmeter.harness import registry
+from pragmeter.eval import registry
 from pragmeter.llm.choice import best_option, check_options, option_logprobs
 
 INLI = {"implied": "Implicature", "explicit": "Explicature", "neutral": "Neutral", "contradiction": "Contradiction"}

@@ -16,8 +16,8 @@ import pytest
 
 from pragmeter.cli import main
 from pragmeter.errors import PragmeterError
-from pragmeter.harness.backends import load_backend
-from pragmeter.harness.fake_server import prompt_key
+from pragmeter.llm.backends import load_backend
+from pragmeter.testing.fake_server import prompt_key
 from pragmeter.llm.gguf_server import GgufServer
 from pragmeter.tasks.inli import Inli
 

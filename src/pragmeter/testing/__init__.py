@@ -1,1 +1,1 @@
-"""Stand-ins for network peers in tests: scripted servers."""
+"""Test doubles for pragmeter's tests, benchmarks and dry runs (not used by any command)."""

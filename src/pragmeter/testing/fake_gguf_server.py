@@ -15,7 +15,7 @@ import os
 import threading
 import time
 
-from pragmeter.harness.fake_server import FakeChatServer, prompt_key
+from pragmeter.testing.fake_server import FakeChatServer, prompt_key
 from pragmeter.llm.gguf_server import child_arguments, wait_for_parent
 
 

@@ -9,15 +9,14 @@ optional ``hard_negative`` (an upstream text that shares words with the anchor b
 from __future__ import annotations
 
 import csv
-import json
 import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pragmeter.data.root import data_file, manifest
 from pragmeter.errors import DataError
+from pragmeter.io.tables import jsonl_records
 
 
 @dataclass
@@ -94,18 +93,11 @@ def read_delimited(relative: str, root: str | os.PathLike | None, required: tupl
 def read_jsonl(relative: str, root: str | os.PathLike | None, required: tuple[str, ...] = ()) -> list[dict]:
     """Records of a verified JSON-lines file, each with the ``required`` fields."""
     path = data_file(relative, root)
-    rows = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise DataError(f"{path}: line {number}: not JSON ({error.msg})") from None
+    rows = jsonl_records(path)
+    for index, row in enumerate(rows):
         missing = [f for f in required if f not in row]
         if missing:
-            raise DataError(f"{path}: line {number}: missing field(s) {', '.join(missing)}")
-        rows.append(row)
+            raise DataError(f"{path}: record {index}: missing field(s) {', '.join(missing)}")
     return rows
 
 

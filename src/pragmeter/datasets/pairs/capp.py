@@ -18,9 +18,9 @@ from pragmeter.datasets.pairs.base import DEFAULT_CAP, SourcePairs, origin, read
 NAME = "capp"
 LICENCE = "CC BY-NC-SA 4.0"
 FILES = (f"{NAME}/Dataset/train.csv", f"{NAME}/Dataset/test.csv")
-INDIRECT = re.compile(r"\b(could|would|may|might|perhaps|possibly|maybe|wonder|wondering|(would|do) you mind|kindly|appreciate|"
-                      r"curious|seems?|rather|if you|is it possible|i think|i believe|i feel|i'm afraid|it appears)\b",
-                      re.IGNORECASE)
+INDIRECT = re.compile(r"\b(could|would|may|might|perhaps|possibly|maybe|wonder|wondering|(would|do) you mind|"
+                      r"kindly|appreciate|curious|seems?|rather|if you|is it possible|i think|i believe|i feel|"
+                      r"i'm afraid|it appears)\b", re.IGNORECASE)
 
 
 def _unquote(value: str) -> str:

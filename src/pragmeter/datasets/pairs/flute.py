@@ -43,7 +43,8 @@ def flute(root=None, cap: int | None = DEFAULT_CAP) -> SourcePairs:
     for relative in FIGURATIVE:
         where = f"{NAME}/{relative}"
         for item, rows in _items(relative, root).items():
-            contradictions = {text(r["hypothesis"]): text(r["premise"]) for _, r in rows if r["label"] == "Contradiction"}
+            contradictions = {text(r["hypothesis"]): text(r["premise"])
+                              for _, r in rows if r["label"] == "Contradiction"}
             for index, row in rows:
                 figure, literal = text(row["hypothesis"]), text(row["premise"])
                 if row["label"] == "Contradiction":

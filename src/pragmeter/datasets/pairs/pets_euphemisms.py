@@ -19,7 +19,8 @@ LICENCE = "none stated"
 CORPUS = f"{NAME}/Euphemism_Corpus.csv"
 MEANINGS = f"{NAME}/PETS-284-variations.csv"
 MARK = re.compile(r"<([^<>]+)>")
-MAX_WORDS = 60  # the splitter misses sentence ends in forum text ("@@71921041 Public Transport ..."): a run-on stays out
+# The splitter misses sentence ends in forum text ("@@71921041 Public Transport ..."): such a run-on stays out.
+MAX_WORDS = 60
 # A sentence ends at . ! ? before a capital (or the mark); not before a digit: "on Nov. 13" goes on
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“‘(\[]?[A-Z<])")
 

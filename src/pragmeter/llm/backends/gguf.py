@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 
 from pragmeter.errors import PragmeterError
-from pragmeter.harness.backends.base import BackendFatal, reject_unknown_args
-from pragmeter.harness.backends.openai_chat import OPENAI_DECODING, OpenAIChatBackend
+from pragmeter.llm.backends.base import BackendFatal, reject_unknown_args
+from pragmeter.llm.backends.openai_chat import OPENAI_DECODING, OpenAIChatBackend
 from pragmeter.llm.gguf_server import GgufServer, ServerSettings
 from pragmeter.llm.packaged import PACKAGED, llm_cache_dir, packaged_model_path
 

@@ -1,0 +1,82 @@
+"""A backend behind a concurrency limit and the response cache, counting what happens for the progress bar."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+from tqdm import tqdm
+
+from pragmeter.llm.backends.base import BackendFailed, ChatBackend, Messages
+from pragmeter.llm.cache import ResponseCache, cache_key
+
+
+@dataclass
+class Answer:
+    text: str | None  # None: no content, or the request failed (then ``error`` says why)
+    cached: bool
+    error: str | None = None
+    finish_reason: str | None = None
+    top_logprobs: tuple[tuple[str, float], ...] | None = None  # first token's alternatives, when asked for
+
+
+class Counters:
+    """Items done, cache hits and errors, shown on a tqdm bar (stderr)."""
+
+    def __init__(self, total: int, description: str, enabled: bool = True):
+        self.done = self.cache_hits = self.errors = 0
+        self.bar = tqdm(total=total, desc=description, unit="req", disable=not enabled, dynamic_ncols=True)
+
+    def record(self, answer: Answer) -> None:
+        self.done += 1
+        self.cache_hits += answer.cached
+        self.errors += answer.error is not None
+        self.bar.set_postfix(cached=self.cache_hits, errors=self.errors, refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+class CachedClient:
+    def __init__(self, backend: ChatBackend, cache: ResponseCache | None):
+        self.backend = backend
+        self.cache = cache
+        self._limit = asyncio.Semaphore(backend.concurrency)
+
+    def key(self, messages: Messages, max_tokens: int | None, sample: int = 0, top_logprobs: int | None = None) -> str:
+        decoding = self.backend.decoding(max_tokens)
+        if top_logprobs:
+            decoding = {**decoding, "top_logprobs": top_logprobs}
+        return cache_key(self.backend.identity(), decoding, messages, sample)
+
+    async def chat(self, messages: Messages, max_tokens: int | None, sample: int = 0,
+                   counters: Counters | None = None, top_logprobs: int | None = None) -> Answer:
+        """One answer, from the cache or the backend; ``top_logprobs`` = K also asks for the first token's K
+        most likely alternatives (a separate cache entry from the plain answer)."""
+        key = self.key(messages, max_tokens, sample, top_logprobs)
+        entry = self.cache.get(key) if self.cache is not None else None
+        if entry is not None:
+            alternatives = entry.get("top_logprobs")
+            answer = Answer(entry["text"], cached=True, finish_reason=entry.get("finish_reason"),
+                            top_logprobs=None if alternatives is None else tuple(map(tuple, alternatives)))
+        else:
+            async with self._limit:
+                try:
+                    completion = await self.backend.complete(messages, max_tokens, sample, top_logprobs)
+                except BackendFailed as error:
+                    answer = Answer(None, cached=False, error=str(error))
+                else:
+                    answer = Answer(completion.text, cached=False, finish_reason=completion.finish_reason,
+                                    top_logprobs=completion.top_logprobs)
+                    if self.cache is not None:  # failures are not cached: a rerun retries them
+                        entry = {"text": completion.text, "finish_reason": completion.finish_reason,
+                                 "model": self.backend.identity().get("model"), "time": time.time()}
+                        if completion.top_logprobs is not None:
+                            entry["top_logprobs"] = [list(pair) for pair in completion.top_logprobs]
+                        # fsync takes milliseconds: in a thread, so other requests keep flowing meanwhile.
+                        await asyncio.to_thread(self.cache.put, key, entry)
+        if counters is not None:
+            counters.record(answer)
+        return answer
