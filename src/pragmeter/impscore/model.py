@@ -57,6 +57,17 @@ def invalid_text_reason(text: object) -> str | None:
         return f"not a string ({type(text).__name__})"
     if not text.strip():
         return "empty text"
+    return unencodable_reason(text)
+
+
+def unencodable_reason(text: str) -> str | None:
+    """Why an encoder's tokenizer cannot take ``text`` (a lone surrogate, a NUL), or None when it can."""
+    if "\x00" in text:
+        return f"contains a NUL character at position {text.index(chr(0))}"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:  # only lone surrogates fail: valid JSON, but not Unicode text
+        return f"contains a lone surrogate U+{ord(text[error.start]):04X} at position {error.start}"
     return None
 
 
