@@ -34,8 +34,15 @@ COMMANDS = [
 ]
 
 
+class Parser(argparse.ArgumentParser):
+    """Usage errors in one line (which option, what is wrong), as every other error of the command."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="pragmeter", description="Measure implicit language and how well models understand it."
     )
     parser.add_argument("--version", action="version", version=f"pragmeter {__version__}")

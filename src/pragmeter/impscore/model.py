@@ -111,6 +111,9 @@ class ImpScore:
         config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
         if config.get("format") != FORMAT:
             raise PragmeterError(f"{folder / CONFIG_FILE}: not a pragmeter ImpScore config (format={config.get('format')!r})")
+        from pragmeter.encoders import require_encoder
+
+        require_encoder(config["encoder"])  # a missing encoder fails now, before any work, with the install command
         heads = ImpScoreHeads(HeadsConfig(**config["heads"]))
         heads.load_state_dict(load_file(folder / WEIGHTS_FILE))
         heads.to(torch.device(device or "cpu"))
