@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from pragmeter.cli.common import add_model_options, load_model
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import DataError, PragmeterError
 
 
 def register(subparsers) -> None:
@@ -58,7 +59,23 @@ def load_inputs(args: argparse.Namespace) -> list:
         logs = stratify.sample_logs(path)
         if not logs:
             raise PragmeterError(f"{path}: no samples_<task>.jsonl (run `pragmeter eval … --log-samples`)")
-        return [stratify.from_samples(log, args.gold_value, model) for log, model in logs]
+        # A run folder holds one log per task: stratify every task that can be, say why for the others.
+        inputs, skipped = [], []
+        for log, model in logs:
+            try:
+                predictions = stratify.from_samples(log, args.gold_value, model)
+            except DataError as error:
+                skipped.append(str(error))
+                continue
+            if predictions.texts:
+                inputs.append(predictions)
+            else:
+                skipped.append(f"{log}: no items left to stratify ({predictions.filter})")
+        for reason in skipped:
+            print(f"pragmeter stratify: skipped {reason}", file=sys.stderr)
+        if not inputs:
+            raise PragmeterError(f"{path}: no task log could be stratified ({len(skipped)} skipped, see above)")
+        return inputs
     if not path.is_file():
         raise PragmeterError(f"{path}: no such file or folder")
     if _is_sample_log(path):
