@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pragmeter.impscore.embedding_cache import DB_FILE, EmbeddingCache
+from pragmeter.impscore.embedding_cache import DB_FILE, EmbeddingCache, text_key
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 DIM = 384
@@ -133,7 +133,7 @@ def test_memory_does_not_grow_with_the_cache(tmp_path):
     cache = EmbeddingCache(full, "enc")
     rng = np.random.default_rng(0)
     for start in range(0, 50_000, 10_000):
-        keys = [np.int64(i).tobytes().rjust(20, b"k") for i in range(start, start + 10_000)]
+        keys = [text_key(f"cached text {i}") for i in range(start, start + 10_000)]
         cache._store(keys, rng.standard_normal((10_000, DIM), dtype=np.float32))
     assert len(cache) == 50_000
     cache.close()

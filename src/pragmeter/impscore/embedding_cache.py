@@ -56,10 +56,14 @@ class EmbeddingCache:
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
         try:
+            # Pages large enough for several 1.5 kB vectors each (set before the file is created; else ignored).
+            db.execute("PRAGMA page_size=16384")
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a crash loses at most the last commit
-            db.execute("CREATE TABLE IF NOT EXISTS embeddings (key BLOB PRIMARY KEY, vector BLOB NOT NULL) "
-                       "WITHOUT ROWID")
+            # The row id is the first 8 bytes of the text's sha1 (a lookup is one B-tree search, no second index);
+            # the full sha1 is kept and compared, so a 64-bit collision can only miss, never return a wrong row.
+            db.execute("CREATE TABLE IF NOT EXISTS embeddings (id INTEGER PRIMARY KEY, key BLOB NOT NULL, "
+                       "vector BLOB NOT NULL)")
             db.execute("SELECT key FROM embeddings LIMIT 1").fetchall()
         except sqlite3.Error:
             db.close()
@@ -144,8 +148,8 @@ class EmbeddingCache:
             with self._lock:
                 for start in range(0, len(keys), _LOOKUP_CHUNK):
                     chunk = keys[start: start + _LOOKUP_CHUNK]
-                    rows = self._db.execute(f"SELECT key, vector FROM embeddings WHERE key IN "
-                                            f"({','.join('?' * len(chunk))})", chunk)
+                    rows = self._db.execute(f"SELECT key, vector FROM embeddings WHERE id IN "
+                                            f"({','.join('?' * len(chunk))})", [_row_id(k) for k in chunk])
                     found.update(rows)
         except sqlite3.Error as error:
             self._failed(error, writing=False)
@@ -155,12 +159,13 @@ class EmbeddingCache:
     def _store(self, keys: Iterable[bytes], vectors: np.ndarray) -> None:
         if self._db is None or not self._writable:
             return
-        rows = zip(keys, (np.ascontiguousarray(v, dtype=np.float32).tobytes() for v in vectors))
+        rows = ((_row_id(key), key, np.ascontiguousarray(vector, dtype=np.float32).tobytes())
+                for key, vector in zip(keys, vectors))
         try:
             with self._lock:
                 self._db.execute("BEGIN")
                 try:
-                    self._db.executemany("INSERT OR IGNORE INTO embeddings VALUES (?, ?)", rows)
+                    self._db.executemany("INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?)", rows)
                     self._db.execute("COMMIT")
                 except BaseException:
                     self._db.execute("ROLLBACK")
@@ -179,7 +184,8 @@ class EmbeddingCache:
             return 0
 
     def __contains__(self, text: str) -> bool:
-        return bool(self._lookup([text_key(text)]))
+        key = text_key(text)
+        return key in self._lookup([key])
 
     def close(self) -> None:
         if self._db is not None:
@@ -198,7 +204,9 @@ class EmbeddingCache:
         if not keys:
             return np.zeros((0, 0), dtype=np.float32)
         unique = list(dict.fromkeys(keys))
-        found = {key: np.frombuffer(blob, dtype=np.float32) for key, blob in self._lookup(unique).items()}
+        wanted = set(unique)
+        found = {key: np.frombuffer(blob, dtype=np.float32) for key, blob in self._lookup(unique).items()
+                 if key in wanted}
         text_of = dict(zip(keys, texts))
         todo = [key for key in unique if key not in found]
         for start in range(0, len(todo), chunk_size):
@@ -215,6 +223,11 @@ class EmbeddingCache:
         return np.stack([found[key] for key in keys])
 
 
+def _row_id(key: bytes) -> int:
+    return int.from_bytes(key[:8], "little", signed=True)
+
+
 def _is_corrupt(error: sqlite3.Error) -> bool:
     text = str(error).lower()
-    return any(s in text for s in ("not a database", "malformed", "corrupt", "file is encrypted"))
+    # A truncated file reads short: SQLite reports that as a disk I/O error.
+    return any(s in text for s in ("not a database", "malformed", "corrupt", "file is encrypted", "disk i/o error"))
