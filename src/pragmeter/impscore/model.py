@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from pragmeter.errors import PragmeterError
+from pragmeter.impscore.numpy_heads import NumpyHeads
 
 log = logging.getLogger("pragmeter")
 
@@ -84,7 +85,9 @@ class ImpScore:
                  batch_size: int = 64, embedding_cache=None, backend: str = "torch") -> None:
         if backend not in BACKENDS:
             raise PragmeterError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-        self.heads = heads.eval()
+        # Torch heads, or NumpyHeads (ONNX backends: scoring never imports torch; torch heads are built on demand).
+        self._numpy_heads = heads if isinstance(heads, NumpyHeads) else None
+        self._heads = None if self._numpy_heads is not None else heads.eval()
         self.backend = backend  # how the frozen encoder runs; the heads always run in torch
         self.encoder_name = encoder_name
         self.config = config or {}
@@ -94,6 +97,21 @@ class ImpScore:
         self.truncated = 0  # texts longer than the encoder's limit seen so far (truncated by the encoder)
         self._encoder = None
 
+    @property
+    def heads(self):
+        """The torch heads (built from the numpy weights on first use when the model was loaded for ONNX)."""
+        if self._heads is None:
+            self._heads = self._numpy_heads.to_torch(self.device)
+        return self._heads
+
+    @heads.setter
+    def heads(self, heads) -> None:
+        self._heads, self._numpy_heads = heads.eval(), None
+
+    @property
+    def heads_config(self):
+        return (self._numpy_heads or self._heads).config
+
     # ---------------------------------------------------------------- loading and saving
     @classmethod
     def load(cls, name_or_path: str | os.PathLike | None = None, device: str | None = None,
@@ -102,11 +120,6 @@ class ImpScore:
 
         ``backend``: "torch" (sentence-transformers), "onnx" (ONNX Runtime, same numbers, faster on CPU) or
         "onnx-int8" (int8-quantized weights; see pragmeter.impscore.onnx_encoder)."""
-        import torch
-        from safetensors.torch import load_file
-
-        from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
-
         folder = resolve_model_dir(name_or_path)
         config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
         if config.get("format") != FORMAT:
@@ -114,9 +127,19 @@ class ImpScore:
         from pragmeter.encoders import require_encoder
 
         require_encoder(config["encoder"])  # a missing encoder fails now, before any work, with the install command
-        heads = ImpScoreHeads(HeadsConfig(**config["heads"]))
-        heads.load_state_dict(load_file(folder / WEIGHTS_FILE))
-        heads.to(torch.device(device or "cpu"))
+        if backend in BACKENDS and backend != "torch" and device in (None, "cpu"):
+            from safetensors.numpy import load_file as load_numpy
+
+            heads = NumpyHeads(config["heads"], load_numpy(folder / WEIGHTS_FILE))
+        else:
+            import torch
+            from safetensors.torch import load_file
+
+            from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+
+            heads = ImpScoreHeads(HeadsConfig(**config["heads"]))
+            heads.load_state_dict(load_file(folder / WEIGHTS_FILE))
+            heads.to(torch.device(device or "cpu"))
         return cls(heads, config["encoder"], config, device=device, batch_size=batch_size,
                    embedding_cache=embedding_cache, backend=backend)
 
@@ -177,7 +200,7 @@ class ImpScore:
         """Frozen-encoder sentence embeddings (not normalized, as in the paper)."""
         texts = self._check(texts)
         if not texts:
-            return np.zeros((0, self.heads.config.embedding_dim), dtype=np.float32)
+            return np.zeros((0, self.heads_config.embedding_dim), dtype=np.float32)
         if self.embedding_cache is not None:
             return self.embedding_cache.get_or_compute(texts, self._encode_now)
         return np.asarray(self._encode_now(texts), dtype=np.float32)
@@ -191,6 +214,8 @@ class ImpScore:
             return self.heads(tensor)
 
     def score_embeddings(self, embeddings: np.ndarray) -> np.ndarray:
+        if self._numpy_heads is not None:
+            return self._numpy_heads(embeddings)[0]
         return self._heads_on(embeddings)[0].cpu().numpy()
 
     def score(self, texts: Sequence[str]) -> np.ndarray:
@@ -227,6 +252,6 @@ class ImpScore:
 
     def signature(self) -> str:
         """A short string naming the model, encoder and variant (for reproducible reports)."""
-        h = self.heads.config
+        h = self.heads_config
         return (f"impscore|model:{self.config.get('name', 'custom')}|encoder:{self.encoder_name}|"
                 f"l:{h.dim}|t:{h.transform}|imp:{h.imp_metric}|prag:{h.prag_metric}|v:{self.config.get('version', 1)}")
