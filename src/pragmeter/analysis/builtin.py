@@ -25,13 +25,16 @@ import os
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from pragmeter.analysis.collection import TextCollection, sample_per_label
 from pragmeter.data.root import data_file, dataset_checksums, manifest
 from pragmeter.errors import DataError, PragmeterError
+
+if TYPE_CHECKING:  # pandas is imported where data is read: `pragmeter profile --help` stays fast
+    import pandas as pd
 
 Root = str | os.PathLike | None
 DEFAULT_CAP = 2000  # texts per value of the first grouping (CPU time; the paper draws 2,000 pairs too)
@@ -39,6 +42,8 @@ DEFAULT_SEED = 0
 
 
 def _read(relative: str, root: Root, **options) -> pd.DataFrame:
+    import pandas as pd
+
     path = data_file(relative, root)
     reader = pd.read_parquet if relative.endswith(".parquet.gzip") else pd.read_csv
     return reader(path, **options)
@@ -53,6 +58,8 @@ def _clean_texts(frame: pd.DataFrame, column: str, relative: str) -> pd.DataFram
 def ishate(root: Root = None, splits: tuple[str, ...] = ("dev", "test")) -> TextCollection:
     """ISHate dev + test by default: the shipped ImpScore corpus pairs ISHate *train* messages (source
     ``ishate_train``), so profiles and the validity check use the messages it never saw."""
+    import pandas as pd
+
     files = [f"ishate/data/ishate_{split}.parquet.gzip" for split in splits]
     frames = []
     for relative in files:
@@ -95,6 +102,8 @@ def latent_hatred(root: Root = None, pair_cap: int | None = DEFAULT_CAP, seed: i
 
 
 def sbic(root: Root = None) -> TextCollection:
+    import pandas as pd
+
     files = ["sbic/datasets/sbf/SBIC.v2.agg.dev.csv", "sbic/datasets/sbf/SBIC.v2.agg.tst.csv"]
     frame = _clean_texts(pd.concat([_read(f, root) for f in files], ignore_index=True), "post", "sbic")
     offensive = np.where(frame["offensiveYN"] >= 0.5, "offensive", "not offensive")
@@ -110,6 +119,8 @@ def sbic(root: Root = None) -> TextCollection:
 
 
 def dghsd(root: Root = None) -> TextCollection:
+    import pandas as pd
+
     files = ["dghsd/datasets/dynabench/db_dev.csv", "dghsd/datasets/dynabench/db_test.csv"]
     frame = _clean_texts(pd.concat([_read(f, root) for f in files], ignore_index=True), "text", "dghsd")
     return TextCollection(

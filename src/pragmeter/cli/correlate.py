@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from pragmeter.errors import PragmeterError
-from pragmeter.io import read_table, require_column
+
+if TYPE_CHECKING:  # pandas is imported when the command runs: building the CLI parser stays fast
+    import pandas as pd
 
 
 def register(subparsers) -> None:
@@ -28,6 +30,8 @@ def register(subparsers) -> None:
 
 
 def _numeric(series: pd.Series, column: str, path: str) -> pd.Series:
+    import pandas as pd
+
     values = pd.to_numeric(series, errors="coerce")
     bad = series.notna() & values.isna()
     if bad.any():
@@ -47,6 +51,10 @@ def correlations(x: np.ndarray, y: np.ndarray) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from pragmeter.io import read_table, require_column
+
     left = read_table(args.table)
     x = _numeric(require_column(left, args.x, args.table), args.x, args.table)
     if args.y_table:

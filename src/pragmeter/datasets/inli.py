@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import pandas as pd
 
 from pragmeter.data.root import data_file
 from pragmeter.errors import DataError
@@ -50,6 +49,8 @@ def load_inli(split: str = "test", root: str | os.PathLike | None = None,
     no checksum); ``split`` then only names the items.
     """
     path = data_file(split_file(split), root) if path is None else path
+    import pandas as pd  # lazy: building the CLI parser imports this module
+
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     items: list[InliItem] = []
     for row, record in enumerate(frame.to_dict("records")):
