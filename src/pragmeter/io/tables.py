@@ -35,6 +35,22 @@ def _check_utf8(path: Path) -> str:
         ) from None
 
 
+def jsonl_records(path: Path, text: str | None = None) -> list[dict]:
+    """The JSON objects of a JSON-lines file (``text``: its content, already read), one per non-blank line."""
+    rows = []
+    for number, line in enumerate((_check_utf8(path) if text is None else text).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise DataError(f"{path}: line {number}: invalid JSON ({error.msg})") from None
+        if not isinstance(row, dict):
+            raise DataError(f"{path}: line {number}: expected a JSON object, got {type(row).__name__}")
+        rows.append(row)
+    return rows
+
+
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
     """Read a user table; every column is kept, strings stay strings (no type guessing on text)."""
     path = Path(path)
@@ -49,18 +65,7 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
             lines = text.splitlines()
             return pd.DataFrame({"text": lines})
         if fmt == ".jsonl":
-            rows = []
-            for number, line in enumerate(text.splitlines(), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise DataError(f"{path}: line {number}: invalid JSON ({error.msg})") from None
-                if not isinstance(row, dict):
-                    raise DataError(f"{path}: line {number}: expected a JSON object, got {type(row).__name__}")
-                rows.append(row)
-            return pd.DataFrame(rows)
+            return pd.DataFrame(jsonl_records(path, text))
         sep = "\t" if fmt == ".tsv" else ","
         return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""])
     except PragmeterError:
