@@ -60,10 +60,8 @@ class EmbeddingCache:
             db.execute("PRAGMA page_size=16384")
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a crash loses at most the last commit
-            # The row id is the first 8 bytes of the text's sha1 (a lookup is one B-tree search, no second index);
-            # the full sha1 is kept and compared, so a 64-bit collision can only miss, never return a wrong row.
-            db.execute("CREATE TABLE IF NOT EXISTS embeddings (id INTEGER PRIMARY KEY, key BLOB NOT NULL, "
-                       "vector BLOB NOT NULL)")
+            # Rows are appended in rowid order (fast writes); the small UNIQUE index on the sha1 finds them.
+            db.execute("CREATE TABLE IF NOT EXISTS embeddings (key BLOB NOT NULL UNIQUE, vector BLOB NOT NULL)")
             db.execute("SELECT key FROM embeddings LIMIT 1").fetchall()
         except sqlite3.Error:
             db.close()
@@ -148,8 +146,8 @@ class EmbeddingCache:
             with self._lock:
                 for start in range(0, len(keys), _LOOKUP_CHUNK):
                     chunk = keys[start: start + _LOOKUP_CHUNK]
-                    rows = self._db.execute(f"SELECT key, vector FROM embeddings WHERE id IN "
-                                            f"({','.join('?' * len(chunk))})", [_row_id(k) for k in chunk])
+                    rows = self._db.execute(f"SELECT key, vector FROM embeddings WHERE key IN "
+                                            f"({','.join('?' * len(chunk))})", chunk)
                     found.update(rows)
         except sqlite3.Error as error:
             self._failed(error, writing=False)
@@ -159,13 +157,12 @@ class EmbeddingCache:
     def _store(self, keys: Iterable[bytes], vectors: np.ndarray) -> None:
         if self._db is None or not self._writable:
             return
-        rows = ((_row_id(key), key, np.ascontiguousarray(vector, dtype=np.float32).tobytes())
-                for key, vector in zip(keys, vectors))
+        rows = ((key, np.ascontiguousarray(vector, dtype=np.float32).tobytes()) for key, vector in zip(keys, vectors))
         try:
             with self._lock:
                 self._db.execute("BEGIN")
                 try:
-                    self._db.executemany("INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?)", rows)
+                    self._db.executemany("INSERT OR IGNORE INTO embeddings (key, vector) VALUES (?, ?)", rows)
                     self._db.execute("COMMIT")
                 except BaseException:
                     self._db.execute("ROLLBACK")
@@ -221,10 +218,6 @@ class EmbeddingCache:
             raise PragmeterError(f"embedding cache {self.path} holds vectors of widths {sorted(dims)} (written by "
                                  "another encoder under this name); delete it")
         return np.stack([found[key] for key in keys])
-
-
-def _row_id(key: bytes) -> int:
-    return int.from_bytes(key[:8], "little", signed=True)
 
 
 def _is_corrupt(error: sqlite3.Error) -> bool:
