@@ -133,8 +133,8 @@ def require_encoder(name: str) -> str:
     if hint:
         raise EncoderNotFound(f"encoder {name!r} is not installed; install it with: {hint}")
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
-        raise EncoderNotFound(f"encoder {name!r} is neither a local folder nor in the Hugging Face cache, and "
-                              "HF_HUB_OFFLINE is set; pass a local folder")
+        raise EncoderNotFound(f"encoder {name!r} not found offline: neither a local folder nor in the Hugging Face "
+                              "cache (HF_HUB_OFFLINE is set); pass a local folder")
     return location  # a hub name, for users with internet
 
 

@@ -114,6 +114,6 @@ def test_model_with_an_absent_hub_encoder_fails_fast_offline(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert run.stderr.strip().splitlines() == [
-        "pragmeter score: error: encoder 'sentence-transformers/not-a-model-we-have' is neither a local folder nor "
-        "in the Hugging Face cache, and HF_HUB_OFFLINE is set; pass a local folder"]
+        "pragmeter score: error: encoder 'sentence-transformers/not-a-model-we-have' not found offline: neither a "
+        "local folder nor in the Hugging Face cache (HF_HUB_OFFLINE is set); pass a local folder"]
     assert time.monotonic() - started < 60  # start-up only (was 78 s of hub retries)
