@@ -23,7 +23,7 @@ def test_profile_of_a_single_scorable_text(tmp_path, throwaway_model, capsys):
 def test_run_folder_with_several_tasks_gives_one_table_per_task(tmp_path, throwaway_model, capsys):
     """hate_detection and ishate_implicit log their texts, inli does not: two tables, inli skipped with a reason."""
     from pragmeter.datasets.ishate import load_ishate
-    from pragmeter.harness.fake_server import FakeChatServer
+    from pragmeter.testing.fake_server import FakeChatServer
 
     items = load_ishate("implicit", "test")[:20]
     table = tmp_path / "texts.csv"

@@ -32,9 +32,9 @@ def refused(capsys, *argv) -> str:
 @pytest.mark.parametrize("argv, message", [
     (["score", "--batch-size", "0", "hi"], "argument --batch-size: must be a whole number >= 1, got '0'"),
     (["score", "--batch-size", "x", "hi"], "argument --batch-size: must be a whole number >= 1, got 'x'"),
-    (["profile", "--batch-size", "-3", "in.csv"], "argument --batch-size: must be a whole number >= 1"),
-    (["train", "impscore", "--encode-batch-size", "0"], "argument --encode-batch-size: must be a whole number"),
-    (["predict", "--batch-size", "0"], "argument --batch-size: must be a whole number >= 1"),
+    (["analyze", "profile", "--batch-size", "-3", "in.csv"], "argument --batch-size: must be a whole number >= 1"),
+    (["impscore", "train", "--encode-batch-size", "0"], "argument --encode-batch-size: must be a whole number"),
+    (["classifier", "predict", "--batch-size", "0"], "argument --batch-size: must be a whole number >= 1"),
     (["score", "--device", "cuda", "hi"], "argument --device: 'cuda': CUDA is not available on this machine"),
     (["score", "--device", "gpu7", "hi"], "argument --device: 'gpu7' is not a torch device"),
     (["score", "--backend", "tensorrt", "hi"], "argument --backend: invalid choice: 'tensorrt'"),

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pragmeter.impscore.embedding_cache import DB_FILE, EmbeddingCache, text_key
+from pragmeter.encoders.embedding_cache import DB_FILE, EmbeddingCache, text_key
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 DIM = 384
@@ -111,7 +111,7 @@ def test_old_shards_are_imported_once_and_a_corrupt_one_skipped(tmp_path, caplog
 
 _RSS_CHILD = textwrap.dedent("""
     import resource, sys, numpy as np
-    from pragmeter.impscore.embedding_cache import EmbeddingCache
+    from pragmeter.encoders.embedding_cache import EmbeddingCache
     cache = EmbeddingCache(sys.argv[1], "enc")
     cache.get_or_compute(["It is cold in here.", "Close the window."],
                          lambda texts: np.ones((len(texts), 384), dtype=np.float32))

@@ -11,12 +11,14 @@ Inputs: a predictions table (text, gold, prediction; or a 0/1 correctness column
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from pragmeter.analysis import stats
+from pragmeter.metrics.correlation import logistic_slope, spearman
+from pragmeter.metrics.intervals import wilson_interval
 from pragmeter.errors import DataError, PragmeterError
 
 BIN_EDGES = np.round(np.linspace(0.0, 2.0, 9), 4)
@@ -66,20 +68,20 @@ def stratify(scores: np.ndarray, correct: np.ndarray, edges: np.ndarray = BIN_ED
     for index in range(len(edges) - 1):
         members = correct[bins_of == index]
         n, k = int(members.size), int(members.sum())
-        low, high = stats.wilson_interval(k, n)
+        low, high = wilson_interval(k, n)
         bins.append({"low": float(edges[index]), "high": float(edges[index + 1]),
                      "centre": float((edges[index] + edges[index + 1]) / 2), "n": n, "correct": k,
                      "accuracy": k / n if n else None, "ci_low": low, "ci_high": high,
                      "mean_score": float(scores[bins_of == index].mean()) if n else None})
     filled = [b for b in bins if b["n"]]
     total_k, total_n = int(correct.sum()), int(correct.size)
-    low, high = stats.wilson_interval(total_k, total_n)
+    low, high = wilson_interval(total_k, total_n)
     return {
         "n": total_n, "correct": total_k, "accuracy": total_k / total_n if total_n else None,
         "ci_low": low, "ci_high": high, "bin_edges": [float(e) for e in edges], "bins": bins,
-        "trend": {"spearman_bin_centre_vs_accuracy": stats.spearman([b["centre"] for b in filled],
+        "trend": {"spearman_bin_centre_vs_accuracy": spearman([b["centre"] for b in filled],
                                                                     [b["accuracy"] for b in filled]),
-                  "logistic_slope_per_score_unit": stats.logistic_slope(scores, correct)},
+                  "logistic_slope_per_score_unit": logistic_slope(scores, correct)},
     }
 
 
@@ -190,7 +192,7 @@ def write_stratified(predictions: Predictions, scores: np.ndarray, output: Path,
     import pandas as pd
 
     from pragmeter.analysis.plots import stratified_figure
-    from pragmeter.harness.results import environment
+    from pragmeter.provenance import RunRecord
     from pragmeter.io import write_json_atomic, write_table
 
     result = stratify(scores, predictions.correct)
@@ -210,6 +212,56 @@ def write_stratified(predictions: Predictions, scores: np.ndarray, output: Path,
     payload = {"kind": "pragmeter-stratified", "version": 1, "name": name, "source": predictions.source,
                "task": predictions.task, "model": predictions.model, "impscore_model": impscore,
                "filter": predictions.filter, "metric": "accuracy", **predictions.extra, **result,
-               "plots": [png], "items_file": items, "environment": environment()}
+               "plots": [png], "items_file": items, "run": RunRecord.now(impscore).to_dict()}
     write_json_atomic(output / f"stratified_{name}.json", payload)
     return payload
+
+
+def _is_sample_log(path: Path) -> bool:
+    if path.suffix != ".jsonl":
+        return False
+    with open(path, encoding="utf-8") as handle:
+        first = handle.readline()
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(record, dict) and "task" in record and "prompt" in record and "parsed" in record
+
+
+def load_predictions(input_path: str | Path, gold_value: str | None = None, text_column: str = "text",
+                     gold_column: str = "gold", prediction_column: str = "prediction", correct_column: str | None = None,
+                     score_column: str | None = None) -> list[Predictions]:
+    """What to stratify: a predictions table, a samples_<task>.jsonl of ``pragmeter eval --log-samples``, or a
+    results folder holding such logs (one Predictions per log)."""
+    path = Path(input_path)
+    if path.is_dir():
+        logs = sample_logs(path)
+        if not logs:
+            raise PragmeterError(f"{path}: no samples_<task>.jsonl (run `pragmeter eval … --log-samples`)")
+        # A run folder holds one log per task: stratify every task that can be, say why for the others.
+        inputs, skipped = [], []
+        for log, model in logs:
+            try:
+                predictions = from_samples(log, gold_value, model)
+            except DataError as error:
+                skipped.append(str(error))
+                continue
+            if predictions.texts:
+                inputs.append(predictions)
+            else:
+                skipped.append(f"{log}: no items left to stratify ({predictions.filter})")
+        for reason in skipped:
+            logging.getLogger("pragmeter").warning(f"stratify: skipped {reason}")
+        if not inputs:
+            raise PragmeterError(f"{path}: no task log could be stratified ({len(skipped)} skipped, see above)")
+        return inputs
+    if not path.is_file():
+        raise PragmeterError(f"{path}: no such file or folder")
+    if _is_sample_log(path):
+        results = path.parent / "results.json"
+        model = json.loads(results.read_text(encoding="utf-8")).get("model") if results.is_file() else None
+        return [from_samples(path, gold_value, model)]
+    return [from_table(path, text_column, gold_column, prediction_column, correct_column, score_column,
+                       gold_value)]
+

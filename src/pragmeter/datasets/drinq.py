@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from pragmeter.data.root import data_file
+from pragmeter.datasets.common import read_frame
 from pragmeter.errors import DataError
 
 FILE = "drinq/drinq_validated.csv"
@@ -49,10 +50,17 @@ def _normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().rstrip(".!?").strip().lower()
 
 
+def read_validated(root: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The validated items' CSV as text cells (empty cells are "")."""
+    return read_frame(FILE, root, dtype=str, keep_default_na=False)
+
+
 def load_drinq(root: str | os.PathLike | None = None, path: str | os.PathLike | None = None) -> list[DrinqItem]:
     """The validated items; ``path`` reads a file of your own in the same CSV schema instead (no checksum)."""
-    path = data_file(FILE, root) if path is None else path
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if path is None:
+        path, frame = data_file(FILE, root), read_validated(root)
+    else:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     items = []
     for row, record in enumerate(frame.to_dict("records")):
         where = f"{path}: data row {row + 1}"

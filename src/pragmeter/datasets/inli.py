@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 
 from pragmeter.data.root import data_file
+from pragmeter.datasets.common import read_frame
 from pragmeter.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SPLITS = ("train", "val", "test")
 LABELS = ("implied", "explicit", "neutral", "contradiction")
@@ -41,6 +46,11 @@ class InliItem:
     row: int  # 0-based data row in the CSV
 
 
+def read_split(split: str, root: str | os.PathLike | None = None) -> pd.DataFrame:
+    """A split's CSV as text cells (empty cells are "")."""
+    return read_frame(split_file(split), root, dtype=str, keep_default_na=False)
+
+
 def load_inli(split: str = "test", root: str | os.PathLike | None = None,
               path: str | os.PathLike | None = None) -> list[InliItem]:
     """All items of a split, premise by premise, labels in LABELS order (4 × rows items).
@@ -48,10 +58,12 @@ def load_inli(split: str = "test", root: str | os.PathLike | None = None,
     ``path`` reads a file of your own in the INLI CSV schema instead (e.g. from ``pragmeter generate inli``;
     no checksum); ``split`` then only names the items.
     """
-    path = data_file(split_file(split), root) if path is None else path
-    import pandas as pd  # lazy: building the CLI parser imports this module
+    if path is None:
+        path, frame = data_file(split_file(split), root), read_split(split, root)
+    else:
+        import pandas as pd  # lazy: building the CLI parser imports this module
 
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     items: list[InliItem] = []
     for row, record in enumerate(frame.to_dict("records")):
         for field in ("dataset", "premise", *_COLUMNS.values()):
