@@ -61,7 +61,7 @@ def test_onnx_backend_with_a_gpu_device_is_refused(capsys, monkeypatch):
 
     args = build_parser().parse_args(["score", "--backend", "onnx", "--device", "cpu", "hi"])
     args.device = "cuda"
-    with pytest.raises(PragmeterError, match="--device cuda needs --backend torch"):
+    with pytest.raises(PragmeterError, match="--device/--dtype need --backend torch"):
         common.load_model(args, auto_backend=True)
 
 
@@ -85,7 +85,7 @@ def test_bad_task_arguments_are_refused_before_any_request(capsys, tmp_path, fak
 
 def test_packaged_encoder_not_installed_fails_at_once(monkeypatch, tmp_path):
     """The mpnet parts missing (and nothing unpacked): the install command, without trying the hub."""
-    import pragmeter.encoders as encoders
+    import pragmeter.encoders.registry as encoders
     from pragmeter.errors import EncoderNotFound
 
     monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path))
@@ -110,7 +110,7 @@ def test_model_with_an_absent_hub_encoder_fails_fast_offline(tmp_path):
     (folder / "heads.safetensors").write_bytes((shipped / "heads.safetensors").read_bytes())
     env = {**os.environ, "PYTHONPATH": SRC, "HF_HUB_OFFLINE": "1", "PRAGMETER_CACHE": str(tmp_path / "cache")}
     started = time.monotonic()
-    run = subprocess.run([sys.executable, "-m", "pragmeter", "score", "--model", str(folder), "hi"], env=env,
+    run = subprocess.run([sys.executable, "-m", "pragmeter", "score", "--impscore", str(folder), "hi"], env=env,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert run.stderr.strip().splitlines() == [

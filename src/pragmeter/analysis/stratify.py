@@ -11,7 +11,7 @@ Inputs: a predictions table (text, gold, prediction; or a 0/1 correctness column
 from __future__ import annotations
 
 import json
-import logging
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -252,7 +252,7 @@ def load_predictions(input_path: str | Path, gold_value: str | None = None, text
             else:
                 skipped.append(f"{log}: no items left to stratify ({predictions.filter})")
         for reason in skipped:
-            logging.getLogger("pragmeter").warning(f"stratify: skipped {reason}")
+            print(f"pragmeter stratify: skipped {reason}", file=sys.stderr)
         if not inputs:
             raise PragmeterError(f"{path}: no task log could be stratified ({len(skipped)} skipped, see above)")
         return inputs

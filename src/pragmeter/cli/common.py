@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pragmeter.errors import PragmeterError
+
 
 class RenamedFlag(argparse.Action):
     """An old flag spelling: stores into the new flag's destination and says the new name on stderr."""
@@ -29,10 +31,10 @@ def add_impscore_options(parser: argparse.ArgumentParser, batch_size: bool = Tru
                         help="ImpScore model: shipped name or model folder (default: the shipped default)")
     parser.add_argument("--model", dest="impscore", action=RenamedFlag, new="--impscore")
     if batch_size:
-        parser.add_argument("--batch-size", type=int, default=64, help="ImpScore encoder batch size (default 64)")
-    parser.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda (default: best available)")
+        parser.add_argument("--batch-size", type=positive_int, default=64, help="ImpScore encoder batch size (default 64)")
+    parser.add_argument("--device", type=torch_device, default=None,
+                        help="torch device, e.g. cpu or cuda (default: best available)")
 
-from pragmeter.errors import PragmeterError
 
 
 def positive_int(value: str) -> int:

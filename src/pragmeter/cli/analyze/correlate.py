@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from pragmeter.errors import PragmeterError
-from pragmeter.metrics.correlation import correlations
 
 if TYPE_CHECKING:  # pandas is imported when the command runs: building the CLI parser stays fast
     import pandas as pd
@@ -45,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from pragmeter.io import read_table, require_column
+    from pragmeter.metrics.correlation import correlations
 
     left = read_table(args.table)
     x = _numeric(require_column(left, args.x, args.table), args.x, args.table)
