@@ -11,6 +11,7 @@ Inputs: a predictions table (text, gold, prediction; or a 0/1 correctness column
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -238,7 +239,23 @@ def load_predictions(input_path: str | Path, gold_value: str | None = None, text
         logs = sample_logs(path)
         if not logs:
             raise PragmeterError(f"{path}: no samples_<task>.jsonl (run `pragmeter eval … --log-samples`)")
-        return [from_samples(log, gold_value, model) for log, model in logs]
+        # A run folder holds one log per task: stratify every task that can be, say why for the others.
+        inputs, skipped = [], []
+        for log, model in logs:
+            try:
+                predictions = from_samples(log, gold_value, model)
+            except DataError as error:
+                skipped.append(str(error))
+                continue
+            if predictions.texts:
+                inputs.append(predictions)
+            else:
+                skipped.append(f"{log}: no items left to stratify ({predictions.filter})")
+        for reason in skipped:
+            print(f"pragmeter stratify: skipped {reason}", file=sys.stderr)
+        if not inputs:
+            raise PragmeterError(f"{path}: no task log could be stratified ({len(skipped)} skipped, see above)")
+        return inputs
     if not path.is_file():
         raise PragmeterError(f"{path}: no such file or folder")
     if _is_sample_log(path):
@@ -247,3 +264,4 @@ def load_predictions(input_path: str | Path, gold_value: str | None = None, text
         return [from_samples(path, gold_value, model)]
     return [from_table(path, text_column, gold_column, prediction_column, correct_column, score_column,
                        gold_value)]
+

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         return score_file(args)
     if not args.texts:
         raise PragmeterError("nothing to score: give sentences, or --input FILE --output FILE")
-    model = load_model(args)
+    model = load_model(args, auto_backend=True)
     for text, score in zip(args.texts, model.score(args.texts)):
         print(f"{score:.4f}\t{text}")
     _report_truncation(model)
@@ -69,7 +69,7 @@ def score_file(args: argparse.Namespace) -> int:
         raise PragmeterError(f"{output} exists; pass --overwrite to replace it")
     frame = read_table(args.input)
     require_column(frame, args.column, args.input)
-    model = load_model(args)
+    model = load_model(args, auto_backend=True)
     if not args.no_cache:
         attach_embedding_cache(model)
 

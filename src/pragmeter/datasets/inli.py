@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
 
 from pragmeter.data.root import data_file
 from pragmeter.datasets.common import read_frame
 from pragmeter.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SPLITS = ("train", "val", "test")
 LABELS = ("implied", "explicit", "neutral", "contradiction")
@@ -58,6 +61,8 @@ def load_inli(split: str = "test", root: str | os.PathLike | None = None,
     if path is None:
         path, frame = data_file(split_file(split), root), read_split(split, root)
     else:
+        import pandas as pd  # lazy: building the CLI parser imports this module
+
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     items: list[InliItem] = []
     for row, record in enumerate(frame.to_dict("records")):

@@ -18,10 +18,9 @@ FORMATS = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 
 
 def table_format(path: Path) -> str:
-    suffixes = [s.lower() for s in path.suffixes]
-    for fmt in FORMATS:
-        if fmt in suffixes:
-            return fmt
+    fmt = path.suffix.lower()  # the last suffix only: x.txt.csv is a CSV file
+    if fmt in FORMATS:
+        return fmt
     raise DataError(f"{path}: unknown file type; use one of {', '.join(FORMATS)}")
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option
+from pragmeter.cli.common import add_data_root_option, positive_int, torch_device
 
 
 def register(subparsers) -> None:
@@ -22,8 +22,8 @@ def register(subparsers) -> None:
     parser.add_argument("--path", default=None, help="your own file in the DRInQ CSV schema instead of the release")
     parser.add_argument("--limit", type=int, default=None, help="first N items only")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--device", default=None)
+    parser.add_argument("--batch-size", type=positive_int, default=64)
+    parser.add_argument("--device", type=torch_device, default=None)
     parser.add_argument("--overwrite", action="store_true")
     parser.add_argument("--no-progress", action="store_true")
     add_data_root_option(parser)

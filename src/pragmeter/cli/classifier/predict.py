@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pragmeter.cli.common import positive_int, torch_device
+
 PREDICTION_COLUMN = "prediction"
 
 
@@ -22,8 +24,8 @@ def register(subparsers) -> None:
     parser.add_argument("--premise-column", default="premise", help="premise column for pair models (default premise)")
     parser.add_argument("--hypothesis-column", default="hypothesis",
                         help="hypothesis column for pair models (default hypothesis)")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--device", default=None, help="cpu, cuda… (default: cuda when available)")
+    parser.add_argument("--batch-size", type=positive_int, default=64)
+    parser.add_argument("--device", type=torch_device, default=None, help="cpu, cuda… (default: cuda when available)")
     parser.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
     parser.add_argument("--no-progress", action="store_true")
     parser.set_defaults(func=run)
