@@ -16,13 +16,14 @@ import json
 import os
 import re
 import shutil
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from pragmeter import __version__
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import DataError, PragmeterError
 
 UNASSIGNED = "predictions"  # page for stratified files that name no model (plain predictions tables)
 
@@ -47,6 +48,7 @@ class Found:
     generation: dict[str, list[tuple[Path, dict]]] = field(default_factory=lambda: defaultdict(list))
     profiles: list[tuple[Path, dict]] = field(default_factory=list)
     overviews: list[tuple[Path, dict]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # one line per unreadable file: said, never dropped silently
 
     def models(self) -> list[str]:
         return sorted(set(self.benchmarks) | set(self.stratified) | set(self.generation))
@@ -62,24 +64,24 @@ def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "model"
 
 
-def _load(path: Path) -> dict | None:
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return payload if isinstance(payload, dict) else None
-
-
 def scan(root: Path, skip: Path | None = None) -> Found:
+    from pragmeter.io import read_json
+
     found = Found()
     for path in sorted(root.rglob("*.json")):
         if skip is not None and skip in path.parents:
             continue
-        payload = _load(path)
-        if payload is None:
+        try:
+            payload = read_json(path)
+        except DataError as error:
+            found.skipped.append(f"{error}; skipped")
             continue
+        if not isinstance(payload, dict):
+            continue  # some other program's JSON
         kind = payload.get("kind")
-        if path.name == "results.json" and isinstance(payload.get("results"), dict):
+        if path.name == "results.json" and not isinstance(payload.get("results"), dict):
+            found.skipped.append(f"{path}: field 'results': expected an object of per-task metrics; skipped")
+        elif path.name == "results.json":
             found.benchmarks[model_name(payload.get("model"))].append((path, payload))
         elif kind == "pragmeter-stratified":
             found.stratified[model_name(payload.get("model"))].append((path, payload))
@@ -279,6 +281,8 @@ def render(results_dir: Path, output: Path) -> list[Path]:
     if not results_dir.is_dir():
         raise PragmeterError(f"{results_dir}: not a folder")
     found = scan(results_dir, skip=output)
+    for line in found.skipped:
+        print(f"warning: {line}", file=sys.stderr)
     models = found.models()
     if not models and not found.profiles and not found.overviews:
         raise PragmeterError(f"{results_dir}: no results.json, stratified_*.json, generation_check.json or "

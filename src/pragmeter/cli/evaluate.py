@@ -35,6 +35,14 @@ def register(subparsers) -> None:
     for sub in (corpus, ranking, choice):
         add_model_options(sub)
         sub.add_argument("--output", default=None, help="write the full results as JSON here")
+        sub.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+
+
+def _check_output(args: argparse.Namespace) -> None:
+    if args.output:
+        from pragmeter.io import check_output
+
+        check_output(args.output, args.overwrite)
 
 
 def _write(args: argparse.Namespace, payload: dict) -> None:
@@ -54,8 +62,9 @@ def run_corpus(args: argparse.Namespace) -> int:
     from pragmeter.impscore.metrics import format_accuracy, per_source_metrics
     from pragmeter.impscore.training import embed_corpus, evaluate_heads
 
-    model = load_model(args)
+    _check_output(args)
     corpus = load_corpus(args.corpus, seed=args.seed) if args.corpus else build_corpus(seed=args.seed, root=args.data_root)[0]
+    model = load_model(args)
     corpus = corpus[corpus["split"] == args.split]
     if corpus.empty:
         raise PragmeterError(f"the corpus has no rows in split {args.split!r}")
@@ -82,6 +91,7 @@ def run_ood(args: argparse.Namespace) -> int:
     from pragmeter.impscore import ood
 
     check = args.evaluate_kind
+    _check_output(args)
     items = getattr(ood, f"load_{check}")(args.file)
     model = load_model(args)
     result = getattr(ood, f"evaluate_{check}")(model, items)

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         names = list(BUILTINS) if args.dataset == "all" else [args.dataset]
         cap = args.max_per_label if args.max_per_label is not None else DEFAULT_CAP
         collections = [load_builtin(name, args.data_root, cap, args.seed) for name in names]
-    elif Path(args.dataset).is_file():
+    elif Path(args.dataset).exists():  # the reader names what is wrong with it (a folder, unreadable...)
         collections = [file_collection(args)]
     else:
         raise PragmeterError(f"{args.dataset!r} is neither a file nor a built-in dataset "

@@ -30,21 +30,29 @@ GOLD_FILTER = {"hate_detection": "yes"}
 
 def stratify_logged_samples(results_dir: Path, args: argparse.Namespace) -> int:
     """Stratify every per-sample log that has texts and no stratified_<task>.json beside it; return how many."""
-    import json
-
     from pragmeter.analysis import stratify
+    from pragmeter.errors import DataError
+    from pragmeter.io import read_records
 
     done, model = 0, None
     for results in sorted(results_dir.rglob("results.json")):
-        for log, settings in stratify.sample_logs(results.parent):
+        try:
+            logs = stratify.sample_logs(results.parent)
+        except DataError as error:  # e.g. a truncated results.json: said here, and again by the page writer
+            print(f"warning: {error}; its sample logs are not stratified", file=sys.stderr)
+            continue
+        for log, settings in logs:
             task = log.stem.removeprefix("samples_")
             if (results.parent / f"stratified_{task}.json").exists():
                 continue
-            with open(log, encoding="utf-8") as handle:
-                first = json.loads(handle.readline() or "{}")
-            if not isinstance(first.get("text"), str):
-                continue  # a task that logs no text cannot be stratified
-            predictions = stratify.from_samples(log, GOLD_FILTER.get(task), settings)
+            try:
+                records = read_records(log)
+                if not records or not isinstance(records[0][1].get("text"), str):
+                    continue  # a task that logs no text cannot be stratified
+                predictions = stratify.from_samples(log, GOLD_FILTER.get(task), settings)
+            except DataError as error:
+                print(f"warning: {error}; not stratified", file=sys.stderr)
+                continue
             if not predictions.texts:
                 continue
             if model is None:

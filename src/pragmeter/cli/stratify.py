@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
+import os
 from pathlib import Path
 
 from pragmeter.cli.common import add_model_options, load_model
 from pragmeter.errors import PragmeterError
+from pragmeter.io import check_input
 
 
 def register(subparsers) -> None:
@@ -39,32 +40,29 @@ def register(subparsers) -> None:
 
 
 def _is_sample_log(path: Path) -> bool:
+    """A per-sample log of the harness (its records have task, prompt and parsed), not a predictions table."""
+    from pragmeter.io import read_records
+
     if path.suffix != ".jsonl":
         return False
-    with open(path, encoding="utf-8") as handle:
-        first = handle.readline()
-    try:
-        record = json.loads(first)
-    except json.JSONDecodeError:
-        return False
-    return isinstance(record, dict) and "task" in record and "prompt" in record and "parsed" in record
+    records = read_records(path)
+    return bool(records) and all(key in records[0][1] for key in ("task", "prompt", "parsed"))
 
 
 def load_inputs(args: argparse.Namespace) -> list:
     from pragmeter.analysis import stratify
 
     path = Path(args.input)
-    if path.is_dir():
+    if path.is_dir() and os.access(path, os.R_OK | os.X_OK):
         logs = stratify.sample_logs(path)
         if not logs:
             raise PragmeterError(f"{path}: no samples_<task>.jsonl (run `pragmeter eval … --log-samples`)")
         return [stratify.from_samples(log, args.gold_value, model) for log, model in logs]
-    if not path.is_file():
+    if not path.exists():
         raise PragmeterError(f"{path}: no such file or folder")
+    check_input(path)
     if _is_sample_log(path):
-        results = path.parent / "results.json"
-        model = json.loads(results.read_text(encoding="utf-8")).get("model") if results.is_file() else None
-        return [stratify.from_samples(path, args.gold_value, model)]
+        return [stratify.from_samples(path, args.gold_value, stratify.results_model(path.parent))]
     return [stratify.from_table(path, args.text_column, args.gold_column, args.prediction_column,
                                 args.correct_column, args.score_column, args.gold_value)]
 

@@ -11,10 +11,9 @@ import os
 import re
 from dataclasses import dataclass
 
-import pandas as pd
-
 from pragmeter.data.root import data_file
 from pragmeter.errors import DataError
+from pragmeter.io import read_table, require_column
 
 FILE = "drinq/drinq_validated.csv"
 FILES = (FILE,)
@@ -52,7 +51,10 @@ def _normalise(text: str) -> str:
 def load_drinq(root: str | os.PathLike | None = None, path: str | os.PathLike | None = None) -> list[DrinqItem]:
     """The validated items; ``path`` reads a file of your own in the same CSV schema instead (no checksum)."""
     path = data_file(FILE, root) if path is None else path
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame = read_table(path)
+    for field in ("question", "context", "options", "consensus", "implied_comment"):
+        require_column(frame, field, path)
+    frame = frame.fillna("").astype(str)
     items = []
     for row, record in enumerate(frame.to_dict("records")):
         where = f"{path}: data row {row + 1}"

@@ -10,10 +10,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import pandas as pd
-
 from pragmeter.data.root import data_file
 from pragmeter.errors import DataError
+from pragmeter.io import read_table, require_column
 
 SPLITS = ("train", "val", "test")
 LABELS = ("implied", "explicit", "neutral", "contradiction")
@@ -50,11 +49,14 @@ def load_inli(split: str = "test", root: str | os.PathLike | None = None,
     no checksum); ``split`` then only names the items.
     """
     path = data_file(split_file(split), root) if path is None else path
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame = read_table(path)
+    for field in ("dataset", "premise", *_COLUMNS.values()):
+        require_column(frame, field, path)
+    frame = frame.fillna("").astype(str)
     items: list[InliItem] = []
     for row, record in enumerate(frame.to_dict("records")):
         for field in ("dataset", "premise", *_COLUMNS.values()):
-            if not str(record.get(field, "")).strip():
+            if not record[field].strip():
                 raise DataError(f"{path}: data row {row + 1}: field {field!r} is empty")
         for label in LABELS:
             items.append(InliItem(

@@ -15,10 +15,8 @@ Score: accuracy of picking the option with the smallest pragmatic distance to th
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -27,16 +25,10 @@ from pragmeter.errors import DataError
 
 
 def _load_json(path: str | os.PathLike, key: str) -> list:
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: no such file")
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        raise DataError(f"{path}: not valid UTF-8 at byte {error.start}") from None
-    except json.JSONDecodeError as error:
-        raise DataError(f"{path}: invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}") from None
-    items = payload.get(key) if isinstance(payload, dict) else None
+    from pragmeter.io import read_json
+
+    payload = read_json(path, dict, f'{{"{key}": [...]}}')
+    items = payload.get(key)
     if not isinstance(items, list) or not items:
         raise DataError(f'{path}: expected an object with a non-empty "{key}" list')
     return items
