@@ -34,9 +34,9 @@ def default_topics() -> list[str]:
 
 
 def read_topics(path: str | Path) -> list[str]:
-    from pragmeter.io import read_text
+    from pragmeter.io.tables import lines, read_text
 
-    topics = [line.strip() for line in read_text(path).splitlines() if line.strip()]
+    topics = [line.strip() for line in lines(read_text(path)) if line.strip()]
     if not topics:
         raise PragmeterError(f"{path}: no topics (one per line)")
     return topics

@@ -58,6 +58,8 @@ def load_drinq(root: str | os.PathLike | None = None, path: str | os.PathLike | 
     items = []
     for row, record in enumerate(frame.to_dict("records")):
         where = f"{path}: data row {row + 1}"
+        if not record["question"].strip():
+            raise DataError(f"{where}: field 'question' is empty")
         try:
             options = parse_options(record["options"])
         except ValueError as error:

@@ -69,6 +69,15 @@ def read_text(path: str | os.PathLike) -> str:
     return text.removeprefix("\ufeff")
 
 
+def lines(text: str) -> list[str]:
+    """Lines split at \n (and \r\n) only: str.splitlines would also split at form feeds, U+2028 and other
+    characters that are legal inside a text or a JSON string, and so change the rows."""
+    parts = text.split("\n")
+    if parts and parts[-1] == "":
+        parts.pop()
+    return [part.removesuffix("\r") for part in parts]
+
+
 def _json_error(path: Path, error: json.JSONDecodeError, line: int | None = None) -> DataError:
     where = f"line {line}" if line is not None else f"line {error.lineno}, column {error.colno}"
     return DataError(f"{path}: {where}: invalid JSON ({error.msg})")
@@ -101,7 +110,7 @@ def read_records(path: str | os.PathLike) -> list[tuple[int, dict]]:
     is an error naming its line."""
     path = Path(path)
     records = []
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
+    for number, line in enumerate(lines(read_text(path)), start=1):
         if not line.strip():
             continue
         try:
@@ -149,7 +158,7 @@ def read_table(path: str | os.PathLike, allow_empty: bool = False) -> pd.DataFra
                 return pd.DataFrame({"text": []}) if fmt == ".txt" else pd.DataFrame()
             raise DataError(f"{path}: empty file")
         if fmt == ".txt":
-            frame = pd.DataFrame({"text": text.splitlines()}, dtype=object)
+            frame = pd.DataFrame({"text": lines(text)}, dtype=object)
         elif fmt == ".jsonl":
             frame = pd.DataFrame([record for _, record in read_records(path)])
         else:
