@@ -14,8 +14,9 @@ import io
 import json
 import math
 import os
-import stat
+import re
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -189,10 +190,34 @@ CASES = [
 ]
 
 
-def unreadable_for_this_process() -> bool:
-    """True when a mode-000 file cannot be read (not as root, whose reads bypass permissions)."""
-    return os.geteuid() != 0
+# ------------------------------------------------------------------------------------------- running a case
+@contextmanager
+def as_unprivileged_user():
+    """Root reads mode-000 files anyway; drop to 'nobody' (effective uid only) so permissions apply."""
+    if os.geteuid() != 0:
+        yield
+        return
+    os.seteuid(65534)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
 
 
-def mode_000(path: Path) -> bool:
-    return path.exists() and stat.S_IMODE(path.stat().st_mode) == 0
+def run(argv: list, capsys) -> tuple[int, str, str]:
+    """The command through the CLI's main() in this process: (exit code, stdout, stderr)."""
+    from pragmeter.cli import main
+
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_one_line_error(code: int, err: str, path: Path, pattern: str) -> None:
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    message = lines[-1]
+    assert message.startswith("pragmeter ") and ": error: " in message, err
+    assert str(path) in message, message
+    assert re.search(pattern, message), (pattern, message)

@@ -9,20 +9,16 @@ No case may raise (an exception escaping ``main()`` fails the test: it would be 
 from __future__ import annotations
 
 import json
-import os
-import re
 import shutil
 import tempfile
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from bad_inputs import CASES, GOOD, Case, Error, Rows
-from pragmeter.cli import main
+from bad_inputs import CASES, GOOD, Case, Error, Rows, as_unprivileged_user, assert_one_line_error, run
 
 LETTERS_OPTIONS = "A. It is late.\nB. Go home.\nC. Stay.\nD. I am tired.\nE. Nothing."
 
@@ -181,35 +177,6 @@ def fixtures(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path / "cache"))
-
-
-@contextmanager
-def as_unprivileged_user():
-    """Root reads mode-000 files anyway; drop to 'nobody' (effective uid only) so permissions apply."""
-    if os.geteuid() != 0:
-        yield
-        return
-    os.seteuid(65534)
-    try:
-        yield
-    finally:
-        os.seteuid(0)
-
-
-def run(argv: list, capsys) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def assert_one_line_error(code: int, err: str, path: Path, pattern: str) -> None:
-    assert code == 2, err
-    assert "Traceback" not in err
-    lines = [line for line in err.splitlines() if line.strip()]
-    message = lines[-1]
-    assert message.startswith("pragmeter ") and ": error: " in message, err
-    assert str(path) in message, message
-    assert re.search(pattern, message), (pattern, message)
 
 
 PARAMS = [pytest.param(reader, case, id=f"{reader.name}-{case.name}")
