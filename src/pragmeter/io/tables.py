@@ -9,6 +9,7 @@ cannot use instead of skipping them.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import os
@@ -125,7 +126,9 @@ def read_records(path: str | os.PathLike) -> list[tuple[int, dict]]:
 
 def _read_delimited(path: Path, text: str, sep: str) -> pd.DataFrame:
     try:
-        return pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[""])
+        # skip_blank_lines=False: in a one-column file an empty cell is an empty line, and it is a row
+        return pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[""],
+                           skip_blank_lines=False)
     except pd.errors.ParserError as error:
         # "Error tokenizing data. C error: Expected 2 fields in line 3, saw 3" -> the part after "C error: "
         message = str(error).split("C error: ")[-1].strip().rstrip(".")
@@ -198,4 +201,7 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool = 
         elif fmt == ".jsonl":
             frame.to_json(tmp, orient="records", lines=True, force_ascii=False)
         else:
-            frame.to_csv(tmp, sep="\t" if fmt == ".tsv" else ",", index=False)
+            # pandas quotes a cell with \n but not one with a lone \r, which a reader then takes as a line break
+            carriage = frame.select_dtypes(include="object").map(lambda v: isinstance(v, str) and "\r" in v)
+            quoting = csv.QUOTE_ALL if carriage.to_numpy().any() else csv.QUOTE_MINIMAL
+            frame.to_csv(tmp, sep="\t" if fmt == ".tsv" else ",", index=False, quoting=quoting)
