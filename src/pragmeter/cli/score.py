@@ -77,7 +77,7 @@ def score_file(args: argparse.Namespace) -> int:
     errors = [invalid_text_reason(v) for v in values]
     valid = [i for i, e in enumerate(errors) if e is None]
     scores = np.full(len(values), np.nan, dtype=np.float64)
-    chunk = 1024
+    chunk = 256  # each chunk's embeddings reach the on-disk cache at once: an interrupted job keeps them
     with tqdm(total=len(valid), desc="scoring", unit="text", disable=None, file=sys.stderr) as bar:
         for start in range(0, len(valid), chunk):
             rows = valid[start : start + chunk]
