@@ -44,7 +44,9 @@ def environment(cache: Path) -> dict:
 
 def interrupt_when(argv: list[str], env: dict, ready, sig: int, timeout: float = 300) -> subprocess.CompletedProcess:
     """Start the command, send ``sig`` once ``ready()`` holds, and return how it ended."""
-    process = subprocess.Popen([*CLI, *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C reaches the job even when this test runs in the background (which starts children with SIGINT ignored).
+    process = subprocess.Popen([*CLI, *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + timeout
     while not ready() and process.poll() is None and time.time() < deadline:
         time.sleep(0.02)
