@@ -202,6 +202,7 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool = 
             frame.to_json(tmp, orient="records", lines=True, force_ascii=False)
         else:
             # pandas quotes a cell with \n but not one with a lone \r, which a reader then takes as a line break
-            carriage = frame.select_dtypes(include="object").map(lambda v: isinstance(v, str) and "\r" in v)
-            quoting = csv.QUOTE_ALL if carriage.to_numpy().any() else csv.QUOTE_MINIMAL
+            carriage = any(frame[c].map(lambda v: isinstance(v, str) and "\r" in v).any()
+                           for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c]))
+            quoting = csv.QUOTE_ALL if carriage else csv.QUOTE_MINIMAL
             frame.to_csv(tmp, sep="\t" if fmt == ".tsv" else ",", index=False, quoting=quoting)
