@@ -14,11 +14,12 @@ from pragmeter.errors import DataError
 FILE = "r3_sarcasm/data/human-sarcasm.txt"
 
 
-def test_manifest_covers_every_shared_file_with_a_pinned_url():
+def test_manifest_covers_every_shared_file_with_a_pinned_url_and_licence():
     entries = manifest()
-    assert len(entries) == 133
+    assert len(entries) == 195
     for relative, entry in entries.items():
         assert len(entry["sha256"]) == 64
+        assert entry["licence"]
         assert entry["url"].startswith("https://raw.githubusercontent.com/")
         assert len(entry["url"].split("/")[5]) == 40  # a full commit, not a branch
 

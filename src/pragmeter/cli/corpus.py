@@ -16,7 +16,10 @@ def register(subparsers) -> None:
         description="Rebuild the ImpScore training corpus from the sources in the data root, or convert the "
                     "official all_data.csv (--from-official). Prints a per-source table like the paper's Table 6.")
     build.add_argument("--output", default="corpus.parquet", help="output file (.parquet, .csv, .jsonl)")
-    build.add_argument("--sources", default=None, help="comma-separated subset of sources (default: all)")
+    build.add_argument("--sources", default=None,
+                       help="comma-separated sources and presets: paper (the Table-6 rebuild, the default), figurative "
+                            "(the 2026-11-22 sources), all; e.g. paper,figurative or paper,figqa "
+                            "(`pragmeter corpus sources` lists them)")
     build.add_argument("--from-official", metavar="ALL_DATA_CSV", default=None,
                        help="convert the official all_data.csv (pos_implicit, pos_explicit, neg_implicit, neg_explicit)")
     build.add_argument("--seed", type=int, default=0, help="seed for splits and negatives (default 0)")
@@ -45,8 +48,8 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_sources(args: argparse.Namespace) -> int:
-    from pragmeter.impscore.corpus import SOURCES
+    from pragmeter.impscore.corpus.sources import PRESETS
 
-    for name in SOURCES:
-        print(name)
+    for preset, names in PRESETS.items():
+        print(f"{preset}: {','.join(names)}")
     return 0

@@ -11,12 +11,22 @@ Choice file — a reference sentence, options, and the index of the pragmaticall
     {"items": [{"id": "c1", "reference": "...", "options": ["...", "..."], "answer": 0}, ...]}
 
 Score: accuracy of picking the option with the smallest pragmatic distance to the reference.
+
+Battery file — an implicit utterance, options, and the index of the option that plainly states what it means::
+
+    {"items": [{"id": "b1", "category": "irony", "utterance": "...", "options": ["...", ...], "answer": 0}, ...]}
+
+Scores: implicitness accuracy (the utterance scores above its plain statement) and choice accuracy (the plain
+statement is the pragmatically closest option).
+
+Any scorer with ``score(texts)`` and ``pragmatic_distance(a, b)`` can be evaluated (ImpScore or a baseline).
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats
@@ -44,6 +54,7 @@ def _text(path, index: int, field: str, value) -> str:
 class RankingGroup:
     id: str
     sentences: list[str]
+    category: str = ""
 
 
 @dataclass
@@ -54,6 +65,19 @@ class ChoiceItem:
     answer: int
 
 
+@dataclass
+class BatteryItem:
+    id: str
+    category: str
+    utterance: str
+    options: list[str]
+    answer: int
+
+    @property
+    def meaning(self) -> str:
+        return self.options[self.answer]
+
+
 def load_ranking(path: str | os.PathLike) -> list[RankingGroup]:
     groups = []
     for index, item in enumerate(_load_json(path, "groups")):
@@ -61,13 +85,18 @@ def load_ranking(path: str | os.PathLike) -> list[RankingGroup]:
         if not isinstance(sentences, list) or len(sentences) < 2:
             raise DataError(f"{path}: item {index}, field 'sentences': expected a list of at least 2 sentences")
         groups.append(RankingGroup(str(item.get("id", index)),
-                                   [_text(path, index, f"sentences[{i}]", s) for i, s in enumerate(sentences)]))
+                                   [_text(path, index, f"sentences[{i}]", s) for i, s in enumerate(sentences)],
+                                   str(item.get("category", ""))))
     return groups
 
 
 def load_choice(path: str | os.PathLike) -> list[ChoiceItem]:
+    return _choice_items(path, _load_json(path, "items"), "reference")
+
+
+def _choice_items(path, raw: list, reference_field: str) -> list[ChoiceItem]:
     items = []
-    for index, item in enumerate(_load_json(path, "items")):
+    for index, item in enumerate(raw):
         if not isinstance(item, dict):
             raise DataError(f"{path}: item {index}: expected an object")
         options = item.get("options")
@@ -76,24 +105,74 @@ def load_choice(path: str | os.PathLike) -> list[ChoiceItem]:
         answer = item.get("answer")
         if not isinstance(answer, int) or isinstance(answer, bool) or not 0 <= answer < len(options):
             raise DataError(f"{path}: item {index}, field 'answer': expected an index from 0 to {len(options) - 1}")
-        items.append(ChoiceItem(str(item.get("id", index)), _text(path, index, "reference", item.get("reference")),
+        items.append(ChoiceItem(str(item.get("id", index)),
+                                _text(path, index, reference_field, item.get(reference_field)),
                                 [_text(path, index, f"options[{i}]", o) for i, o in enumerate(options)], answer))
     return items
 
 
+def load_battery(path: str | os.PathLike) -> list[BatteryItem]:
+    """Battery items: a choice item whose reference is the utterance, plus its category."""
+    raw = _load_json(path, "items")
+    return [BatteryItem(choice.id, _text(path, index, "category", item.get("category")), choice.reference,
+                        choice.options, choice.answer)
+            for index, (item, choice) in enumerate(zip(raw, _choice_items(path, raw, "utterance"), strict=True))]
+
+
+def rank_agreement(order: Sequence[float], values: Sequence[float]) -> tuple[float, float]:
+    """Kendall τ and Spearman ρ between a reference order and values; NaN when the values are all equal."""
+    if np.ptp(np.asarray(values, dtype=float)) == 0:
+        return float("nan"), float("nan")
+    return float(stats.kendalltau(order, values).statistic), float(stats.spearmanr(order, values).statistic)
+
+
+def _by_category(rows: list[dict], categories: list[str], keys: tuple[str, ...]) -> dict:
+    """Mean of ``keys`` per category (rows and categories aligned); empty when no row has a category."""
+    out = {}
+    for category in sorted(set(categories) - {""}):
+        chosen = [row for row, c in zip(rows, categories, strict=True) if c == category]
+        out[category] = {"n": len(chosen), **{k: float(np.mean([row[k] for row in chosen])) for k in keys}}
+    return out
+
+
+def compare_orderings(reference: list[RankingGroup], second: list[RankingGroup]) -> dict:
+    """Agreement of a second reader's orderings with the reference: Kendall τ per group and the mean.
+
+    Both are ranking files (explicit → implicit); groups are matched by id and must hold the same sentences."""
+    by_id = {group.id: group for group in second}
+    per_group = []
+    for group in reference:
+        other = by_id.get(group.id)
+        if other is None:
+            raise DataError(f"second ordering has no group {group.id!r}")
+        if sorted(other.sentences) != sorted(group.sentences):
+            raise DataError(f"group {group.id!r}: the second ordering does not hold the same sentences")
+        levels = [group.sentences.index(sentence) for sentence in other.sentences]
+        tau, rho = rank_agreement(np.arange(len(levels)), levels)
+        per_group.append({"id": group.id, "kendall_tau": tau, "spearman_rho": rho, "second_levels": levels})
+    taus = [g["kendall_tau"] for g in per_group]
+    return {"groups": len(per_group), "kendall_tau": float(np.mean(taus)),
+            "spearman_rho": float(np.mean([g["spearman_rho"] for g in per_group])),
+            "exact": sum(t == 1.0 for t in taus), "disagree": sum(t <= 0 for t in taus), "per_group": per_group}
+
+
 def evaluate_ranking(model, groups: list[RankingGroup]) -> dict:
-    """Mean Kendall τ and Spearman ρ between the listed order (explicit → implicit) and ImpScore's scores."""
-    taus, rhos, per_group = [], [], []
+    """Mean Kendall τ and Spearman ρ between the listed order (explicit → implicit) and the model's scores.
+
+    A group whose scores are all equal (possible for a word-count baseline, not for ImpScore) cannot be ordered:
+    it counts as τ = ρ = 0 in the means and is counted in ``constant_groups``."""
+    per_group = []
     for group in groups:
         scores = model.score(group.sentences)
-        order = np.arange(len(scores))
-        tau = stats.kendalltau(order, scores).statistic
-        rho = stats.spearmanr(order, scores).statistic
-        taus.append(tau)
-        rhos.append(rho)
-        per_group.append({"id": group.id, "kendall_tau": float(tau), "spearman_rho": float(rho),
+        tau, rho = rank_agreement(np.arange(len(scores)), scores)
+        per_group.append({"id": group.id, "kendall_tau": tau, "spearman_rho": rho,
                           "scores": [float(s) for s in scores]})
-    return {"groups": len(groups), "kendall_tau": float(np.nanmean(taus)), "spearman_rho": float(np.nanmean(rhos)),
+    taus = np.nan_to_num([g["kendall_tau"] for g in per_group])
+    rhos = np.nan_to_num([g["spearman_rho"] for g in per_group])
+    rows = [{"kendall_tau": t, "spearman_rho": r} for t, r in zip(taus, rhos, strict=True)]
+    return {"groups": len(groups), "kendall_tau": float(np.mean(taus)), "spearman_rho": float(np.mean(rhos)),
+            "constant_groups": int(sum(np.isnan(g["kendall_tau"]) for g in per_group)),
+            "per_category": _by_category(rows, [g.category for g in groups], ("kendall_tau", "spearman_rho")),
             "per_group": per_group}
 
 
@@ -107,3 +186,29 @@ def evaluate_choice(model, items: list[ChoiceItem]) -> dict:
         per_item.append({"id": item.id, "chosen": chosen, "answer": item.answer,
                          "distances": [float(d) for d in distances]})
     return {"items": len(items), "accuracy": correct / len(items), "per_item": per_item}
+
+
+def evaluate_battery(model, items: list[BatteryItem]) -> dict:
+    """Implicitness check (utterance above its plain statement) and choice check, overall and per category."""
+    choice = evaluate_choice(model, [ChoiceItem(i.id, i.utterance, i.options, i.answer) for i in items])
+    scores = model.score([text for item in items for text in (item.utterance, item.meaning)]).reshape(-1, 2)
+    per_item = [{**row, "category": item.category, "score_utterance": float(pair[0]), "score_meaning": float(pair[1]),
+                 "implicit_above_plain": bool(pair[0] > pair[1]), "choice_correct": row["chosen"] == item.answer}
+                for item, row, pair in zip(items, choice["per_item"], scores, strict=True)]
+    rows = [{"implicitness_accuracy": r["implicit_above_plain"], "choice_accuracy": r["choice_correct"]} for r in per_item]
+    return {"items": len(items), "implicitness_accuracy": float(np.mean([r["implicit_above_plain"] for r in per_item])),
+            "choice_accuracy": choice["accuracy"],
+            "per_category": _by_category(rows, [item.category for item in items],
+                                         ("implicitness_accuracy", "choice_accuracy")),
+            "per_item": per_item}
+
+
+def evaluate_graded(model, texts: Sequence[str], ratings: Sequence[float], n_resamples: int = 1000,
+                    seed: int = 0) -> dict:
+    """Spearman ρ between the model's implicitness scores and external graded ratings, with a bootstrap CI."""
+    from pragmeter.harness.metrics import BOOTSTRAP_SIGNATURE, spearman_with_ci
+
+    scores = model.score(list(texts))
+    return {**spearman_with_ci(scores, ratings, n_resamples, seed),
+            "bootstrap": BOOTSTRAP_SIGNATURE.format(n=n_resamples, seed=seed),
+            "mean_score": float(np.mean(scores)), "scores": [float(s) for s in scores]}

@@ -124,6 +124,12 @@ def read_records(path: str | os.PathLike) -> list[tuple[int, dict]]:
     return records
 
 
+def jsonl_records(path: str | os.PathLike, text: str | None = None) -> list[dict]:
+    """The JSON objects of a JSON-lines file, one per non-blank line (``read_records`` without line numbers;
+    ``text`` is accepted for older callers and not needed)."""
+    return [record for _, record in read_records(path)]
+
+
 def _read_delimited(path: Path, text: str, sep: str) -> pd.DataFrame:
     try:
         # skip_blank_lines=False: in a one-column file an empty cell is an empty line, and it is a row

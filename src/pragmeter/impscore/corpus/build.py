@@ -2,7 +2,11 @@
 given negatives the paper's way (the explicit side of another pair from the same source, seeded).
 
 Corpus file (parquet) columns: ``pair_id, source, implicit, explicit, negative, negative_pair_id, split, pragmatic``
-(``pragmatic`` is False for pairs whose explicit side is not a paraphrase; files without it are all paraphrases).
+(``pragmatic`` is False for pairs whose explicit side is not a paraphrase; files without it are all paraphrases),
+then provenance and training signal: ``origin`` (upstream file and record, ``file#index``; empty for the paper
+sources, whose readers give none yet), ``licence``, ``group`` (pairs rewriting one implicit sentence or sharing an
+upstream item: one split, never each other's negative) and ``hard_negative`` (an upstream near-miss, e.g. Fig-QA's
+wrong ending), empty where the source gives none.
 The official ``all_data.csv`` schema (pos_implicit, pos_explicit, neg_implicit, neg_explicit) is read too.
 """
 
@@ -16,17 +20,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pragmeter.datasets.pairs.base import SourcePairs, folder_licence, normalise
 from pragmeter.errors import DataError
-from pragmeter.impscore.corpus.sources import SOURCES, SourcePairs
+from pragmeter.impscore.corpus.sources import DEFAULT_SOURCES, FOLDERS, PRESETS, SOURCES
 
 COLUMNS = ["pair_id", "source", "implicit", "explicit", "negative", "negative_pair_id", "split", "pragmatic"]
+PROVENANCE_COLUMNS = ["origin", "licence", "group", "hard_negative"]
 OFFICIAL_COLUMNS = ["pos_implicit", "pos_explicit", "neg_implicit", "neg_explicit"]
 SPLITS = (("train", 0.8), ("val", 0.1), ("test", 0.1))
 MAX_CHARS = 2000
-
-
-def normalise(text: str) -> str:
-    return " ".join(text.split()).casefold()
 
 
 def garbage_reason(implicit: str, explicit: str) -> str | None:
@@ -70,6 +72,10 @@ def held_out_texts(root=None) -> set[str]:
     return texts
 
 
+def source_licence(source: SourcePairs) -> str:
+    return source.licence or folder_licence(FOLDERS.get(source.name, source.name))
+
+
 def clean_pairs(collected: list[SourcePairs], held_out: set[str] = frozenset()) -> tuple[pd.DataFrame, Counter]:
     """One row per distinct (implicit, explicit) pair, in source order; counts of what was dropped and why."""
     dropped: Counter = Counter()
@@ -78,8 +84,13 @@ def clean_pairs(collected: list[SourcePairs], held_out: set[str] = frozenset()) 
     for source in collected:
         for reason, count in source.skipped.items():
             dropped[(source.name, reason)] += count
-        topics = source.topics if source.topics is not None else [None] * len(source.pairs)
-        for (implicit, explicit), topic in zip(source.pairs, topics, strict=True):
+        n = len(source.pairs)
+        topics = source.topics if source.topics is not None else [None] * n
+        origins, groups, hard, tiers = (values if values is not None else default * n for values, default in (
+            (source.origins, [None]), (source.groups, [None]), (source.hard_negatives, [None]), (source.tiers, [0])))
+        licence = source_licence(source)
+        for (implicit, explicit), topic, origin, group, hard_negative, tier in zip(
+                source.pairs, topics, origins, groups, hard, tiers, strict=True):
             implicit, explicit = " ".join(implicit.split()), " ".join(explicit.split())
             reason = garbage_reason(implicit, explicit)
             if reason:
@@ -93,8 +104,38 @@ def clean_pairs(collected: list[SourcePairs], held_out: set[str] = frozenset()) 
                 dropped[(source.name, "duplicate pair")] += 1
                 continue
             seen.add(key)
-            rows.append((source.name, implicit, explicit, topic, source.paraphrase))
-    return pd.DataFrame(rows, columns=["source", "implicit", "explicit", "topic", "pragmatic"]), dropped
+            if hard_negative is not None:
+                hard_negative = " ".join(hard_negative.split())
+                if (not hard_negative or normalise(hard_negative) in key or normalise(hard_negative) in held_out):
+                    hard_negative = None
+            rows.append((source.name, implicit, explicit, topic, source.paraphrase, origin, licence, group,
+                         hard_negative, tier))
+    columns = ["source", "implicit", "explicit", "topic", "pragmatic", *PROVENANCE_COLUMNS, "tier"]
+    return pd.DataFrame(rows, columns=columns), dropped
+
+
+def apply_caps(frame: pd.DataFrame, collected: list[SourcePairs], seed: int, dropped: Counter) -> pd.DataFrame:
+    """At most ``source.cap`` pairs of each capped source: whole groups (a pair without one is its own), tier 0
+    (hand-written) before tier 1 (automatic), in a seeded order within a tier."""
+    keep = pd.Series(True, index=frame.index)
+    for source in collected:
+        part = frame[frame["source"] == source.name]
+        if source.cap is None or len(part) <= source.cap:
+            continue
+        units = part["group"].where(part["group"].notna(), "pair:" + part.index.astype(str))
+        sizes = units.value_counts(sort=False)
+        tiers = part.groupby(units)["tier"].min()
+        order = source_rng(seed, source.name, purpose=2).permutation(len(sizes))
+        ranked = sorted(range(len(sizes)), key=lambda i: (tiers[sizes.index[i]], order[i]))
+        chosen, total = set(), 0
+        for i in ranked:
+            if total + sizes.iat[i] <= source.cap:
+                chosen.add(sizes.index[i])
+                total += sizes.iat[i]
+        over = ~units.isin(chosen)
+        keep.loc[part.index[over.to_numpy()]] = False
+        dropped[(source.name, f"over the cap of {source.cap:,} pairs")] += int(over.sum())
+    return frame[keep]
 
 
 def source_rng(seed: int, source: str, purpose: int = 0) -> np.random.Generator:
@@ -103,22 +144,47 @@ def source_rng(seed: int, source: str, purpose: int = 0) -> np.random.Generator:
     return np.random.default_rng([seed, purpose, *source.encode("utf-8")])
 
 
+def _units(keys: pd.Series, groups: pd.Series) -> pd.Series:
+    """Each pair's split unit: its anchor, joined with every anchor that shares a group with it (union-find), named
+    by the unit's first anchor."""
+    parent: dict[str, str] = {}
+
+    def find(node: str) -> str:
+        while parent.setdefault(node, node) != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for key, group in zip(keys, groups):
+        if isinstance(group, str):
+            a, b = find("a:" + key), find("g:" + group)
+            if a != b:
+                parent[b] = a
+    first: dict[str, str] = {}
+    for key in keys:
+        first.setdefault(find("a:" + key), key)
+    return keys.map(lambda key: first[find("a:" + key)])
+
+
 def assign_splits(frame: pd.DataFrame, seed: int) -> pd.Series:
-    """8:1:1 per source, grouped by implicit sentence so one anchor never lands in two splits; an anchor that an
-    earlier source (in name order) already placed keeps that split (ISHate and Latent Hatred share posts)."""
+    """8:1:1 per source, grouped by implicit sentence so one anchor never lands in two splits (and by ``group``
+    where the source gives one, so a group's rewrites stay together); an anchor that an earlier source (in name
+    order) already placed keeps that split (ISHate and Latent Hatred share posts)."""
     split = pd.Series("train", index=frame.index, dtype=object)
     assignment: dict[str, str] = {}
     for source, group in frame.groupby("source", sort=True):
         rng = source_rng(seed, str(source))
         keys = group["implicit"].map(normalise)
-        anchors = np.array([a for a in keys.unique() if a not in assignment], dtype=object)
-        anchors = anchors[rng.permutation(len(anchors))]
-        n_val = int(round(len(anchors) * SPLITS[1][1]))
-        n_test = int(round(len(anchors) * SPLITS[2][1]))
-        assignment.update({a: "val" for a in anchors[:n_val]})
-        assignment.update({a: "test" for a in anchors[n_val : n_val + n_test]})
-        assignment.update({a: "train" for a in anchors[n_val + n_test :]})
-        split.loc[group.index] = keys.map(assignment)
+        units = _units(keys, group["group"]) if "group" in group.columns else keys
+        placed = {unit: assignment[key] for key, unit in zip(keys, units) if key in assignment}
+        units_left = np.array([u for u in units.unique() if u not in placed], dtype=object)
+        units_left = units_left[rng.permutation(len(units_left))]
+        n_val = int(round(len(units_left) * SPLITS[1][1]))
+        n_test = int(round(len(units_left) * SPLITS[2][1]))
+        chosen = {**{u: "val" for u in units_left[:n_val]}, **{u: "test" for u in units_left[n_val : n_val + n_test]},
+                  **{u: "train" for u in units_left[n_val + n_test :]}, **placed}
+        assignment.update({key: chosen[unit] for key, unit in zip(keys, units)})
+        split.loc[group.index] = units.map(chosen).to_numpy()
     return split
 
 
@@ -129,6 +195,7 @@ def sample_negatives(frame: pd.DataFrame, seed: int, max_tries: int = 50) -> np.
     implicit_keys = frame["implicit"].map(normalise).to_numpy()
     explicit_keys = frame["explicit"].map(normalise).to_numpy()
     topics = frame["topic"].to_numpy() if "topic" in frame.columns else np.full(len(frame), None)
+    groups = frame["group"].to_numpy() if "group" in frame.columns else np.full(len(frame), None)
     for (source, split), group in frame.groupby(["source", "split"], sort=True):
         rng = source_rng(seed, f"{source}/{split}", purpose=1)
         positions = frame.index.get_indexer(group.index)
@@ -138,20 +205,33 @@ def sample_negatives(frame: pd.DataFrame, seed: int, max_tries: int = 50) -> np.
             for _ in range(max_tries):
                 other = positions[rng.integers(len(positions))]
                 if (implicit_keys[other] != implicit_keys[position] and explicit_keys[other] != explicit_keys[position]
-                        and (pd.isna(topics[position]) or topics[other] != topics[position])):
+                        and (pd.isna(topics[position]) or topics[other] != topics[position])
+                        and (pd.isna(groups[position]) or groups[other] != groups[position])):
                     chosen[position] = other
                     break
     return chosen
 
 
-def build_corpus(sources: list[str] | None = None, seed: int = 0, root=None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(corpus, report): the corpus rows and a per-source table of pairs and drops."""
-    names = sources or list(SOURCES)
+def resolve_sources(sources: list[str] | None) -> list[str]:
+    """Source names with presets (``paper``, ``figurative``, ``all``) expanded, in order, without repeats; the
+    default is the ``paper`` preset."""
+    names: list[str] = []
+    for name in sources or DEFAULT_SOURCES:
+        for member in PRESETS.get(name, [name]):
+            if member not in names:
+                names.append(member)
     unknown = [n for n in names if n not in SOURCES]
     if unknown:
-        raise DataError(f"unknown corpus source(s) {', '.join(unknown)}; known: {', '.join(SOURCES)}")
-    collected = [SOURCES[name](root) for name in names]
+        raise DataError(f"unknown corpus source(s) {', '.join(unknown)}; known: {', '.join(SOURCES)}; "
+                        f"presets: {', '.join(PRESETS)}")
+    return names
+
+
+def build_corpus(sources: list[str] | None = None, seed: int = 0, root=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(corpus, report): the corpus rows and a per-source table of pairs and drops."""
+    collected = [SOURCES[name](root) for name in resolve_sources(sources)]
     frame, dropped = clean_pairs(collected, held_out_texts(root))
+    frame = apply_caps(frame, collected, seed, dropped)
     frame["split"] = assign_splits(frame, seed)
     negatives = sample_negatives(frame, seed)
     no_negative = negatives < 0
@@ -160,7 +240,7 @@ def build_corpus(sources: list[str] | None = None, seed: int = 0, root=None) -> 
     frame["negative_pair_id"] = negatives
     frame["pair_id"] = np.arange(len(frame))
     frame["negative"] = [frame["explicit"].iat[j] if j >= 0 else None for j in negatives]
-    frame = frame.loc[~no_negative, COLUMNS].reset_index(drop=True)
+    frame = frame.loc[~no_negative, COLUMNS + PROVENANCE_COLUMNS].reset_index(drop=True)
     report = source_report(collected, frame, dropped)
     return frame, report
 
@@ -177,17 +257,19 @@ def source_report(collected: list[SourcePairs], frame: pd.DataFrame, dropped: Co
             "val": int((part["split"] == "val").sum()),
             "test": int((part["split"] == "test").sum()),
             "generation": source.method,
+            "licence": source_licence(source),
+            "cap": f"{source.cap:,}" if source.cap is not None else "-",
             "dropped": ", ".join(f"{reason} {n}" for reason, n in sorted(drops.items())) or "-",
             "description": source.description,
         })
     total = {"source": "total", "pos_pairs": len(frame), **{s: int((frame["split"] == s).sum()) for s, _ in SPLITS},
-             "generation": "", "dropped": str(sum(dropped.values())), "description": ""}
+             "generation": "", "licence": "", "cap": "", "dropped": str(sum(dropped.values())), "description": ""}
     return pd.DataFrame(rows + [total])
 
 
 def format_report(report: pd.DataFrame) -> str:
     """A markdown table like the paper's Table 6."""
-    columns = ["source", "pos_pairs", "train", "val", "test", "generation", "dropped"]
+    columns = ["source", "pos_pairs", "train", "val", "test", "generation", "licence", "cap", "dropped"]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for _, row in report.iterrows():
         lines.append("| " + " | ".join(f"{row[c]:,}" if isinstance(row[c], (int, np.integer)) else str(row[c])
@@ -213,9 +295,18 @@ def from_official(frame: pd.DataFrame, path: str | os.PathLike, seed: int = 0) -
         "negative": frame["neg_explicit"].astype(str),
         "negative_pair_id": -1,
         "pragmatic": True,
+        "origin": [f"{Path(path).name}#{i}" for i in range(len(frame))],
     })
     out["split"] = assign_splits(out, seed)
-    return out[COLUMNS]
+    return with_provenance(out[COLUMNS + ["origin"]])
+
+
+def with_provenance(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with every provenance column (empty where the file has none)."""
+    for column in PROVENANCE_COLUMNS:
+        if column not in frame.columns:
+            frame[column] = None
+    return frame
 
 
 def load_corpus(path: str | os.PathLike, seed: int = 0) -> pd.DataFrame:
@@ -241,7 +332,7 @@ def load_corpus(path: str | os.PathLike, seed: int = 0) -> pd.DataFrame:
         frame["pair_id"] = np.arange(len(frame))
     if "pragmatic" not in frame.columns:
         frame["pragmatic"] = True
-    return frame.reset_index(drop=True)
+    return with_provenance(frame).reset_index(drop=True)
 
 
 def write_corpus(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool = False) -> Path:

@@ -9,28 +9,13 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pragmeter.data.root import data_file
+from pragmeter.datasets.pairs import PAIR_SOURCES
+from pragmeter.datasets.pairs.base import SourcePairs
 from pragmeter.impscore.corpus.negation import negate, tidy
-
-
-@dataclass
-class SourcePairs:
-    name: str
-    method: str  # how the explicit side was obtained (Table 6's "Generation")
-    description: str
-    pairs: list[tuple[str, str]] = field(default_factory=list)
-    skipped: Counter = field(default_factory=Counter)
-    # One label per pair (e.g. the targeted group) where the source has one: a negative is then drawn from a pair
-    # with a different label, so it is pragmatically distant and not just another pair about the same group.
-    topics: list[str] | None = None
-    # False when the explicit side is not a paraphrase of the implicit one: such pairs train and test only the
-    # implicitness ordering, never pragmatic closeness.
-    paraphrase: bool = True
 
 
 def dialogue(question: str, answer: str) -> str:
@@ -229,7 +214,7 @@ def ishate_train(root=None, per_anchor: int = ISHATE_PAIRS_PER_ANCHOR, seed: int
     return out
 
 
-SOURCES: dict[str, Callable[..., SourcePairs]] = {
+PAPER_SOURCES: dict[str, Callable[..., SourcePairs]] = {
     "implicit_hate": implicit_hate,
     "sbic": sbic,
     "imppres": imppres,
@@ -240,3 +225,11 @@ SOURCES: dict[str, Callable[..., SourcePairs]] = {
     "inli_train": inli_train,
     "ishate_train": ishate_train,
 }
+
+SOURCES: dict[str, Callable[..., SourcePairs]] = {**PAPER_SOURCES, **PAIR_SOURCES}
+# Named sets for ``--sources``: ``paper`` (the Table-6 rebuild, the default), ``figurative`` (the sources added for
+# everyday figurative, ironic and indirect language), ``all``.
+PRESETS: dict[str, list[str]] = {"paper": list(PAPER_SOURCES), "figurative": list(PAIR_SOURCES), "all": list(SOURCES)}
+DEFAULT_SOURCES = PRESETS["paper"]
+# Data folder of a source whose name is not its folder (for the licence the manifest records).
+FOLDERS = {"inli_train": "inli", "ishate_train": "ishate"}

@@ -1,0 +1,81 @@
+"""`pragmeter evaluate battery | politeness` (model and --baseline hedging) on small real slices, and the
+Stanford Politeness loader."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from scipy import stats
+
+from pragmeter.cli import main
+from pragmeter.datasets import politeness
+from pragmeter.errors import DataError
+
+OOD = Path(__file__).resolve().parents[2] / "src" / "pragmeter" / "impscore" / "ood_data"
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path / "cache"))
+
+
+def battery_slice(tmp_path, n=6) -> Path:
+    payload = json.loads((OOD / "dev_battery.json").read_text(encoding="utf-8"))
+    path = tmp_path / "slice.json"
+    path.write_text(json.dumps({"items": payload["items"][:n]}), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("extra", [[], ["--baseline", "hedging"]])
+def test_evaluate_battery_slice(tmp_path, capsys, extra):
+    out = tmp_path / "out.json"
+    assert main(["evaluate", "battery", str(battery_slice(tmp_path)), "--output", str(out), *extra]) == 0
+    printed = capsys.readouterr().out
+    result = json.loads(out.read_text())
+    assert result["items"] == 6 and len(result["per_item"]) == 6
+    for row in result["per_item"]:  # the summary is what the per-item scores and distances say
+        assert row["implicit_above_plain"] == (row["score_utterance"] > row["score_meaning"])
+        assert row["chosen"] == min(range(4), key=lambda k: row["distances"][k])
+    assert result["implicitness_accuracy"] == sum(r["implicit_above_plain"] for r in result["per_item"]) / 6
+    assert f"implicitness_accuracy {result['implicitness_accuracy']:.4f}" in printed
+    assert ("baseline:hedging" in result["model"]) == bool(extra)
+
+
+def test_politeness_loader_counts_and_checksums():
+    items = politeness.load_politeness()
+    assert len(items) == 10_956
+    assert sum(i.domain == "wikipedia" for i in items) == 4_353
+    assert len({i.id for i in items}) == len(items)
+    assert all(len(i.ratings) == 5 and i.text for i in items)
+
+
+def test_politeness_bad_row_names_file_row_and_field(tmp_path, monkeypatch):
+    bad = tmp_path / "wiki.csv"
+    bad.write_text("Community,Id,Request,Score1,Score2,Score3,Score4,Score5,Normalized Score\n"
+                   "Wikipedia,1,Could you help?,13,9,11,11,5,0.5\n"
+                   "Wikipedia,2,Fix it.,13,9,x,11,5,-0.5\n", encoding="utf-8")
+    monkeypatch.setattr(politeness, "data_file", lambda relative, root=None: bad)
+    with pytest.raises(DataError, match=r"wiki.csv: row 3, fields 'Score1'..'Score5'"):
+        politeness.load_politeness(("wikipedia",))
+    with pytest.raises(DataError, match="no domain 'reddit'"):
+        politeness.load_politeness(("reddit",))
+
+
+def test_evaluate_politeness_sample(tmp_path, capsys):
+    out = tmp_path / "p.json"
+    assert main(["evaluate", "politeness", "--sample", "40", "--seed", "3", "--resamples", "200",
+                 "--output", str(out)]) == 0
+    result = json.loads(out.read_text())
+    rows = result["per_item"]
+    assert result["n"] == len(rows) == 40 and len({r["id"] for r in rows}) == 40
+    rho = stats.spearmanr([r["score"] for r in rows], [r["politeness"] for r in rows]).statistic
+    assert result["spearman_rho"] == pytest.approx(rho)
+    assert result["ci95"][0] <= result["spearman_rho"] <= result["ci95"][1]
+    assert "spearman_rho" in capsys.readouterr().out
+    # the same seed draws the same sample
+    again = tmp_path / "q.json"
+    assert main(["evaluate", "politeness", "--sample", "40", "--seed", "3", "--baseline", "hedging",
+                 "--output", str(again)]) == 0
+    assert [r["id"] for r in json.loads(again.read_text())["per_item"]] == [r["id"] for r in rows]
