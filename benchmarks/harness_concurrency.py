@@ -15,8 +15,10 @@ import io
 import tempfile
 import time
 
+from machine import MachineWatch
+
 from pragmeter.cli import main
-from pragmeter.harness.fake_server import FakeChatServer, constant
+from pragmeter.testing.fake_server import FakeChatServer, constant
 
 
 def timed_run(url: str, items: int, concurrency: int) -> float:
@@ -37,7 +39,7 @@ def main_benchmark() -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per request at the server")
     parser.add_argument("--concurrency", type=int, default=16)
     args = parser.parse_args()
-    with FakeChatServer(constant("Neutral"), latency=args.latency) as server:
+    with FakeChatServer(constant("Neutral"), latency=args.latency) as server, MachineWatch() as watch:
         timed_run(server.url, 4, 2)  # warm-up: imports, data checksums
         serial = timed_run(server.url, args.items, 1)
         parallel = timed_run(server.url, args.items, args.concurrency)
@@ -46,6 +48,7 @@ def main_benchmark() -> None:
     print(f"concurrency 1:  {serial:7.2f} s")
     print(f"concurrency {args.concurrency}: {parallel:7.2f} s")
     print(f"speed-up: {serial / parallel:.1f}x")
+    print(watch.summary())
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@ re-run on every batch of every epoch), same encoder, same pairs, same epochs, me
 
     python benchmarks/impscore_training_speed.py            # 500 pairs, 30 epochs, all-MiniLM-L6-v2
 
-Prints the wall time of each and the ratio official / ours.
+Prints the wall time of each and the ratio official / ours, and the machine state (``machine.py``: CPU, threads,
+load before and after, CPU used by other processes), with a loud warning when the machine was not quiet.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 
 import torch
+from machine import MachineWatch
 
 from pragmeter.encoders import load_encoder
 from pragmeter.impscore.corpus import build_corpus
@@ -77,15 +79,17 @@ def main() -> None:
     load_encoder(args.encoder)  # load once outside both timings
 
     # ours before and after the official loop, so slow drift in machine load affects both sides alike
-    ours_before = ours(sample, args.encoder, args.epochs, args.batch_size, args.seed)
-    official_seconds = official_style(pairs, val_pairs, args.encoder, args.epochs, args.batch_size, args.seed)
-    ours_after = ours(sample, args.encoder, args.epochs, args.batch_size, args.seed)
+    with MachineWatch() as watch:
+        ours_before = ours(sample, args.encoder, args.epochs, args.batch_size, args.seed)
+        official_seconds = official_style(pairs, val_pairs, args.encoder, args.epochs, args.batch_size, args.seed)
+        ours_after = ours(sample, args.encoder, args.epochs, args.batch_size, args.seed)
     ours_seconds = (ours_before + ours_after) / 2
     print(f"encoder {args.encoder}, {args.pairs} pairs, {args.epochs} epochs, batch {args.batch_size}")
     print(f"official-style loop (encoder every batch): {official_seconds:8.1f} s")
     print(f"pragmeter (cached embeddings):            {ours_seconds:8.1f} s (mean of {ours_before:.1f} s before "
           f"and {ours_after:.1f} s after, each from an empty cache)")
     print(f"speed-up: {official_seconds / ours_seconds:.1f}x")
+    print(watch.summary())
 
 
 if __name__ == "__main__":

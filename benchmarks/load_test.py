@@ -6,6 +6,9 @@ percentiles, errors and the server's peak memory.
 The server runs as a child process on 127.0.0.1 (a free port); each client loops on POST /score with 1-4 real
 sentences (Latent Hatred posts from the data root) and waits for the answer before sending the next. Only
 loopback is ever contacted, the loop stops by itself after --seconds, and the server is stopped at the end.
+The result records the machine state (``machine.py``) and warns loudly when the machine was not quiet; the
+server's CPU counts as other processes' use there (it is not a waited-for child until the end), so compare
+``others_cpu_cores`` with the server's share, not with zero.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import time
 
 import httpx
 import psutil
+from machine import MachineWatch
 
 POSTS = "implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg1_posts.tsv"
 
@@ -123,7 +127,8 @@ def main() -> int:
         idle = psutil.Process(server.pid).memory_info().rss
         watch = MemoryWatch(server.pid)
         watch.start()
-        result = asyncio.run(load(base, texts, args.clients, args.seconds))
+        with MachineWatch() as machine:
+            result = asyncio.run(load(base, texts, args.clients, args.seconds))
         watch.stop.set()
         batcher = httpx.get(base + "/health").json()["batcher"]
         version = httpx.get(base + "/version").json()
@@ -136,8 +141,9 @@ def main() -> int:
     result.update({"clients": args.clients, "backend": args.backend, "model": version["model"],
                    "server_idle_rss_mib": round(idle / 2**20), "server_peak_rss_mib": round(watch.peak / 2**20),
                    "mean_texts_per_encoder_batch": round(batcher["texts"] / max(1, batcher["batches"]), 1),
-                   "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d")})
+                   "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d"), "machine_state": machine.record})
     print(json.dumps(result, indent=2))
+    print(machine.summary())
     if args.out:
         from pragmeter.io import write_json_atomic
 

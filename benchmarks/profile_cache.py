@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import MachineWatch
+
 POSTS = "implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg1_posts.tsv"
 
 
@@ -50,16 +52,19 @@ def main() -> int:
         if args.model:
             argv += ["--model", args.model]
         times = []
-        for run in ("cold cache", "warm cache"):
-            start = time.perf_counter()
-            if pragmeter(argv) != 0:
-                raise SystemExit(f"pragmeter profile failed on the {run} run")
-            times.append(time.perf_counter() - start)
-            print(f"{run}: {times[-1]:.1f} s", file=sys.stderr)
+        with MachineWatch() as watch:
+            for run in ("cold cache", "warm cache"):
+                start = time.perf_counter()
+                if pragmeter(argv) != 0:
+                    raise SystemExit(f"pragmeter profile failed on the {run} run")
+                times.append(time.perf_counter() - start)
+                print(f"{run}: {times[-1]:.1f} s", file=sys.stderr)
     result = {"texts": args.n, "first_run_s": round(times[0], 2), "second_run_s": round(times[1], 2),
               "ratio_first_over_second": round(times[0] / times[1], 2), "cpu_count": os.cpu_count(),
-              "machine": platform.platform(), "command": " ".join(sys.argv)}
+              "machine": platform.platform(), "command": " ".join(sys.argv),
+              "machine_state": watch.record}
     print(json.dumps(result, indent=2))
+    print(watch.summary())
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -24,7 +24,7 @@ def data_root() -> Path:
 def fake_server():
     """Start scripted fake OpenAI-compatible servers on 127.0.0.1 (``start(responder, **options)``); stopped after
     the test."""
-    from pragmeter.harness.fake_server import FakeChatServer
+    from pragmeter.testing.fake_server import FakeChatServer
 
     servers = []
 

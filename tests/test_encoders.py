@@ -32,7 +32,7 @@ def test_unknown_encoder_is_a_clear_error(monkeypatch):
 
 
 def test_missing_mpnet_says_how_to_install(monkeypatch, tmp_path):
-    import pragmeter.encoders as encoders
+    import pragmeter.encoders.registry as encoders
 
     monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

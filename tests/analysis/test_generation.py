@@ -10,7 +10,7 @@ import pytest
 
 from pragmeter.analysis.generation import parse_sentences
 from pragmeter.cli import main
-from pragmeter.harness.fake_server import FakeChatServer
+from pragmeter.testing.fake_server import FakeChatServer
 
 SENTENCES = ["Please wash the dishes right now.", "The dishes really need washing tonight.",
              "The sink is getting rather full, isn't it?", "I wonder what we'll all eat off tomorrow."]

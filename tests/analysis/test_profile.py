@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pragmeter.analysis.builtin import load_builtin
+from pragmeter.datasets.labelled_sets import load_builtin
 from pragmeter.analysis.profile import random_distinct_pairs
 from pragmeter.cli import main
 from pragmeter.data.root import data_file

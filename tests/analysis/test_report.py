@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from pragmeter.cli import main
-from pragmeter.harness.fake_server import FakeChatServer
+from pragmeter.testing.fake_server import FakeChatServer
 
 
 @pytest.fixture(scope="module")

@@ -72,7 +72,7 @@ def test_bad_rows_are_named(tmp_path, capsys):
 def test_harness_samples_are_stratified(tmp_path, throwaway_model, data_root):
     """`pragmeter eval --log-samples` on real ISHate texts (fake server), then stratify the results folder."""
     from pragmeter.datasets.ishate import load_ishate
-    from pragmeter.harness.fake_server import FakeChatServer
+    from pragmeter.testing.fake_server import FakeChatServer
 
     items = load_ishate("implicit", "test")[:60]
     table = tmp_path / "texts.csv"

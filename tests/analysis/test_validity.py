@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pragmeter.analysis.builtin import load_builtin
+from pragmeter.datasets.labelled_sets import load_builtin
 from pragmeter.analysis.profile import compute_profile
 
 CAP = 200  # texts per label value (and post/implied-statement pairs) drawn with seed 0

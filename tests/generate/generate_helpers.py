@@ -9,7 +9,7 @@ import pandas as pd
 
 from pragmeter.cli import main
 from pragmeter.data.root import data_file
-from pragmeter.harness.fake_server import FakeChatServer
+from pragmeter.testing.fake_server import FakeChatServer
 
 N_ROWS = 20
 HATE_FILE = "implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg3_posts.tsv"

@@ -12,7 +12,7 @@ import time
 import pandas as pd
 
 from generate_helpers import real_posts, user_text
-from pragmeter.harness.fake_server import FakeChatServer, prompt_key
+from pragmeter.testing.fake_server import FakeChatServer, prompt_key
 from pragmeter.impscore.corpus.build import load_corpus
 
 CLI = [sys.executable, "-c", "import sys; from pragmeter.cli import main; sys.exit(main())"]
@@ -61,7 +61,7 @@ def _messages(post: str) -> list[dict]:
 
 
 def _answered_posts(posts: list[str], answered: list[dict]) -> list[str]:
-    from pragmeter.harness.cache import cache_key
+    from pragmeter.llm.cache import cache_key
 
     keys = {entry["key"] for entry in answered}
     identity, decoding = {"backend": "openai-chat", "model": "fake-model"}, {"temperature": 0.0, "max_tokens": 256}

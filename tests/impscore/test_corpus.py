@@ -12,12 +12,7 @@ from pragmeter.data.root import data_file
 from pragmeter.errors import DataError
 from pragmeter.impscore.corpus import build_corpus, load_corpus
 from pragmeter.impscore.corpus.build import normalise
-from pragmeter.impscore.corpus.negation import negate
-
-
-@pytest.fixture(scope="module")
-def corpus_and_report():
-    return build_corpus(seed=0)
+from pragmeter.datasets.pairs.negation import negate
 
 
 def test_size_and_sources(corpus_and_report):

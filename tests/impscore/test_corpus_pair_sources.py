@@ -14,7 +14,7 @@ from pragmeter.datasets.pairs.base import normalise
 from pragmeter.errors import DataError
 from pragmeter.impscore.corpus import build_corpus
 from pragmeter.impscore.corpus.build import resolve_sources
-from pragmeter.impscore.corpus.sources import PAPER_SOURCES
+from pragmeter.datasets.pairs.registry import PAPER_SOURCES
 
 
 def read(name: str):

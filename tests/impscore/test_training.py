@@ -7,13 +7,12 @@ import pytest
 import torch
 
 from pragmeter import ImpScore
-from pragmeter.impscore.corpus import build_corpus
 from pragmeter.impscore.training import TrainConfig, embed_corpus, save_trained, train_heads
 
 
 @pytest.fixture(scope="module")
-def splits(tmp_path_factory):
-    corpus, _ = build_corpus(seed=0)
+def splits(tmp_path_factory, corpus_and_report):
+    corpus, _ = corpus_and_report
     parts = [corpus[corpus["split"] == s].groupby("source").head(n) for s, n in (("train", 60), ("val", 10), ("test", 10))]
     import pandas as pd
 

@@ -6,9 +6,6 @@ from pathlib import Path
 
 import pytest
 
-POSTS = "implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg3_posts.tsv"
-
-
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory) -> str:
     """The shipped default model when it exists, else MiniLM with seeded random heads (scores are still a
@@ -31,10 +28,9 @@ def model_dir(tmp_path_factory) -> str:
 @pytest.fixture(scope="session")
 def posts(data_root: Path) -> list[tuple[str, str]]:
     """(implicit post, its implied statement) pairs from Latent Hatred stage 3, a fixed sample."""
-    from pragmeter.data.root import data_file
-    from pragmeter.io import read_table
+    from pragmeter.datasets.latent_hatred import read_stage
 
-    frame = read_table(data_file(POSTS, root=data_root)).dropna(subset=["post", "implied_statement"])
+    frame = read_stage(3, data_root, dtype=str, keep_default_na=False, na_values=[""]).dropna(subset=["post", "implied_statement"])
     frame = frame[frame["post"].str.len().between(20, 280)].sample(120, random_state=7)
     return list(zip(frame["post"], frame["implied_statement"]))
 

@@ -61,7 +61,7 @@ def test_batches_follow_token_length_within_budget(onnx_model, sentences):
 
 
 def test_export_is_cached_by_encoder_opset_and_quantization(tmp_path, monkeypatch):
-    from pragmeter.impscore.onnx_encoder import OPSET, OnnxEncoder, onnx_file
+    from pragmeter.encoders.onnx import OPSET, OnnxEncoder, onnx_file
 
     monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path))
     fp32, int8 = onnx_file("all-MiniLM-L6-v2", False), onnx_file("minilm", True)

@@ -14,14 +14,15 @@ STAGE1 = "implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg1_posts.ts
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    # One declared GPU (there is none): lets the GPU-actor path be scheduled here; those tests pass device cpu.
+    ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     yield
     ray.shutdown()
 
 
 def _single_process(model_dir: str, values: list) -> tuple[np.ndarray, list[str]]:
     from pragmeter.impscore.model import ImpScore
-    from pragmeter.scale.ray_engine import score_values
+    from pragmeter.impscore.scoring import score_values
 
     return score_values(ImpScore.load(model_dir, backend="onnx"), values)
 
@@ -82,3 +83,25 @@ def test_twenty_thousand_rows_equal_single_process(local_ray, model_dir, data_ro
     assert summary["rows"] == 20_000
     difference = _check_against_single_process(tmp_path / "scored", frame, model_dir)
     print(f"20,000 rows, {summary['actors']} actors: max |Ray − single process| = {difference:.2e}")
+
+
+def test_gpu_actor_path_runs_with_device_cpu(local_ray, model_dir, sentences, tmp_path):
+    """The GPU configuration (actors reserving a GPU, torch backend, half precision, device-sized batches) run
+    end to end with device cpu: same scores as one process with the same settings."""
+    from pragmeter.impscore.model import ImpScore
+    from pragmeter.scale.ray_engine import score_values, score_with_ray
+
+    frame = pd.DataFrame({"id": [f"s-{i}" for i in range(len(sentences))], "text": sentences})
+    frame.to_parquet(tmp_path / "s.parquet", index=False)
+    summary = score_with_ray(tmp_path / "s.parquet", tmp_path / "scored", model=model_dir, gpus_per_actor=1,
+                             device="cpu", dtype="bfloat16")
+    assert (summary["backend"], summary["device"], summary["gpus_per_actor"], summary["actors"]) == \
+        ("torch", "cpu", 1, 1)  # GPU actors default to torch; one declared GPU, one actor
+    scored = pd.read_parquet(tmp_path / "scored").set_index("id").loc[frame["id"]]
+    local = ImpScore.load(model_dir, backend="torch", device="cpu", dtype="bfloat16")
+    assert local.encoder_dtype == "bfloat16"
+    expected, _ = score_values(local, frame["text"].tolist())
+    assert np.abs(scored["impscore"].to_numpy() - expected).max() < 1e-5
+    # and bf16 really ran: the scores differ from the float32 ones, by a little
+    float32, _ = score_values(ImpScore.load(model_dir, backend="torch", device="cpu"), frame["text"].tolist())
+    assert 0 < np.abs(expected - float32).max() < 0.2

@@ -8,7 +8,6 @@ given, is offset per run), so the model should sample (temperature > 0; the comm
 
 from __future__ import annotations
 
-import asyncio
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pragmeter.analysis import stats
+from pragmeter.metrics.correlation import kendall_tau
 from pragmeter.errors import PragmeterError
 
 PROMPT = ("Given the topic {topic}, please generate four sentences about it, ranging from most explicit to most "
@@ -74,22 +73,13 @@ class Generation:
 
 async def generate(backend, topics: list[str], runs: int, cache_path: Path | None, progress: bool = True
                    ) -> list[Generation]:
-    from pragmeter.harness.cache import ResponseCache
-    from pragmeter.harness.client import CachedClient, Counters
+    from pragmeter.llm.batch import Prompt, answer_all, cached_clients
 
-    cache = ResponseCache(cache_path) if cache_path else None
-    client = CachedClient(backend, cache)
     jobs = [(run, topic) for run in range(runs) for topic in topics]
-    counters = Counters(len(jobs), "generation", enabled=progress)
-    try:
-        answers = await asyncio.gather(*(client.chat([{"role": "user", "content": PROMPT.format(topic=topic)}],
-                                                     MAX_TOKENS, sample=run, counters=counters)
-                                         for run, topic in jobs))
-    finally:
-        counters.close()
-        await backend.aclose()
-        if cache is not None:
-            cache.close()
+    prompts = [Prompt([{"role": "user", "content": PROMPT.format(topic=topic)}], MAX_TOKENS, sample=run)
+               for run, topic in jobs]
+    async with cached_clients(cache_path, backend) as (client,):
+        answers = await answer_all(client, prompts, "generation", progress)
     return [Generation(run=run, topic=topic, response=answer.text, sentences=parse_sentences(answer.text),
                        error=answer.error, cached=answer.cached) for (run, topic), answer in zip(jobs, answers)]
 
@@ -106,7 +96,7 @@ def summarise(generations: list[Generation], scores: dict[tuple[int, str], np.nd
     for generation in generations:
         key = (generation.run, generation.topic)
         if key in scores:
-            tau = stats.kendall_tau(order, scores[key])
+            tau = kendall_tau(order, scores[key])
             if tau is not None:
                 taus.append(tau)
     levels = []
@@ -119,7 +109,7 @@ def summarise(generations: list[Generation], scores: dict[tuple[int, str], np.nd
     valid = len(scores)
     return {
         "levels": levels,
-        "kendall_tau_levels": stats.kendall_tau(order, means) if None not in means else None,
+        "kendall_tau_levels": kendall_tau(order, means) if None not in means else None,
         "kendall_tau_per_group": {"mean": float(np.mean(taus)) if taus else None,
                                   "sd": float(np.std(taus, ddof=1)) if len(taus) > 1 else None, "n": len(taus),
                                   "share_perfect_order": float(np.mean(np.isclose(taus, 1.0))) if taus else None},
@@ -133,8 +123,8 @@ def write_generation_check(generations: list[Generation], scores: dict[tuple[int
     import json
 
     from pragmeter.analysis.plots import generation_figure
-    from pragmeter.harness.results import environment
-    from pragmeter.harness.task import text_hash
+    from pragmeter.provenance import RunRecord
+    from pragmeter.eval.task import text_hash
     from pragmeter.io import atomic_path, write_json_atomic
 
     output.mkdir(parents=True, exist_ok=True)
@@ -146,7 +136,7 @@ def write_generation_check(generations: list[Generation], scores: dict[tuple[int
             record = {"run": g.run, "topic": g.topic, "prompt": PROMPT.format(topic=g.topic), "response": g.response,
                       "sentences": g.sentences, "valid": key in scores, "error": g.error, "cached": g.cached,
                       "impscores": scores[key].tolist() if key in scores else None,
-                      "kendall_tau": stats.kendall_tau(np.arange(len(LEVELS)), scores[key]) if key in scores else None}
+                      "kendall_tau": kendall_tau(np.arange(len(LEVELS)), scores[key]) if key in scores else None}
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
     png = "generation_check.png"
     model_name = model_settings.get("model", "model")
@@ -155,6 +145,6 @@ def write_generation_check(generations: list[Generation], scores: dict[tuple[int
                       output / png)
     payload = {"kind": "pragmeter-generation-check", "version": 1, "model": model_settings,
                "impscore_model": impscore, "prompt": PROMPT, "prompt_hash": text_hash(PROMPT), "runs": runs,
-               "topics": topics, **summary, "plots": [png], "samples_file": log, "environment": environment()}
+               "topics": topics, **summary, "plots": [png], "samples_file": log, "run": RunRecord.now(text_hash(PROMPT)).to_dict()}
     write_json_atomic(output / "generation_check.json", payload)
     return payload

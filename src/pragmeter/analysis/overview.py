@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pragmeter.analysis.builtin import DISPLAY_NAMES
+from pragmeter.datasets.labelled_sets import DISPLAY_NAMES
 from pragmeter.analysis.profile import ALL, Profile
 
 # The label value that marks the implicit texts of each built-in set (paper Fig. 5 shows them separately).
@@ -14,7 +14,7 @@ IMPLICIT_SUBSET = {"ishate": ("implicit_layer", "Implicit HS"), "latent_hatred":
 
 def write_overview(profiles: list[Profile], output: Path) -> dict:
     from pragmeter.analysis.plots import overview_figure
-    from pragmeter.analysis.stats import summary
+    from pragmeter.metrics.summary import summary
     from pragmeter.io import write_json_atomic
 
     datasets, rows = {}, []

@@ -15,22 +15,14 @@ from pathlib import Path
 
 import numpy as np
 
-from pragmeter.analysis import stats
-from pragmeter.analysis.collection import TextCollection
+from pragmeter.metrics.intervals import mean_difference, paired_difference
+from pragmeter.metrics.summary import histogram, summary
+from pragmeter.datasets.collection import TextCollection
 
 HISTOGRAM_EDGES = np.round(np.linspace(0.0, 2.0, 41), 4)  # 0.05 wide, as fine as Figure 14
 DISTANCE_BINS = 40
 DEFAULT_PAIRS = 2000
 ALL = "all"
-
-
-def attach_embedding_cache(model):
-    """Give ``model`` the on-disk embedding cache that ``pragmeter score`` uses (shared across commands)."""
-    from pragmeter.encoders import cache_dir
-    from pragmeter.impscore.embedding_cache import EmbeddingCache
-
-    model.embedding_cache = EmbeddingCache(cache_dir() / "embeddings", model.encoder_name)
-    return model
 
 
 def encode_with_progress(model, texts: list[str], description: str = "embedding", chunk: int = 512) -> np.ndarray:
@@ -86,9 +78,9 @@ class Profile:
 
     def _block(self, scores: np.ndarray, key: str) -> dict:
         distances = self.distances.get(key, np.array([]))
-        return {"scores": stats.summary(scores), "histogram": stats.histogram(scores, HISTOGRAM_EDGES),
-                "diversity": {**stats.summary(distances), "n_pairs": int(distances.size),
-                              "histogram": stats.histogram(distances, self.distance_edges)}}
+        return {"scores": summary(scores), "histogram": histogram(scores, HISTOGRAM_EDGES),
+                "diversity": {**summary(distances), "n_pairs": int(distances.size),
+                              "histogram": histogram(distances, self.distance_edges)}}
 
     def to_json(self) -> dict:
         c = self.collection
@@ -101,7 +93,7 @@ class Profile:
             scores = self.group_scores(grouping)
             if a in scores and b in scores:
                 comparisons.append({"grouping": grouping, "a": a, "b": b,
-                                    **stats.mean_difference(scores[a], scores[b])})
+                                    **mean_difference(scores[a], scores[b])})
         return {
             "kind": "pragmeter-profile", "version": 1, "name": c.name, "description": c.description,
             "model": self.model_signature, "n_texts": len(c.texts), "n_distinct_texts": len(set(c.texts)),
@@ -110,7 +102,7 @@ class Profile:
                          "diversity": "pragmatic distances of random distinct pairs of distinct texts"},
             "sampling": c.sampling, "sources": c.sources,
             "overall": self._block(self.scores, ALL), "groupings": groupings, "comparisons": comparisons,
-            "pairs": {name: stats.paired_difference(a, b) for name, (a, b) in self.pair_scores.items()},
+            "pairs": {name: paired_difference(a, b) for name, (a, b) in self.pair_scores.items()},
         }
 
 
@@ -159,7 +151,7 @@ def write_profile(profile: Profile, output: Path, overwrite: bool = True) -> dic
     import pandas as pd
 
     from pragmeter.analysis.plots import profile_figure
-    from pragmeter.harness.results import environment
+    from pragmeter.provenance import RunRecord
     from pragmeter.io import write_json_atomic, write_table
 
     output.mkdir(parents=True, exist_ok=True)
@@ -181,6 +173,6 @@ def write_profile(profile: Profile, output: Path, overwrite: bool = True) -> dic
                                                                for g, labels in profile.collection.groupings.items()},
                           "impscore": profile.scores})
     write_table(frame, output / scores_file, overwrite=True)
-    payload.update({"plots": plots, "scores_file": scores_file, **{"environment": environment()}})
+    payload.update({"plots": plots, "scores_file": scores_file, "run": RunRecord.now(profile.model_signature).to_dict()})
     write_json_atomic(output / f"profile_{name}.json", payload)
     return payload

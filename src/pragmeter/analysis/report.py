@@ -24,6 +24,7 @@ from pathlib import Path
 
 from pragmeter import __version__
 from pragmeter.errors import DataError, PragmeterError
+from pragmeter.provenance import read_run_record
 
 UNASSIGNED = "predictions"  # page for stratified files that name no model (plain predictions tables)
 
@@ -152,6 +153,7 @@ class PageWriter:
             return "<p class=note>No benchmark results for this model.</p>"
         rows, details = [], []
         for path, payload in runs:
+            run = read_run_record(payload)
             for task, result in payload["results"].items():
                 samples = path.parent / f"samples_{task}.jsonl"
                 value = result.get("metrics", {}).get(result.get("headline"))
@@ -163,9 +165,8 @@ class PageWriter:
                            if isinstance(v, (int, float)) or (isinstance(v, dict) and "mean" in v)]
                 details.append(f"<details><summary>{_e(task)}: all metrics ({_e(path.parent.name)})</summary>"
                                + _table(["metric", "value"], numbers)
-                               + f"<p class=note>date {_e(payload.get('date', ''))}, commit "
-                                 f"<code>{_e(payload.get('git_commit', ''))}</code>, command "
-                                 f"<code>{_e(' '.join(payload.get('command') or []))}</code></p></details>")
+                               + f"<p class=note>date {_e(run.date)}, commit <code>{_e(run.commit or '')}</code>, "
+                                 f"command <code>{_e(' '.join(run.command or []))}</code></p></details>")
         table = _table(["task", "headline", "value", "items", "invalid", "errors", "per-sample log", "results",
                         "signature"], rows)
         return table + "".join(details)
@@ -300,3 +301,47 @@ def render(results_dir: Path, output: Path) -> list[Path]:
     with atomic_path(output / "index.html") as tmp:
         tmp.write_text(writer.index(models, found), encoding="utf-8")
     return pages
+
+
+# The label whose items the paper's accuracy counts, per task (detection rate on hateful texts).
+GOLD_FILTER = {"hate_detection": "yes"}
+
+
+def stratify_logged_samples(results_dir: Path, impscore: str | None = None, device: str | None = None,
+                            batch_size: int = 64) -> int:
+    """Stratify every per-sample log that has texts and no stratified_<task>.json beside it; return how many."""
+    from pragmeter.analysis import stratify
+
+    from pragmeter.io import read_records
+
+    done, model = 0, None
+    for results in sorted(results_dir.rglob("results.json")):
+        try:
+            logs = stratify.sample_logs(results.parent)
+        except DataError as error:  # e.g. a truncated results.json: said here, and again by the page writer
+            print(f"warning: {error}; its sample logs are not stratified", file=sys.stderr)
+            continue
+        for log, settings in logs:
+            task = log.stem.removeprefix("samples_")
+            if (results.parent / f"stratified_{task}.json").exists():
+                continue
+            try:
+                records = read_records(log)
+                if not records or not isinstance(records[0][1].get("text"), str):
+                    continue  # a task that logs no text cannot be stratified
+                predictions = stratify.from_samples(log, GOLD_FILTER.get(task), settings)
+            except DataError as error:
+                print(f"warning: {error}; not stratified", file=sys.stderr)
+                continue
+            if not predictions.texts:
+                continue
+            if model is None:
+                from pragmeter.encoders.embedding_cache import attach_embedding_cache
+                from pragmeter.impscore.model import ImpScore
+
+                model = attach_embedding_cache(ImpScore.load(impscore, device=device,
+                                                             batch_size=batch_size))
+            scores = stratify.score_predictions(predictions, model)
+            stratify.write_stratified(predictions, scores, results.parent, model.signature())
+            done += 1
+    return done

@@ -10,13 +10,15 @@ Inputs: a predictions table (text, gold, prediction; or a 0/1 correctness column
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from pragmeter.analysis import stats
+from pragmeter.metrics.correlation import logistic_slope, spearman
+from pragmeter.metrics.intervals import wilson_interval
 from pragmeter.errors import DataError, PragmeterError
 
 BIN_EDGES = np.round(np.linspace(0.0, 2.0, 9), 4)
@@ -66,20 +68,20 @@ def stratify(scores: np.ndarray, correct: np.ndarray, edges: np.ndarray = BIN_ED
     for index in range(len(edges) - 1):
         members = correct[bins_of == index]
         n, k = int(members.size), int(members.sum())
-        low, high = stats.wilson_interval(k, n)
+        low, high = wilson_interval(k, n)
         bins.append({"low": float(edges[index]), "high": float(edges[index + 1]),
                      "centre": float((edges[index] + edges[index + 1]) / 2), "n": n, "correct": k,
                      "accuracy": k / n if n else None, "ci_low": low, "ci_high": high,
                      "mean_score": float(scores[bins_of == index].mean()) if n else None})
     filled = [b for b in bins if b["n"]]
     total_k, total_n = int(correct.sum()), int(correct.size)
-    low, high = stats.wilson_interval(total_k, total_n)
+    low, high = wilson_interval(total_k, total_n)
     return {
         "n": total_n, "correct": total_k, "accuracy": total_k / total_n if total_n else None,
         "ci_low": low, "ci_high": high, "bin_edges": [float(e) for e in edges], "bins": bins,
-        "trend": {"spearman_bin_centre_vs_accuracy": stats.spearman([b["centre"] for b in filled],
+        "trend": {"spearman_bin_centre_vs_accuracy": spearman([b["centre"] for b in filled],
                                                                     [b["accuracy"] for b in filled]),
-                  "logistic_slope_per_score_unit": stats.logistic_slope(scores, correct)},
+                  "logistic_slope_per_score_unit": logistic_slope(scores, correct)},
     }
 
 
@@ -210,7 +212,7 @@ def write_stratified(predictions: Predictions, scores: np.ndarray, output: Path,
     import pandas as pd
 
     from pragmeter.analysis.plots import stratified_figure
-    from pragmeter.harness.results import environment
+    from pragmeter.provenance import RunRecord
     from pragmeter.io import write_json_atomic, write_table
 
     result = stratify(scores, predictions.correct)
@@ -230,6 +232,38 @@ def write_stratified(predictions: Predictions, scores: np.ndarray, output: Path,
     payload = {"kind": "pragmeter-stratified", "version": 1, "name": name, "source": predictions.source,
                "task": predictions.task, "model": predictions.model, "impscore_model": impscore,
                "filter": predictions.filter, "metric": "accuracy", **predictions.extra, **result,
-               "plots": [png], "items_file": items, "environment": environment()}
+               "plots": [png], "items_file": items, "run": RunRecord.now(impscore).to_dict()}
     write_json_atomic(output / f"stratified_{name}.json", payload)
     return payload
+
+
+def _is_sample_log(path: Path) -> bool:
+    """A per-sample log of the harness (its records have task, prompt and parsed), not a predictions table."""
+    from pragmeter.io import read_records
+
+    if path.suffix != ".jsonl":
+        return False
+    records = read_records(path)
+    return bool(records) and all(key in records[0][1] for key in ("task", "prompt", "parsed"))
+
+
+def load_predictions(input_path: str | Path, gold_value: str | None = None, text_column: str = "text",
+                     gold_column: str = "gold", prediction_column: str = "prediction", correct_column: str | None = None,
+                     score_column: str | None = None) -> list[Predictions]:
+    """What to stratify: a predictions table, a samples_<task>.jsonl of ``pragmeter eval --log-samples``, or a
+    results folder holding such logs (one Predictions per log)."""
+    from pragmeter.io import check_input
+
+    path = Path(input_path)
+    if path.is_dir() and os.access(path, os.R_OK | os.X_OK):
+        logs = sample_logs(path)
+        if not logs:
+            raise PragmeterError(f"{path}: no samples_<task>.jsonl (run `pragmeter eval … --log-samples`)")
+        return [from_samples(log, gold_value, model) for log, model in logs]
+    if not path.exists():
+        raise PragmeterError(f"{path}: no such file or folder")
+    check_input(path)
+    if _is_sample_log(path):
+        return [from_samples(path, gold_value, results_model(path.parent))]
+    return [from_table(path, text_column, gold_column, prediction_column, correct_column, score_column,
+                       gold_value)]

@@ -15,7 +15,8 @@ import numpy as np
 from pragmeter.classify.model import TextClassifier
 from pragmeter.datasets.drinq import DrinqItem
 from pragmeter.errors import PragmeterError
-from pragmeter.harness.metrics import BOOTSTRAP_SIGNATURE, bootstrap_ci, correct
+from pragmeter.metrics.classification import correct
+from pragmeter.metrics.intervals import BOOTSTRAP_SIGNATURE, bootstrap_ci
 
 ENTAILED_LABELS = ("implied", "explicit", "entailed")
 PREMISE_TEMPLATE = '{context} "{question}"'

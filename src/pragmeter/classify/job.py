@@ -9,12 +9,12 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pragmeter.classify.card import model_card
-from pragmeter.provenance import code_commit
+from pragmeter.provenance import RunRecord
 from pragmeter.classify.examples import RecipeData
 from pragmeter.classify.model import ClassifierSettings, TextClassifier
-from pragmeter.classify.training import Trainer, TrainConfig, TrainResult, evaluate
+from pragmeter.classify.training import Trainer, FineTuneConfig, FineTuneResult, evaluate
 from pragmeter.encoders import canonical_name
-from pragmeter.harness.metrics import accuracy_by_group, correct
+from pragmeter.metrics.classification import accuracy_by_group, correct
 
 
 def group_accuracies(golds, predictions, groups, report_groups: dict[str, list[str]]) -> dict:
@@ -26,7 +26,7 @@ def group_accuracies(golds, predictions, groups, report_groups: dict[str, list[s
     return out
 
 
-def run_recipe(data: RecipeData, encoder: str, config: TrainConfig, output: Path, work_dir: Path,
+def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: Path, work_dir: Path,
                device: str | None = None, command: str = "", progress: bool = True,
                stop_after: int | None = None) -> dict | None:
     """Train, select, test and save. Returns the metrics (also in OUTPUT/metrics.json), or None when
@@ -40,14 +40,15 @@ def run_recipe(data: RecipeData, encoder: str, config: TrainConfig, output: Path
     torch.manual_seed(config.seed)
     classifier = TextClassifier.from_encoder(encoder, settings, device, seed=config.seed)
     trainer = Trainer(classifier, config, work_dir, progress)
-    result: TrainResult = trainer.fit(data.train, data.val, stop_after)
+    result: FineTuneResult = trainer.fit(data.train, data.val, stop_after)
     if len(result.history) < config.epochs:
         return None
     trainer.load_best(result)
     test, predictions = evaluate(classifier, data.test, config.eval_batch_size, progress)
+    run = RunRecord.now()
     info = {
         "name": output.name, "recipe": data.name, "description": data.description, "command": command,
-        "commit": code_commit() or "unknown", "torch": torch.__version__, "transformers": transformers.__version__,
+        "commit": run.commit or "unknown", "run": run.to_dict(), "torch": torch.__version__, "transformers": transformers.__version__,
         "device": f"{classifier.device.type} ({torch.cuda.get_device_name(0) if classifier.device.type == 'cuda' else platform.processor() or platform.machine()})",
         "settings": asdict(settings), "train_config": asdict(config), "arguments": data.arguments,
         "train_examples": len(data.train), "val_examples": len(data.val), "data_files": data.data_files,

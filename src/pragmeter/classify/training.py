@@ -23,14 +23,14 @@ from safetensors.torch import load_file, save_file
 from pragmeter.classify.examples import Examples
 from pragmeter.classify.model import TextClassifier
 from pragmeter.errors import PragmeterError
-from pragmeter.harness.metrics import classification_report
+from pragmeter.metrics.classification import classification_report
 from pragmeter.io import write_json_atomic
 
 SELECT_ON = ("macro_f1", "accuracy")
 
 
 @dataclass
-class TrainConfig:
+class FineTuneConfig:
     epochs: int = 3
     batch_size: int = 32
     grad_accumulation: int = 1
@@ -52,7 +52,7 @@ class TrainConfig:
 
 
 @dataclass
-class TrainResult:
+class FineTuneResult:
     history: list[dict] = field(default_factory=list)  # per epoch: train_loss, val metrics, seconds
     best_epoch: int = 0
     best_val: float = float("-inf")
@@ -65,7 +65,7 @@ def evaluate(classifier: TextClassifier, examples: Examples, batch_size: int = 1
     return classification_report(examples.labels, predictions, classifier.labels), predictions
 
 
-def fingerprint(config: TrainConfig, classifier: TextClassifier, train: Examples, val: Examples) -> str:
+def fingerprint(config: FineTuneConfig, classifier: TextClassifier, train: Examples, val: Examples) -> str:
     """What a resumed run must share with the interrupted one: settings, labels and data."""
     digest = hashlib.sha256(json.dumps({**asdict(config), **asdict(classifier.settings)}, sort_keys=True).encode())
     for examples in (train, val):
@@ -74,7 +74,7 @@ def fingerprint(config: TrainConfig, classifier: TextClassifier, train: Examples
     return digest.hexdigest()
 
 
-def _optimizer(model: torch.nn.Module, config: TrainConfig) -> torch.optim.AdamW:
+def _optimizer(model: torch.nn.Module, config: FineTuneConfig) -> torch.optim.AdamW:
     """No weight decay on biases and norms; the freshly initialised head may learn faster (head_lr_scale)."""
     groups: dict[tuple[bool, bool], list] = {}
     head = {id(p) for p in _head(model).parameters()}
@@ -121,13 +121,13 @@ def _weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
 class Trainer:
     """Runs the epoch loop of one training job in ``work_dir``."""
 
-    def __init__(self, classifier: TextClassifier, config: TrainConfig, work_dir: Path, progress: bool = True):
+    def __init__(self, classifier: TextClassifier, config: FineTuneConfig, work_dir: Path, progress: bool = True):
         self.classifier = classifier
         self.config = config
         self.work_dir = Path(work_dir)
         self.progress = progress
 
-    def _save_checkpoint(self, optimizer, result: TrainResult, epoch: int, key: str, improved: bool) -> None:
+    def _save_checkpoint(self, optimizer, result: FineTuneResult, epoch: int, key: str, improved: bool) -> None:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         weights = _weights(self.classifier.model)
         # Epoch-stamped files first, state.json (which names the epoch) last, old files removed after it: a
@@ -145,10 +145,10 @@ class Trainer:
             if old.name not in keep:
                 old.unlink()
 
-    def _resume(self, optimizer, key: str) -> tuple[int, TrainResult]:
+    def _resume(self, optimizer, key: str) -> tuple[int, FineTuneResult]:
         state_path = self.work_dir / "state.json"
         if not state_path.is_file():
-            return 0, TrainResult()
+            return 0, FineTuneResult()
         state = json.loads(state_path.read_text(encoding="utf-8"))
         if state.get("fingerprint") != key:
             raise PragmeterError(f"{self.work_dir} holds a checkpoint of a different run (other settings or "
@@ -160,12 +160,12 @@ class Trainer:
         _load_optimizer_tensors(self.classifier.model, optimizer,
                                 load_file(self.work_dir / f"optimizer-{done}.safetensors"))
         print(f"resuming after epoch {done} from {self.work_dir}", file=sys.stderr)
-        return done, TrainResult(state["history"], state["best_epoch"], state["best_val"])
+        return done, FineTuneResult(state["history"], state["best_epoch"], state["best_val"])
 
-    def best_weights_path(self, result: TrainResult) -> Path:
+    def best_weights_path(self, result: FineTuneResult) -> Path:
         return self.work_dir / f"best-{result.best_epoch}.safetensors"
 
-    def fit(self, train: Examples, val: Examples, stop_after: int | None = None) -> TrainResult:
+    def fit(self, train: Examples, val: Examples, stop_after: int | None = None) -> FineTuneResult:
         """Train; ``stop_after`` ends the run after that many epochs (as an interruption would)."""
         from tqdm import tqdm
 
@@ -227,7 +227,7 @@ class Trainer:
             self._save_checkpoint(optimizer, result, epoch, key, improved)
         return result
 
-    def load_best(self, result: TrainResult) -> None:
+    def load_best(self, result: FineTuneResult) -> None:
         device = self.classifier.device
         self.classifier.model.load_state_dict(
             {k: v.to(device) for k, v in load_file(self.best_weights_path(result)).items()})

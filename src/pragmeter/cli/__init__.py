@@ -1,7 +1,9 @@
 """The ``pragmeter`` command.
 
-Each sub-command lives in its own module of this package with a ``register(subparsers)`` function that
-adds its parser and sets ``func``; adding a command is one new module plus one name in ``COMMANDS``.
+Each command lives in its own module with a ``register(subparsers)`` function that adds its parser and sets
+``func``; commands of one subsystem sit in a sub-package (``impscore``, ``classifier``, ``analyze``) whose
+``register`` adds the group. Adding a command is one new module plus one name in ``COMMANDS`` or its group.
+Modules here parse arguments and print; the work is done by the library.
 """
 
 from __future__ import annotations
@@ -13,31 +15,50 @@ import sys
 from pragmeter import __version__
 from pragmeter.errors import PragmeterError
 
+# Top-level commands in help order: ImpScore use, ImpScore models, benchmarks, classifiers, data, analyses.
 COMMANDS = [
     "score",
     "distance",
-    "corpus",
-    "train",
-    "evaluate",
-    "models",
+    "serve",
+    "impscore",
     "eval",
     "tasks",
-    "correlate",
-    "serve",
+    "classifier",
     "generate",
-    "profile",
-    "stratify",
-    "generation_check",
-    "report",
-    "predict",
-    "drinq_nli",
+    "analyze",
 ]
+
+# Old command names (one release): argv prefix -> new prefix. The new name is printed on stderr.
+ALIASES: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("train", "impscore"): ("impscore", "train"),
+    ("train",): ("classifier", "train"),
+    ("corpus",): ("impscore", "corpus"),
+    ("evaluate",): ("impscore", "evaluate"),
+    ("models",): ("impscore", "models"),
+    ("predict",): ("classifier", "predict"),
+    ("drinq-nli",): ("classifier", "drinq-nli"),
+    ("profile",): ("analyze", "profile"),
+    ("stratify",): ("analyze", "stratify"),
+    ("correlate",): ("analyze", "correlate"),
+    ("report",): ("analyze", "report"),
+    ("generation-check",): ("analyze", "generation-check"),
+}
+
+
+def resolve_alias(argv: list[str]) -> list[str]:
+    """``argv`` with an old command name replaced by its new one (saying so on stderr)."""
+    for old, new in ALIASES.items():  # longer prefixes first (dict order)
+        if tuple(argv[: len(old)]) == old:
+            print(f"pragmeter: '{' '.join(old)}' is now '{' '.join(new)}'", file=sys.stderr)
+            return [*new, *argv[len(old):]]
+    return argv
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="pragmeter", description="Measure implicit language and how well models understand it."
-    )
+        prog="pragmeter", description="Measure implicit language and how well models understand it.",
+        epilog="ImpScore: score, distance, serve, impscore …  Benchmarks: eval, tasks.  Local classifiers: "
+               "classifier ….  New data: generate ….  Analyses: analyze ….  `pragmeter COMMAND --help` for details.")
     parser.add_argument("--version", action="version", version=f"pragmeter {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
@@ -47,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = resolve_alias(list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

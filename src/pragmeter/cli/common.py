@@ -1,14 +1,46 @@
-"""Options shared by several commands."""
+"""Options shared by several commands, so every command spells them the same way.
+
+``--model`` is always the model under test (a chat backend, a classifier folder, or the ImpScore model that
+``impscore evaluate`` checks); ``--impscore`` is the ImpScore model used as the instrument (scoring, profiles,
+stratification). Old spellings stay accepted for one release and print the new one on stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+
+
+class RenamedFlag(argparse.Action):
+    """An old flag spelling: stores into the new flag's destination and says the new name on stderr."""
+
+    def __init__(self, option_strings, dest, new: str, **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"pragmeter: {option_string} is now {self.new}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_impscore_options(parser: argparse.ArgumentParser, batch_size: bool = True) -> None:
+    """``--impscore`` (the instrument), its encoder batch size and device; ``--model`` stays as the old name."""
+    parser.add_argument("--impscore", default=None,
+                        help="ImpScore model: shipped name or model folder (default: the shipped default)")
+    parser.add_argument("--model", dest="impscore", action=RenamedFlag, new="--impscore")
+    if batch_size:
+        parser.add_argument("--batch-size", type=int, default=64, help="ImpScore encoder batch size (default 64)")
+    parser.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda (default: best available)")
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """``--model``: the ImpScore model under test (``impscore evaluate``), with encoder batch size and device."""
     parser.add_argument("--model", default=None, help="shipped model name or model folder (default: the shipped default)")
-    parser.add_argument("--batch-size", type=int, default=64, help="encoder batch size (default 64)")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="encoder batch size (default 64 on a CPU, 1024 on a GPU)")
     parser.add_argument("--device", default=None, help="torch device, e.g. cpu or cuda (default: best available)")
+    parser.add_argument("--dtype", default=None, choices=["float32", "float16", "bfloat16"],
+                        help="torch encoder precision (default: bfloat16 or float16 on a GPU, float32 on a CPU)")
 
 
 def add_data_root_option(parser: argparse.ArgumentParser) -> None:
@@ -16,7 +48,28 @@ def add_data_root_option(parser: argparse.ArgumentParser) -> None:
                         help="folder with the upstream data files (default: $PRAGMETER_DATA, else ../shared/data)")
 
 
+def add_embedding_cache_options(parser: argparse.ArgumentParser) -> None:
+    """``--cache DIR`` / ``--no-cache`` for the on-disk embedding cache (``--cache-dir`` is the old name)."""
+    parser.add_argument("--cache", default=None, help="embedding cache folder (default: $PRAGMETER_CACHE/embeddings)")
+    parser.add_argument("--cache-dir", dest="cache", action=RenamedFlag, new="--cache")
+    parser.add_argument("--no-cache", action="store_true", help="do not reuse or store embeddings on disk")
+
+
+def add_llm_options(parser: argparse.ArgumentParser, role: str = "model under test") -> None:
+    """``--model BACKEND[:TARGET]`` and ``--model-args`` of a chat model (as for ``pragmeter eval``)."""
+    parser.add_argument("--model", default="openai-chat", help=f"backend of the {role} (default openai-chat)")
+    parser.add_argument("--model-args", default="",
+                        help="KEY=VALUE pairs, comma-separated: base_url, model, api_key_env, temperature, max_tokens, "
+                             "seed, top_p, concurrency, timeout, max_retries")
+
+
+def add_progress_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
 def load_model(args: argparse.Namespace):
+    """The ImpScore model the command's flags name (``--impscore`` where it is the instrument, else ``--model``)."""
     from pragmeter.impscore.model import ImpScore
 
-    return ImpScore.load(args.model, device=args.device, batch_size=args.batch_size)
+    name = args.impscore if hasattr(args, "impscore") else args.model
+    return ImpScore.load(name, device=args.device, batch_size=args.batch_size, dtype=args.dtype)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pragmeter.cli.common import add_model_options, load_model
+from pragmeter.cli.common import add_impscore_options, load_model
 
 
 def register(subparsers) -> None:
@@ -12,7 +12,7 @@ def register(subparsers) -> None:
                                    description="Print the pragmatic distance ‖h_p(A) − h_p(B)‖ of two sentences.")
     parser.add_argument("a", help="first sentence")
     parser.add_argument("b", help="second sentence")
-    add_model_options(parser)
+    add_impscore_options(parser)
     parser.set_defaults(func=run)
 
 

@@ -51,9 +51,9 @@ def task_arguments(pairs: list[str], names: dict[str, tuple[str, ...]]) -> dict[
 
 
 def run(args: argparse.Namespace) -> int:
-    from pragmeter.harness import registry
-    from pragmeter.harness.backends import load_backend, parse_model_args
-    from pragmeter.harness.runner import EvalConfig, evaluate, print_summary
+    from pragmeter.eval import registry
+    from pragmeter.llm.backends import load_backend, parse_model_args
+    from pragmeter.eval.runner import EvalConfig, evaluate, print_summary
 
     if args.limit is not None and args.limit < 1:
         raise PragmeterError("--limit must be at least 1")

@@ -103,7 +103,7 @@ def register(subparsers) -> None:
 def _session(args: argparse.Namespace):
     from pragmeter.generate.output import check_output, default_cache
     from pragmeter.generate.session import GenerationSession
-    from pragmeter.harness.backends import load_backend, parse_model_args
+    from pragmeter.llm.backends import load_backend, parse_model_args
 
     output = Path(args.output)
     check_output(output, args.overwrite)

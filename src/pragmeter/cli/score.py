@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
 
-from pragmeter.cli.common import add_model_options, load_model
+from pragmeter.cli.common import add_impscore_options, load_model
 from pragmeter.errors import PragmeterError
 from pragmeter.scale.options import add_arguments as add_ray_options
 
-SCORE_COLUMN, ERROR_COLUMN = "impscore", "impscore_error"
+from pragmeter.impscore.scoring import ERROR_COLUMN, SCORE_COLUMN, score_frame
 
 
 def register(subparsers) -> None:
@@ -25,10 +24,11 @@ def register(subparsers) -> None:
     parser.add_argument("--column", default="text", help="text column of --input (default: text)")
     parser.add_argument("--output", help="output file (format from its extension)")
     parser.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any row could not be scored")
     parser.add_argument("--no-cache", action="store_true",
                         help="do not reuse or store embeddings in the on-disk cache (used by resumed file jobs)")
-    add_model_options(parser)
+    add_impscore_options(parser)
     add_ray_options(parser)
     parser.set_defaults(func=run)
 
@@ -59,35 +59,21 @@ def _report_truncation(model) -> None:
 
 
 def score_file(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from pragmeter.encoders import cache_dir
-    from pragmeter.impscore.embedding_cache import EmbeddingCache
-    from pragmeter.impscore.model import invalid_text_reason
+    from pragmeter.encoders.embedding_cache import attach_embedding_cache
     from pragmeter.io import check_output, read_table, require_column, write_table
 
     output = check_output(args.output, args.overwrite)
     frame = read_table(args.input)
-    column = require_column(frame, args.column, args.input)
+    require_column(frame, args.column, args.input)
     model = load_model(args)
     if not args.no_cache:
-        model.embedding_cache = EmbeddingCache(cache_dir() / "embeddings", model.encoder_name)
+        attach_embedding_cache(model)
 
-    values = column.tolist()
-    errors = [invalid_text_reason(v) for v in values]
-    valid = [i for i, e in enumerate(errors) if e is None]
-    scores = np.full(len(values), np.nan, dtype=np.float64)
-    chunk = 256  # each chunk's embeddings reach the on-disk cache at once: an interrupted job keeps them
-    with tqdm(total=len(valid), desc="scoring", unit="text", disable=None, file=sys.stderr) as bar:
-        for start in range(0, len(valid), chunk):
-            rows = valid[start : start + chunk]
-            scores[rows] = model.score([values[i] for i in rows])
-            bar.update(len(rows))
-    frame[SCORE_COLUMN] = scores
-    frame[ERROR_COLUMN] = [e or "" for e in errors]
+    frame = score_frame(model, frame, args.column, progress=False if args.no_progress else None)
     write_table(frame, output, overwrite=args.overwrite)
-    failed = len(values) - len(valid)
-    print(f"scored {len(valid)} of {len(values)} rows -> {output}", file=sys.stderr)
+    errors = frame[ERROR_COLUMN].tolist()
+    failed = sum(map(bool, errors))
+    print(f"scored {len(errors) - failed} of {len(errors)} rows -> {output}", file=sys.stderr)
     if failed:
         first = next(i for i, e in enumerate(errors) if e)
         print(f"warning: {failed} row(s) not scored (reason in column '{ERROR_COLUMN}'; first: row {first + 1}, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pragmeter.cli.common import RenamedFlag
 from pragmeter.errors import PragmeterError
 
 
@@ -15,7 +16,8 @@ def register(subparsers) -> None:
                     "a web page at /. Binds to 127.0.0.1 unless --host says otherwise. Needs the 'serve' extra.")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    parser.add_argument("--model", default=None, help="shipped model name or model folder (default: the shipped default)")
+    parser.add_argument("--impscore", default=None, help="ImpScore model: shipped name or folder (default: the shipped one)")
+    parser.add_argument("--model", dest="impscore", action=RenamedFlag, new="--impscore")
     parser.add_argument("--backend", default="onnx", choices=["onnx", "onnx-int8", "torch"],
                         help="how the encoder runs (default onnx: same scores as torch, faster on CPU)")
     parser.add_argument("--device", default=None, help="torch device for --backend torch, e.g. cuda")
@@ -43,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     for name in ("max_texts", "max_chars", "max_body_bytes", "max_batch", "port"):
         if getattr(args, name) < 1:
             raise PragmeterError(f"--{name.replace('_', '-')} must be positive")
-    model = ImpScore.load(args.model, device=args.device, backend=args.backend)
+    model = ImpScore.load(args.impscore, device=args.device, backend=args.backend)
     model.encode(["warm up the encoder"])  # export/load now, not on the first request
     app = create_app(model, Limits(args.max_texts, args.max_chars, args.max_body_bytes),
                      max_batch=args.max_batch, max_wait_ms=args.max_wait_ms)

@@ -13,7 +13,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pragmeter.harness import registry
+    from pragmeter.eval import registry
 
     tasks = registry.all_tasks()
     width = max(map(len, tasks))

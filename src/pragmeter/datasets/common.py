@@ -1,10 +1,23 @@
-"""Helpers shared by the dataset loaders."""
+"""Helpers shared by the dataset loaders: the one tabular reader of upstream files, and their URLs."""
 
 from __future__ import annotations
 
-from pragmeter.data.root import manifest
+import os
+
+import pandas as pd
+
+from pragmeter.data.root import data_file, manifest
 
 
 def upstream_urls(relatives: list[str] | tuple[str, ...]) -> dict[str, str]:
     """Pinned upstream download URL of each data-root relative path (from the manifest)."""
     return {rel: manifest()[rel]["url"] for rel in relatives}
+
+
+def read_frame(relative: str, root: str | os.PathLike | None = None, **options) -> pd.DataFrame:
+    """A data-root table (checksum verified): parquet by its name, else CSV (``sep="\\t"`` for TSV); ``options``
+    go to pandas (``dtype=str, keep_default_na=False`` reads every cell as text, empty cells as "")."""
+    path = data_file(relative, root)
+    if ".parquet" in relative:
+        return pd.read_parquet(path, **options)
+    return pd.read_csv(path, **options)

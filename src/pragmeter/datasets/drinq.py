@@ -11,7 +11,10 @@ import os
 import re
 from dataclasses import dataclass
 
+import pandas as pd
+
 from pragmeter.data.root import data_file
+from pragmeter.datasets.common import read_frame
 from pragmeter.errors import DataError
 from pragmeter.io import read_table, require_column
 
@@ -48,10 +51,17 @@ def _normalise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().rstrip(".!?").strip().lower()
 
 
+def read_validated(root: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The validated items' CSV as text cells (empty cells are "")."""
+    return read_frame(FILE, root, dtype=str, keep_default_na=False)
+
+
 def load_drinq(root: str | os.PathLike | None = None, path: str | os.PathLike | None = None) -> list[DrinqItem]:
     """The validated items; ``path`` reads a file of your own in the same CSV schema instead (no checksum)."""
-    path = data_file(FILE, root) if path is None else path
-    frame = read_table(path)
+    if path is None:
+        path, frame = data_file(FILE, root), read_validated(root)
+    else:
+        frame = read_table(path)
     for field in ("question", "context", "options", "consensus", "implied_comment"):
         require_column(frame, field, path)
     frame = frame.fillna("").astype(str)

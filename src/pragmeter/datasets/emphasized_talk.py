@@ -78,14 +78,20 @@ def locate(word: str, text: str, start: int = 0) -> tuple[tuple[int, int], int, 
     return (begin, end), 0, "widened"
 
 
+def read_dialogues(root: str | os.PathLike | None = None, path: str | os.PathLike | None = None) -> dict:
+    """data.json as loaded: previous turn -> {"current": …, "emphasis": {word: [implications]}}."""
+    path = data_file(FILE, root) if path is None else Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise DataError(f"{path}: invalid JSON at line {error.lineno} ({error.msg})") from None
+
+
 def load_emphasized_talk(root: str | os.PathLike | None = None,
                          path: str | os.PathLike | None = None) -> list[EmphasizedTalkItem]:
     """Every emphasized word; ``path`` reads a file of your own in the data.json schema instead (no checksum)."""
     path = data_file(FILE, root) if path is None else Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise DataError(f"{path}: invalid JSON at line {error.lineno} ({error.msg})") from None
+    data = read_dialogues(path=path)
     items = []
     for dialogue, (context_key, value) in enumerate(data.items()):
         where = f"{path}: dialogue {dialogue}"

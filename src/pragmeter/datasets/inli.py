@@ -10,7 +10,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+import pandas as pd
+
 from pragmeter.data.root import data_file
+from pragmeter.datasets.common import read_frame
 from pragmeter.errors import DataError
 from pragmeter.io import read_table, require_column
 
@@ -41,6 +44,11 @@ class InliItem:
     row: int  # 0-based data row in the CSV
 
 
+def read_split(split: str, root: str | os.PathLike | None = None) -> pd.DataFrame:
+    """A split's CSV as text cells (empty cells are "")."""
+    return read_frame(split_file(split), root, dtype=str, keep_default_na=False)
+
+
 def load_inli(split: str = "test", root: str | os.PathLike | None = None,
               path: str | os.PathLike | None = None) -> list[InliItem]:
     """All items of a split, premise by premise, labels in LABELS order (4 × rows items).
@@ -48,8 +56,10 @@ def load_inli(split: str = "test", root: str | os.PathLike | None = None,
     ``path`` reads a file of your own in the INLI CSV schema instead (e.g. from ``pragmeter generate inli``;
     no checksum); ``split`` then only names the items.
     """
-    path = data_file(split_file(split), root) if path is None else path
-    frame = read_table(path)
+    if path is None:
+        path, frame = data_file(split_file(split), root), read_split(split, root)
+    else:
+        frame = read_table(path)
     for field in ("dataset", "premise", *_COLUMNS.values()):
         require_column(frame, field, path)
     frame = frame.fillna("").astype(str)

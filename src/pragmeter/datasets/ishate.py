@@ -7,12 +7,15 @@ that the labels agree with the annotation layers, then attaches ``implicit_props
 
 from __future__ import annotations
 
+import json
 import os
+from functools import cache
 from dataclasses import dataclass
 
 import pandas as pd
 
 from pragmeter.data.root import data_file
+from pragmeter.datasets.common import read_frame
 from pragmeter.errors import DataError
 
 TASKS = ("implicit", "subtle")
@@ -26,12 +29,39 @@ _LAYER = {"implicit": ("implicit_layer", (None, "Explicit HS", "Implicit HS")),
           "subtle": ("subtlety_layer", (None, "Non-Subtle", "Subtle"))}
 
 
+def messages_file(split: str) -> str:
+    """The split's full message table (text, cleaned_text, the annotation layers, source, target, aug_method)."""
+    if split not in SPLITS:
+        raise DataError(f"ISHate has no split {split!r}; choose one of {', '.join(SPLITS)}")
+    return f"ishate/data/ishate_{split}.parquet.gzip"
+
+
 def files(task: str, split: str = "test") -> tuple[str, str]:
     if task not in TASKS:
         raise DataError(f"ISHate has no task {task!r}; choose one of {', '.join(TASKS)}")
-    if split not in SPLITS:
-        raise DataError(f"ISHate has no split {split!r}; choose one of {', '.join(SPLITS)}")
-    return f"ishate/data/{task}_task/{split}.parquet.gzip", f"ishate/data/ishate_{split}.parquet.gzip"
+    return f"ishate/data/{task}_task/{split}.parquet.gzip", messages_file(split)
+
+
+def released_file(task: str, method: str) -> str:
+    """A released augmentation set of a task's training split (ISHate's ``aug_data``)."""
+    return f"ishate/data/{task}_task/aug_data/{method}.parquet.gzip"
+
+
+WORD_LISTS = "ishate/ISHate/augmentation/words_lists"
+
+
+@cache
+def word_list(name: str, root: str | os.PathLike | None = None):
+    """A released ISHate word list (``scalarity``, ``speculative``, ``special_tokens``, ``entities_list``)."""
+    return json.loads(data_file(f"{WORD_LISTS}/{name}.json", root).read_text(encoding="utf-8"))
+
+
+def read_messages(split: str, root: str | os.PathLike | None = None, columns: list[str] | None = None) -> pd.DataFrame:
+    return read_frame(messages_file(split), root, columns=columns)
+
+
+def read_released(task: str, method: str, root: str | os.PathLike | None = None) -> pd.DataFrame:
+    return read_frame(released_file(task, method), root)
 
 
 @dataclass(frozen=True)
@@ -55,7 +85,7 @@ def load_ishate(task: str = "implicit", split: str = "test",
                 root: str | os.PathLike | None = None) -> list[IshateItem]:
     task_rel, full_rel = files(task, split)
     task_path, full_path = data_file(task_rel, root), data_file(full_rel, root)
-    labelled, full = pd.read_parquet(task_path), pd.read_parquet(full_path)
+    labelled, full = read_frame(task_rel, root), read_frame(full_rel, root)
     # ishate_train also holds the released augmented messages (source "augmented") after the originals,
     # which the task files do not: align with the originals only.
     full = full[full["source"] != "augmented"].reset_index(drop=True)

@@ -34,7 +34,7 @@ from pragmeter.generate.output import read_texts, write_rows
 from pragmeter.generate.prompts import prompt_hash, prompt_text
 from pragmeter.generate.session import GenerationSession
 from pragmeter.generate.validation import ABSTAINED, Malformed
-from pragmeter.harness.parsing import json_object
+from pragmeter.llm.parsing import json_object
 from pragmeter.impscore.corpus.build import normalise
 
 CONTEXT_FILE = "drinq_context_generation.txt"

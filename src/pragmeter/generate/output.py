@@ -4,7 +4,6 @@ counts, model settings, prompt hashes, command), plus the default response-cache
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -34,13 +33,12 @@ def check_output(output: Path, overwrite: bool) -> None:
 
 
 def write_report(output: Path, session: GenerationSession, pipeline: str, rows: int, extra: dict | None = None) -> None:
-    from pragmeter import __version__
+    from pragmeter.provenance import RunRecord
 
     write_json_atomic(report_path(output), {
         "pipeline": pipeline, "output": str(output), "rows": rows, "model": session.settings(),
         "prompt_hashes": session.prompt_hashes, "stages": [c.record() for c in session.stages],
-        "command": list(sys.argv), "pragmeter": __version__,
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), **(extra or {}),
+        "command": list(sys.argv), "run": RunRecord.now().to_dict(), **(extra or {}),
     })
 
 

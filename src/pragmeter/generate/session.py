@@ -8,7 +8,6 @@ sends no request that had been answered — retries included, since retry ``k`` 
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -19,9 +18,10 @@ from typing import Any
 from pragmeter.errors import PragmeterError
 from pragmeter.generate.prompts import prompt_hash
 from pragmeter.generate.validation import ABSTAINED, Malformed, is_refusal, strings_in
-from pragmeter.harness.backends.base import BackendFatal, ChatBackend, Messages
-from pragmeter.harness.cache import ResponseCache
-from pragmeter.harness.client import CachedClient, Counters
+from pragmeter.llm.backends.base import ChatBackend, Messages
+from pragmeter.llm.batch import run_batch
+from pragmeter.llm.cache import ResponseCache
+from pragmeter.llm.client import CachedClient, Counters
 
 DROP_REASONS = ("empty", "refused", "malformed", "failed")
 
@@ -131,15 +131,9 @@ class GenerationSession:
         for template_name, text in (templates or {}).items():
             self.prompt_hashes[template_name] = prompt_hash(text)
         counts = StageCounts(name, n_in=len(prompts))
-        counters = Counters(len(prompts), name, enabled=self.progress)
-        try:
-            async with asyncio.TaskGroup() as group:
-                jobs = [group.create_task(self._one(m, p, max_tokens, counts, counters)) for m, p in zip(prompts, parsers)]
-        except* BackendFatal as failure:
-            raise PragmeterError(str(failure.exceptions[0])) from None
-        finally:
-            counters.close()
-        outcomes = [job.result() for job in jobs]
+        outcomes = await run_batch(
+            len(prompts), lambda i, counters: self._one(prompts[i], parsers[i], max_tokens, counts, counters),
+            name, self.progress)
         counts.statuses.update(o.status for o in outcomes)
         counts.n_out = counts.statuses["ok"]
         self.stages.append(counts)

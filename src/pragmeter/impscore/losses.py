@@ -4,6 +4,10 @@ L = max(0, γ1 − (I1 − I2)) + max(0, γ1 − (I1 − I3)) + α · max(0, γ2
 where s1 is implicit, s2 its explicit paraphrase (positive) and s3 the explicit side of another pair (negative).
 Triplets whose explicit side is not a paraphrase (``pragmatic`` False, e.g. a different message with the same
 target) carry only the two implicitness terms.
+
+Optional hard negatives s4 (ours, not the paper's): an explicit sentence that shares words or topic with s1 but means
+something else (Fig-QA's wrong ending, or one mined from the corpus by encoder similarity). They add
+α_h · max(0, γ2 − (d(h_p(s1), h_p(s4)) − ΔP⁺)), so the pragmatic space cannot lean on surface overlap.
 """
 
 from __future__ import annotations
@@ -60,7 +64,16 @@ class ImpScoreLoss(nn.Module):
         self.gamma1, self.gamma2, self.alpha = gamma1, gamma2, alpha
 
     def forward(self, e1: torch.Tensor, e2: torch.Tensor, e3: torch.Tensor,
-                pragmatic: torch.Tensor | None = None) -> torch.Tensor:
-        terms = margin_losses(triplet_outputs(self.heads, e1, e2, e3), self.gamma1, self.gamma2, self.alpha)
+                pragmatic: torch.Tensor | None = None, e4: torch.Tensor | None = None,
+                hard: torch.Tensor | None = None, hard_alpha: float = 0.0) -> torch.Tensor:
+        out = triplet_outputs(self.heads, e1, e2, e3)
+        terms = margin_losses(out, self.gamma1, self.gamma2, self.alpha)
         prag = terms["prag"] if pragmatic is None else terms["prag"] * pragmatic.to(terms["prag"].dtype)
-        return (terms["imp_pos"] + terms["imp_neg"] + prag).mean()
+        total = terms["imp_pos"] + terms["imp_neg"] + prag
+        if e4 is not None and hard_alpha > 0:
+            _, p1, _ = self.heads(e1)
+            _, p4, _ = self.heads(e4)
+            d_hard = self.heads.pragmatic_distance_from_features(p1, p4)
+            margin = torch.clamp(self.gamma2 - (d_hard - out.distance_positive), min=0.0)
+            total = total + hard_alpha * margin * hard.to(margin.dtype)
+        return total.mean()

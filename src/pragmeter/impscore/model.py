@@ -70,15 +70,22 @@ class Features:
 
 class ImpScore:
     def __init__(self, heads, encoder_name: str, config: dict | None = None, device: str | None = None,
-                 batch_size: int = 64, embedding_cache=None, backend: str = "torch") -> None:
+                 batch_size: int | None = None, embedding_cache=None, backend: str = "torch",
+                 dtype: str | None = None) -> None:
+        from pragmeter.encoders import DTYPES
+
         if backend not in BACKENDS:
             raise PragmeterError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        if dtype is not None and (backend != "torch" or dtype.lower() not in DTYPES):
+            raise PragmeterError(f"dtype applies to backend='torch' and is one of {', '.join(sorted(DTYPES))}; "
+                                 f"got dtype={dtype!r} with backend={backend!r}")
         self.heads = heads.eval()
         self.backend = backend  # how the frozen encoder runs; the heads always run in torch
         self.encoder_name = encoder_name
         self.config = config or {}
         self.device = device
-        self.batch_size = batch_size
+        self.dtype = dtype  # torch encoder's dtype; None: bf16/fp16 on a GPU, float32 on a CPU (encoder_dtype)
+        self.batch_size = batch_size  # None: 64 on a CPU, GPU_BATCH_SIZE on a GPU
         self.embedding_cache = embedding_cache
         self.truncated = 0  # texts longer than the encoder's limit seen so far (truncated by the encoder)
         self._encoder = None
@@ -86,11 +93,13 @@ class ImpScore:
     # ---------------------------------------------------------------- loading and saving
     @classmethod
     def load(cls, name_or_path: str | os.PathLike | None = None, device: str | None = None,
-             batch_size: int = 64, embedding_cache=None, backend: str = "torch") -> "ImpScore":
+             batch_size: int | None = None, embedding_cache=None, backend: str = "torch",
+             dtype: str | None = None) -> "ImpScore":
         """Load a shipped model by name (default: the package default) or a model folder.
 
-        ``backend``: "torch" (sentence-transformers), "onnx" (ONNX Runtime, same numbers, faster on CPU) or
-        "onnx-int8" (int8-quantized weights; see pragmeter.impscore.onnx_encoder)."""
+        ``backend``: "torch" (sentence-transformers; on a GPU in bf16/fp16 with large length-sorted batches unless
+        ``dtype``/``batch_size`` say otherwise), "onnx" (ONNX Runtime, same numbers, faster on CPU) or
+        "onnx-int8" (int8-quantized weights; see pragmeter.encoders.onnx)."""
         import torch
         from safetensors.torch import load_file
 
@@ -104,7 +113,7 @@ class ImpScore:
         heads.load_state_dict(load_file(folder / WEIGHTS_FILE))
         heads.to(torch.device(device or "cpu"))
         return cls(heads, config["encoder"], config, device=device, batch_size=batch_size,
-                   embedding_cache=embedding_cache, backend=backend)
+                   embedding_cache=embedding_cache, backend=backend, dtype=dtype)
 
     def save(self, folder: str | os.PathLike, card: str | None = None, extra_config: dict | None = None) -> Path:
         from safetensors.torch import save_file
@@ -124,14 +133,26 @@ class ImpScore:
     @property
     def encoder(self):
         if self._encoder is None and self.backend != "torch":
-            from pragmeter.impscore.onnx_encoder import load_onnx_encoder
+            from pragmeter.encoders.onnx import load_onnx_encoder
 
             self._encoder = load_onnx_encoder(self.encoder_name, quantize=self.backend == "onnx-int8")
         if self._encoder is None:
             from pragmeter.encoders import load_encoder
 
-            self._encoder = load_encoder(self.encoder_name, self.device)
+            dtype = self.encoder_dtype
+            # float32 shares the one cached encoder with every other user of load_encoder(name, device)
+            extra = () if dtype == "float32" else (dtype,)
+            self._encoder = load_encoder(self.encoder_name, self.device, *extra)
         return self._encoder
+
+    @property
+    def encoder_dtype(self) -> str:
+        """The precision the encoder runs in (torch dtype name, or the ONNX backend's weight precision)."""
+        if self.backend != "torch":
+            return "int8" if self.backend == "onnx-int8" else "float32"
+        from pragmeter.encoders import default_device, encoder_dtype
+
+        return encoder_dtype(self.device or default_device(), self.dtype)
 
     def _check(self, texts: Sequence[str]) -> list[str]:
         if isinstance(texts, str):
@@ -155,9 +176,14 @@ class ImpScore:
         self.truncated += over
 
     def _encode_now(self, texts: list[str]) -> np.ndarray:
+        from pragmeter.encoders import default_batch_size
+
         self._count_truncated(texts)
-        return self.encoder.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                                   normalize_embeddings=False, show_progress_bar=False)
+        batch_size = self.batch_size or default_batch_size(str(getattr(self.encoder, "device", "cpu")))
+        # sentence-transformers sorts the texts by length before batching, so large batches pad little.
+        embeddings = self.encoder.encode(texts, batch_size=batch_size, convert_to_numpy=True,
+                                         normalize_embeddings=False, show_progress_bar=False)
+        return np.asarray(embeddings, dtype=np.float32)  # half-precision encoders: the heads and caches take float32
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Frozen-encoder sentence embeddings (not normalized, as in the paper)."""
@@ -214,5 +240,9 @@ class ImpScore:
     def signature(self) -> str:
         """A short string naming the model, encoder and variant (for reproducible reports)."""
         h = self.heads.config
+        precision = self.encoder_dtype
+        # float32 (the paper's setting) is left implicit, so existing signatures stay as they were
+        suffix = "" if precision == "float32" else f"|precision:{precision}"
         return (f"impscore|model:{self.config.get('name', 'custom')}|encoder:{self.encoder_name}|"
-                f"l:{h.dim}|t:{h.transform}|imp:{h.imp_metric}|prag:{h.prag_metric}|v:{self.config.get('version', 1)}")
+                f"l:{h.dim}|t:{h.transform}|imp:{h.imp_metric}|prag:{h.prag_metric}|v:{self.config.get('version', 1)}"
+                f"{suffix}")

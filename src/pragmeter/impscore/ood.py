@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 from pragmeter.errors import DataError
+from pragmeter.metrics.correlation import rank_agreement
 
 
 def _load_json(path: str | os.PathLike, key: str) -> list:
@@ -119,13 +119,6 @@ def load_battery(path: str | os.PathLike) -> list[BatteryItem]:
             for index, (item, choice) in enumerate(zip(raw, _choice_items(path, raw, "utterance"), strict=True))]
 
 
-def rank_agreement(order: Sequence[float], values: Sequence[float]) -> tuple[float, float]:
-    """Kendall τ and Spearman ρ between a reference order and values; NaN when the values are all equal."""
-    if np.ptp(np.asarray(values, dtype=float)) == 0:
-        return float("nan"), float("nan")
-    return float(stats.kendalltau(order, values).statistic), float(stats.spearmanr(order, values).statistic)
-
-
 def _by_category(rows: list[dict], categories: list[str], keys: tuple[str, ...]) -> dict:
     """Mean of ``keys`` per category (rows and categories aligned); empty when no row has a category."""
     out = {}
@@ -206,7 +199,8 @@ def evaluate_battery(model, items: list[BatteryItem]) -> dict:
 def evaluate_graded(model, texts: Sequence[str], ratings: Sequence[float], n_resamples: int = 1000,
                     seed: int = 0) -> dict:
     """Spearman ρ between the model's implicitness scores and external graded ratings, with a bootstrap CI."""
-    from pragmeter.harness.metrics import BOOTSTRAP_SIGNATURE, spearman_with_ci
+    from pragmeter.metrics.correlation import spearman_with_ci
+    from pragmeter.metrics.intervals import BOOTSTRAP_SIGNATURE
 
     scores = model.score(list(texts))
     return {**spearman_with_ci(scores, ratings, n_resamples, seed),

@@ -13,7 +13,6 @@ import logging
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +20,9 @@ import pandas as pd
 import torch
 
 from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
-from pragmeter.provenance import code_commit
+from pragmeter.provenance import RunRecord
 from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
-from pragmeter.impscore.metrics import format_accuracy, per_source_metrics, triplet_metrics
+from pragmeter.metrics.triplets import format_accuracy, per_source_metrics, triplet_metrics
 
 log = logging.getLogger("pragmeter")
 
@@ -45,6 +44,10 @@ class TrainConfig:
     seed: int = 0
     device: str = "cpu"
     encode_batch_size: int = 64
+    # Hard negatives (ours; the paper's model is hard_negatives="none"): "source" uses the corpus column
+    # hard_negative, "mined" the other pair's explicit sentence nearest to s1 in encoder space, "both" either.
+    hard_negatives: str = "none"
+    hard_alpha: float = 1.0
 
 
 @dataclass
@@ -57,6 +60,8 @@ class TripletEmbeddings:
     e3: torch.Tensor
     sources: list[str]
     pragmatic: torch.Tensor | None = None
+    e4: torch.Tensor | None = None  # the source's hard negative where it gives one (else a copy of e3)
+    hard: torch.Tensor | None = None  # which rows have a source hard negative
 
     def __len__(self) -> int:
         return self.e1.shape[0]
@@ -75,22 +80,28 @@ class TrainResult:
     seconds: float = 0.0
 
 
-def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_size: int = 64,
+def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_size: int | None = None,
                  device: str | None = None, show_progress: bool = True) -> dict[str, TripletEmbeddings]:
-    """Embeddings per split, computing only texts missing from the on-disk cache."""
+    """Embeddings per split, computing only texts missing from the on-disk cache (``batch_size`` None: the
+    device's default, see pragmeter.encoders.default_batch_size)."""
     from tqdm import tqdm
 
-    from pragmeter.encoders import load_encoder
-    from pragmeter.impscore.embedding_cache import EmbeddingCache
+    from pragmeter.encoders import default_batch_size, load_encoder
+    from pragmeter.encoders.embedding_cache import EmbeddingCache
 
     cache = EmbeddingCache(cache_root, encoder)
-    texts = pd.unique(pd.concat([corpus["implicit"], corpus["explicit"], corpus["negative"]])).tolist()
+    hard_texts = corpus["hard_negative"].fillna("") if "hard_negative" in corpus.columns else None
+    columns = [corpus["implicit"], corpus["explicit"], corpus["negative"]]
+    if hard_texts is not None:
+        columns.append(hard_texts[hard_texts != ""])
+    texts = pd.unique(pd.concat(columns)).tolist()
     missing = sum(1 for t in dict.fromkeys(texts) if t not in cache)
     with tqdm(total=missing, desc=f"encoding with {encoder}", unit="text", disable=not show_progress or None,
               file=sys.stderr) as bar:
         def encode(batch: list[str]) -> np.ndarray:
             model = load_encoder(encoder, device)
-            return model.encode(batch, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
+            return model.encode(batch, batch_size=batch_size or default_batch_size(str(model.device)),
+                                convert_to_numpy=True, show_progress_bar=False)
 
         matrix = cache.get_or_compute(texts, encode, progress=bar.update)
     row_of = {text: i for i, text in enumerate(texts)}
@@ -100,8 +111,14 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
         index = {c: torch.tensor([row_of[t] for t in part[c]], dtype=torch.long) for c in ("implicit", "explicit", "negative")}
         # load_corpus/build_corpus give every corpus a pragmatic column; a hand-made frame without it is all paraphrases
         pragmatic = torch.tensor(part["pragmatic"].to_numpy(dtype=bool)) if "pragmatic" in part.columns else None
+        e4 = hard = None
+        if hard_texts is not None:
+            part_hard = hard_texts.loc[part.index]
+            hard = torch.tensor((part_hard != "").to_numpy())
+            e4 = table[torch.tensor([row_of[h] if h else row_of[n] for h, n in zip(part_hard, part["negative"])],
+                                    dtype=torch.long)]
         splits[split] = TripletEmbeddings(table[index["implicit"]], table[index["explicit"]], table[index["negative"]],
-                                          part["source"].tolist(), pragmatic)
+                                          part["source"].tolist(), pragmatic, e4, hard)
     return splits
 
 
@@ -120,6 +137,41 @@ def evaluate_heads(heads: ImpScoreHeads, data: TripletEmbeddings, batch_size: in
     return triplet_metrics(out, data.pragmatic), out
 
 
+def mine_hard_negatives(data: TripletEmbeddings, pool: int = 8192, paraphrase_cosine: float = 0.8,
+                        seed: int = 0, chunk: int = 1024) -> torch.Tensor:
+    """For each pair, the explicit sentence of another pair (from a seeded pool) nearest to its implicit sentence in
+    encoder space, skipping candidates that paraphrase its own explicit side (cosine ≥ ``paraphrase_cosine``).
+    Surface-similar sentences that mean something else: what the pragmatic distance must learn to push away."""
+    generator = torch.Generator().manual_seed(seed)
+    candidates = torch.randperm(len(data), generator=generator)[:pool]
+    unit = torch.nn.functional.normalize
+    pool_explicit = unit(data.e2[candidates], dim=1)
+    chosen = torch.empty(len(data), dtype=torch.long)
+    for start in range(0, len(data), chunk):
+        rows = torch.arange(start, min(start + chunk, len(data)))
+        similarity = unit(data.e1[rows], dim=1) @ pool_explicit.T
+        paraphrase = (unit(data.e2[rows], dim=1) @ pool_explicit.T) >= paraphrase_cosine
+        similarity[paraphrase | (rows[:, None] == candidates[None, :])] = -2.0
+        chosen[rows] = candidates[similarity.argmax(dim=1)]
+    return data.e2[chosen]
+
+
+def hard_negative_batch(data: TripletEmbeddings, config: TrainConfig) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """(e4, mask) for the train split under ``config.hard_negatives``, or None for the paper's objective."""
+    mode = config.hard_negatives
+    if mode == "none" or config.hard_alpha <= 0:
+        return None
+    if mode not in ("source", "mined", "both"):
+        raise ValueError(f"hard_negatives must be none, source, mined or both, got {mode!r}")
+    has_source = data.hard if data.hard is not None else torch.zeros(len(data), dtype=torch.bool)
+    if mode == "source":
+        return (data.e4 if data.e4 is not None else data.e3), has_source
+    mined = mine_hard_negatives(data, seed=config.seed)
+    if mode == "mined" or data.e4 is None:
+        return mined, torch.ones(len(data), dtype=torch.bool)
+    return torch.where(has_source[:, None], data.e4, mined), torch.ones(len(data), dtype=torch.bool)
+
+
 def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_progress: bool = True) -> TrainResult:
     """Train with Adam on the train split, select on validation implicitness accuracy, report on test."""
     from tqdm import tqdm
@@ -134,6 +186,9 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
     optimizer = torch.optim.Adam(heads.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     train_mask = train.pragmatic if train.pragmatic is not None else torch.ones(len(train), dtype=torch.bool)
     device_data = [t.to(config.device) for t in (train.e1, train.e2, train.e3, train_mask)]
+    hard = hard_negative_batch(train, config)
+    if hard is not None:
+        device_data += [t.to(config.device) for t in hard]
     val_data = TripletEmbeddings(*(t.to(config.device) for t in (val.e1, val.e2, val.e3)), val.sources, val.pragmatic)
 
     best_accuracy, best_state, best_epoch, history = -1.0, None, 0, []
@@ -146,7 +201,9 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
         total, batches = 0.0, 0
         for start in range(0, len(train), config.batch_size):
             batch = order[start : start + config.batch_size]
-            loss = loss_fn(*(t[batch] for t in device_data))
+            parts = [t[batch] for t in device_data]
+            loss = loss_fn(*parts[:4]) if hard is None else loss_fn(*parts[:4], e4=parts[4], hard=parts[5],
+                                                                     hard_alpha=config.hard_alpha)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -216,8 +273,9 @@ model.score(["You are talking too loudly.", "I'm finding it a bit hard to concen
 def save_trained(result: TrainResult, folder: str | Path, name: str, corpus_info: dict) -> Path:
     from pragmeter.impscore.model import ImpScore
 
-    info = {**corpus_info, "commit": corpus_info.get("commit") or code_commit() or "unknown",
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
+    run = RunRecord.now()
+    info = {**corpus_info, "commit": corpus_info.get("commit") or run.commit or "unknown", "date": run.date[:10],
+            "run": run.to_dict()}
     model = ImpScore(result.heads, result.config.encoder)
     extra = {"name": name, "training": {**asdict(result.config), "best_epoch": result.best_epoch,
                                         "counts": result.counts, "corpus": info},

@@ -20,12 +20,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from pragmeter.errors import PragmeterError
+from pragmeter.impscore.scoring import ERROR_COLUMN, score_frame
 
-SCORE_COLUMN, ERROR_COLUMN = "impscore", "impscore_error"  # as the single-process path (pragmeter.cli.score)
 INPUT_SUFFIXES = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 ROWS_PER_BLOCK = 1024  # unit of work handed to an actor
 
@@ -33,9 +32,9 @@ ROWS_PER_BLOCK = 1024  # unit of work handed to an actor
 class ImpScorePredictor:
     """Ray Data callable class: one model per actor, a pandas batch in, the same batch plus two columns out."""
 
-    def __init__(self, model: str | None, backend: str, device: str | None, column: str, batch_size: int,
-                 threads: int) -> None:
-        from pragmeter.impscore.onnx_encoder import THREADS_ENV
+    def __init__(self, model: str | None, backend: str, device: str | None, column: str, batch_size: int | None,
+                 threads: int, dtype: str | None = None) -> None:
+        from pragmeter.encoders.onnx import THREADS_ENV
 
         os.environ[THREADS_ENV] = str(threads)  # ONNX Runtime would otherwise use every core of the node
         import torch
@@ -44,28 +43,11 @@ class ImpScorePredictor:
         from pragmeter.impscore.model import ImpScore
 
         self.column = column
-        self.model = ImpScore.load(model, device=device, batch_size=batch_size, backend=backend)
+        # GPU actors: torch in bf16/fp16 (unless dtype says otherwise) on large length-sorted batches.
+        self.model = ImpScore.load(model, device=device, batch_size=batch_size, backend=backend, dtype=dtype)
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
-        scores, errors = score_values(self.model, batch[self.column].tolist())
-        batch = batch.copy()
-        batch[SCORE_COLUMN] = scores
-        batch[ERROR_COLUMN] = errors
-        return batch
-
-
-def score_values(model, values: list) -> tuple[np.ndarray, list[str]]:
-    """Scores of the valid values (NaN elsewhere) and why each other value has none ("" when scored)."""
-    from pragmeter.impscore.model import invalid_text_reason
-
-    # Ray hands string columns over with pd.NA for missing values; the local reader gives NaN or None.
-    values = [None if v is pd.NA else v for v in values]
-    errors = [invalid_text_reason(v) for v in values]
-    valid = [i for i, e in enumerate(errors) if e is None]
-    scores = np.full(len(values), np.nan, dtype=np.float64)
-    if valid:
-        scores[valid] = model.score([values[i] for i in valid])
-    return scores, [e or "" for e in errors]
+        return score_frame(self.model, batch, self.column)
 
 
 def input_files(path: str | os.PathLike) -> list[Path]:
@@ -97,8 +79,13 @@ def _read_file(batch: pd.DataFrame, root: str, column: str, id_column: str) -> p
 def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, model: str | None = None,
                    column: str = "text", id_column: str = "id", backend: str | None = None,
                    actors: int | None = None, cpus_per_actor: float = 1, gpus_per_actor: float = 0,
-                   batch_size: int = 256, overwrite: bool = False, address: str | None = None) -> dict:
-    """Score a file or folder of tables on Ray; write parquet parts to the ``output`` folder. Returns counts."""
+                   batch_size: int | None = None, overwrite: bool = False, address: str | None = None,
+                   device: str | None = None, dtype: str | None = None) -> dict:
+    """Score a file or folder of tables on Ray; write parquet parts to the ``output`` folder. Returns counts.
+
+    With ``gpus_per_actor`` > 0 each actor reserves that GPU share and runs the encoder in torch on ``device``
+    (default cuda) in ``dtype`` (default bf16 or fp16 there, see pragmeter.encoders.encoder_dtype) with large
+    length-sorted batches (``batch_size`` default: pragmeter.encoders.GPU_BATCH_SIZE)."""
     try:
         import ray
     except ImportError:
@@ -113,6 +100,9 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     root = str(Path(input_path)) if Path(input_path).is_dir() else ""
     model_dir = str(resolve_model_dir(model).resolve())  # actors may run elsewhere: pass an absolute folder
     backend = backend or ("torch" if gpus_per_actor else "onnx")
+    device = device or ("cuda" if gpus_per_actor else None)
+    if dtype is not None and backend != "torch":
+        raise PragmeterError(f"--dtype applies to the torch backend (GPU actors), not to {backend!r}")
 
     if not ray.is_initialized():
         address = address or os.environ.get("RAY_ADDRESS")
@@ -137,7 +127,7 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
         # Start with one actor and grow to ``actors``: a fixed pool holding every CPU would starve the
         # repartition step that feeds it.
         compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors), num_cpus=cpus_per_actor, num_gpus=gpus_per_actor,
-        fn_constructor_kwargs={"model": model_dir, "backend": backend, "device": "cuda" if gpus_per_actor else None,
+        fn_constructor_kwargs={"model": model_dir, "backend": backend, "device": device, "dtype": dtype,
                                "column": column, "batch_size": batch_size,
                                "threads": max(1, int(cpus_per_actor))})
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -152,7 +142,7 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
         shutil.rmtree(staging, ignore_errors=True)
     failed = int((written[ERROR_COLUMN] != "").sum())
     return {"rows": len(written), "scored": len(written) - failed, "failed": failed, "files": len(files),
-            "actors": actors, "backend": backend}
+            "actors": actors, "backend": backend, "device": device or "cpu", "gpus_per_actor": gpus_per_actor}
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -161,10 +151,11 @@ def run_cli(args: argparse.Namespace) -> int:
         raise PragmeterError("--engine ray scores files: give --input FILE_OR_FOLDER --output FOLDER")
     if args.actors is not None and args.actors < 1:
         raise PragmeterError("--actors must be positive")
-    summary = score_with_ray(args.input, args.output, model=args.model, column=args.column,
+    summary = score_with_ray(args.input, args.output, model=args.impscore, column=args.column,
                              id_column=args.id_column, backend=args.backend, actors=args.actors,
                              cpus_per_actor=args.cpus_per_actor, gpus_per_actor=args.gpus_per_actor,
-                             batch_size=args.batch_size, overwrite=args.overwrite, address=args.ray_address)
+                             batch_size=args.batch_size, overwrite=args.overwrite, address=args.ray_address,
+                             device=args.device, dtype=args.dtype)
     print(f"scored {summary['scored']} of {summary['rows']} rows from {summary['files']} file(s) with "
           f"{summary['actors']} actor(s) ({summary['backend']}) -> {args.output}", file=sys.stderr)
     if summary["failed"]:

@@ -19,9 +19,10 @@ from typing import Any, ClassVar
 
 from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.datasets.drinq import FILES, LETTERS, DrinqItem, load_drinq
-from pragmeter.harness.metrics import BOOTSTRAP_SIGNATURE, bootstrap_ci, correct, mean_sd
-from pragmeter.harness.parsing import json_field
-from pragmeter.harness.task import Sample, ScoreContext, Task, load_template
+from pragmeter.metrics.classification import correct
+from pragmeter.metrics.intervals import BOOTSTRAP_SIGNATURE, bootstrap_ci, mean_sd
+from pragmeter.llm.parsing import json_field
+from pragmeter.eval.task import Sample, ScoreContext, Task, load_template
 
 BOOTSTRAP_RESAMPLES = 2000
 _LETTER = re.compile(r"^\W*([A-E])(?:[\W_]|$)")

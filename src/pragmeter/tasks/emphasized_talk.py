@@ -10,17 +10,16 @@ answer without a readable 0–5 score is left out of that item's average (counte
 
 from __future__ import annotations
 
-import asyncio
 import re
 
 import numpy as np
 
 from pragmeter.data.root import dataset_checksums
 from pragmeter.datasets.emphasized_talk import FILES, EmphasizedTalkItem, load_emphasized_talk
-from pragmeter.harness.bertscore import DEFAULT_LAYER, DEFAULT_MODEL, BertScorer
-from pragmeter.harness.client import Counters
-from pragmeter.harness.parsing import json_field
-from pragmeter.harness.task import JUDGE_MAX_TOKENS, Sample, ScoreContext, Task, load_template
+from pragmeter.metrics.bertscore import DEFAULT_LAYER, DEFAULT_MODEL, BertScorer
+from pragmeter.llm.batch import Prompt, answer_all
+from pragmeter.llm.parsing import json_field
+from pragmeter.eval.task import JUDGE_MAX_TOKENS, Sample, ScoreContext, Task, load_template
 
 _SCORE = re.compile(r"score\W{0,4}([0-5](?:\.\d+)?)", re.IGNORECASE)
 
@@ -99,12 +98,8 @@ class EmphasizedTalk(Task):
         valid = [s for s in samples if s.valid]
         jobs = [(s, metric, messages, k) for s in valid for metric, messages in self.judge_prompts(s).items()
                 for k in range(n_samples)]
-        counters = Counters(len(jobs), "judge", enabled=context.progress)
-        try:
-            answers = await asyncio.gather(*(context.judge.chat(m, JUDGE_MAX_TOKENS, sample=k, counters=counters)
-                                             for _, _, m, k in jobs))
-        finally:
-            counters.close()
+        answers = await answer_all(context.judge, [Prompt(m, JUDGE_MAX_TOKENS, k) for _, _, m, k in jobs], "judge",
+                                   context.progress)
         scores: dict[tuple[str, str], list[float]] = {}
         invalid = 0
         for (sample, metric, _, _), answer in zip(jobs, answers):

@@ -14,8 +14,8 @@ from pathlib import Path
 from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.datasets.ishate import files, load_ishate
 from pragmeter.datasets.labelled_texts import LabelledText, load_labelled_texts
-from pragmeter.harness.classification import ClassificationTask
-from pragmeter.harness.task import Sample, load_template
+from pragmeter.eval.classification import ClassificationTask
+from pragmeter.eval.task import Sample, load_template
 
 
 class HateDetection(ClassificationTask):

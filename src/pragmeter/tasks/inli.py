@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.datasets.inli import LABELS, InliItem, load_inli, split_file
-from pragmeter.harness.classification import ClassificationTask
-from pragmeter.harness.task import Sample, load_template
+from pragmeter.eval.classification import ClassificationTask
+from pragmeter.eval.task import Sample, load_template
 
 
 class Inli(ClassificationTask):

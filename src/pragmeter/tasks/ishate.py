@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pragmeter.data.root import dataset_checksums
 from pragmeter.datasets.ishate import LABEL_NAMES, IshateItem, files, load_ishate
-from pragmeter.harness.classification import ClassificationTask
-from pragmeter.harness.metrics import accuracy_by_group
-from pragmeter.harness.task import Sample, load_template
+from pragmeter.eval.classification import ClassificationTask
+from pragmeter.metrics.classification import accuracy_by_group
+from pragmeter.eval.task import Sample, load_template
 
 
 class IshateTask(ClassificationTask):

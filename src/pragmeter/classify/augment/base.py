@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from functools import cache
 from typing import ClassVar
-
-from pragmeter.data.root import data_file
-
-WORD_LISTS = "ishate/ISHate/augmentation/words_lists"
-
-
-@cache
-def word_list(name: str, root: str | None = None):
-    """A released ISHate word list (``scalarity``, ``speculative``, ``special_tokens``, ``entities_list``)."""
-    return json.loads(data_file(f"{WORD_LISTS}/{name}.json", root).read_text(encoding="utf-8"))
 
 
 def phrase_pattern(phrases: Iterable[str]) -> re.Pattern:

@@ -11,7 +11,8 @@ import random
 import re
 from functools import cached_property
 
-from pragmeter.classify.augment.base import Augmenter, replace_span, word_list
+from pragmeter.classify.augment.base import Augmenter, replace_span
+from pragmeter.datasets.ishate import word_list
 
 TYPES = ("MISC", "LOC")
 _TOKEN = re.compile(r"[\w'&.-]+")

@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 from functools import cached_property
 
-from pragmeter.classify.augment.base import Augmenter, phrase_pattern, word_list
+from pragmeter.classify.augment.base import Augmenter, phrase_pattern
+from pragmeter.datasets.ishate import word_list
 
 
 class ScalarAdverbReplacement(Augmenter):

@@ -8,7 +8,8 @@ import random
 import re
 from functools import cached_property
 
-from pragmeter.classify.augment.base import Augmenter, word_list
+from pragmeter.classify.augment.base import Augmenter
+from pragmeter.datasets.ishate import word_list
 
 _AUXILIARIES = ("is", "are", "was", "were", "will", "would", "can", "could", "should", "must", "do", "does",
                 "did", "has", "have", "had", "might", "may", "shall")

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import os
 
-import pandas as pd
 
 from pragmeter.classify.augment import AUGMENTERS, augment_minority, make_augmenter
 from pragmeter.classify.examples import Examples, RecipeData
-from pragmeter.data.root import data_file, dataset_checksums
-from pragmeter.datasets.ishate import LABEL_NAMES, files, load_ishate
+from pragmeter.data.root import dataset_checksums
+from pragmeter.datasets.ishate import LABEL_NAMES, files, load_ishate, read_released, released_file
 from pragmeter.errors import PragmeterError
 
 RELEASED = ("rsa", "aav", "rne", "ri", "ra", "eda", "bt", "gm", "gm_revised", "all")
@@ -26,10 +25,6 @@ LOCAL_ALL = "local-all"
 # Paper Table 3, F1 of the minority class on test: best overall, and DeBERTa without augmentation.
 PAPER = {"implicit": {"best (HateBERT+ALL)": 0.529, "DeBERTa, no augmentation": 0.442},
          "subtle": {"best (USE+SVM+BT)": 0.548, "DeBERTa, no augmentation": 0.128}}
-
-
-def released_file(task: str, method: str) -> str:
-    return f"ishate/data/{task}_task/aug_data/{method}.parquet.gzip"
 
 
 def parse_augment(spec: str | None) -> list[str]:
@@ -51,8 +46,8 @@ def split_examples(task: str, split: str, root: str | os.PathLike | None) -> Exa
 
 
 def released_examples(task: str, method: str, root: str | os.PathLike | None) -> Examples:
-    path = data_file(released_file(task, method), root)
-    frame = pd.read_parquet(path)
+    path = released_file(task, method)
+    frame = read_released(task, method, root)
     names = LABEL_NAMES[task]
     labels = []
     for row, label in enumerate(frame["label"]):

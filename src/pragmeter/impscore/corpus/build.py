@@ -12,6 +12,7 @@ The official ``all_data.csv`` schema (pos_implicit, pos_explicit, neg_implicit, 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections import Counter
@@ -22,7 +23,7 @@ import pandas as pd
 
 from pragmeter.datasets.pairs.base import SourcePairs, folder_licence, normalise
 from pragmeter.errors import DataError
-from pragmeter.impscore.corpus.sources import DEFAULT_SOURCES, FOLDERS, PRESETS, SOURCES
+from pragmeter.datasets.pairs.registry import DEFAULT_SOURCES, FOLDERS, PRESETS, SOURCES
 
 COLUMNS = ["pair_id", "source", "implicit", "explicit", "negative", "negative_pair_id", "split", "pragmatic"]
 PROVENANCE_COLUMNS = ["origin", "licence", "group", "hard_negative"]
@@ -45,27 +46,22 @@ def garbage_reason(implicit: str, explicit: str) -> str | None:
 def held_out_texts(root=None) -> set[str]:
     """Normalised texts of the benchmarks that must stay out of training: INLI val/test, DRInQ, Emphasized-Talk,
     ISHate dev/test."""
-    import csv
-    import json
-
-    from pragmeter.data.root import data_file
+    from pragmeter.datasets import drinq, emphasized_talk, inli, ishate
 
     texts: set[str] = set()
     for split in ("val", "test"):
-        with open(data_file(f"inli/INLI_Data/{split}.csv", root), encoding="utf-8", newline="") as handle:
-            for row in csv.DictReader(handle):
-                for column in ("premise", "implied_entailment", "explicit_entailment", "neutral", "contradiction"):
-                    texts.add(normalise(row.get(column) or ""))
-    with open(data_file("drinq/drinq_validated.csv", root), encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle):
-            texts.update(normalise(row.get(c) or "") for c in ("question", "context", "implied_comment"))
-    dialogues = json.loads(data_file("emphasized_talk/data.json", root).read_text(encoding="utf-8"))
-    for previous, value in dialogues.items():
+        frame = inli.read_split(split, root)
+        for column in ("premise", "implied_entailment", "explicit_entailment", "neutral", "contradiction"):
+            texts.update(normalise(t) for t in frame[column])
+    frame = drinq.read_validated(root)
+    for column in ("question", "context", "implied_comment"):
+        texts.update(normalise(t) for t in frame[column])
+    for previous, value in emphasized_talk.read_dialogues(root).items():
         texts.update({normalise(previous), normalise(value["current"])})
         for implications in value["emphasis"].values():
             texts.update(normalise(i) for i in implications)
     for split in ("dev", "test"):  # ISHate dev/test: the held-out side of ImpScore's ISHate validity check
-        frame = pd.read_parquet(data_file(f"ishate/data/ishate_{split}.parquet.gzip", root), columns=["text", "cleaned_text"])
+        frame = ishate.read_messages(split, root, columns=["text", "cleaned_text"])
         for column in ("text", "cleaned_text"):
             texts.update(normalise(t) for t in frame[column] if isinstance(t, str))
     texts.discard("")
@@ -227,9 +223,14 @@ def resolve_sources(sources: list[str] | None) -> list[str]:
     return names
 
 
-def build_corpus(sources: list[str] | None = None, seed: int = 0, root=None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(corpus, report): the corpus rows and a per-source table of pairs and drops."""
+def build_corpus(sources: list[str] | None = None, seed: int = 0, root=None,
+                 cap: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(corpus, report): the corpus rows and a per-source table of pairs and drops. ``cap`` bounds every source
+    (a source's own lower cap wins), so that no source dominates and the corpus embeds in minutes on a CPU."""
     collected = [SOURCES[name](root) for name in resolve_sources(sources)]
+    if cap is not None:
+        for source in collected:
+            source.cap = cap if source.cap is None else min(source.cap, cap)
     frame, dropped = clean_pairs(collected, held_out_texts(root))
     frame = apply_caps(frame, collected, seed, dropped)
     frame["split"] = assign_splits(frame, seed)
@@ -340,3 +341,11 @@ def write_corpus(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool =
 
     write_table(frame, path, overwrite=overwrite)
     return Path(path)
+
+
+def corpus_fingerprint(corpus) -> str:
+    """sha256 over the corpus rows, so a model card names exactly the data it was trained on."""
+    digest = hashlib.sha256()
+    for row in corpus[["source", "implicit", "explicit", "negative", "split"]].itertuples(index=False):
+        digest.update("\x1f".join(map(str, row)).encode("utf-8") + b"\x1e")
+    return digest.hexdigest()

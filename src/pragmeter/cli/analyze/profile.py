@@ -1,0 +1,89 @@
+"""``pragmeter profile``: implicitness profile of a built-in dataset or of any text file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pragmeter.cli.common import add_data_root_option, add_impscore_options, load_model
+from pragmeter.errors import PragmeterError
+
+
+def register(subparsers) -> None:
+    from pragmeter.datasets.labelled_sets import BUILTINS, DEFAULT_CAP
+
+    parser = subparsers.add_parser(
+        "profile", help="implicitness distribution and pragmatic diversity of a dataset, per label",
+        description="Score every text with ImpScore and write OUTPUT/profile_<name>.json (mean, SD, quantiles, "
+                    "histograms per label value, pragmatic distances of random distinct pairs, label differences "
+                    "with 95%% CIs), PNG plots and the per-text scores. DATASET is a built-in set "
+                    f"({', '.join(BUILTINS)}, or 'all' for every one plus an overview plot) or a file "
+                    "(txt/csv/tsv/jsonl/parquet). Embeddings are cached on disk, so a rerun is fast.")
+    parser.add_argument("dataset", help="built-in name, 'all', or a file")
+    parser.add_argument("--column", default="text", help="text column of a file (default: text)")
+    parser.add_argument("--label-column", action="append", default=[],
+                        help="label column of a file; repeat for several groupings")
+    parser.add_argument("--compare", action="append", default=[], metavar="A:B",
+                        help="compare mean scores of label values A and B of the first label column (repeatable)")
+    parser.add_argument("--pair-column", default=None,
+                        help="a file column paired with the text (e.g. its implied statement): compared pair by pair")
+    parser.add_argument("--max-per-label", type=int, default=None,
+                        help=f"sample at most N texts per value of the first label (seeded; default: all for files, "
+                             f"{DEFAULT_CAP} for built-in sets)")
+    parser.add_argument("--pairs", type=int, default=2000, help="random distinct pairs for diversity (default 2000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of sampling and pairs (default 0)")
+    parser.add_argument("--output", default="profiles", help="output folder (default: profiles)")
+    parser.add_argument("--no-cache", action="store_true", help="do not reuse or store embeddings on disk")
+    add_impscore_options(parser)
+    add_data_root_option(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pragmeter.datasets.labelled_sets import BUILTINS, DEFAULT_CAP, load_builtin
+    from pragmeter.analysis.profile import compute_profile, write_profile
+
+    if args.pairs < 1:
+        raise PragmeterError("--pairs must be at least 1")
+    if args.dataset == "all" or args.dataset in BUILTINS:
+        if args.label_column or args.pair_column or args.compare:
+            raise PragmeterError("--label-column/--pair-column/--compare apply to files; built-in sets have their own")
+        names = list(BUILTINS) if args.dataset == "all" else [args.dataset]
+        cap = args.max_per_label if args.max_per_label is not None else DEFAULT_CAP
+        collections = [load_builtin(name, args.data_root, cap, args.seed) for name in names]
+    elif Path(args.dataset).exists():  # the reader names what is wrong with it (a folder, unreadable...)
+        from pragmeter.datasets.collection import collection_from_file
+
+        collections = [collection_from_file(args.dataset, args.column, args.label_column, args.pair_column,
+                                            args.compare, args.max_per_label, args.seed)]
+    else:
+        raise PragmeterError(f"{args.dataset!r} is neither a file nor a built-in dataset "
+                             f"({', '.join(BUILTINS)}, all)")
+    model = load_model(args)
+    if not args.no_cache:
+        from pragmeter.encoders.embedding_cache import attach_embedding_cache
+
+        attach_embedding_cache(model)
+    output = Path(args.output)
+    profiles = []
+    for collection in collections:
+        profile = compute_profile(collection, model, n_pairs=args.pairs, seed=args.seed)
+        payload = write_profile(profile, output)
+        profiles.append(profile)
+        overall = payload["overall"]["scores"]
+        print(f"{collection.name}: n={overall['n']} mean={overall['mean']:.4f} sd={overall['sd'] or 0:.4f} "
+              f"diversity={payload['overall']['diversity']['mean']:.4f} -> {output / ('profile_' + collection.name + '.json')}")
+        for comparison in payload["comparisons"]:
+            if comparison["difference"] is not None:
+                print(f"  {comparison['grouping']}: {comparison['a']} − {comparison['b']} = "
+                      f"{comparison['difference']:+.4f} [{comparison['ci_low']:+.4f}, {comparison['ci_high']:+.4f}]")
+        for name, paired in payload["pairs"].items():
+            if paired["difference"] is not None:
+                print(f"  {name}: {paired['difference']:+.4f} [{paired['ci_low']:+.4f}, {paired['ci_high']:+.4f}] "
+                      f"({paired['n_pairs']} pairs, first higher in {paired['share_a_greater']:.1%})")
+    if len(profiles) > 1:
+        from pragmeter.analysis.overview import write_overview
+
+        write_overview(profiles, output)
+        print(f"overview: {output / 'profiles_overview.png'}")
+    return 0

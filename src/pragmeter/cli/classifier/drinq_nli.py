@@ -1,0 +1,57 @@
+"""``pragmeter drinq-nli``: answer DRInQ with a local INLI classifier (no API), with bootstrap CIs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pragmeter.cli.common import add_data_root_option
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "drinq-nli", help="answer DRInQ zero-shot with a local INLI classifier",
+        description="Premise = context + question, hypothesis = each option; picks the option with the highest "
+                    "P(implied)+P(explicit). Prints accuracy against the human consensus and against "
+                    "implied_comment with 95% item-level bootstrap CIs; --output writes them as JSON and "
+                    "--predictions the per-item choices.")
+    parser.add_argument("--model", required=True, help="INLI classifier folder (4-way or 3-way)")
+    parser.add_argument("--output", default=None, help="results JSON to write")
+    parser.add_argument("--predictions", default=None, help="per-item table to write (csv, jsonl, parquet…)")
+    parser.add_argument("--path", default=None, help="your own file in the DRInQ CSV schema instead of the release")
+    parser.add_argument("--limit", type=int, default=None, help="first N items only")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--device", default=None)
+    parser.add_argument("--overwrite", action="store_true")
+    parser.add_argument("--no-progress", action="store_true")
+    add_data_root_option(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from pragmeter.classify.drinq import evaluate_drinq
+    from pragmeter.data.root import dataset_checksums, sha256_of
+    from pragmeter.datasets.drinq import FILES
+    from pragmeter.io import check_output, write_json_atomic, write_table
+    from pragmeter.provenance import RunRecord
+
+    for target in filter(None, (args.output, args.predictions)):
+        check_output(target, args.overwrite)
+    metrics, rows = evaluate_drinq(args.model, args.data_root, args.path, args.limit, args.device, args.batch_size,
+                                   args.seed, progress=not args.no_progress)
+    for name in ("consensus", "implied_comment"):
+        m = metrics[name]
+        print(f"accuracy vs {name}: {m['accuracy']:.4f} (95% CI {m['ci95'][0]:.4f}–{m['ci95'][1]:.4f}), "
+              f"n={metrics['n']}")
+    if args.output:
+        checksums = {args.path: sha256_of(Path(args.path))} if args.path else dataset_checksums(list(FILES))
+        write_json_atomic(args.output, {"task": "drinq-nli", "model": str(args.model), "limit": args.limit,
+                                        "command": list(sys.argv), "run": RunRecord.now().to_dict(),
+                                        "dataset_checksums": checksums, **metrics})
+    if args.predictions:
+        write_table(pd.DataFrame(rows), args.predictions, overwrite=args.overwrite)
+    return 0

@@ -1,0 +1,101 @@
+"""``pragmeter classifier train inli|ishate-a|ishate-b``: fine-tune local classifiers."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from pragmeter.cli.common import add_data_root_option
+from pragmeter.errors import PragmeterError
+
+
+def _common(parser: argparse.ArgumentParser, lr: float, max_length: int) -> None:
+    parser.add_argument("--output", required=True, help="model folder to write")
+    parser.add_argument("--encoder", default="all-MiniLM-L6-v2",
+                        help="pre-trained encoder: packaged name (all-MiniLM-L6-v2, all-mpnet-base-v2), local folder "
+                             "or hub name (default all-MiniLM-L6-v2)")
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--grad-accumulation", type=int, default=1, help="optimizer step every N batches")
+    parser.add_argument("--lr", type=float, default=lr, help=f"peak learning rate (default {lr:g})")
+    parser.add_argument("--weight-decay", type=float, default=0.01)
+    parser.add_argument("--warmup-ratio", type=float, default=0.06, help="share of steps with linear warm-up")
+    parser.add_argument("--max-length", type=int, default=max_length, help=f"tokens per input (default {max_length})")
+    parser.add_argument("--select-on", choices=["macro_f1", "accuracy"], default="macro_f1",
+                        help="validation metric for model selection (default macro_f1)")
+    parser.add_argument("--eval-batch-size", type=int, default=128)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default=None, help="cpu, cuda… (default: cuda when available)")
+    parser.add_argument("--work-dir", default=None,
+                        help="checkpoints for resuming (default: OUTPUT.work beside the output folder)")
+    parser.add_argument("--limit-train", type=int, default=None, help="first N training examples (smoke runs)")
+    parser.add_argument("--limit-eval", type=int, default=None, help="first N validation and test examples")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing model folder")
+    parser.add_argument("--no-progress", action="store_true")
+    add_data_root_option(parser)
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("train", help="fine-tune a local classifier (inli, ishate-a, ishate-b)")
+    kinds = parser.add_subparsers(dest="train_kind", metavar="RECIPE", required=True)
+    inli = kinds.add_parser(
+        "inli", help="fine-tune an INLI classifier (pairs; 4-way, 3-way or implied-vs-explicit)",
+        description="Fine-tune a sequence-pair classifier on INLI: train on train, select on val, report on test "
+                    "(per label, per source, confusion matrix). Interrupted runs resume from the last epoch.")
+    inli.add_argument("--labels", choices=["4way", "3way", "implied-vs-explicit"], default="4way",
+                      help="4way (default); 3way collapses implied and explicit into entailed")
+    inli.add_argument("--implied-vs-explicit", action="store_true",
+                      help="the implied-vs-explicit detector (same as --labels implied-vs-explicit)")
+    from pragmeter.classify.recipes.inli import SPLIT_SCHEMES
+
+    inli.add_argument("--split-scheme", choices=list(SPLIT_SCHEMES), default="standard",
+                      help="the paper's Table 8 generalisation splits (default standard: all sources)")
+    _common(inli, lr=3e-5, max_length=128)
+    inli.set_defaults(func=run_inli)
+    for kind, task, letter in (("ishate-a", "implicit", "A"), ("ishate-b", "subtle", "B")):
+        parser = kinds.add_parser(
+            kind, help=f"fine-tune an ISHate Task {letter} ({task}) classifier",
+            description=f"Fine-tune a text classifier on ISHate Task {letter}: train on train, select on dev, report "
+                        f"per-class precision/recall/F1 and macro-F1 on test.")
+        parser.add_argument("--augment", default=None,
+                            help="comma-separated: released sets rsa, aav, rne, ri, ra, eda, bt, gm, gm_revised, all; "
+                                 "offline methods local-rsa, local-aav, local-ri, local-rne, local-eda, local-all "
+                                 "(training split only)")
+        _common(parser, lr=3e-5, max_length=128)
+        parser.set_defaults(func=run_ishate, ishate_task=task)
+
+
+def _train(args: argparse.Namespace, data) -> int:
+    from pragmeter.classify.job import run_recipe
+    from pragmeter.classify.training import FineTuneConfig
+
+    output = Path(args.output)
+    if (output / "config.json").exists() and not args.overwrite:
+        raise PragmeterError(f"{output} already holds a model; pass --overwrite to replace it")
+    data.train = data.train.head(args.limit_train)
+    data.val, data.test = data.val.head(args.limit_eval), data.test.head(args.limit_eval)
+    if not len(data.train) or not len(data.val):
+        raise PragmeterError("no training or validation examples (check --limit-train / --limit-eval)")
+    config = FineTuneConfig(epochs=args.epochs, batch_size=args.batch_size, grad_accumulation=args.grad_accumulation,
+                         lr=args.lr, weight_decay=args.weight_decay, warmup_ratio=args.warmup_ratio,
+                         max_length=args.max_length, seed=args.seed, select_on=args.select_on,
+                         eval_batch_size=args.eval_batch_size)
+    work = Path(args.work_dir) if args.work_dir else output.with_name(output.name + ".work")
+    command = "pragmeter " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    run_recipe(data, args.encoder, config, output, work, args.device, command, not args.no_progress)
+    return 0
+
+
+def run_inli(args: argparse.Namespace) -> int:
+    from pragmeter.classify.recipes.inli import build
+
+    labels = "implied-vs-explicit" if args.implied_vs_explicit else args.labels
+    return _train(args, build(labels, args.split_scheme, args.data_root))
+
+
+def run_ishate(args: argparse.Namespace) -> int:
+    from pragmeter.classify.recipes.ishate import build
+
+    return _train(args, build(args.ishate_task, args.augment, args.seed, args.data_root))

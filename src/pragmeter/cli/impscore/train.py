@@ -1,0 +1,83 @@
+"""``pragmeter impscore train``: train ImpScore heads on a corpus with cached embeddings."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+from pragmeter.cli.common import RenamedFlag, add_data_root_option
+from pragmeter.errors import PragmeterError
+
+
+def register(subparsers) -> None:
+    impscore = subparsers.add_parser(
+        "train", help="train ImpScore heads on a corpus (paper defaults)",
+        description="Train ImpScore's projection heads on (implicit, explicit, negative) triplets. Embeddings from "
+                    "the frozen encoder are computed once and cached on disk; epochs then run on the cache.")
+    impscore.add_argument("--corpus", default=None,
+                          help="corpus file from `pragmeter corpus build`, or the official all_data.csv "
+                               "(default: build the corpus from the data root)")
+    impscore.add_argument("--output", required=True, help="model folder to write")
+    impscore.add_argument("--name", default=None, help="model name recorded in the config (default: folder name)")
+    impscore.add_argument("--encoder", default="all-MiniLM-L6-v2", help="sentence encoder (name or folder)")
+    impscore.add_argument("--dim", type=int, default=64, help="pragmatic/semantic space size l (default 64)")
+    impscore.add_argument("--transform", choices=["p2s", "s2p", "both"], default="p2s",
+                          help="space transformation (paper Table 2; default p2s)")
+    impscore.add_argument("--imp-metric", choices=["cosine", "euclidean"], default="cosine")
+    impscore.add_argument("--prag-metric", choices=["cosine", "euclidean"], default="euclidean")
+    impscore.add_argument("--gamma1", type=float, default=0.5)
+    impscore.add_argument("--gamma2", type=float, default=0.7)
+    impscore.add_argument("--alpha", type=float, default=1.0)
+    impscore.add_argument("--lr", type=float, default=0.01)
+    impscore.add_argument("--weight-decay", type=float, default=0.001)
+    impscore.add_argument("--batch-size", type=int, default=8192, help="training batch size (default 8192)")
+    impscore.add_argument("--encode-batch-size", type=int, default=64, help="encoder batch size (default 64)")
+    impscore.add_argument("--epochs", type=int, default=30)
+    impscore.add_argument("--hard-negatives", choices=["none", "source", "mined", "both"], default="none",
+                          help="extra pragmatic margin against hard negatives: the corpus's hard_negative column "
+                               "(source), the nearest other pair's explicit side in encoder space (mined), or both; "
+                               "none = the paper's objective (default)")
+    impscore.add_argument("--hard-alpha", type=float, default=1.0,
+                          help="weight of the hard-negative margin (used with --hard-negatives)")
+    impscore.add_argument("--seed", type=int, default=0)
+    impscore.add_argument("--device", default="cpu")
+    impscore.add_argument("--cache", default=None, help="embedding cache folder (default: $PRAGMETER_CACHE/embeddings)")
+    impscore.add_argument("--cache-dir", dest="cache", action=RenamedFlag, new="--cache")
+    impscore.add_argument("--overwrite", action="store_true", help="write into an existing model folder")
+    add_data_root_option(impscore)
+    impscore.set_defaults(func=run_impscore)
+
+
+def run_impscore(args: argparse.Namespace) -> int:
+    from pragmeter.encoders import canonical_name, embeddings_dir
+    from pragmeter.impscore.corpus import build_corpus, load_corpus
+    from pragmeter.impscore.corpus.build import corpus_fingerprint, format_report
+    from pragmeter.impscore.training import TrainConfig, embed_corpus, save_trained, train_heads
+
+    output = Path(args.output)
+    if (output / "config.json").exists() and not args.overwrite:
+        raise PragmeterError(f"{output} already holds a model; pass --overwrite to replace it")
+    values = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if hasattr(args, f.name)}
+    values["encoder"] = canonical_name(args.encoder)
+    config = TrainConfig(**values)
+    if args.corpus:
+        corpus = load_corpus(args.corpus, seed=args.seed)
+        corpus_info = {"file": str(args.corpus), "sources": sorted(corpus["source"].unique())}
+    else:
+        corpus, report = build_corpus(seed=args.seed, root=args.data_root)
+        print(format_report(report), file=sys.stderr)
+        corpus_info = {"file": "built from the data root", "sources": sorted(corpus["source"].unique())}
+    corpus_info["sha256"] = corpus_fingerprint(corpus)
+    for split in ("train", "val"):
+        if not (corpus["split"] == split).any():
+            raise PragmeterError(f"the corpus has no {split!r} rows; training needs train and val splits")
+    cache_root = Path(args.cache) if args.cache else embeddings_dir()
+    splits = embed_corpus(corpus, config.encoder, cache_root, args.encode_batch_size, None)
+    result = train_heads(splits, config)
+    folder = save_trained(result, output, args.name or output.name, corpus_info)
+    test = result.test
+    print(f"best epoch {result.best_epoch}; test implicitness accuracy {test.get('implicitness_accuracy', float('nan')):.4f}, "
+          f"pragmatics accuracy {test.get('pragmatics_accuracy', float('nan')):.4f} -> {folder}")
+    return 0

@@ -1,0 +1,90 @@
+"""Pairs whose explicit side an LLM wrote with the ImpScore paper's Appendix A.1 prompts (the paper did this for
+~35k of its 56k pairs). Ours come from `pragmeter generate pairs` run against the local Qwen2.5-Coder-1.5B-Instruct
+(Q4_K_M GGUF, llama.cpp) and are committed as small project data in ``pragmeter/data/generated/`` with the generator
+model, prompt hash, input row and upstream id of every row, so training never needs the LLM again.
+
+A 1.5B model often frames its answer ("The hate speech implies that ...") or copies the input: the framing is cut,
+and copies (word Jaccard ≥ 0.7) and rewrites that add content (over 2x the words + 10) are dropped and counted.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from pragmeter.datasets.pairs.base import SourcePairs
+from pragmeter.errors import DataError
+
+GENERATED_DIR = Path(__file__).resolve().parents[2] / "data" / "generated"
+# source name -> (file, upstream data folder whose licence the implicit side carries, description)
+FILES = {
+    "llm_ishate_train": ("llm_ishate_train.parquet", "ishate",
+                         "ISHate train implicit HS -> LLM-written explicit statement (paper's 'Adversarial' prompt)"),
+    "llm_absa_train": ("llm_absa_train.parquet", "absa_implicit",
+                       "SemEval-2014 ABSA train, implicit-sentiment sentences -> LLM-written explicit sentiment"),
+    "llm_dghsd_dev": ("llm_dghsd_dev.parquet", "dghsd",
+                      "DynaHate dev 'animosity' hate -> LLM-written explicit statement (paper's DGHSD prompt)"),
+}
+_FRAMING = re.compile(
+    r"^(?:in (?:the|this) (?:given )?(?:text|sentence),?\s*)?(?:the|this) (?:given )?(?:hate speech|sentence|text|"
+    r"statement|speaker|author|tweet|post)(?: in the given text)?\s+(?:implies|suggests|is implying|is suggesting|"
+    r"is expressing|expresses|states|means)(?: that)?[:,]?\s*", re.IGNORECASE)
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def strip_framing(text: str) -> str:
+    stripped = _FRAMING.sub("", text.strip())
+    return stripped[:1].upper() + stripped[1:] if stripped else stripped
+
+
+def _jaccard(a: str, b: str) -> float:
+    left, right = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
+    return len(left & right) / max(len(left | right), 1)
+
+
+def read_generated(name: str, folder: Path | None = None) -> SourcePairs:
+    file, data_folder, description = FILES[name]
+    path = (folder or GENERATED_DIR) / file
+    out = SourcePairs(name, "LLM (Qwen2.5-Coder-1.5B)", description, licence=_licence(data_folder))
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError) as error:
+        raise DataError(f"{path}: cannot read the generated pairs ({error.__class__.__name__})") from None
+    missing = [c for c in ("implicit", "explicit", "input_row", "upstream_id") if c not in frame.columns]
+    if missing:
+        raise DataError(f"{path}: missing column(s) {', '.join(missing)}")
+    for row in frame.itertuples(index=False):
+        implicit, explicit = str(row.implicit).strip(), strip_framing(str(row.explicit))
+        if not explicit:
+            out.skipped["empty after removing the framing"] += 1
+        elif _jaccard(implicit, explicit) >= 0.7:
+            out.skipped["copy of the implicit sentence (word Jaccard >= 0.7)"] += 1
+        elif len(explicit.split()) > 2 * len(implicit.split()) + 10:
+            out.skipped["rewrite adds content (over 2x the words + 10)"] += 1
+        else:
+            out.add(implicit, explicit, f"pragmeter/data/generated/{file}#{row.input_row}:{row.upstream_id}")
+    return out
+
+
+def _licence(data_folder: str) -> str:
+    from pragmeter.datasets.pairs.base import folder_licence
+
+    return f"{folder_licence(data_folder)} (implicit side); explicit side written by Qwen2.5-Coder-1.5B (Apache-2.0)"
+
+
+def llm_ishate_train(root=None) -> SourcePairs:
+    return read_generated("llm_ishate_train")
+
+
+def llm_absa_train(root=None) -> SourcePairs:
+    return read_generated("llm_absa_train")
+
+
+def llm_dghsd_dev(root=None) -> SourcePairs:
+    return read_generated("llm_dghsd_dev")
+
+
+GENERATED_SOURCES = {"llm_ishate_train": llm_ishate_train, "llm_absa_train": llm_absa_train,
+                     "llm_dghsd_dev": llm_dghsd_dev}

@@ -1,0 +1,21 @@
+"""Every corpus source by name: the paper's (``paper``) and the figurative ones (``pairs``), with the presets
+``--sources`` accepts. A new source is one module of this package plus one entry in its registry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pragmeter.datasets.pairs import PAIR_SOURCES
+from pragmeter.datasets.pairs.base import SourcePairs
+from pragmeter.datasets.pairs.llm_generated import GENERATED_SOURCES
+from pragmeter.datasets.pairs.paper import PAPER_SOURCES
+
+SOURCES: dict[str, Callable[..., SourcePairs]] = {**PAPER_SOURCES, **PAIR_SOURCES, **GENERATED_SOURCES}
+# Named sets for ``--sources``: ``paper`` (the Table-6 rebuild, the default), ``figurative`` (the sources added for
+# everyday figurative, ironic and indirect language), ``all``.
+PRESETS: dict[str, list[str]] = {"paper": list(PAPER_SOURCES), "figurative": list(PAIR_SOURCES),
+                                  "generated": list(GENERATED_SOURCES), "all": list(SOURCES)}
+DEFAULT_SOURCES = PRESETS["paper"]
+# Data folder of a source whose name is not its folder (for the licence the manifest records).
+FOLDERS = {"inli_train": "inli", "ishate_train": "ishate", "llm_ishate_train": "ishate",
+           "llm_absa_train": "absa_implicit", "llm_dghsd_dev": "dghsd"}

@@ -1,0 +1,7 @@
+"""Sentence encoders: names and packaged models (``registry``), the torch encoder (sentence-transformers) and
+the ONNX Runtime one (``onnx``), the on-disk embedding cache (``embedding_cache``) and cache paths (``paths``)."""
+
+from pragmeter.encoders.paths import CACHE_ENV, cache_dir, embeddings_dir
+from pragmeter.encoders.registry import canonical_name, load_encoder, resolve_encoder
+
+__all__ = ["CACHE_ENV", "cache_dir", "canonical_name", "embeddings_dir", "load_encoder", "resolve_encoder"]

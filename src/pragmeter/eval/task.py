@@ -1,0 +1,156 @@
+"""The task interface: dataset + prompt template(s) + answer parser + metrics, declared in one module each.
+
+A task module in ``pragmeter.tasks`` lists its classes in ``TASKS``; the registry finds them. The runner asks a
+task for its items, the messages of each item in each run, parses each answer, then hands the samples of
+one run to ``score`` (which fills each sample's per-item ``scores`` and returns the corpus metrics).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any, ClassVar
+
+from pragmeter.errors import PragmeterError
+from pragmeter.llm.client import CachedClient
+from pragmeter.metrics.intervals import mean_sd
+
+
+@cache
+def load_template(name: str) -> str:
+    """A prompt template shipped in ``pragmeter/tasks/prompts`` (sources cited in its README)."""
+    return resources.files("pragmeter.tasks").joinpath("prompts", name).read_text(encoding="utf-8").rstrip("\n")
+
+
+JUDGE_MAX_TOKENS = 512  # judges analyse before scoring
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Sample:
+    """One answered prompt: what was asked, what came back, how it parsed and scored."""
+
+    task: str
+    run: int
+    item_id: str
+    messages: list[dict]
+    response: str | None
+    parsed: Any  # None = invalid answer (unparseable, empty, or the request failed)
+    gold: Any
+    error: str | None = None
+    cached: bool = False
+    fields: dict = field(default_factory=dict)  # task-specific extras (text, source…)
+    scores: dict = field(default_factory=dict)  # per-item metric values
+
+    @property
+    def valid(self) -> bool:
+        return self.parsed is not None
+
+    def record(self) -> dict:
+        return {"task": self.task, "run": self.run, "item_id": self.item_id, **self.fields,
+                "prompt": self.messages, "response": self.response, "parsed": self.parsed, "gold": self.gold,
+                "valid": self.valid, "error": self.error, "cached": self.cached, **self.scores}
+
+
+@dataclass
+class ScoreContext:
+    """What scoring may need beyond the samples: a judge model (cached like the model under test)."""
+
+    judge: CachedClient | None = None
+    progress: bool = True
+    extra: dict = field(default_factory=dict)
+
+
+class Task(ABC):
+    name: ClassVar[str]
+    version: ClassVar[str]
+    description: ClassVar[str]
+    citation: ClassVar[str] = ""
+    runs: ClassVar[int] = 1
+    max_tokens: ClassVar[int | None] = None  # default when the model arguments give none
+    arguments: ClassVar[dict[str, str]] = {}  # accepted --task-arg keys -> default (as text)
+    uses_judge: ClassVar[bool] = False  # scored with the judge model when one is given
+
+    def __init__(self, args: dict[str, str] | None = None, data_root: str | os.PathLike | None = None):
+        args = dict(args or {})
+        unknown = set(args) - set(self.arguments)
+        if unknown:
+            known = ", ".join(sorted(self.arguments)) or "none"
+            raise PragmeterError(f"task {self.name}: unknown argument(s) {', '.join(sorted(unknown))} (known: {known})")
+        self.args = {**self.arguments, **args}
+        self.data_root = data_root
+        self._items: list | None = None
+
+    # -- data ---------------------------------------------------------------------------------------
+    @abstractmethod
+    def load(self) -> list:
+        """All evaluation items, in a fixed order."""
+
+    def items(self) -> list:
+        if self._items is None:
+            self._items = self.load()
+        return self._items
+
+    @abstractmethod
+    def checksums(self) -> dict[str, str]:
+        """sha256 of every data file read (data-root relative path or user path -> sha256)."""
+
+    def item_id(self, item) -> str:
+        return item.id
+
+    def fields(self, item) -> dict:
+        """Extras written with each sample (e.g. the text and source, for later stratification)."""
+        return {}
+
+    # -- prompting ----------------------------------------------------------------------------------
+    @abstractmethod
+    def templates(self) -> dict[str, str]:
+        """Every template text this configuration uses (their hashes go into the results)."""
+
+    @abstractmethod
+    def messages(self, item, run: int) -> list[dict]:
+        """The chat messages for ``item`` in run ``run`` (runs differ e.g. in sampled in-context examples)."""
+
+    @abstractmethod
+    def parse(self, response: str | None, item) -> Any:
+        """The parsed answer to ``item``, or None when it cannot be parsed (counted as invalid)."""
+
+    @abstractmethod
+    def gold(self, item) -> Any:
+        ...
+
+    @abstractmethod
+    def reference_answer(self, item) -> str:
+        """The answer text a perfect model would give (used to check the parser and metrics end to end)."""
+
+    # -- scoring ------------------------------------------------------------------------------------
+    @abstractmethod
+    async def score(self, samples: list[Sample], context: ScoreContext) -> dict:
+        """Corpus metrics of one run; also stores per-item values in ``sample.scores``."""
+
+    @abstractmethod
+    def metric_signatures(self) -> dict[str, str]:
+        ...
+
+    def headline(self) -> str:
+        """Key of the main metric in the results."""
+        return "accuracy"
+
+    def combine_runs(self, per_run: list[dict], samples: list[Sample]) -> dict:
+        """Metrics over several runs: mean ± SD of every top-level number (tasks may add more)."""
+        numbers = [k for k, v in per_run[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        return {key: mean_sd([run[key] for run in per_run]) for key in numbers}
+
+    def signature(self, model: str) -> str:
+        """One line that pins the number: task, version, arguments, prompt and data hashes, model settings."""
+        prompts = text_hash("\n\x00".join(self.templates()[k] for k in sorted(self.templates())))[:12]
+        data = text_hash("".join(v for _, v in sorted(self.checksums().items())))[:12]
+        args = ",".join(f"{k}={v}" for k, v in sorted(self.args.items()) if v != "")
+        return f"{self.name}:v{self.version}|{args or 'default'}|prompt={prompts}|data={data}|runs={self.runs}|{model}"

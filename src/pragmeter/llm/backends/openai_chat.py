@@ -1,0 +1,176 @@
+"""Any OpenAI-compatible chat-completions server: vLLM, Ollama, llama.cpp, OpenAI.
+
+Model arguments (``--model-args k=v,…``):
+  base_url (required), model (required), api_key_env (default OPENAI_API_KEY; the key is read from that
+  environment variable, sent as a Bearer token and never written anywhere), temperature (default 0),
+  max_tokens (default: the task's), seed (default none), top_p (default none), concurrency (default 8),
+  timeout (seconds per request, default 120), max_retries (default 8), backoff (first retry delay, default 1 s),
+  max_backoff (default 60 s).
+
+Retries with exponential backoff and full jitter on 429, 408, 5xx, timeouts, dropped connections and
+unreadable bodies; a Retry-After (or retry-after-ms) header sets the delay instead. 401/403/404 stop the run;
+other 4xx fail that request only. Null or empty content is returned as an answer with ``text`` None/"".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import os
+import random
+import time
+
+from pragmeter.errors import PragmeterError
+
+try:
+    import httpx
+except ImportError:  # pragma: no cover - depends on the install
+    raise PragmeterError("the openai-chat backend needs httpx: pip install 'pragmeter[harness]'") from None
+from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages, reject_unknown_args
+
+_RETRY_STATUS = {408, 409, 425, 429}
+_FATAL_STATUS = {401, 403, 404}
+MAX_RETRY_AFTER = 600.0  # seconds; a longer Retry-After is treated as this
+_KNOWN = {"base_url", "model", "api_key_env", "temperature", "max_tokens", "seed", "top_p", "concurrency",
+          "timeout", "max_retries", "backoff", "max_backoff"}
+
+
+def _number(args: dict[str, str], key: str, kind, default):
+    if key not in args or args[key] == "":
+        return default
+    try:
+        return kind(args[key])
+    except ValueError:
+        raise PragmeterError(f"model argument {key}={args[key]!r} is not a valid {kind.__name__}") from None
+
+
+def retry_after_seconds(headers: httpx.Headers | dict, now: float | None = None) -> float | None:
+    """Delay asked for by ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date), else None."""
+    headers = httpx.Headers(headers)
+    if "retry-after-ms" in headers:
+        try:
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value.strip() else None
+        if parsed is None:
+            return None
+        return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
+
+
+class OpenAIChatBackend(ChatBackend):
+    def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", temperature: float = 0.0,
+                 max_tokens: int | None = None, seed: int | None = None, top_p: float | None = None,
+                 concurrency: int = 8, timeout: float = 120.0, max_retries: int = 8, backoff: float = 1.0,
+                 max_backoff: float = 60.0):
+        if concurrency < 1:
+            raise PragmeterError("model argument concurrency must be at least 1")
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.api_key_env = api_key_env
+        self.temperature, self.max_tokens, self.seed, self.top_p = temperature, max_tokens, seed, top_p
+        self.concurrency = concurrency
+        self.timeout, self.max_retries = timeout, max_retries
+        self.backoff, self.max_backoff = backoff, max_backoff
+        self._client: httpx.AsyncClient | None = None
+        self._jitter = random.Random()
+
+    @classmethod
+    def from_args(cls, target: str | None, args: dict[str, str]) -> "OpenAIChatBackend":
+        reject_unknown_args(args, _KNOWN, "openai-chat")
+        model = args.get("model") or target
+        if not args.get("base_url") or not model:
+            raise PragmeterError("openai-chat needs --model-args base_url=URL,model=NAME "
+                                 "(e.g. base_url=http://localhost:8000/v1)")
+        return cls(
+            base_url=args["base_url"], model=model, api_key_env=args.get("api_key_env") or "OPENAI_API_KEY",
+            temperature=_number(args, "temperature", float, 0.0), max_tokens=_number(args, "max_tokens", int, None),
+            seed=_number(args, "seed", int, None), top_p=_number(args, "top_p", float, None),
+            concurrency=_number(args, "concurrency", int, 8), timeout=_number(args, "timeout", float, 120.0),
+            max_retries=_number(args, "max_retries", int, 8), backoff=_number(args, "backoff", float, 1.0),
+            max_backoff=_number(args, "max_backoff", float, 60.0),
+        )
+
+    def identity(self) -> dict:
+        return {"backend": "openai-chat", "model": self.model}
+
+    def decoding(self, max_tokens: int | None) -> dict:
+        params = {"temperature": self.temperature, "max_tokens": self.max_tokens or max_tokens}
+        if self.seed is not None:
+            params["seed"] = self.seed
+        if self.top_p is not None:
+            params["top_p"] = self.top_p
+        return params
+
+    def settings(self) -> dict:
+        return {**super().settings(), "base_url": self.base_url, "api_key_env": self.api_key_env,
+                "timeout": self.timeout, "max_retries": self.max_retries}
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            headers = {"Content-Type": "application/json"}
+            key = os.environ.get(self.api_key_env)
+            if key:
+                headers["Authorization"] = f"Bearer {key}"
+            limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+            self._client = httpx.AsyncClient(headers=headers, timeout=self.timeout, limits=limits)
+        return self._client
+
+    def _delay(self, attempt: int, asked: float | None) -> float:
+        """Seconds before retry ``attempt`` + 1: what the server asked (never less, plus up to 10% jitter so
+        waiting clients do not return together), else full jitter over an exponentially growing window."""
+        if asked is not None:
+            asked = min(asked, MAX_RETRY_AFTER)
+            return asked + self._jitter.uniform(0, 0.1 * max(asked, 0.01))
+        return self._jitter.uniform(0, min(self.max_backoff, self.backoff * 2 ** attempt))
+
+    async def complete(self, messages: Messages, max_tokens: int | None, sample: int = 0) -> Completion:
+        body = {"model": self.model, "messages": messages, **self.decoding(max_tokens)}
+        if body.get("max_tokens") is None:
+            body.pop("max_tokens")
+        if sample and "seed" in body:
+            body["seed"] += sample  # independent samples need different seeds
+        url = f"{self.base_url}/chat/completions"
+        problem = "no attempt"
+        for attempt in range(self.max_retries + 1):
+            asked = None
+            try:
+                response = await self._http().post(url, json=body)
+            except httpx.TimeoutException:
+                problem = f"timeout after {self.timeout:g} s"
+            except httpx.TransportError as error:
+                problem = f"connection error ({type(error).__name__})"
+            else:
+                status = response.status_code
+                if status == 200:
+                    try:
+                        choice = response.json()["choices"][0]
+                        content = (choice.get("message") or {}).get("content")
+                        return Completion(text=content, finish_reason=choice.get("finish_reason"))
+                    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+                        problem = "unreadable response body"
+                elif status in _FATAL_STATUS:
+                    raise BackendFatal(f"{url} answered HTTP {status}: {response.text[:200]!r} "
+                                       f"(check model={self.model!r} and ${self.api_key_env})")
+                elif status in _RETRY_STATUS or status >= 500:
+                    problem = f"HTTP {status}"
+                    asked = retry_after_seconds(response.headers)
+                else:
+                    raise BackendFailed(f"HTTP {status}: {response.text[:200]}")
+            if attempt < self.max_retries:
+                await asyncio.sleep(self._delay(attempt, asked))
+        raise BackendFailed(f"gave up after {self.max_retries + 1} attempts: {problem}")
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+BACKEND = OpenAIChatBackend

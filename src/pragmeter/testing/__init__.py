@@ -1,0 +1,1 @@
+"""Test doubles for pragmeter's tests, benchmarks and dry runs (not used by any command)."""

@@ -1,0 +1,132 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1, for tests, benchmarks and dry runs of the harness.
+
+``responder(request_json) -> str | None`` writes each answer (None = null content). Optional latency per
+request, and fault injection: with probability ``fault_rate`` a request gets one of ``faults``:
+"429" (with Retry-After), "500", "timeout" (hangs past the client's timeout), "drop" (closes the connection
+without answering) or "null" (200 with null content). Every request is counted per prompt (``calls``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+FAULTS = ("429", "500", "timeout", "drop", "null")
+
+
+def prompt_key(messages: list[dict]) -> str:
+    return hashlib.sha256(json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+class FakeChatServer:
+    def __init__(self, responder: Callable[[dict], str | None], latency: float = 0.0, fault_rate: float = 0.0,
+                 faults: tuple[str, ...] = FAULTS, retry_after: str = "1", hang: float = 2.0, seed: int = 0):
+        self.responder, self.latency = responder, latency
+        self.fault_rate, self.faults, self.retry_after, self.hang = fault_rate, faults, retry_after, hang
+        self.calls: Counter[str] = Counter()
+        self.faults_sent: Counter[str] = Counter()
+        self._random = random.Random(seed)
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
+    def total_calls(self) -> int:
+        return sum(self.calls.values())
+
+    def _pick_fault(self) -> str | None:
+        with self._lock:
+            if self.fault_rate and self._random.random() < self.fault_rate:
+                fault = self._random.choice(self.faults)
+                self.faults_sent[fault] += 1
+                return fault
+        return None
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
+                body = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self):  # noqa: N802 (http.server naming)
+                request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                with server._lock:
+                    server.calls[prompt_key(request.get("messages", []))] += 1
+                fault = server._pick_fault()
+                if server.latency:
+                    time.sleep(server.latency)
+                if fault == "429":
+                    self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": server.retry_after})
+                elif fault == "500":
+                    self._send(500, {"error": {"message": "internal error"}})
+                elif fault == "timeout":
+                    time.sleep(server.hang)
+                    self.close_connection = True
+                elif fault == "drop":
+                    self.close_connection = True  # no response at all
+                else:
+                    text = None if fault == "null" else server.responder(request)
+                    self._send(200, {"id": "fake", "object": "chat.completion", "model": request.get("model"),
+                                     "choices": [{"index": 0, "finish_reason": "stop",
+                                                  "message": {"role": "assistant", "content": text}}]})
+
+        return Handler
+
+    def start(self) -> "FakeChatServer":
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> "FakeChatServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def constant(text: str | None) -> Callable[[dict], str | None]:
+    return lambda request: text
+
+
+def serve_main() -> None:
+    """``python -m pragmeter.testing.fake_server TEXT [LATENCY]``: answer every request with TEXT (dry runs)."""
+    import sys
+
+    with FakeChatServer(constant(sys.argv[1]), latency=float(sys.argv[2]) if len(sys.argv) > 2 else 0.0) as fake:
+        print(fake.url, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    serve_main()

@@ -1,0 +1,63 @@
+"""The GPU path's choices, checked on a CPU: device, dtype and batch size of the torch encoder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pragmeter.encoders import CPU_BATCH_SIZE, GPU_BATCH_SIZE, default_batch_size, encoder_dtype
+
+
+def test_dtype_follows_the_device():
+    assert encoder_dtype("cuda", bf16_supported=True) == "bfloat16"
+    assert encoder_dtype("cuda:1", bf16_supported=False) == "float16"  # e.g. a V100 / T4: fp16 tensor cores
+    assert encoder_dtype("cpu") == "float32"  # no half-precision matrix units assumed on a CPU
+    assert encoder_dtype("cpu", "bf16") == "bfloat16" and encoder_dtype("cuda", "fp32") == "float32"
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        encoder_dtype("cpu", "int4")
+
+
+def test_batch_size_follows_the_device():
+    assert default_batch_size("cuda:0") == GPU_BATCH_SIZE > CPU_BATCH_SIZE == default_batch_size("cpu")
+
+
+def test_impscore_on_cuda_picks_half_precision_without_loading(monkeypatch):
+    import torch
+
+    from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+    from pragmeter.impscore.model import ImpScore
+
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)  # as on a T4 / V100
+    model = ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", device="cuda")
+    assert model.encoder_dtype == "float16" and model._encoder is None
+    assert model.signature().endswith("|precision:float16")  # reports say the scores came from half precision
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)  # as on an A100 / H100
+    assert model.encoder_dtype == "bfloat16"
+    assert ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", device="cuda",
+                    dtype="float32").encoder_dtype == "float32"
+
+
+def test_half_precision_torch_path_on_cpu(model_dir, sentences):
+    from pragmeter.encoders import load_encoder
+    from pragmeter.impscore.model import ImpScore
+
+    full = ImpScore.load(model_dir, device="cpu")
+    assert full.encoder_dtype == "float32" and full.encoder is load_encoder(full.encoder_name, "cpu")
+    assert "precision" not in full.signature()
+    half = ImpScore.load(model_dir, device="cpu", dtype="bfloat16")
+    assert next(half.encoder.parameters()).dtype.is_floating_point
+    assert str(next(half.encoder.parameters()).dtype) == "torch.bfloat16"
+    assert next(full.encoder.parameters()).dtype.itemsize == 4  # the shared float32 encoder was not cast
+    texts = sentences[:60]
+    embeddings = half.encode(texts)
+    assert embeddings.dtype == np.float32 and embeddings.shape == (60, 384)
+    difference = np.abs(half.score(texts) - full.score(texts)).max()
+    assert 0 < difference < 0.2
+
+
+def test_dtype_needs_the_torch_backend(model_dir):
+    from pragmeter.errors import PragmeterError
+    from pragmeter.impscore.model import ImpScore
+
+    with pytest.raises(PragmeterError, match="dtype applies to backend='torch'"):
+        ImpScore.load(model_dir, backend="onnx", dtype="float16")
