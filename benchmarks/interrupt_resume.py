@@ -39,7 +39,7 @@ def main() -> None:
     parser.add_argument("--workdir", default="runs/interrupt")
     args = parser.parse_args()
     from pragmeter.data.root import data_file
-    from pragmeter.impscore.embedding_cache import text_key
+    from pragmeter.encoders.embedding_cache import text_key
 
     work = Path(args.workdir)
     shutil.rmtree(work, ignore_errors=True)

@@ -93,7 +93,7 @@ DOCUMENT_PARAMS.sort(key=lambda p: p.values[1] == "unreadable")
 
 @pytest.fixture(scope="module")
 def fixtures():
-    from pragmeter.harness.fake_server import FakeChatServer
+    from pragmeter.testing.fake_server import FakeChatServer
 
     with FakeChatServer(lambda request: "Yes, they agree.") as server:
         yield {"server": server}

@@ -22,7 +22,7 @@ import pytest
 
 from pragmeter.cli import main
 from pragmeter.data.root import data_file
-from pragmeter.harness.fake_server import FakeChatServer, prompt_key
+from pragmeter.testing.fake_server import FakeChatServer, prompt_key
 
 CLI = [sys.executable, "-c", "import sys; from pragmeter.cli import main; sys.exit(main())"]
 POSTS = "implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg3_posts.tsv"
@@ -94,7 +94,7 @@ def encoded(monkeypatch):
 
 
 def resume_encodes_only_the_rest(cache: Path, before: dict, encoded: list[str]) -> None:
-    from pragmeter.impscore.embedding_cache import text_key
+    from pragmeter.encoders.embedding_cache import text_key
 
     after = shards(cache)
     assert all(after.get(path) == stamp for path, stamp in before.items())  # finished shards untouched

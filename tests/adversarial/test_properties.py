@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from pragmeter.harness.parsing import LabelParser, json_field, json_object
+from pragmeter.llm.parsing import LabelParser, json_field, json_object
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 # Any text a model may answer: every code point but surrogates (which no UTF-8 channel can carry).
@@ -100,7 +100,7 @@ def test_judge_score_reads_back_what_a_judge_writes(value):
 @pytest.fixture(scope="module")
 def task_items():
     """One real item of every task that loads from the data root (the parser may look at the item)."""
-    from pragmeter.harness import registry
+    from pragmeter.eval import registry
 
     found = []
     for name, cls in sorted(registry.all_tasks().items()):

@@ -164,7 +164,7 @@ def answer(request: dict) -> str:
 @pytest.fixture(scope="module")
 def fixtures(tmp_path_factory):
     from pragmeter.classify.model import ClassifierSettings, TextClassifier
-    from pragmeter.harness.fake_server import FakeChatServer
+    from pragmeter.testing.fake_server import FakeChatServer
 
     folder = tmp_path_factory.mktemp("classifier") / "inli-tiny"
     settings = ClassifierSettings(labels=["implied", "explicit", "neutral", "contradiction"],

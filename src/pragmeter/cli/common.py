@@ -72,4 +72,4 @@ def load_model(args: argparse.Namespace):
     from pragmeter.impscore.model import ImpScore
 
     name = args.impscore if hasattr(args, "impscore") else args.model
-    return ImpScore.load(name, device=args.device, batch_size=args.batch_size, dtype=args.dtype)
+    return ImpScore.load(name, device=args.device, batch_size=args.batch_size, dtype=getattr(args, "dtype", None))  # not every command has --dtype
