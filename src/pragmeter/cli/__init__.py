@@ -99,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     except PragmeterError as error:
         print(f"pragmeter {args.command}: error: {error}", file=sys.stderr)
         return error.exit_code
+    except OSError as error:  # the file system refused (permission, full disk, a folder as a file): one line, no trace
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"pragmeter {args.command}: error: {where}{error.strerror or error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"pragmeter {args.command}: interrupted; finished work is kept", file=sys.stderr)
         return 130

@@ -59,14 +59,10 @@ def _report_truncation(model) -> None:
 
 
 def score_file(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from pragmeter.encoders.embedding_cache import attach_embedding_cache
-    from pragmeter.io import read_table, require_column, write_table
+    from pragmeter.io import check_output, read_table, require_column, write_table
 
-    output = Path(args.output)
-    if output.exists() and not args.overwrite:
-        raise PragmeterError(f"{output} exists; pass --overwrite to replace it")
+    output = check_output(args.output, args.overwrite)
     frame = read_table(args.input)
     require_column(frame, args.column, args.input)
     model = load_model(args, auto_backend=True)

@@ -68,7 +68,7 @@ def _read_file(batch: pd.DataFrame, root: str, column: str, id_column: str) -> p
     from pragmeter.io import read_table, require_column
 
     path = Path(batch["file"].iloc[0])
-    frame = read_table(path)
+    frame = read_table(path, allow_empty=True)  # an empty part of a folder is no error
     require_column(frame, column, path)
     if id_column not in frame.columns:
         name = path.relative_to(root).as_posix() if root else path.name

@@ -55,6 +55,15 @@ class DistanceResponse(BaseModel):
     distances: list[float] = Field(description="pragmatic distance ‖h_p(a) − h_p(b)‖ of each pair")
 
 
+class ErrorResponse(BaseModel):
+    detail: str = Field(description="what is wrong with the request, on one line")
+
+
+# The answers to bad input as they are sent (a one-line detail), documented in place of FastAPI's default 422.
+ERRORS = {413: {"model": ErrorResponse, "description": "too many texts, too long a text or too large a body"},
+          422: {"model": ErrorResponse, "description": "malformed JSON, wrong types or empty texts"}}
+
+
 def _validation_message(error: RequestValidationError) -> str:
     parts = []
     for item in error.errors():
@@ -124,13 +133,14 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
         return {"pragmeter": __version__, "model": model.signature(), "encoder": model.encoder_name,
                 "backend": model.backend, "limits": limits.to_dict()}
 
-    @app.post("/score", response_model=ScoreResponse, summary="implicitness of each text")
+    @app.post("/score", response_model=ScoreResponse, responses=ERRORS, summary="implicitness of each text")
     async def score(request: TextsRequest) -> ScoreResponse:
         limits.check(request.texts)
         implicitness, _, _ = await heads(request.texts)
         return ScoreResponse(scores=implicitness.tolist())
 
-    @app.post("/rank", response_model=RankResponse, summary="texts ordered by implicitness, most implicit first")
+    @app.post("/rank", response_model=RankResponse, responses=ERRORS,
+              summary="texts ordered by implicitness, most implicit first")
     async def rank(request: RankRequest) -> RankResponse:
         limits.check(request.texts)
         implicitness, h_p, _ = await heads(request.texts)
@@ -144,7 +154,8 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
             matrix = distances(h_p.unsqueeze(1).expand(n, n, -1), h_p.unsqueeze(0).expand(n, n, -1))
         return RankResponse(ranking=ranking, distances=matrix)
 
-    @app.post("/distance", response_model=DistanceResponse, summary="pragmatic distance of each pair")
+    @app.post("/distance", response_model=DistanceResponse, responses=ERRORS,
+              summary="pragmatic distance of each pair")
     async def distance(request: DistanceRequest) -> DistanceResponse:
         flat = [text for pair in request.pairs for text in pair]
         limits.check(flat, field="pairs", where=lambda index: f"pairs[{index // 2}][{index % 2}]")

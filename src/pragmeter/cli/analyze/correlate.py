@@ -32,6 +32,7 @@ def register(subparsers) -> None:
 def _numeric(series: pd.Series, column: str, path: str) -> pd.Series:
     import pandas as pd
 
+    series = series.mask(series.map(lambda v: isinstance(v, str) and not v.strip()))  # blank = missing
     values = pd.to_numeric(series, errors="coerce")
     bad = series.notna() & values.isna()
     if bad.any():
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         pairs = pd.DataFrame({"_x": x, "_y": _numeric(require_column(left, args.y, args.table), args.y, args.table)})
     complete = pairs.dropna()
     if len(complete) < 3:
-        raise PragmeterError(f"only {len(complete)} rows have both {args.x!r} and {args.y!r}; need at least 3")
+        raise PragmeterError(f"{args.table}: only {len(complete)} rows have both {args.x!r} and {args.y!r}; need at least 3")
     result = {"x": args.x, "y": args.y, **correlations(complete["_x"].to_numpy(float), complete["_y"].to_numpy(float)),
               "dropped": int(len(pairs) - len(complete))}
     if args.json:

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         names = list(BUILTINS) if args.dataset == "all" else [args.dataset]
         cap = args.max_per_label if args.max_per_label is not None else DEFAULT_CAP
         collections = [load_builtin(name, args.data_root, cap, args.seed) for name in names]
-    elif Path(args.dataset).is_file():
+    elif Path(args.dataset).exists():  # the reader names what is wrong with it (a folder, unreadable...)
         from pragmeter.datasets.collection import collection_from_file
 
         collections = [collection_from_file(args.dataset, args.column, args.label_column, args.pair_column,

@@ -36,14 +36,11 @@ def run(args: argparse.Namespace) -> int:
     from pragmeter.classify.drinq import evaluate_drinq
     from pragmeter.data.root import dataset_checksums, sha256_of
     from pragmeter.datasets.drinq import FILES
-    from pragmeter.io import write_json_atomic, write_table
+    from pragmeter.io import check_output, write_json_atomic, write_table
     from pragmeter.provenance import RunRecord
 
-    from pragmeter.errors import PragmeterError
-
     for target in filter(None, (args.output, args.predictions)):
-        if Path(target).exists() and not args.overwrite:
-            raise PragmeterError(f"{target} exists; pass --overwrite to replace it")
+        check_output(target, args.overwrite)
     metrics, rows = evaluate_drinq(args.model, args.data_root, args.path, args.limit, args.device, args.batch_size,
                                    args.seed, progress=not args.no_progress)
     for name in ("consensus", "implied_comment"):
