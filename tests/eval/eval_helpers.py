@@ -13,19 +13,20 @@ from pragmeter.testing.fake_server import FakeChatServer, prompt_key
 JUDGE_PERFECT = '{"analysis": "The prediction matches the reference implication.", "score": 5}'
 
 
-def gold_answers(task_names: list[str], limit: int) -> dict[str, str]:
-    """prompt key -> the reference answer of that item, for every run of every task (as the harness asks)."""
+def gold_answers(task_names: list[str], limit: int, args: dict | None = None) -> dict[str, str]:
+    """prompt key -> the reference answer of that item, for every run of every task (as the harness asks);
+    ``args`` are task arguments given to every task that accepts them (e.g. mode=logprob)."""
     answers = {}
     for cls in registry.resolve(task_names):
-        task = cls()
+        task = cls({k: v for k, v in (args or {}).items() if k in cls.arguments})
         for run in range(task.runs):
             for item in task.items()[:limit]:
                 answers[prompt_key(task.messages(item, run))] = task.reference_answer(item)
     return answers
 
 
-def gold_responder(task_names: list[str], limit: int):
-    answers = gold_answers(task_names, limit)
+def gold_responder(task_names: list[str], limit: int, args: dict | None = None):
+    answers = gold_answers(task_names, limit, args)
 
     def respond(request: dict) -> str:
         # Prompts the harness did not build from an item are the judge's: a perfect judge gives 5.

@@ -155,7 +155,8 @@ class PageWriter:
             for task, result in payload["results"].items():
                 samples = path.parent / f"samples_{task}.jsonl"
                 value = result.get("metrics", {}).get(result.get("headline"))
-                rows.append([Markup(f"<b>{_e(task)}</b>"), result.get("headline", ""), value, result.get("n_items"),
+                rows.append([Markup(f"<b>{_e(task)}</b>"), result.get("mode", "generate"), result.get("headline", ""),
+                             value, result.get("n_items"),
                              result.get("invalid"), result.get("errors"),
                              self.link(samples, samples.name) if samples.is_file() else "not logged",
                              self.link(path, "results.json"), Markup(f"<code>{_e(result.get('signature', ''))}</code>")])
@@ -165,7 +166,7 @@ class PageWriter:
                                + _table(["metric", "value"], numbers)
                                + f"<p class=note>date {_e(run.date)}, commit <code>{_e(run.commit or '')}</code>, "
                                  f"command <code>{_e(' '.join(run.command or []))}</code></p></details>")
-        table = _table(["task", "headline", "value", "items", "invalid", "errors", "per-sample log", "results",
+        table = _table(["task", "mode", "headline", "value", "items", "invalid", "errors", "per-sample log", "results",
                         "signature"], rows)
         return table + "".join(details)
 

@@ -18,10 +18,15 @@ def register(subparsers) -> None:
                     "OUTPUT/samples_<task>.jsonl. Responses are cached in OUTPUT/cache/responses.jsonl as they "
                     "arrive, so rerunning an interrupted command resumes it. List tasks with `pragmeter tasks`.")
     parser.add_argument("--tasks", required=True, help="comma-separated task or group names (e.g. inli,drinq)")
-    parser.add_argument("--model", default="openai-chat", help="backend (default openai-chat)")
+    parser.add_argument("--model", default="openai-chat",
+                        help="backend (default openai-chat); gguf:FILE_OR_NAME runs a local GGUF model with llama.cpp "
+                             "(e.g. gguf:qwen2.5-coder-1.5b)")
     parser.add_argument("--model-args", default="",
                         help="KEY=VALUE pairs, comma-separated: base_url, model, api_key_env, temperature, max_tokens, "
-                             "seed, top_p, concurrency, timeout, max_retries")
+                             "seed, top_p, concurrency, timeout, max_retries (gguf: also threads, ctx_size, parallel)")
+    parser.add_argument("--mode", choices=("generate", "logprob"), default=None,
+                        help="answer mode of every task: generate (parse the answer) or logprob (score the options "
+                             "by log-probability; the server must return logprobs); same as --task-arg TASK.mode=…")
     parser.add_argument("--judge-model", default=None, help="backend of the LLM judge (Emphasized-Talk auto-gpt4 scores)")
     parser.add_argument("--judge-model-args", default="",
                         help="as --model-args, for the judge (temperature defaults to 1: its 3 samples are averaged)")
@@ -29,6 +34,10 @@ def register(subparsers) -> None:
                         help="a task argument, e.g. inli.split=val or hate_detection.path=texts.csv (repeatable)")
     parser.add_argument("--output", required=True, help="output folder")
     parser.add_argument("--limit", type=int, default=None, help="first N items of each task only (for trials)")
+    parser.add_argument("--sample", type=int, default=None,
+                        help="a seeded sample of N items per task, stratified by gold answer (a larger N extends a "
+                             "smaller one, so a reduced run grows into the full one through the cache)")
+    parser.add_argument("--sample-seed", type=int, default=0, help="seed of --sample (default 0)")
     parser.add_argument("--log-samples", action="store_true", help="write every prompt, answer, parse and gold")
     parser.add_argument("--cache", default=None, help="response cache file (default OUTPUT/cache/responses.jsonl)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
@@ -57,11 +66,20 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise PragmeterError("--limit must be at least 1")
+    if args.sample is not None and (args.sample < 1 or args.limit is not None):
+        raise PragmeterError("--sample must be at least 1, and not given with --limit")
     classes = registry.resolve(args.tasks)
     per_task = task_arguments(args.task_arg, registry.groups())
     unknown = set(per_task) - {cls.name for cls in classes}
     if unknown:
         raise PragmeterError(f"--task-arg names task(s) not being run: {', '.join(sorted(unknown))}")
+    if args.mode:
+        without = [cls.name for cls in classes if "mode" not in cls.arguments]
+        if without and args.mode != "generate":
+            raise PragmeterError(f"--mode {args.mode}: task(s) {', '.join(without)} have no such mode")
+        for cls in classes:
+            if "mode" in cls.arguments:
+                per_task.setdefault(cls.name, {}).setdefault("mode", args.mode)
     tasks = [cls(per_task.get(cls.name), data_root=args.data_root) for cls in classes]
     backend = load_backend(args.model, parse_model_args(args.model_args))
     judge = None
@@ -72,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
     output = Path(args.output)
     cache = None if args.no_cache else Path(args.cache) if args.cache else output / "cache" / "responses.jsonl"
     payload = evaluate(EvalConfig(
-        tasks=tasks, backend=backend, judge=judge, output=output, limit=args.limit, log_samples=args.log_samples,
+        tasks=tasks, backend=backend, judge=judge, output=output, limit=args.limit, sample=args.sample,
+        sample_seed=args.sample_seed, log_samples=args.log_samples,
         cache_path=cache, progress=not args.no_progress, command=list(sys.argv),
     ))
     print_summary(payload)

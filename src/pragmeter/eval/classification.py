@@ -1,5 +1,6 @@
 """Shared shape of label-classification tasks (INLI, ISHate, yes/no detection): a label parser, gold labels,
-and the classification report; per-item correctness is stored with each sample."""
+and the classification report; per-item correctness is stored with each sample. In ``mode=logprob`` the options
+are the labels' answer words (or ``letters``, when two words begin alike) scored by log-probability."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ class ClassificationTask(Task):
     labels: ClassVar[tuple[str, ...]]  # gold label names, in report order
     answer_words: ClassVar[dict[str, str]]  # answer word -> label
     group_field: ClassVar[str | None] = None  # a sample field to break accuracy down by
+    letters: ClassVar[dict[str, str] | None] = None  # label -> letter answered in logprob mode, when needed
 
     @cached_property
     def parser(self) -> LabelParser:
@@ -24,7 +26,14 @@ class ClassificationTask(Task):
         return self.parser(response)
 
     def reference_answer(self, item) -> str:
+        if self.mode == "logprob":
+            return self.choices(item)[self.gold(item)]
         return next(word for word, label in self.answer_words.items() if label == self.gold(item))
+
+    def choices(self, item) -> dict[str, str]:
+        if self.letters:
+            return dict(self.letters)
+        return {label: next(w for w, l in self.answer_words.items() if l == label) for label in self.labels}
 
     def extra_metrics(self, samples: list[Sample]) -> dict:
         return {}

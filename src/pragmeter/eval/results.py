@@ -12,9 +12,12 @@ def model_signature(settings: dict, max_tokens: int | None) -> str:
     """e.g. ``openai-chat:llama3|temperature=0.0|max_tokens=16|seed=none``."""
     seed = settings.get("seed", "none")
     tokens = settings.get("max_tokens") or max_tokens
-    top_p = f"|top_p={settings['top_p']}" if settings.get("top_p") is not None else ""
+    extra = settings.get("extra_decoding")
+    if extra is None:  # settings written before extra_decoding existed
+        extra = {"top_p": settings["top_p"]} if settings.get("top_p") is not None else {}
+    extras = "".join(f"|{key}={value}" for key, value in sorted(extra.items()))
     return (f"{settings.get('backend')}:{settings.get('model')}|temperature={settings.get('temperature')}"
-            f"|max_tokens={tokens}|seed={seed}{top_p}")
+            f"|max_tokens={tokens}|seed={seed}{extras}")
 
 
 def write_results(output: Path, payload: dict) -> Path:

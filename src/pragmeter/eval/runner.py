@@ -14,6 +14,7 @@ from pragmeter.llm.backends.base import BackendFatal, ChatBackend
 from pragmeter.llm.batch import Prompt, answer_all, cached_clients
 from pragmeter.eval.results import model_signature, write_results, write_samples
 from pragmeter.eval.task import Sample, ScoreContext, Task, text_hash
+from pragmeter.llm import choice
 
 
 @dataclass
@@ -23,19 +24,51 @@ class EvalConfig:
     output: Path
     judge: ChatBackend | None = None
     limit: int | None = None
+    sample: int | None = None  # a seeded sample of N items per task, stratified by gold answer
+    sample_seed: int = 0
     log_samples: bool = False
     cache_path: Path | None = None  # None: no cache
     progress: bool = True
     command: list[str] | None = None
 
 
+def stratified_order(task: Task, seed: int) -> list:
+    """The task's items in a seeded order whose every prefix is stratified by gold answer: each label's items
+    are shuffled (by a hash of seed and item id), then labels take turns in proportion to their size
+    (Sainte-Laguë), so the first N items keep the label shares and a larger N extends a smaller one."""
+    import hashlib
+    from collections import defaultdict
+
+    groups: dict[str, list] = defaultdict(list)
+    for item in task.items():
+        groups[str(task.gold(item))].append(item)
+    for group in groups.values():
+        group.sort(key=lambda item: hashlib.sha256(f"{seed}:{task.item_id(item)}".encode()).hexdigest())
+    taken = dict.fromkeys(groups, 0)
+    order = []
+    for _ in range(sum(map(len, groups.values()))):
+        label = min((l for l in sorted(groups) if taken[l] < len(groups[l])),
+                    key=lambda l: (taken[l] + 0.5) / len(groups[l]))
+        order.append(groups[label][taken[label]])
+        taken[label] += 1
+    return order
+
+
+def selected_items(task: Task, config: EvalConfig) -> list:
+    """The items a run evaluates: all, the first ``limit``, or a stratified seeded ``sample``."""
+    if config.sample:
+        return stratified_order(task, config.sample_seed)[: config.sample]
+    return task.items()[: config.limit] if config.limit else task.items()
+
+
 def _jobs(config: EvalConfig) -> list[tuple[Task, int, object, Prompt]]:
     jobs = []
     for task in config.tasks:
-        items = task.items()[: config.limit] if config.limit else task.items()
+        items = selected_items(task, config)
         for run in range(task.runs):
             for item in items:
-                jobs.append((task, run, item, Prompt(task.messages(item, run), task.max_tokens)))
+                jobs.append((task, run, item, Prompt(task.messages(item, run), task.max_tokens,
+                                                     top_logprobs=task.top_logprobs)))
     return jobs
 
 
@@ -45,10 +78,12 @@ async def _evaluate(config: EvalConfig) -> dict:
         answers = await answer_all(client, [prompt for *_, prompt in jobs], "eval", config.progress)
         samples: dict[str, list[Sample]] = {task.name: [] for task in config.tasks}
         for (task, run, item, prompt), answer in zip(jobs, answers):
+            parsed, option_logprobs = (None, None) if answer.error is not None else \
+                task.read_answer(answer.text, answer.top_logprobs, item)
             samples[task.name].append(Sample(
                 task=task.name, run=run, item_id=task.item_id(item), messages=prompt.messages, response=answer.text,
-                parsed=task.parse(answer.text, item) if answer.error is None else None, gold=task.gold(item),
-                error=answer.error, cached=answer.cached, fields=task.fields(item),
+                parsed=parsed, gold=task.gold(item), error=answer.error, cached=answer.cached,
+                fields=task.fields(item), option_logprobs=option_logprobs,
             ))
         context = ScoreContext(judge=judge, progress=config.progress)
         results = {}
@@ -71,12 +106,15 @@ async def _task_results(task: Task, samples: list[Sample], context: ScoreContext
     settings = config.backend.settings()
     max_tokens = settings.get("max_tokens") or task.max_tokens
     signature = task.signature(model_signature(settings, task.max_tokens))
+    if config.sample:
+        signature = signature.replace("|runs=", f"|sample={config.sample},seed={config.sample_seed},stratified|runs=", 1)
     if config.judge is not None and task.uses_judge:
         from pragmeter.eval.task import JUDGE_MAX_TOKENS
 
         signature += f"|judge={model_signature(config.judge.settings(), JUDGE_MAX_TOKENS)}"
     return {
         "version": task.version,
+        "mode": task.mode,
         "headline": task.headline(),
         "metrics": metrics,
         "runs": per_run if task.runs > 1 else None,
@@ -90,7 +128,8 @@ async def _task_results(task: Task, samples: list[Sample], context: ScoreContext
         "max_tokens": max_tokens,
         "prompt_hashes": {name: text_hash(text) for name, text in sorted(task.templates().items())},
         "dataset_checksums": task.checksums(),
-        "metric_signatures": task.metric_signatures(),
+        "metric_signatures": {**task.metric_signatures(),
+                              **({"answer": choice.SIGNATURE} if task.mode == "logprob" else {})},
         "signature": signature,
     }
 
@@ -106,6 +145,7 @@ def evaluate(config: EvalConfig) -> dict:
         "model": config.backend.settings(),
         "judge": config.judge.settings() if config.judge else None,
         "limit": config.limit,
+        "sample": {"n": config.sample, "seed": config.sample_seed, "stratified_by": "gold"} if config.sample else None,
         "results": results,
         "signature": signature,
     }

@@ -3,11 +3,16 @@
 A task module in ``pragmeter.tasks`` lists its classes in ``TASKS``; the registry finds them. The runner asks a
 task for its items, the messages of each item in each run, parses each answer, then hands the samples of
 one run to ``score`` (which fills each sample's per-item ``scores`` and returns the corpus metrics).
+
+Multiple-choice tasks may also offer ``mode=logprob`` (a task argument): the model is asked for one token with
+its most likely alternatives, and each option is scored by its log-probability (:mod:`pragmeter.llm.choice`),
+so no answer is unparseable. ``choices(item)`` gives the options' answer texts for that mode.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -18,6 +23,7 @@ from typing import Any, ClassVar
 from pragmeter.errors import PragmeterError
 from pragmeter.llm.client import CachedClient
 from pragmeter.metrics.intervals import mean_sd
+from pragmeter.llm import choice
 
 
 @cache
@@ -48,15 +54,20 @@ class Sample:
     cached: bool = False
     fields: dict = field(default_factory=dict)  # task-specific extras (text, source…)
     scores: dict = field(default_factory=dict)  # per-item metric values
+    option_logprobs: dict | None = None  # mode=logprob: log P(answer begins option) per option
+
 
     @property
     def valid(self) -> bool:
         return self.parsed is not None
 
     def record(self) -> dict:
+        extra = {}
+        if self.option_logprobs is not None:  # -inf (option not among the alternatives) is written as null
+            extra["option_logprobs"] = {k: None if v == -math.inf else v for k, v in self.option_logprobs.items()}
         return {"task": self.task, "run": self.run, "item_id": self.item_id, **self.fields,
                 "prompt": self.messages, "response": self.response, "parsed": self.parsed, "gold": self.gold,
-                "valid": self.valid, "error": self.error, "cached": self.cached, **self.scores}
+                "valid": self.valid, "error": self.error, "cached": self.cached, **extra, **self.scores}
 
 
 @dataclass
@@ -77,6 +88,8 @@ class Task(ABC):
     max_tokens: ClassVar[int | None] = None  # default when the model arguments give none
     arguments: ClassVar[dict[str, str]] = {}  # accepted --task-arg keys -> default (as text)
     uses_judge: ClassVar[bool] = False  # scored with the judge model when one is given
+    # Answer modes; a task with "logprob" lists "mode" in its arguments and implements choices().
+    MODES: ClassVar[tuple[str, ...]] = ("generate", "logprob")
 
     def __init__(self, args: dict[str, str] | None = None, data_root: str | os.PathLike | None = None):
         args = dict(args or {})
@@ -85,6 +98,10 @@ class Task(ABC):
             known = ", ".join(sorted(self.arguments)) or "none"
             raise PragmeterError(f"task {self.name}: unknown argument(s) {', '.join(sorted(unknown))} (known: {known})")
         self.args = {**self.arguments, **args}
+        if self.mode not in self.MODES:
+            raise PragmeterError(f"task {self.name}: mode={self.mode!r} is not one of {', '.join(self.MODES)}")
+        if self.mode == "logprob":
+            self.max_tokens = 1  # only the first token's alternatives are read
         self.data_root = data_root
         self._items: list | None = None
         self.check_arguments(set(args))
@@ -101,6 +118,16 @@ class Task(ABC):
                 raise PragmeterError(f"{where} must be yes or no")
             if (key == "path" or key.endswith("_path")) and value and not os.path.isfile(os.path.expanduser(value)):
                 raise PragmeterError(f"{where}: no such file")
+
+    @property
+    def mode(self) -> str:
+        """"generate" (parse the generated answer) or "logprob" (score the options by log-probability)."""
+        return self.args.get("mode", "generate")
+
+    @property
+    def top_logprobs(self) -> int | None:
+        """Alternatives to ask for with each answer (None: a plain answer)."""
+        return choice.TOP_LOGPROBS if self.mode == "logprob" else None
 
     # -- data ---------------------------------------------------------------------------------------
     @abstractmethod
@@ -135,6 +162,17 @@ class Task(ABC):
     @abstractmethod
     def parse(self, response: str | None, item) -> Any:
         """The parsed answer to ``item``, or None when it cannot be parsed (counted as invalid)."""
+
+    def choices(self, item) -> dict[str, str]:
+        """mode=logprob: option (the parsed answer it stands for) -> the answer text the model should begin."""
+        raise NotImplementedError(f"task {self.name} has no logprob mode")
+
+    def read_answer(self, text: str | None, alternatives, item) -> tuple[Any, dict | None]:
+        """(parsed answer or None, per-option log-probabilities in logprob mode else None)."""
+        if self.mode != "logprob":
+            return self.parse(text, item), None
+        scores = choice.option_logprobs(alternatives or (), self.choices(item))
+        return choice.best_option(scores), scores
 
     @abstractmethod
     def gold(self, item) -> Any:

@@ -23,11 +23,13 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class Prompt:
-    """One request: the messages, the task's token budget, and which independent sample of them it is."""
+    """One request: the messages, the task's token budget, which independent sample of them it is, and how many
+    of the first token's likeliest alternatives to return (log-probability scoring)."""
 
     messages: Messages
     max_tokens: int | None = None
     sample: int = 0
+    top_logprobs: int | None = None
 
 
 async def run_batch(count: int, ask: Callable[[int, Counters], Awaitable[T]], description: str,
@@ -49,7 +51,8 @@ async def answer_all(client: CachedClient, prompts: Sequence[Prompt], descriptio
     """One answer per prompt, in order; failed requests come back as answers with ``error`` set."""
     return await run_batch(
         len(prompts),
-        lambda i, counters: client.chat(prompts[i].messages, prompts[i].max_tokens, prompts[i].sample, counters),
+        lambda i, counters: client.chat(prompts[i].messages, prompts[i].max_tokens, prompts[i].sample, counters,
+                                        top_logprobs=prompts[i].top_logprobs),
         description, progress)
 
 

@@ -18,6 +18,7 @@ class Answer:
     cached: bool
     error: str | None = None
     finish_reason: str | None = None
+    top_logprobs: tuple[tuple[str, float], ...] | None = None  # first token's alternatives, when asked for
 
 
 class Counters:
@@ -44,26 +45,36 @@ class CachedClient:
         self.cache = cache
         self._limit = asyncio.Semaphore(backend.concurrency)
 
-    def key(self, messages: Messages, max_tokens: int | None, sample: int = 0) -> str:
-        return cache_key(self.backend.identity(), self.backend.decoding(max_tokens), messages, sample)
+    def key(self, messages: Messages, max_tokens: int | None, sample: int = 0, top_logprobs: int | None = None) -> str:
+        decoding = self.backend.decoding(max_tokens)
+        if top_logprobs:
+            decoding = {**decoding, "top_logprobs": top_logprobs}
+        return cache_key(self.backend.identity(), decoding, messages, sample)
 
     async def chat(self, messages: Messages, max_tokens: int | None, sample: int = 0,
-                   counters: Counters | None = None) -> Answer:
-        key = self.key(messages, max_tokens, sample)
+                   counters: Counters | None = None, top_logprobs: int | None = None) -> Answer:
+        """One answer, from the cache or the backend; ``top_logprobs`` = K also asks for the first token's K
+        most likely alternatives (a separate cache entry from the plain answer)."""
+        key = self.key(messages, max_tokens, sample, top_logprobs)
         entry = self.cache.get(key) if self.cache is not None else None
         if entry is not None:
-            answer = Answer(entry["text"], cached=True, finish_reason=entry.get("finish_reason"))
+            alternatives = entry.get("top_logprobs")
+            answer = Answer(entry["text"], cached=True, finish_reason=entry.get("finish_reason"),
+                            top_logprobs=None if alternatives is None else tuple(map(tuple, alternatives)))
         else:
             async with self._limit:
                 try:
-                    completion = await self.backend.complete(messages, max_tokens, sample)
+                    completion = await self.backend.complete(messages, max_tokens, sample, top_logprobs)
                 except BackendFailed as error:
                     answer = Answer(None, cached=False, error=str(error))
                 else:
-                    answer = Answer(completion.text, cached=False, finish_reason=completion.finish_reason)
+                    answer = Answer(completion.text, cached=False, finish_reason=completion.finish_reason,
+                                    top_logprobs=completion.top_logprobs)
                     if self.cache is not None:  # failures are not cached: a rerun retries them
                         entry = {"text": completion.text, "finish_reason": completion.finish_reason,
                                  "model": self.backend.identity().get("model"), "time": time.time()}
+                        if completion.top_logprobs is not None:
+                            entry["top_logprobs"] = [list(pair) for pair in completion.top_logprobs]
                         # fsync takes milliseconds: in a thread, so other requests keep flowing meanwhile.
                         await asyncio.to_thread(self.cache.put, key, entry)
         if counters is not None:

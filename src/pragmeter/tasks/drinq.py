@@ -6,7 +6,10 @@ pragmeter), ``explanation`` (the same, with the justification required before th
 with a different seeded sample of examples; metrics are accuracy against the human consensus (headline) and
 against ``implied_comment``, mean ± SD over runs and a 95% item-level bootstrap CI (items resampled, each
 item's correctness averaged over the runs). Task arguments: ``seed`` (example sampling), ``shots`` (3),
-``path`` (a file of your own in the DRInQ CSV schema, e.g. from ``pragmeter generate drinq``).
+``path`` (a file of your own in the DRInQ CSV schema, e.g. from ``pragmeter generate drinq``), ``mode``
+(``generate``: the paper's JSON answer; ``logprob``: the same prompt asking for the letter only, examples
+answered with their letter, options scored by log-probability; not for ``explanation``, whose justification
+comes before the answer).
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ class DrinqTask(Task):
     citation = "Arai & Ren, DRInQ: Evaluating Conversational Implicature with Controlled Context Variation"
     runs = 3
     max_tokens = 512
-    arguments = {"seed": "1234", "shots": "3", "path": ""}  # path: your own file in the DRInQ CSV schema
+    arguments = {"seed": "1234", "shots": "3", "path": "", "mode": "generate"}  # path: your own DRInQ-schema CSV
     explanation_first: ClassVar[bool] = False
     additions: ClassVar[tuple[str, ...]] = ()  # template names of the added instructions/constraints
 
@@ -60,7 +63,8 @@ class DrinqTask(Task):
         return dataset_checksums(list(FILES))
 
     def templates(self) -> dict[str, str]:
-        names = ["drinq_core", "drinq_item", "drinq_examples", *self.additions]
+        core = "drinq_core_letter" if self.mode == "logprob" else "drinq_core"
+        names = [core, "drinq_item", "drinq_examples", *self.additions]
         if self.explanation_first:
             names.append("drinq_explanation")
         return {n: load_template(f"{n}.json" if n == "drinq_examples" else f"{n}.txt") for n in names}
@@ -81,8 +85,14 @@ class DrinqTask(Task):
         return (self.templates()["drinq_item"].replace("{QUESTION}", question).replace("{CONTEXT}", context)
                 .replace("{OPTIONS}", format_options(options)))
 
+    def _answer(self, letter: str, text: str, explanation: str) -> str:
+        if self.mode == "logprob":
+            return letter
+        return answer_json(letter, text, explanation, self.explanation_first)
+
     def messages(self, item: DrinqItem, run: int) -> list[dict]:
-        parts = [self.templates()["drinq_core"]]
+        templates = self.templates()
+        parts = [templates["drinq_core_letter" if self.mode == "logprob" else "drinq_core"]]
         if self.explanation_first:
             parts.append(self.templates()["drinq_explanation"])
         if self.additions:
@@ -92,8 +102,7 @@ class DrinqTask(Task):
             blocks = []
             for shot in shots:
                 options = list(zip(LETTERS, shot["options"]))
-                answer = answer_json(shot["answer"], dict(options)[shot["answer"]], shot["explanation"],
-                                     self.explanation_first)
+                answer = self._answer(shot["answer"], dict(options)[shot["answer"]], shot["explanation"])
                 blocks.append(f"{self._item_block(shot['question'], shot['context'], options)}\nanswer\n{answer}")
             parts.append("## Examples\n\n" + "\n\n".join(blocks))
         parts.append("## Your item\n\n" + self._item_block(item.question, item.context, item.options))
@@ -118,8 +127,10 @@ class DrinqTask(Task):
         return item.consensus
 
     def reference_answer(self, item: DrinqItem) -> str:
-        return answer_json(item.consensus, item.option_text(item.consensus), "reference answer",
-                           self.explanation_first)
+        return self._answer(item.consensus, item.option_text(item.consensus), "reference answer")
+
+    def choices(self, item: DrinqItem) -> dict[str, str]:
+        return {letter: letter for letter, _ in item.options}
 
     def fields(self, item: DrinqItem) -> dict:
         return {"implied_letter": item.implied_letter}
@@ -166,6 +177,7 @@ class DrinqExplanation(DrinqTask):
     name = "drinq_explanation"
     description = "DRInQ MCQ, justification written before the selected option; 3 runs"
     explanation_first = True
+    arguments = {k: v for k, v in DrinqTask.arguments.items() if k != "mode"}  # the answer follows a text
 
 
 class DrinqReasoning(DrinqTask):

@@ -24,7 +24,7 @@ class HateDetection(ClassificationTask):
     description = "yes/no toxicity detection (ImpScore A.8 prompt) on any labelled text table (default ISHate test)"
     citation = "Wang et al. 2025, ImpScore: A Learnable Metric for Quantifying the Implicitness Level of Sentences"
     max_tokens = 3  # as in the paper
-    arguments = {"path": "", "text_column": "text", "label_column": "label", "positive": ""}
+    arguments = {"path": "", "text_column": "text", "label_column": "label", "positive": "", "mode": "generate"}
     labels = ("yes", "no")
     answer_words = {"yes": "yes", "no": "no"}
 

@@ -19,7 +19,8 @@ class Inli(ClassificationTask):
     description = "INLI 4-way implied NLI, paper 8-shot prompt; accuracy, per label (implied = headline), per source"
     citation = "Havaldar et al. 2025, Entailed Between the Lines: Incorporating Implication into NLI (ACL 2025)"
     max_tokens = 16
-    arguments = {"split": "test", "path": ""}  # path: your own file in the INLI CSV schema instead of the split
+    # path: your own file in the INLI CSV schema instead of the split; mode: generate or logprob
+    arguments = {"split": "test", "path": "", "mode": "generate"}
     labels = LABELS
     answer_words = {"Implicature": "implied", "Explicature": "explicit", "Neutral": "neutral",
                     "Contradiction": "contradiction"}

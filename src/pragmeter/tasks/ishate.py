@@ -3,6 +3,7 @@
 The prompts are pragmeter's (the paper evaluates fine-tuned classifiers, not LLM prompting), built on the
 paper's definitions (Ocampo et al., EACL 2023, §3). Metrics: per-class precision, recall and F1 (rows of the
 confusion matrix are gold labels), macro-F1 (headline), accuracy, and recall per implicit property.
+``mode=logprob`` scores the labels by log-probability; Task B answers with letters A/B/C there.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ class IshateTask(ClassificationTask):
     version = "1"
     citation = "Ocampo et al. 2023, An In-depth Analysis of Implicit and Subtle Hate Speech Messages (EACL 2023)"
     max_tokens = 8
-    arguments = {"split": "test"}
+    arguments = {"split": "test", "mode": "generate"}
     ishate_task: str
 
     def load(self) -> list[IshateItem]:
@@ -28,7 +29,8 @@ class IshateTask(ClassificationTask):
         return dataset_checksums(list(files(self.ishate_task, self.args["split"])))
 
     def templates(self) -> dict[str, str]:
-        name = f"ishate_{self.ishate_task}_system"
+        letters = "_letters" if self.mode == "logprob" and self.letters else ""
+        name = f"ishate_{self.ishate_task}{letters}_system"
         return {name: load_template(f"{name}.txt")}
 
     def messages(self, item: IshateItem, run: int) -> list[dict]:
@@ -68,6 +70,7 @@ class IshateSubtle(IshateTask):
     ishate_task = "subtle"
     labels = LABEL_NAMES["subtle"]
     answer_words = {label: label for label in labels}
+    letters = dict(zip(labels, "ABC"))  # "non-hateful" and "non-subtle" begin alike
 
 
 TASKS = [IshateImplicit, IshateSubtle]

@@ -1,7 +1,10 @@
 """A scripted OpenAI-compatible chat server on 127.0.0.1, for tests, benchmarks and dry runs of the harness.
 
-``responder(request_json) -> str | None`` writes each answer (None = null content). Optional latency per
-request, and fault injection: with probability ``fault_rate`` a request gets one of ``faults``:
+``responder(request_json) -> str | None`` writes each answer (None = null content). Asked for ``logprobs``,
+the server returns the first token's ``top_logprobs``: the responder's ``(text, [(token, logprob), …])`` pair,
+or by default the answer's first word-piece (up to 4 letters, as a tokenizer would cut it) at log 0.9 with two
+distractor tokens. ``GET /health`` answers 200 like llama.cpp's. Optional latency per request, and fault
+injection: with probability ``fault_rate`` a request gets one of ``faults``:
 "429" (with Retry-After), "500", "timeout" (hangs past the client's timeout), "drop" (closes the connection
 without answering) or "null" (200 with null content). Every request is counted per prompt (``calls``).
 """
@@ -10,7 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
+import re
 import threading
 import time
 from collections import Counter
@@ -18,22 +23,43 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FAULTS = ("429", "500", "timeout", "drop", "null")
+_FIRST_PIECE = re.compile(r"\s*(\w{1,4}|\S)")
 
 
 def prompt_key(messages: list[dict]) -> str:
     return hashlib.sha256(json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+def default_alternatives(text: str | None) -> list[tuple[str, float]]:
+    """The first token's alternatives of a scripted answer: its first word-piece, likeliest, then distractors."""
+    found = _FIRST_PIECE.match(text or "")
+    first = [(found.group(0), math.log(0.9))] if found else []
+    return first + [("The", math.log(0.05)), ("\n", math.log(0.02))]
+
+
+def completion_payload(request: dict, answer) -> dict:
+    """An OpenAI chat.completion body for ``answer`` (text, or (text, alternatives)), with logprobs if asked."""
+    text, alternatives = answer if isinstance(answer, tuple) else (answer, None)
+    choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+    if request.get("logprobs"):
+        alternatives = default_alternatives(text) if alternatives is None else alternatives
+        top = [{"token": token, "logprob": logprob} for token, logprob in alternatives][: request.get("top_logprobs")]
+        choice["logprobs"] = {"content": [{**top[0], "top_logprobs": top}] if top else []}
+    return {"id": "fake", "object": "chat.completion", "model": request.get("model"), "choices": [choice]}
+
+
 class FakeChatServer:
     def __init__(self, responder: Callable[[dict], str | None], latency: float = 0.0, fault_rate: float = 0.0,
-                 faults: tuple[str, ...] = FAULTS, retry_after: str = "1", hang: float = 2.0, seed: int = 0):
+                 faults: tuple[str, ...] = FAULTS, retry_after: str = "1", hang: float = 2.0, seed: int = 0,
+                 port: int = 0, logprobs: bool = True):
         self.responder, self.latency = responder, latency
+        self.logprobs = logprobs  # False: a server that ignores logprobs requests (as some do)
         self.fault_rate, self.faults, self.retry_after, self.hang = fault_rate, faults, retry_after, hang
         self.calls: Counter[str] = Counter()
         self.faults_sent: Counter[str] = Counter()
         self._random = random.Random(seed)
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -72,6 +98,12 @@ class FakeChatServer:
                 self.end_headers()
                 self.wfile.write(body)
 
+            def do_GET(self):  # noqa: N802 (http.server naming)
+                if self.path.rstrip("/") == "/health":
+                    self._send(200, {"status": "ok"})
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+
             def do_POST(self):  # noqa: N802 (http.server naming)
                 request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -92,10 +124,10 @@ class FakeChatServer:
                 elif fault == "drop":
                     self.close_connection = True  # no response at all
                 else:
-                    text = None if fault == "null" else server.responder(request)
-                    self._send(200, {"id": "fake", "object": "chat.completion", "model": request.get("model"),
-                                     "choices": [{"index": 0, "finish_reason": "stop",
-                                                  "message": {"role": "assistant", "content": text}}]})
+                    answer = None if fault == "null" else server.responder(request)
+                    if not server.logprobs:
+                        request = {k: v for k, v in request.items() if k not in ("logprobs", "top_logprobs")}
+                    self._send(200, completion_payload(request, answer))
 
         return Handler
 

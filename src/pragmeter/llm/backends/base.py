@@ -16,6 +16,8 @@ class Completion:
 
     text: str | None
     finish_reason: str | None = None
+    # The first generated token's most likely alternatives, (token, log-probability) best first, when asked for.
+    top_logprobs: tuple[tuple[str, float], ...] | None = None
 
 
 class BackendFatal(Exception):
@@ -49,10 +51,13 @@ class ChatBackend(ABC):
         return {**self.identity(), **self.decoding(None), "concurrency": self.concurrency}
 
     @abstractmethod
-    async def complete(self, messages: Messages, max_tokens: int | None, sample: int = 0) -> Completion:
-        """Answer ``messages``. ``sample`` > 0 asks for another independent sample of the same prompt.
+    async def complete(self, messages: Messages, max_tokens: int | None, sample: int = 0,
+                       top_logprobs: int | None = None) -> Completion:
+        """Answer ``messages``. ``sample`` > 0 asks for another independent sample of the same prompt;
+        ``top_logprobs`` = K asks for the K most likely first tokens with their log-probabilities.
 
-        Raise BackendFailed when this request cannot be answered, BackendFatal when no request can.
+        Raise BackendFailed when this request cannot be answered, BackendFatal when no request can (including
+        a backend without log-probabilities asked for them).
         """
 
     async def aclose(self) -> None:

@@ -15,7 +15,7 @@ import asyncio
 import re
 
 from pragmeter.errors import PragmeterError
-from pragmeter.llm.backends.base import BackendFailed, ChatBackend, Completion, Messages, reject_unknown_args
+from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages, reject_unknown_args
 
 _KNOWN = {"device", "batch_size"}
 _PAIR = re.compile(r"Premise:[ \t]*(?P<premise>.*?)\n\s*Hypothesis:[ \t]*(?P<hypothesis>.*?)\s*\Z", re.DOTALL)
@@ -82,7 +82,10 @@ class LocalClassifierBackend(ChatBackend):
         return {**self.identity(), **self.decoding(None), "batch_size": self.batch_size,
                 "device": str(self.classifier.device)}
 
-    async def complete(self, messages: Messages, max_tokens: int | None, sample: int = 0) -> Completion:
+    async def complete(self, messages: Messages, max_tokens: int | None, sample: int = 0,
+                       top_logprobs: int | None = None) -> Completion:
+        if top_logprobs:
+            raise BackendFatal("the local backend answers with a label, not log-probabilities: use mode=generate")
         try:
             text, hypothesis = classifier_input(messages, self.classifier.settings.input_kind)
         except ValueError as error:

@@ -3,13 +3,15 @@
 Model arguments (``--model-args k=v,…``):
   base_url (required), model (required), api_key_env (default OPENAI_API_KEY; the key is read from that
   environment variable, sent as a Bearer token and never written anywhere), temperature (default 0),
-  max_tokens (default: the task's), seed (default none), top_p (default none), concurrency (default 8),
+  max_tokens (default: the task's), seed, top_p, presence_penalty, frequency_penalty (default: not sent),
+  concurrency (default 8),
   timeout (seconds per request, default 120), max_retries (default 8), backoff (first retry delay, default 1 s),
   max_backoff (default 60 s).
 
 Retries with exponential backoff and full jitter on 429, 408, 5xx, timeouts, dropped connections and
 unreadable bodies; a Retry-After (or retry-after-ms) header sets the delay instead. 401/403/404 stop the run;
 other 4xx fail that request only. Null or empty content is returned as an answer with ``text`` None/"".
+Asked for ``top_logprobs``, the first token's alternatives are returned; a server that sends none stops the run.
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend
 _RETRY_STATUS = {408, 409, 425, 429}
 _FATAL_STATUS = {401, 403, 404}
 MAX_RETRY_AFTER = 600.0  # seconds; a longer Retry-After is treated as this
-_KNOWN = {"base_url", "model", "api_key_env", "temperature", "max_tokens", "seed", "top_p", "concurrency",
-          "timeout", "max_retries", "backoff", "max_backoff"}
+# Optional decoding arguments sent only when given (name -> type); subclasses add server-specific ones.
+OPENAI_DECODING = {"top_p": float, "presence_penalty": float, "frequency_penalty": float}
+_TRANSPORT = {"api_key_env", "concurrency", "timeout", "max_retries", "backoff", "max_backoff"}
+_KNOWN = {"base_url", "model", "temperature", "max_tokens", "seed", *_TRANSPORT, *OPENAI_DECODING}
 
 
 def _number(args: dict[str, str], key: str, kind, default):
@@ -64,17 +68,24 @@ def retry_after_seconds(headers: httpx.Headers | dict, now: float | None = None)
         return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
 
 
+def decoding_args(args: dict[str, str], kinds: dict[str, type]) -> dict:
+    """The optional decoding arguments given in ``args``, typed (empty values are left out)."""
+    return {key: _number(args, key, kind, None) for key, kind in sorted(kinds.items()) if args.get(key)}
+
+
 class OpenAIChatBackend(ChatBackend):
     def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", temperature: float = 0.0,
                  max_tokens: int | None = None, seed: int | None = None, top_p: float | None = None,
                  concurrency: int = 8, timeout: float = 120.0, max_retries: int = 8, backoff: float = 1.0,
-                 max_backoff: float = 60.0):
+                 max_backoff: float = 60.0, extra_decoding: dict | None = None):
         if concurrency < 1:
             raise PragmeterError("model argument concurrency must be at least 1")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
-        self.temperature, self.max_tokens, self.seed, self.top_p = temperature, max_tokens, seed, top_p
+        self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
+        # Optional decoding parameters (top_p, penalties, server-specific samplers), sent only when set.
+        self.extra_decoding = {k: v for k, v in {"top_p": top_p, **(extra_decoding or {})}.items() if v is not None}
         self.concurrency = concurrency
         self.timeout, self.max_retries = timeout, max_retries
         self.backoff, self.max_backoff = backoff, max_backoff
@@ -88,13 +99,18 @@ class OpenAIChatBackend(ChatBackend):
         if not args.get("base_url") or not model:
             raise PragmeterError("openai-chat needs --model-args base_url=URL,model=NAME "
                                  "(e.g. base_url=http://localhost:8000/v1)")
-        return cls(
-            base_url=args["base_url"], model=model, api_key_env=args.get("api_key_env") or "OPENAI_API_KEY",
+        return cls(base_url=args["base_url"], model=model, **cls.common_args(args, default_concurrency=8))
+
+    @staticmethod
+    def common_args(args: dict[str, str], default_concurrency: int, kinds: dict[str, type] = OPENAI_DECODING) -> dict:
+        """Constructor arguments shared with backends that reuse this client (decoding and transport)."""
+        return dict(
+            api_key_env=args.get("api_key_env") or "OPENAI_API_KEY",
             temperature=_number(args, "temperature", float, 0.0), max_tokens=_number(args, "max_tokens", int, None),
-            seed=_number(args, "seed", int, None), top_p=_number(args, "top_p", float, None),
-            concurrency=_number(args, "concurrency", int, 8), timeout=_number(args, "timeout", float, 120.0),
-            max_retries=_number(args, "max_retries", int, 8), backoff=_number(args, "backoff", float, 1.0),
-            max_backoff=_number(args, "max_backoff", float, 60.0),
+            seed=_number(args, "seed", int, None), extra_decoding=decoding_args(args, kinds),
+            concurrency=_number(args, "concurrency", int, default_concurrency),
+            timeout=_number(args, "timeout", float, 120.0), max_retries=_number(args, "max_retries", int, 8),
+            backoff=_number(args, "backoff", float, 1.0), max_backoff=_number(args, "max_backoff", float, 60.0),
         )
 
     def identity(self) -> dict:
@@ -104,12 +120,12 @@ class OpenAIChatBackend(ChatBackend):
         params = {"temperature": self.temperature, "max_tokens": self.max_tokens or max_tokens}
         if self.seed is not None:
             params["seed"] = self.seed
-        if self.top_p is not None:
-            params["top_p"] = self.top_p
+        params.update(self.extra_decoding)
         return params
 
     def settings(self) -> dict:
-        return {**super().settings(), "base_url": self.base_url, "api_key_env": self.api_key_env,
+        return {**super().settings(), "extra_decoding": self.extra_decoding, "base_url": self.base_url,
+                "api_key_env": self.api_key_env,
                 "timeout": self.timeout, "max_retries": self.max_retries}
 
     def _http(self) -> httpx.AsyncClient:
@@ -130,29 +146,50 @@ class OpenAIChatBackend(ChatBackend):
             return asked + self._jitter.uniform(0, 0.1 * max(asked, 0.01))
         return self._jitter.uniform(0, min(self.max_backoff, self.backoff * 2 ** attempt))
 
-    async def complete(self, messages: Messages, max_tokens: int | None, sample: int = 0) -> Completion:
+    async def _repaired(self) -> bool:
+        """Called after a dropped connection or 5xx: True when the cause was repaired (retry at once), e.g. a
+        local server restarted. A remote server cannot be repaired from here."""
+        return False
+
+    def _completion(self, payload: dict, top_logprobs: int | None) -> Completion:
+        choice = payload["choices"][0]
+        content = (choice.get("message") or {}).get("content")
+        alternatives = None
+        if top_logprobs:
+            tokens = (choice.get("logprobs") or {}).get("content")
+            if tokens is None:
+                raise BackendFatal(f"{self.base_url} sent no log-probabilities (it does not support "
+                                   "logprobs/top_logprobs): use mode=generate")
+            first = tokens[0].get("top_logprobs") or [] if tokens else []
+            alternatives = tuple((str(t["token"]), float(t["logprob"])) for t in first)
+        return Completion(text=content, finish_reason=choice.get("finish_reason"), top_logprobs=alternatives)
+
+    async def complete(self, messages: Messages, max_tokens: int | None, sample: int = 0,
+                       top_logprobs: int | None = None) -> Completion:
         body = {"model": self.model, "messages": messages, **self.decoding(max_tokens)}
         if body.get("max_tokens") is None:
             body.pop("max_tokens")
         if sample and "seed" in body:
             body["seed"] += sample  # independent samples need different seeds
-        url = f"{self.base_url}/chat/completions"
+        if top_logprobs:
+            body.update(logprobs=True, top_logprobs=top_logprobs)
         problem = "no attempt"
         for attempt in range(self.max_retries + 1):
             asked = None
+            url = f"{self.base_url}/chat/completions"  # read each attempt: a restarted local server moves
             try:
                 response = await self._http().post(url, json=body)
             except httpx.TimeoutException:
                 problem = f"timeout after {self.timeout:g} s"
             except httpx.TransportError as error:
                 problem = f"connection error ({type(error).__name__})"
+                if await self._repaired():
+                    continue
             else:
                 status = response.status_code
                 if status == 200:
                     try:
-                        choice = response.json()["choices"][0]
-                        content = (choice.get("message") or {}).get("content")
-                        return Completion(text=content, finish_reason=choice.get("finish_reason"))
+                        return self._completion(response.json(), top_logprobs)
                     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
                         problem = "unreadable response body"
                 elif status in _FATAL_STATUS:
@@ -161,6 +198,8 @@ class OpenAIChatBackend(ChatBackend):
                 elif status in _RETRY_STATUS or status >= 500:
                     problem = f"HTTP {status}"
                     asked = retry_after_seconds(response.headers)
+                    if status >= 500 and await self._repaired():
+                        continue
                 else:
                     raise BackendFailed(f"HTTP {status}: {response.text[:200]}")
             if attempt < self.max_retries:
