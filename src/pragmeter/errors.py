@@ -15,3 +15,9 @@ class DataError(PragmeterError):
 
 class EncoderNotFound(PragmeterError):
     """A sentence encoder could not be found offline."""
+
+
+class Interrupted(PragmeterError):
+    """The user interrupted a job (Ctrl-C); the message says what was kept."""
+
+    exit_code = 130

@@ -160,5 +160,5 @@ def test_official_schema_is_accepted(tmp_path):
 def test_official_schema_with_an_empty_cell_names_row_and_field(tmp_path):
     path = tmp_path / "all_data.csv"
     path.write_text("pos_implicit,pos_explicit,neg_implicit,neg_explicit\na,b,a,c\nd,,d,f\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"row 3, field 'pos_explicit'"):
+    with pytest.raises(DataError, match=r"data row 2, field 'pos_explicit'"):
         load_corpus(path)

@@ -65,5 +65,5 @@ def test_bad_choice_answer_and_json(tmp_path):
         load_choice(write(tmp_path, {"items": [{"reference": "r", "options": ["a", "b"], "answer": 2}]}))
     broken = tmp_path / "broken.json"
     broken.write_text('{"items": [', encoding="utf-8")
-    with pytest.raises(DataError, match="invalid JSON at line 1"):
+    with pytest.raises(DataError, match="line 1, column 12: invalid JSON"):
         load_choice(broken)

@@ -52,8 +52,15 @@ def test_folder_of_files_scored_on_ray(local_ray, model_dir, sentences, tmp_path
     pd.DataFrame({"text": sentences[:30]}).to_csv(folder / "part" / "b.csv", index=False)
     output = tmp_path / "scored"
 
-    assert main(["score", "--engine", "ray", "--input", str(folder), "--output", str(output),
-                 "--model", model_dir]) == 0
+    import os
+
+    umask = os.umask(0o027)  # the user's umask, not mkdtemp's 0700, decides who may read the output
+    try:
+        assert main(["score", "--engine", "ray", "--input", str(folder), "--output", str(output),
+                     "--model", model_dir]) == 0
+    finally:
+        os.umask(umask)
+    assert output.stat().st_mode & 0o777 == 0o750
 
     scored = pd.read_parquet(output)
     assert len(scored) == len(sentences) + 30
@@ -68,6 +75,32 @@ def test_folder_of_files_scored_on_ray(local_ray, model_dir, sentences, tmp_path
     again = ["score", "--engine", "ray", "--input", str(folder), "--output", str(output), "--model", model_dir]
     assert main(again) == 2  # refuses to replace the output without --overwrite
     assert sorted(p.name for p in output.iterdir()) == before
+
+
+def test_interrupt_says_nothing_was_written(model_dir, sentences, tmp_path):
+    """Ctrl-C during a Ray job: exit 130 and a message that matches what is on disk (no output folder)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    source = tmp_path / "in.csv"
+    pd.DataFrame({"text": sentences * 20}).to_csv(source, index=False)
+    output = tmp_path / "scored"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    process = subprocess.Popen([sys.executable, "-m", "pragmeter", "score", "--engine", "ray", "--input",
+                                str(source), "--output", str(output), "--model", model_dir],
+                               env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not list(tmp_path.glob(".scored.*")) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)  # the staging folder appears once Ray is up and the job is under way
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 130, err
+    assert f"interrupted; nothing was written to {output}" in err and "finished work is kept" not in err
+    assert not output.exists() and not list(tmp_path.glob(".scored.*"))
 
 
 @pytest.mark.slow

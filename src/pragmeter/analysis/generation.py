@@ -33,7 +33,9 @@ def default_topics() -> list[str]:
 
 
 def read_topics(path: str | Path) -> list[str]:
-    topics = [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    from pragmeter.io.tables import lines, read_text
+
+    topics = [line.strip() for line in lines(read_text(path)) if line.strip()]
     if not topics:
         raise PragmeterError(f"{path}: no topics (one per line)")
     return topics

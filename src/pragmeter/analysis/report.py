@@ -16,14 +16,15 @@ import json
 import os
 import re
 import shutil
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from pragmeter import __version__
+from pragmeter.errors import DataError, PragmeterError
 from pragmeter.provenance import read_run_record
-from pragmeter.errors import PragmeterError
 
 UNASSIGNED = "predictions"  # page for stratified files that name no model (plain predictions tables)
 
@@ -48,6 +49,7 @@ class Found:
     generation: dict[str, list[tuple[Path, dict]]] = field(default_factory=lambda: defaultdict(list))
     profiles: list[tuple[Path, dict]] = field(default_factory=list)
     overviews: list[tuple[Path, dict]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # one line per unreadable file: said, never dropped silently
 
     def models(self) -> list[str]:
         return sorted(set(self.benchmarks) | set(self.stratified) | set(self.generation))
@@ -63,24 +65,24 @@ def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "model"
 
 
-def _load(path: Path) -> dict | None:
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return payload if isinstance(payload, dict) else None
-
-
 def scan(root: Path, skip: Path | None = None) -> Found:
+    from pragmeter.io import read_json
+
     found = Found()
     for path in sorted(root.rglob("*.json")):
         if skip is not None and skip in path.parents:
             continue
-        payload = _load(path)
-        if payload is None:
+        try:
+            payload = read_json(path)
+        except DataError as error:
+            found.skipped.append(f"{error}; skipped")
             continue
+        if not isinstance(payload, dict):
+            continue  # some other program's JSON
         kind = payload.get("kind")
-        if path.name == "results.json" and isinstance(payload.get("results"), dict):
+        if path.name == "results.json" and not isinstance(payload.get("results"), dict):
+            found.skipped.append(f"{path}: field 'results': expected an object of per-task metrics; skipped")
+        elif path.name == "results.json":
             found.benchmarks[model_name(payload.get("model"))].append((path, payload))
         elif kind == "pragmeter-stratified":
             found.stratified[model_name(payload.get("model"))].append((path, payload))
@@ -281,6 +283,8 @@ def render(results_dir: Path, output: Path) -> list[Path]:
     if not results_dir.is_dir():
         raise PragmeterError(f"{results_dir}: not a folder")
     found = scan(results_dir, skip=output)
+    for line in found.skipped:
+        print(f"warning: {line}", file=sys.stderr)
     models = found.models()
     if not models and not found.profiles and not found.overviews:
         raise PragmeterError(f"{results_dir}: no results.json, stratified_*.json, generation_check.json or "
@@ -309,17 +313,27 @@ def stratify_logged_samples(results_dir: Path, impscore: str | None = None, devi
     """Stratify every per-sample log that has texts and no stratified_<task>.json beside it; return how many."""
     from pragmeter.analysis import stratify
 
+    from pragmeter.io import read_records
+
     done, model = 0, None
     for results in sorted(results_dir.rglob("results.json")):
-        for log, settings in stratify.sample_logs(results.parent):
+        try:
+            logs = stratify.sample_logs(results.parent)
+        except DataError as error:  # e.g. a truncated results.json: said here, and again by the page writer
+            print(f"warning: {error}; its sample logs are not stratified", file=sys.stderr)
+            continue
+        for log, settings in logs:
             task = log.stem.removeprefix("samples_")
             if (results.parent / f"stratified_{task}.json").exists():
                 continue
-            with open(log, encoding="utf-8") as handle:
-                first = json.loads(handle.readline() or "{}")
-            if not isinstance(first.get("text"), str):
-                continue  # a task that logs no text cannot be stratified
-            predictions = stratify.from_samples(log, GOLD_FILTER.get(task), settings)
+            try:
+                records = read_records(log)
+                if not records or not isinstance(records[0][1].get("text"), str):
+                    continue  # a task that logs no text cannot be stratified
+                predictions = stratify.from_samples(log, GOLD_FILTER.get(task), settings)
+            except DataError as error:
+                print(f"warning: {error}; not stratified", file=sys.stderr)
+                continue
             if not predictions.texts:
                 continue
             if model is None:

@@ -11,6 +11,8 @@ Inputs: a predictions table (text, gold, prediction; or a 0/1 correctness column
 from __future__ import annotations
 
 import json
+import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,6 +112,7 @@ def from_table(path: Path, text_column: str, gold_column: str | None, prediction
         predictions = require_column(frame, prediction_column, path).tolist()
         # A missing prediction is wrong, as an invalid answer is in the harness metrics.
         correct = [_norm(p) is not None and _norm(p) == _norm(g) for g, p in zip(golds, predictions)]
+        _check_vocabulary(path, prediction_column, predictions, golds)
     scores = None
     if score_column:
         values = require_column(frame, score_column, path)
@@ -129,26 +132,31 @@ def from_table(path: Path, text_column: str, gold_column: str | None, prediction
         source=str(path), filter=f"gold={gold_value}" if gold_value is not None else None)
 
 
-def _read_samples(path: Path) -> list[dict]:
-    records = []
-    with open(path, encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise DataError(f"{path}: line {line_number}: not JSON ({error.msg})") from None
-    return records
+def _check_vocabulary(path: Path, column: str, predictions: list, golds: list) -> None:
+    """Predictions outside the gold labels count as wrong (as invalid answers do); say so, and refuse a column
+    with no gold label at all (a wrong column or label scheme, which would read as accuracy 0)."""
+    vocabulary = {_norm(g) for g in golds} - {None}
+    outside = [row for row, p in enumerate(predictions) if _norm(p) is not None and _norm(p) not in vocabulary]
+    if not outside:
+        return
+    first = outside[0]
+    labels = ", ".join(sorted(vocabulary)[:10])
+    message = (f"{path}: data row {first + 1}: field {column!r} is {predictions[first]!r}, not a gold label "
+               f"({labels})")
+    if len(outside) == sum(_norm(p) is not None for p in predictions):
+        raise DataError(f"{message}; no prediction is a gold label: wrong column or label names?")
+    print(f"warning: {message}; {len(outside)} such row(s) count as wrong", file=sys.stderr)
 
 
 def from_samples(path: Path, gold_value: str | None = None, model: dict | None = None) -> Predictions:
     """A harness per-sample log; every sample (item × run) is one trial, invalid answers count as wrong."""
-    records = _read_samples(path)
-    if not records:
+    from pragmeter.io import read_records
+
+    numbered = read_records(path)
+    if not numbered:
         raise DataError(f"{path}: no samples")
     texts, correct = [], []
-    for line_number, record in enumerate(records, 1):
+    for line_number, record in numbered:
         if gold_value is not None and _norm(record.get("gold")) != _norm(gold_value):
             continue
         text = record.get("text")
@@ -158,8 +166,11 @@ def from_samples(path: Path, gold_value: str | None = None, model: dict | None =
         value = record.get("correct")
         if value is None:
             value = record.get("parsed") is not None and record.get("parsed") == record.get("gold")
+        if not isinstance(value, (bool, int, float)) or value not in (0, 1):
+            raise DataError(f"{path}: line {line_number}: field 'correct' is {value!r}; expected 1/0 or true/false")
         texts.append(text)
         correct.append(float(value))
+    records = [record for _, record in numbered]
     task = records[0].get("task") or path.stem.removeprefix("samples_")
     runs = len({r.get("run", 0) for r in records})
     return Predictions(name=task, texts=texts, correct=np.asarray(correct, dtype=np.float64), source=str(path),
@@ -167,11 +178,22 @@ def from_samples(path: Path, gold_value: str | None = None, model: dict | None =
                        extra={"runs": runs})
 
 
+def results_model(results_dir: Path) -> dict | None:
+    """The model settings recorded in a results folder's results.json (None when there is none)."""
+    from pragmeter.io import read_json
+
+    results = results_dir / "results.json"
+    if not results.exists():
+        return None
+    model = read_json(results, dict, "harness results").get("model")
+    return model if isinstance(model, dict) else None
+
+
 def sample_logs(results_dir: Path) -> list[tuple[Path, dict | None]]:
     """Per-sample logs of a harness results folder, with the model settings from its results.json."""
-    results = results_dir / "results.json"
-    model = json.loads(results.read_text(encoding="utf-8")).get("model") if results.is_file() else None
-    return [(path, model) for path in sorted(results_dir.glob("samples_*.jsonl"))]
+    logs = sorted(results_dir.glob("samples_*.jsonl"))
+    model = results_model(results_dir) if logs else None
+    return [(path, model) for path in logs]
 
 
 # ---------------------------------------------------------------------------------------------------- run
@@ -217,15 +239,13 @@ def write_stratified(predictions: Predictions, scores: np.ndarray, output: Path,
 
 
 def _is_sample_log(path: Path) -> bool:
+    """A per-sample log of the harness (its records have task, prompt and parsed), not a predictions table."""
+    from pragmeter.io import read_records
+
     if path.suffix != ".jsonl":
         return False
-    with open(path, encoding="utf-8") as handle:
-        first = handle.readline()
-    try:
-        record = json.loads(first)
-    except json.JSONDecodeError:
-        return False
-    return isinstance(record, dict) and "task" in record and "prompt" in record and "parsed" in record
+    records = read_records(path)
+    return bool(records) and all(key in records[0][1] for key in ("task", "prompt", "parsed"))
 
 
 def load_predictions(input_path: str | Path, gold_value: str | None = None, text_column: str = "text",
@@ -233,17 +253,35 @@ def load_predictions(input_path: str | Path, gold_value: str | None = None, text
                      score_column: str | None = None) -> list[Predictions]:
     """What to stratify: a predictions table, a samples_<task>.jsonl of ``pragmeter eval --log-samples``, or a
     results folder holding such logs (one Predictions per log)."""
+    from pragmeter.io import check_input
+
     path = Path(input_path)
-    if path.is_dir():
+    if path.is_dir() and os.access(path, os.R_OK | os.X_OK):
         logs = sample_logs(path)
         if not logs:
             raise PragmeterError(f"{path}: no samples_<task>.jsonl (run `pragmeter eval … --log-samples`)")
-        return [from_samples(log, gold_value, model) for log, model in logs]
-    if not path.is_file():
+        # A run folder holds one log per task: stratify every task that can be, say why for the others.
+        inputs, skipped = [], []
+        for log, model in logs:
+            try:
+                predictions = from_samples(log, gold_value, model)
+            except DataError as error:
+                skipped.append(str(error))
+                continue
+            if predictions.texts:
+                inputs.append(predictions)
+            else:
+                skipped.append(f"{log}: no items left to stratify ({predictions.filter})")
+        for reason in skipped:
+            print(f"pragmeter stratify: skipped {reason}", file=sys.stderr)
+        if not inputs:
+            raise PragmeterError(f"{path}: no task log could be stratified ({len(skipped)} skipped, see above)")
+        return inputs
+    if not path.exists():
         raise PragmeterError(f"{path}: no such file or folder")
+    check_input(path)
     if _is_sample_log(path):
-        results = path.parent / "results.json"
-        model = json.loads(results.read_text(encoding="utf-8")).get("model") if results.is_file() else None
-        return [from_samples(path, gold_value, model)]
+        return [from_samples(path, gold_value, results_model(path.parent))]
     return [from_table(path, text_column, gold_column, prediction_column, correct_column, score_column,
                        gold_value)]
+

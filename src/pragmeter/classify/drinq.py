@@ -69,7 +69,7 @@ def evaluate_drinq(model: str | os.PathLike, root=None, path=None, limit: int | 
                    progress: bool = False) -> tuple[dict, list[dict]]:
     from pragmeter.datasets.drinq import load_drinq
 
+    items = load_drinq(root, path=path)[:limit] if limit else load_drinq(root, path=path)  # a bad file fails fast
     classifier = TextClassifier.load(model, device)
-    items = load_drinq(root, path=path)[:limit] if limit else load_drinq(root, path=path)
     rows = answer(classifier, items, batch_size, progress)
     return score(rows, seed), rows

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from pragmeter import __version__
@@ -54,22 +55,42 @@ def resolve_alias(argv: list[str]) -> list[str]:
     return argv
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class Parser(argparse.ArgumentParser):
+    """Usage errors in one line (which option, what is wrong), as every other error of the command."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command's parser; ``only``: register just that sub-command (a run imports no other command's module)."""
+    parser = Parser(
         prog="pragmeter", description="Measure implicit language and how well models understand it.",
         epilog="ImpScore: score, distance, serve, impscore …  Benchmarks: eval, tasks.  Local classifiers: "
                "classifier ….  New data: generate ….  Analyses: analyze ….  `pragmeter COMMAND --help` for details.")
     parser.add_argument("--version", action="version", version=f"pragmeter {__version__}")
+    parser.add_argument("--verbose", action="store_true",
+                        help="show third-party progress bars and messages (model loading); pragmeter's own stay on")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else [only]:
         importlib.import_module(f"pragmeter.cli.{name}").register(subparsers)
     return parser
 
 
+def _command_of(argv: list[str]) -> str | None:
+    """The sub-command module named by the first argument, when there is one (``drinq-nli`` → drinq_nli)."""
+    first = argv[0] if argv else ""
+    module = first.replace("-", "_")
+    return module if module in COMMANDS and not first.startswith("-") else None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
     argv = resolve_alias(list(sys.argv[1:] if argv is None else argv))
+    parser = build_parser(only=_command_of(argv))
     args = parser.parse_args(argv)
+    if not args.verbose:  # read by huggingface_hub and transformers when they are imported, later
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
@@ -78,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     except PragmeterError as error:
         print(f"pragmeter {args.command}: error: {error}", file=sys.stderr)
         return error.exit_code
+    except OSError as error:  # the file system refused (permission, full disk, a folder as a file): one line, no trace
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"pragmeter {args.command}: error: {where}{error.strerror or error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"pragmeter {args.command}: interrupted; finished work is kept", file=sys.stderr)
         return 130

@@ -121,11 +121,13 @@ def _run(args: argparse.Namespace, pipeline) -> int:
         finally:
             await session.aclose()
 
-    asyncio.run(main())
+    result = asyncio.run(main())
     failed = session.failed_requests()
     if failed:
         print(f"warning: {failed} request(s) failed after retries and were left out; rerun the same command to "
               "retry them (answers already received are reused)", file=sys.stderr)
+    if result is not None and len(result) == 0:  # an empty output is a failed run, never a silent success
+        raise PragmeterError(f"no rows generated ({session.why_empty()}); see the stage counts above")
     return 0
 
 

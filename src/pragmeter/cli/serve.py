@@ -15,7 +15,7 @@ def register(subparsers) -> None:
         description="Serve ImpScore over HTTP: POST /score, /rank, /distance; GET /health, /version, /openapi.json; "
                     "a web page at /. Binds to 127.0.0.1 unless --host says otherwise. Needs the 'serve' extra.")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port, printed)")
     parser.add_argument("--impscore", default=None, help="ImpScore model: shipped name or folder (default: the shipped one)")
     parser.add_argument("--model", dest="impscore", action=RenamedFlag, new="--impscore")
     parser.add_argument("--backend", default="onnx", choices=["onnx", "onnx-int8", "torch"],
@@ -25,6 +25,8 @@ def register(subparsers) -> None:
     parser.add_argument("--max-chars", type=int, default=2000, help="characters per text (default 2000; more → 413)")
     parser.add_argument("--max-body-bytes", type=int, default=1 << 20, help="bytes per request body (default 1 MiB)")
     parser.add_argument("--max-batch", type=int, default=256, help="texts per encoder batch across requests (default 256)")
+    parser.add_argument("--max-queued-texts", type=int, default=4096,
+                        help="texts waiting for the encoder across requests (default 4096; more → 503 with Retry-After)")
     parser.add_argument("--max-wait-ms", type=float, default=2.0,
                         help="how long a lone request waits for others to share its batch (default 2 ms)")
     parser.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
@@ -42,13 +44,45 @@ def run(args: argparse.Namespace) -> int:
                              "pip install 'pragmeter[serve]'") from None
     from pragmeter.impscore.model import ImpScore
 
-    for name in ("max_texts", "max_chars", "max_body_bytes", "max_batch", "port"):
+    for name in ("max_texts", "max_chars", "max_body_bytes", "max_batch", "max_queued_texts"):
         if getattr(args, name) < 1:
-            raise PragmeterError(f"--{name.replace('_', '-')} must be positive")
-    model = ImpScore.load(args.impscore, device=args.device, backend=args.backend)
-    model.encode(["warm up the encoder"])  # export/load now, not on the first request
-    app = create_app(model, Limits(args.max_texts, args.max_chars, args.max_body_bytes),
-                     max_batch=args.max_batch, max_wait_ms=args.max_wait_ms)
-    print(f"pragmeter serve: {model.signature()} ({args.backend}) on http://{args.host}:{args.port}/", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+            raise PragmeterError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+    if not 0 <= args.port <= 65535:
+        raise PragmeterError(f"--port must be in 0..65535, got {args.port}")
+    if args.max_wait_ms < 0:
+        raise PragmeterError(f"--max-wait-ms must be >= 0, got {args.max_wait_ms}")
+    # Bind before loading the model: a busy port fails at once, and the URL printed is the one really served.
+    sock = _bind(args.host, args.port)
+    try:
+        model = ImpScore.load(args.impscore, device=args.device, backend=args.backend)
+        model.encode(["warm up the encoder"])  # export/load now, not on the first request
+        app = create_app(model, Limits(args.max_texts, args.max_chars, args.max_body_bytes, args.max_queued_texts),
+                         max_batch=args.max_batch, max_wait_ms=args.max_wait_ms)
+        host, port = sock.getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        print(f"pragmeter serve: {model.signature()} ({args.backend}) on http://{shown}:{port}/", file=sys.stderr,
+              flush=True)
+        uvicorn.Server(uvicorn.Config(app, log_level=args.log_level)).run(sockets=[sock])
+    finally:
+        sock.close()
     return 0
+
+
+def _bind(host: str, port: int):
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as error:
+        raise PragmeterError(f"cannot listen on {host}:{port}: unknown host ({error.strerror})") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart over TIME_WAIT
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as error:
+        sock.close()
+        raise PragmeterError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+    sock.set_inheritable(True)
+    return sock

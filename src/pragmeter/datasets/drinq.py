@@ -16,6 +16,7 @@ import pandas as pd
 from pragmeter.data.root import data_file
 from pragmeter.datasets.common import read_frame
 from pragmeter.errors import DataError
+from pragmeter.io import read_table, require_column
 
 FILE = "drinq/drinq_validated.csv"
 FILES = (FILE,)
@@ -60,10 +61,15 @@ def load_drinq(root: str | os.PathLike | None = None, path: str | os.PathLike | 
     if path is None:
         path, frame = data_file(FILE, root), read_validated(root)
     else:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame = read_table(path)
+    for field in ("question", "context", "options", "consensus", "implied_comment"):
+        require_column(frame, field, path)
+    frame = frame.fillna("").astype(str)
     items = []
     for row, record in enumerate(frame.to_dict("records")):
         where = f"{path}: data row {row + 1}"
+        if not record["question"].strip():
+            raise DataError(f"{where}: field 'question' is empty")
         try:
             options = parse_options(record["options"])
         except ValueError as error:

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
 
 from pragmeter.data.root import data_file
 from pragmeter.datasets.common import read_frame
 from pragmeter.errors import DataError
+from pragmeter.io import read_table, require_column
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SPLITS = ("train", "val", "test")
 LABELS = ("implied", "explicit", "neutral", "contradiction")
@@ -58,11 +62,14 @@ def load_inli(split: str = "test", root: str | os.PathLike | None = None,
     if path is None:
         path, frame = data_file(split_file(split), root), read_split(split, root)
     else:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame = read_table(path)
+    for field in ("dataset", "premise", *_COLUMNS.values()):
+        require_column(frame, field, path)
+    frame = frame.fillna("").astype(str)
     items: list[InliItem] = []
     for row, record in enumerate(frame.to_dict("records")):
         for field in ("dataset", "premise", *_COLUMNS.values()):
-            if not str(record.get(field, "")).strip():
+            if not record[field].strip():
                 raise DataError(f"{path}: data row {row + 1}: field {field!r} is empty")
         for label in LABELS:
             items.append(InliItem(

@@ -7,12 +7,16 @@ that the labels agree with the annotation layers, then attaches ``implicit_props
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported when a file is read: building the CLI parser stays fast
+    import pandas as pd
+
 import json
 import os
 from functools import cache
 from dataclasses import dataclass
 
-import pandas as pd
 
 from pragmeter.data.root import data_file
 from pragmeter.datasets.common import read_frame
@@ -78,7 +82,7 @@ class IshateItem:
 
 
 def _none_if_missing(value):
-    return None if value is None or (isinstance(value, float) and pd.isna(value)) else value
+    return None if value is None or (isinstance(value, float) and value != value) else value  # NaN != NaN
 
 
 def load_ishate(task: str = "implicit", split: str = "test",

@@ -25,9 +25,9 @@ import os
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from pragmeter.datasets import ishate as ishate_data
 from pragmeter.datasets import latent_hatred as latent
@@ -35,6 +35,9 @@ from pragmeter.datasets.collection import TextCollection, sample_per_label
 from pragmeter.datasets.common import read_frame
 from pragmeter.data.root import data_file, dataset_checksums, manifest
 from pragmeter.errors import DataError, PragmeterError
+
+if TYPE_CHECKING:  # pandas is imported where data is read: `pragmeter profile --help` stays fast
+    import pandas as pd
 
 Root = str | os.PathLike | None
 DEFAULT_CAP = 2000  # texts per value of the first grouping (CPU time; the paper draws 2,000 pairs too)
@@ -89,6 +92,8 @@ def latent_hatred(root: Root = None, pair_cap: int | None = DEFAULT_CAP, seed: i
 
 
 def sbic(root: Root = None) -> TextCollection:
+    import pandas as pd
+
     files = ["sbic/datasets/sbf/SBIC.v2.agg.dev.csv", "sbic/datasets/sbf/SBIC.v2.agg.tst.csv"]
     frame = _clean_texts(pd.concat([read_frame(f, root) for f in files], ignore_index=True), "post", "sbic")
     offensive = np.where(frame["offensiveYN"] >= 0.5, "offensive", "not offensive")
@@ -104,6 +109,8 @@ def sbic(root: Root = None) -> TextCollection:
 
 
 def dghsd(root: Root = None) -> TextCollection:
+    import pandas as pd
+
     files = ["dghsd/datasets/dynabench/db_dev.csv", "dghsd/datasets/dynabench/db_test.csv"]
     frame = _clean_texts(pd.concat([read_frame(f, root) for f in files], ignore_index=True), "text", "dghsd")
     return TextCollection(

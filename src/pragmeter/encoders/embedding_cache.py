@@ -1,59 +1,193 @@
 """On-disk cache of sentence embeddings keyed by encoder and text.
 
 Training re-uses embeddings across epochs and runs (the frozen encoder runs once per distinct text), and scoring
-jobs can re-use them across runs. Layout: ``<root>/<encoder>/shard-NNNNN.npz``, each shard holding ``keys``
-(sha1 of the text) and ``vectors``. New embeddings are appended shard by shard, written atomically, so an
-interrupted encoding keeps every finished shard.
+jobs can re-use them across runs. Layout: ``<root>/<encoder>/embeddings.sqlite``, one SQLite database (WAL mode)
+with a row per text: the sha1 of the text and its float32 vector. A job reads only the rows it asks for, so its
+memory does not grow with the cache; new rows are committed chunk by chunk, so an interrupted encoding keeps every
+finished chunk, and several processes may share the cache.
+
+The cache never stops a job: a corrupt database is set aside (warned once) and rebuilt, a cache that cannot be
+written (read-only folder, full disk) is warned about once and the job goes on computing what it needs.
+Shards of the older format (``shard-NNNNN.npz``) are imported once and then deleted; a corrupt one is skipped.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
-from collections.abc import Callable, Sequence
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-from pragmeter.io.atomic import atomic_path
+from pragmeter.errors import PragmeterError
+
+log = logging.getLogger("pragmeter")
+
+DB_FILE = "embeddings.sqlite"
+_LOOKUP_CHUNK = 500  # keys per SELECT (SQLite allows 32766 variables; small chunks keep statements cheap)
 
 
-def text_key(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+def text_key(text: str) -> bytes:
+    return hashlib.sha1(text.encode("utf-8")).digest()
 
 
 class EmbeddingCache:
     def __init__(self, root: str | Path, encoder: str) -> None:
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", encoder)
         self.folder = Path(root) / safe
-        self._index: dict[str, tuple[int, int]] = {}
-        self._shards: list[np.ndarray] = []
-        self._load()
+        self.path = self.folder / DB_FILE
+        self._lock = threading.Lock()  # one connection, used from the caller's and worker threads
+        self._db: sqlite3.Connection | None = None
+        self._writable = True
+        self._warned: set[str] = set()
+        self._open()
 
-    def _load(self) -> None:
-        for shard_path in sorted(self.folder.glob("shard-*.npz")):
-            with np.load(shard_path) as shard:
-                keys, vectors = shard["keys"], shard["vectors"]
-            number = len(self._shards)
-            self._shards.append(vectors)
-            for row, key in enumerate(keys.tolist()):
-                self._index.setdefault(key, (number, row))
+    # ---------------------------------------------------------------- opening, failures
+    def _warn(self, kind: str, message: str) -> None:
+        if kind not in self._warned:  # once per kind and cache, not once per chunk
+            self._warned.add(kind)
+            log.warning("embedding cache %s: %s", self.path, message)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
+        try:
+            # Pages large enough for several 1.5 kB vectors each (set before the file is created; else ignored).
+            db.execute("PRAGMA page_size=16384")
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a crash loses at most the last commit
+            # Rows are appended in rowid order (fast writes); the small UNIQUE index on the sha1 finds them.
+            db.execute("CREATE TABLE IF NOT EXISTS embeddings (key BLOB NOT NULL UNIQUE, vector BLOB NOT NULL)")
+            db.execute("SELECT key FROM embeddings LIMIT 1").fetchall()
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
+
+    def _open(self) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._db = self._connect()
+        except sqlite3.DatabaseError as error:
+            if _is_corrupt(error) and self._set_aside(error):
+                try:
+                    self._db = self._connect()
+                except (sqlite3.Error, OSError) as again:
+                    self._unusable(again)
+            else:
+                self._unusable(error)
+        except OSError as error:
+            self._unusable(error)
+        if self._db is not None:
+            self._import_shards()
+
+    def _set_aside(self, error: Exception) -> bool:
+        """Move a corrupt database out of the way (kept for inspection) so a fresh one can be built."""
+        aside = self.path.with_name(f"{DB_FILE}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        try:
+            self.path.replace(aside)
+            for suffix in ("-wal", "-shm"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        except OSError:
+            return False
+        self._warn("corrupt", f"corrupt ({error}); moved to {aside.name} and rebuilt")
+        return True
+
+    def _unusable(self, error: Exception) -> None:
+        self._warn("unusable", f"cannot be used ({error}); going on without the cache")
+        if self._db is not None:
+            self._db.close()
+        self._db = None
+
+    def _failed(self, error: sqlite3.Error, writing: bool) -> None:
+        """A failure in the middle of a job: stop writing (full disk, read-only) or stop using the cache."""
+        if _is_corrupt(error):  # found corrupt pages only now: start over with an empty cache
+            self._db.close()
+            self._db = None
+            if self._set_aside(error):
+                try:
+                    self._db = self._connect()
+                    return
+                except (sqlite3.Error, OSError) as again:
+                    error = again
+            self._unusable(error)
+        elif writing:
+            self._writable = False
+            self._warn("write", f"cannot be written ({error}); going on without storing new embeddings")
+        else:
+            self._unusable(error)
+
+    def _import_shards(self) -> None:
+        shards = sorted(self.folder.glob("shard-*.npz"))
+        for shard_path in shards:
+            try:
+                with np.load(shard_path) as shard:
+                    keys, vectors = shard["keys"], np.asarray(shard["vectors"], dtype=np.float32)
+            except Exception as error:  # noqa: BLE001 - zip, pickle and value errors all mean "unreadable"
+                self._warn("shard", f"skipped the unreadable old shard {shard_path.name} ({type(error).__name__})")
+                continue
+            self._store((bytes.fromhex(k) for k in keys.tolist()), vectors)
+            if not self._writable or self._db is None:
+                return
+            shard_path.unlink(missing_ok=True)
+        if shards:
+            log.info("embedding cache %s: imported %d old shard(s)", self.path, len(shards))
+
+    # ---------------------------------------------------------------- reading and writing
+    def _lookup(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        if self._db is None:
+            return {}
+        found: dict[bytes, bytes] = {}
+        try:
+            with self._lock:
+                for start in range(0, len(keys), _LOOKUP_CHUNK):
+                    chunk = keys[start: start + _LOOKUP_CHUNK]
+                    rows = self._db.execute(f"SELECT key, vector FROM embeddings WHERE key IN "
+                                            f"({','.join('?' * len(chunk))})", chunk)
+                    found.update(rows)
+        except sqlite3.Error as error:
+            self._failed(error, writing=False)
+            return {}
+        return found
+
+    def _store(self, keys: Iterable[bytes], vectors: np.ndarray) -> None:
+        if self._db is None or not self._writable:
+            return
+        rows = ((key, np.ascontiguousarray(vector, dtype=np.float32).tobytes()) for key, vector in zip(keys, vectors))
+        try:
+            with self._lock:
+                self._db.execute("BEGIN")
+                try:
+                    self._db.executemany("INSERT OR IGNORE INTO embeddings (key, vector) VALUES (?, ?)", rows)
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+        except sqlite3.Error as error:
+            self._failed(error, writing=True)
 
     def __len__(self) -> int:
-        return len(self._index)
+        if self._db is None:
+            return 0
+        try:
+            with self._lock:
+                return self._db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+        except sqlite3.Error as error:
+            self._failed(error, writing=False)
+            return 0
 
     def __contains__(self, text: str) -> bool:
-        return text_key(text) in self._index
+        key = text_key(text)
+        return key in self._lookup([key])
 
-    def _append(self, keys: list[str], vectors: np.ndarray) -> None:
-        number = len(self._shards)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with atomic_path(self.folder / f"shard-{number:05d}.npz") as tmp:
-            with open(tmp, "wb") as handle:
-                np.savez(handle, keys=np.array(keys), vectors=vectors)
-        self._shards.append(vectors)
-        for row, key in enumerate(keys):
-            self._index.setdefault(key, (number, row))
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
 
     def get_or_compute(
         self,
@@ -64,20 +198,32 @@ class EmbeddingCache:
     ) -> np.ndarray:
         """Embeddings of ``texts`` in order; missing ones are computed with ``encode`` in chunks and stored."""
         keys = [text_key(t) for t in texts]
-        missing: dict[str, str] = {}
-        for key, text in zip(keys, texts):
-            if key not in self._index and key not in missing:
-                missing[key] = text
-        todo = list(missing.items())
-        for start in range(0, len(todo), chunk_size):
-            chunk = todo[start : start + chunk_size]
-            vectors = np.asarray(encode([text for _, text in chunk]), dtype=np.float32)
-            self._append([key for key, _ in chunk], vectors)
-            if progress:
-                progress(len(chunk))
         if not keys:
             return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([self._shards[s][r] for s, r in (self._index[k] for k in keys)])
+        unique = list(dict.fromkeys(keys))
+        wanted = set(unique)
+        found = {key: np.frombuffer(blob, dtype=np.float32) for key, blob in self._lookup(unique).items()
+                 if key in wanted}
+        text_of = dict(zip(keys, texts))
+        todo = [key for key in unique if key not in found]
+        for start in range(0, len(todo), chunk_size):
+            chunk = todo[start: start + chunk_size]
+            vectors = np.asarray(encode([text_of[key] for key in chunk]), dtype=np.float32)
+            self._store(chunk, vectors)
+            found.update(zip(chunk, vectors))
+            if progress:
+                progress(len(chunk))
+        dims = {len(v) for v in found.values()}
+        if len(dims) > 1:  # rows of another width: a cache written under this name by a different encoder
+            raise PragmeterError(f"embedding cache {self.path} holds vectors of widths {sorted(dims)} (written by "
+                                 "another encoder under this name); delete it")
+        return np.stack([found[key] for key in keys])
+
+
+def _is_corrupt(error: sqlite3.Error) -> bool:
+    text = str(error).lower()
+    # A truncated file reads short: SQLite reports that as a disk I/O error.
+    return any(s in text for s in ("not a database", "malformed", "corrupt", "file is encrypted", "disk i/o error"))
 
 
 def attach_embedding_cache(model, root: str | Path | None = None):

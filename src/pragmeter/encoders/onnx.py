@@ -14,6 +14,7 @@ batches are larger than the official 32, and repeated texts within one call are 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import tempfile
@@ -54,20 +55,29 @@ class OnnxEncoder:
 
     def __init__(self, encoder_name: str, quantize: bool = False, threads: int | None = None,
                  tokens_per_batch: int = DEFAULT_TOKENS_PER_BATCH, max_batch: int = DEFAULT_MAX_BATCH) -> None:
-        from pragmeter.encoders import load_encoder
-
         self.encoder_name = encoder_name
         self.quantize = quantize
         self.tokens_per_batch = tokens_per_batch
         self.max_batch = max_batch
-        # The torch model gives the tokenizer and the graph to export (inputs match the official path exactly).
-        self._st = load_encoder(encoder_name, "cpu")
-        self.tokenizer = self._st.tokenizer
-        self.max_seq_length = self._st.max_seq_length
-        self.dimension = self._st.get_embedding_dimension()
+        self._st_model = None
+        fast = _FastTokenizer.from_folder(encoder_name) if onnx_file(encoder_name, quantize).is_file() else None
+        if fast is not None:  # exported before: the tokenizer's own files, no torch (a fast start)
+            self.tokenizer, self.max_seq_length, self.dimension = fast, fast.max_seq_length, fast.dimension
+        else:  # the torch model gives the tokenizer and the graph to export (inputs match the official path)
+            self.tokenizer = self._st.tokenizer
+            self.max_seq_length = self._st.max_seq_length
+            self.dimension = self._st.get_embedding_dimension()
         self.path = self._ensure_exported()
         self._session = self._open_session(threads)
         self._inputs = [i.name for i in self._session.get_inputs()]
+
+    @property
+    def _st(self):
+        if self._st_model is None:
+            from pragmeter.encoders import load_encoder
+
+            self._st_model = load_encoder(self.encoder_name, "cpu")
+        return self._st_model
 
     # ---------------------------------------------------------------- export and cache
     def _ensure_exported(self) -> Path:
@@ -166,6 +176,59 @@ class OnnxEncoder:
         for batch in self.batches(unique, ids):
             out[batch] = self._session.run(None, self.features([ids[i] for i in batch]))[0]
         return out[np.asarray(inverse, dtype=np.int64).reshape(-1)]
+
+
+class _FastTokenizer:
+    """The encoder folder's ``tokenizer.json`` through the ``tokenizers`` library (what the transformers fast
+    tokenizer runs, without importing transformers or torch), called the way OnnxEncoder and ImpScore call a
+    transformers tokenizer. Used only for sentence-transformers folders of Transformer + mean/CLS Pooling."""
+
+    def __init__(self, folder: Path, max_seq_length: int, dimension: int) -> None:
+        from tokenizers import Tokenizer
+
+        self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self._tokenizer.no_padding()  # tokenizer.json may carry a fixed padding and truncation: batches set theirs
+        self._tokenizer.no_truncation()
+        special = json.loads((folder / "special_tokens_map.json").read_text(encoding="utf-8"))
+        pad = special.get("pad_token")
+        pad = pad.get("content") if isinstance(pad, dict) else pad
+        self.pad_token_id = self._tokenizer.token_to_id(pad) if pad else 0
+        self.max_seq_length, self.dimension = max_seq_length, dimension
+
+    @classmethod
+    def from_folder(cls, encoder_name: str) -> "_FastTokenizer | None":
+        """None when the folder lacks what is needed (then the sentence-transformers model is loaded instead)."""
+        import importlib.util
+
+        from pragmeter.encoders import require_encoder
+
+        if importlib.util.find_spec("tokenizers") is None:
+            return None
+        folder = Path(require_encoder(encoder_name))
+        try:
+            modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+            types = [m["type"].rsplit(".", 1)[-1] for m in modules]
+            if types[:2] != ["Transformer", "Pooling"] or not set(types[2:]) <= {"Normalize"}:
+                return None
+            config = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
+            if config.get("do_lower_case"):
+                return None
+            pooling = json.loads((folder / modules[1]["path"] / "config.json").read_text(encoding="utf-8"))
+            tokenizer_config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+            limit = min(int(config["max_seq_length"]), int(tokenizer_config.get("model_max_length", 1 << 30)))
+            return cls(folder, limit, int(pooling["word_embedding_dimension"]))
+        except (OSError, KeyError, ValueError, IndexError):
+            return None
+
+    def __call__(self, texts: Sequence[str], truncation: bool = False, max_length: int | None = None,
+                 add_special_tokens: bool = True, **_ignored) -> dict[str, list[list[int]]]:
+        if truncation and max_length:
+            self._tokenizer.enable_truncation(max_length)
+        try:
+            encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=add_special_tokens)
+        finally:
+            self._tokenizer.no_truncation()
+        return {"input_ids": [e.ids for e in encodings]}
 
 
 @cache

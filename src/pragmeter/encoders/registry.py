@@ -145,13 +145,36 @@ def resolve_encoder(name: str) -> str:
     return f"sentence-transformers/{canonical}"
 
 
+def _in_hub_cache(repo: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return False
+    return isinstance(try_to_load_from_cache(repo, "modules.json"), str)
+
+
+def require_encoder(name: str) -> str:
+    """Where ``name`` loads from; an EncoderNotFound with the install command at once (no hub retries) when a
+    packaged encoder is not installed, or when the hub is off (HF_HUB_OFFLINE) and the files are not cached."""
+    location = resolve_encoder(name)
+    if Path(location).is_dir() or _in_hub_cache(location):
+        return location
+    hint = _INSTALL_HINT.get(canonical_name(name))
+    if hint:
+        raise EncoderNotFound(f"encoder {name!r} is not installed; install it with: {hint}")
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        raise EncoderNotFound(f"encoder {name!r} not found offline: neither a local folder nor in the Hugging Face "
+                              "cache (HF_HUB_OFFLINE is set); pass a local folder")
+    return location  # a hub name, for users with internet
+
+
 @cache
 def load_encoder(name: str, device: str | None = None, dtype: str | None = None):
     """Load a SentenceTransformer (weights cast to ``dtype``, a DTYPES name; default float32); a missing encoder
     is an EncoderNotFound with the install command."""
+    location = require_encoder(name)
     from sentence_transformers import SentenceTransformer
 
-    location = resolve_encoder(name)
     try:
         model = SentenceTransformer(location, device=device)
     except (OSError, ValueError) as error:

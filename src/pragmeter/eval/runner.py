@@ -166,6 +166,7 @@ def summary_lines(payload: dict) -> list[str]:
     return lines
 
 
-def print_summary(payload: dict, stream=sys.stdout) -> None:
+def print_summary(payload: dict, stream=None) -> None:
+    stream = stream or sys.stdout  # looked up per call: a default bound at import outlives a replaced stdout
     for line in summary_lines(payload):
         print(line, file=stream)

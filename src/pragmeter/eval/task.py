@@ -104,6 +104,20 @@ class Task(ABC):
             self.max_tokens = 1  # only the first token's alternatives are read
         self.data_root = data_root
         self._items: list | None = None
+        self.check_arguments(set(args))
+
+    def check_arguments(self, given: set[str]) -> None:
+        """Refuse bad task arguments before any work: a default that is a whole number takes whole numbers >= 0,
+        a yes/no default takes yes/no (true/false, 1/0), ``path`` and ``*_path`` name an existing file. Tasks add their own."""
+        for key in sorted(given):
+            value, default = self.args[key], self.arguments[key]
+            where = f"task {self.name}: argument {key}={value!r}"
+            if default.isdigit() and not value.strip().isdigit():
+                raise PragmeterError(f"{where} must be a whole number >= 0 (default {default})")
+            if default in ("yes", "no") and value.lower() not in ("yes", "no", "true", "false", "1", "0"):
+                raise PragmeterError(f"{where} must be yes or no")
+            if (key == "path" or key.endswith("_path")) and value and not os.path.isfile(os.path.expanduser(value)):
+                raise PragmeterError(f"{where}: no such file")
 
     @property
     def mode(self) -> str:

@@ -9,7 +9,6 @@ Each kept dialogue gets an ``agreement`` object (judge model, prompt hash, per-w
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -39,14 +38,9 @@ def agreement_prompt(implications: list[str]) -> str:
 
 
 def read_annotations(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise DataError(f"{path}: cannot be read ({error})") from None
-    except json.JSONDecodeError as error:
-        raise DataError(f"{path}: invalid JSON at line {error.lineno} ({error.msg})") from None
-    if not isinstance(data, dict):
-        raise DataError(f"{path}: expected an object of dialogues (the Emphasized-Talk data.json schema)")
+    from pragmeter.io import read_json
+
+    data = read_json(path, dict, "dialogues in the Emphasized-Talk data.json schema")
     for number, value in enumerate(data.values()):
         emphasis = value.get("emphasis") if isinstance(value, dict) else None
         if not isinstance(emphasis, dict) or not isinstance(value.get("current"), str):

@@ -24,8 +24,12 @@ def report_path(output: Path) -> Path:
 
 def check_output(output: Path, overwrite: bool) -> None:
     """Fail before any request is sent, not after hours of generation."""
-    if output.exists() and not overwrite:
-        raise PragmeterError(f"{output} exists; pass --overwrite to replace it (cached answers are reused)")
+    from pragmeter.io import check_output as check
+
+    try:
+        check(output, overwrite)
+    except PragmeterError as error:
+        raise PragmeterError(f"{error} (cached answers are reused)") from None
 
 
 def write_report(output: Path, session: GenerationSession, pipeline: str, rows: int, extra: dict | None = None) -> None:

@@ -150,6 +150,16 @@ class GenerationSession:
     def report(self, counts: StageCounts) -> None:
         print(counts.line(), file=self.stream, flush=True)
 
+    def why_empty(self) -> str:
+        """Where the items were lost, for a run that produced no rows: the first stage with nothing out (or after
+        its filters), with its drop counts."""
+        for counts in self.stages:
+            drops = [f"{reason} {n}" for reason, n in counts.statuses.items() if reason != "ok" and n]
+            drops += [f"{reason} {n}" for reason, n in counts.filtered.items() if n]
+            if counts.n_out == 0 or counts.n_out <= sum(counts.filtered.values()):
+                return f"stage {counts.name}: {counts.n_in} in, none left ({', '.join(drops) or 'no input'})"
+        return "every item was filtered out"
+
     def failed_requests(self) -> int:
         return sum(c.statuses["failed"] for c in self.stages)
 

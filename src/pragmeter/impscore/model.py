@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from pragmeter.errors import PragmeterError
+from pragmeter.impscore.numpy_heads import NumpyHeads
 
 log = logging.getLogger("pragmeter")
 
@@ -57,6 +58,17 @@ def invalid_text_reason(text: object) -> str | None:
         return f"not a string ({type(text).__name__})"
     if not text.strip():
         return "empty text"
+    return unencodable_reason(text)
+
+
+def unencodable_reason(text: str) -> str | None:
+    """Why an encoder's tokenizer cannot take ``text`` (a lone surrogate, a NUL), or None when it can."""
+    if "\x00" in text:
+        return f"contains a NUL character at position {text.index(chr(0))}"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:  # only lone surrogates fail: valid JSON, but not Unicode text
+        return f"contains a lone surrogate U+{ord(text[error.start]):04X} at position {error.start}"
     return None
 
 
@@ -79,7 +91,9 @@ class ImpScore:
         if dtype is not None and (backend != "torch" or dtype.lower() not in DTYPES):
             raise PragmeterError(f"dtype applies to backend='torch' and is one of {', '.join(sorted(DTYPES))}; "
                                  f"got dtype={dtype!r} with backend={backend!r}")
-        self.heads = heads.eval()
+        # Torch heads, or NumpyHeads (ONNX backends: scoring never imports torch; torch heads are built on demand).
+        self._numpy_heads = heads if isinstance(heads, NumpyHeads) else None
+        self._heads = None if self._numpy_heads is not None else heads.eval()
         self.backend = backend  # how the frozen encoder runs; the heads always run in torch
         self.encoder_name = encoder_name
         self.config = config or {}
@@ -89,6 +103,21 @@ class ImpScore:
         self.embedding_cache = embedding_cache
         self.truncated = 0  # texts longer than the encoder's limit seen so far (truncated by the encoder)
         self._encoder = None
+
+    @property
+    def heads(self):
+        """The torch heads (built from the numpy weights on first use when the model was loaded for ONNX)."""
+        if self._heads is None:
+            self._heads = self._numpy_heads.to_torch(self.device)
+        return self._heads
+
+    @heads.setter
+    def heads(self, heads) -> None:
+        self._heads, self._numpy_heads = heads.eval(), None
+
+    @property
+    def heads_config(self):
+        return (self._numpy_heads or self._heads).config
 
     # ---------------------------------------------------------------- loading and saving
     @classmethod
@@ -100,18 +129,26 @@ class ImpScore:
         ``backend``: "torch" (sentence-transformers; on a GPU in bf16/fp16 with large length-sorted batches unless
         ``dtype``/``batch_size`` say otherwise), "onnx" (ONNX Runtime, same numbers, faster on CPU) or
         "onnx-int8" (int8-quantized weights; see pragmeter.encoders.onnx)."""
-        import torch
-        from safetensors.torch import load_file
-
-        from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
-
         folder = resolve_model_dir(name_or_path)
         config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
         if config.get("format") != FORMAT:
             raise PragmeterError(f"{folder / CONFIG_FILE}: not a pragmeter ImpScore config (format={config.get('format')!r})")
-        heads = ImpScoreHeads(HeadsConfig(**config["heads"]))
-        heads.load_state_dict(load_file(folder / WEIGHTS_FILE))
-        heads.to(torch.device(device or "cpu"))
+        from pragmeter.encoders import require_encoder
+
+        require_encoder(config["encoder"])  # a missing encoder fails now, before any work, with the install command
+        if backend in BACKENDS and backend != "torch" and device in (None, "cpu"):
+            from safetensors.numpy import load_file as load_numpy
+
+            heads = NumpyHeads(config["heads"], load_numpy(folder / WEIGHTS_FILE))
+        else:
+            import torch
+            from safetensors.torch import load_file
+
+            from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+
+            heads = ImpScoreHeads(HeadsConfig(**config["heads"]))
+            heads.load_state_dict(load_file(folder / WEIGHTS_FILE))
+            heads.to(torch.device(device or "cpu"))
         return cls(heads, config["encoder"], config, device=device, batch_size=batch_size,
                    embedding_cache=embedding_cache, backend=backend, dtype=dtype)
 
@@ -189,7 +226,7 @@ class ImpScore:
         """Frozen-encoder sentence embeddings (not normalized, as in the paper)."""
         texts = self._check(texts)
         if not texts:
-            return np.zeros((0, self.heads.config.embedding_dim), dtype=np.float32)
+            return np.zeros((0, self.heads_config.embedding_dim), dtype=np.float32)
         if self.embedding_cache is not None:
             return self.embedding_cache.get_or_compute(texts, self._encode_now)
         return np.asarray(self._encode_now(texts), dtype=np.float32)
@@ -203,6 +240,8 @@ class ImpScore:
             return self.heads(tensor)
 
     def score_embeddings(self, embeddings: np.ndarray) -> np.ndarray:
+        if self._numpy_heads is not None:
+            return self._numpy_heads(embeddings)[0]
         return self._heads_on(embeddings)[0].cpu().numpy()
 
     def score(self, texts: Sequence[str]) -> np.ndarray:
@@ -239,7 +278,7 @@ class ImpScore:
 
     def signature(self) -> str:
         """A short string naming the model, encoder and variant (for reproducible reports)."""
-        h = self.heads.config
+        h = self.heads_config
         precision = self.encoder_dtype
         # float32 (the paper's setting) is left implicit, so existing signatures stay as they were
         suffix = "" if precision == "float32" else f"|precision:{precision}"

@@ -24,11 +24,9 @@ Any scorer with ``score(texts)`` and ``pragmatic_distance(a, b)`` can be evaluat
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
@@ -37,16 +35,10 @@ from pragmeter.metrics.correlation import rank_agreement
 
 
 def _load_json(path: str | os.PathLike, key: str) -> list:
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: no such file")
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        raise DataError(f"{path}: not valid UTF-8 at byte {error.start}") from None
-    except json.JSONDecodeError as error:
-        raise DataError(f"{path}: invalid JSON at line {error.lineno}, column {error.colno}: {error.msg}") from None
-    items = payload.get(key) if isinstance(payload, dict) else None
+    from pragmeter.io import read_json
+
+    payload = read_json(path, dict, f'{{"{key}": [...]}}')
+    items = payload.get(key)
     if not isinstance(items, list) or not items:
         raise DataError(f'{path}: expected an object with a non-empty "{key}" list')
     return items

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 
 SCORE_COLUMN, ERROR_COLUMN = "impscore", "impscore_error"
-CHUNK = 1024  # texts per model call: progress granularity, and what an interrupted job has cached
+CHUNK = 256  # each chunk's embeddings reach the on-disk cache at once: an interrupted job keeps them
 
 
 def score_values(model, values: list, progress: bool | None = False) -> tuple[np.ndarray, list[str]]:

@@ -1,6 +1,8 @@
-"""Reading and writing user files (txt/csv/tsv/jsonl/parquet) with clear errors, atomically."""
+"""Reading and writing user files (txt/csv/tsv/jsonl/parquet, JSON) with clear errors, atomically."""
 
 from pragmeter.io.atomic import atomic_path, write_json_atomic
-from pragmeter.io.tables import read_table, require_column, write_table
+from pragmeter.io.tables import (check_input, check_output, read_json, read_records, read_table, read_text,
+                                 require_column, write_table)
 
-__all__ = ["atomic_path", "read_table", "require_column", "write_json_atomic", "write_table"]
+__all__ = ["atomic_path", "check_input", "check_output", "read_json", "read_records", "read_table", "read_text",
+           "require_column", "write_json_atomic", "write_table"]

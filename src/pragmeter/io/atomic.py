@@ -10,6 +10,27 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+def current_umask() -> int:
+    """The process umask, read without changing it where the system allows (setting it races other threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
+
+
+def make_temp_dir(parent: Path, prefix: str) -> Path:
+    """A temporary folder with the permissions of a normal one (mkdtemp gives 0700), to be renamed into place."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    os.chmod(path, 0o777 & ~current_umask())
+    return path
+
+
 @contextmanager
 def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path in the target's folder; on success it replaces ``target``."""
@@ -20,9 +41,7 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp_path, 0o666 & ~umask)  # mkstemp creates 0600; give the file normal permissions
+        os.chmod(tmp_path, 0o666 & ~current_umask())  # mkstemp creates 0600; give the file normal permissions
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():

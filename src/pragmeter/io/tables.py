@@ -1,10 +1,16 @@
-"""Tables from user files. Formats are chosen by extension: .txt (one text per line), .csv, .tsv, .jsonl, .parquet.
+"""The one reader of user files: tables (.txt one text per line, .csv, .tsv, .jsonl, .parquet), JSON documents
+and JSON-lines records. Every command that reads a file a user gives goes through here.
 
-Errors name the file and the position (line, byte offset or row) and are raised as DataError, never as tracebacks.
+What cannot be read is a DataError whose one-line message names the file and the position (line, byte, row) and,
+where it applies, the field; it is never a traceback. What can be read is returned whole and in order: values are
+not guessed (text stays text, "NaN" in a CSV is the text "NaN"), nothing is dropped; commands mark rows they
+cannot use instead of skipping them.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 from pathlib import Path
@@ -18,61 +24,157 @@ FORMATS = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 
 
 def table_format(path: Path) -> str:
-    suffixes = [s.lower() for s in path.suffixes]
-    for fmt in FORMATS:
-        if fmt in suffixes:
-            return fmt
+    fmt = path.suffix.lower()  # the last suffix only: x.txt.csv is a CSV file
+    if fmt in FORMATS:
+        return fmt
     raise DataError(f"{path}: unknown file type; use one of {', '.join(FORMATS)}")
 
 
-def _check_utf8(path: Path) -> str:
-    raw = path.read_bytes()
+def check_input(path: str | os.PathLike, folder: bool = False) -> Path:
+    """The path of an input the user named: it exists, is a file (a folder when ``folder``) and can be read."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"{path}: no such {'folder' if folder else 'file'}")
+    if folder and not path.is_dir():
+        raise DataError(f"{path}: is a file; expected a folder")
+    if not folder and path.is_dir():
+        raise DataError(f"{path}: is a folder; expected a file")
+    if not folder and not path.is_file():
+        raise DataError(f"{path}: not a regular file")
+    return path
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    path = check_input(path)
     try:
-        return raw.decode("utf-8")
+        return path.read_bytes()
+    except OSError as error:
+        raise DataError(f"{path}: cannot be read ({error.strerror or error})") from None
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """A UTF-8 text file (a leading byte-order mark is dropped); binary or other encodings are named by position."""
+    path = Path(path)
+    raw = read_bytes(path)
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
         raise DataError(
             f"{path}: not valid UTF-8 at byte {error.start} (line {line}); re-save the file as UTF-8"
         ) from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise DataError(f"{path}: NUL byte at line {line}; a binary file, not text")
+    return text.removeprefix("\ufeff")
 
 
-def jsonl_records(path: Path, text: str | None = None) -> list[dict]:
-    """The JSON objects of a JSON-lines file (``text``: its content, already read), one per non-blank line."""
-    rows = []
-    for number, line in enumerate((_check_utf8(path) if text is None else text).splitlines(), start=1):
+def lines(text: str) -> list[str]:
+    """Lines split at \n (and \r\n) only: str.splitlines would also split at form feeds, U+2028 and other
+    characters that are legal inside a text or a JSON string, and so change the rows."""
+    parts = text.split("\n")
+    if parts and parts[-1] == "":
+        parts.pop()
+    return [part.removesuffix("\r") for part in parts]
+
+
+def _json_error(path: Path, error: json.JSONDecodeError, line: int | None = None) -> DataError:
+    where = f"line {line}" if line is not None else f"line {error.lineno}, column {error.colno}"
+    return DataError(f"{path}: {where}: invalid JSON ({error.msg})")
+
+
+def read_json(path: str | os.PathLike, expect: type | None = None, what: str = "") -> object:
+    """One JSON document; ``expect`` (dict or list) checks its top-level shape, ``what`` describes it in errors."""
+    path = Path(path)
+    text = read_text(path)
+    if not text.strip():
+        raise DataError(f"{path}: empty file; expected {what or 'JSON'}")
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise _json_error(path, error) from None
+    if expect is not None and not isinstance(payload, expect):
+        shape = {dict: "an object", list: "a list"}.get(expect, expect.__name__)
+        raise DataError(f"{path}: expected {shape}{' (' + what + ')' if what else ''} at the top level, "
+                        f"got {_kind(payload)}")
+    return payload
+
+
+def _kind(value: object) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null",
+            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def read_records(path: str | os.PathLike) -> list[tuple[int, dict]]:
+    """JSON-lines records as (line number, object); blank lines are allowed, anything else that is not an object
+    is an error naming its line."""
+    path = Path(path)
+    records = []
+    for number, line in enumerate(lines(read_text(path)), start=1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            record = json.loads(line)
         except json.JSONDecodeError as error:
-            raise DataError(f"{path}: line {number}: invalid JSON ({error.msg})") from None
-        if not isinstance(row, dict):
-            raise DataError(f"{path}: line {number}: expected a JSON object, got {type(row).__name__}")
-        rows.append(row)
-    return rows
+            raise _json_error(path, error, number) from None
+        if not isinstance(record, dict):
+            raise DataError(f"{path}: line {number}: expected a JSON object, got {_kind(record)}")
+        records.append((number, record))
+    return records
 
 
-def read_table(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a user table; every column is kept, strings stay strings (no type guessing on text)."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: no such file")
-    fmt = table_format(path)
+def jsonl_records(path: str | os.PathLike, text: str | None = None) -> list[dict]:
+    """The JSON objects of a JSON-lines file, one per non-blank line (``read_records`` without line numbers;
+    ``text`` is accepted for older callers and not needed)."""
+    return [record for _, record in read_records(path)]
+
+
+def _read_delimited(path: Path, text: str, sep: str) -> pd.DataFrame:
     try:
-        if fmt == ".parquet":
-            return pd.read_parquet(path)
-        text = _check_utf8(path)
+        # skip_blank_lines=False: in a one-column file an empty cell is an empty line, and it is a row
+        return pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[""],
+                           skip_blank_lines=False)
+    except pd.errors.ParserError as error:
+        # "Error tokenizing data. C error: Expected 2 fields in line 3, saw 3" -> the part after "C error: "
+        message = str(error).split("C error: ")[-1].strip().rstrip(".")
+        raise DataError(f"{path}: cannot be read as {'tsv' if sep == chr(9) else 'csv'}: {message}") from None
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    raw = read_bytes(path)
+    if len(raw) < 12 or raw[:4] != b"PAR1" or raw[-4:] != b"PAR1":
+        raise DataError(f"{path}: not a parquet file (no PAR1 marker); is it a text file with the wrong extension?")
+    try:
+        return pd.read_parquet(io.BytesIO(raw))
+    except (ValueError, OSError) as error:  # pyarrow's ArrowInvalid is a ValueError
+        raise DataError(f"{path}: damaged parquet file ({str(error).splitlines()[0]})") from None
+
+
+def read_table(path: str | os.PathLike, allow_empty: bool = False) -> pd.DataFrame:
+    """Read a user table; every column and row is kept in order, strings stay strings (no type guessing on text).
+
+    A file with no data rows (empty, or a header only) is an error unless ``allow_empty``.
+    """
+    path = check_input(path)
+    fmt = table_format(path)
+    if fmt == ".parquet":
+        frame = _read_parquet(path)
+    else:
+        text = read_text(path)
+        if not text.strip():
+            if allow_empty:
+                return pd.DataFrame({"text": []}) if fmt == ".txt" else pd.DataFrame()
+            raise DataError(f"{path}: empty file")
         if fmt == ".txt":
-            lines = text.splitlines()
-            return pd.DataFrame({"text": lines})
-        if fmt == ".jsonl":
-            return pd.DataFrame(jsonl_records(path, text))
-        sep = "\t" if fmt == ".tsv" else ","
-        return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""])
-    except PragmeterError:
-        raise
-    except (pd.errors.ParserError, ValueError, OSError) as error:
-        raise DataError(f"{path}: cannot be read as {fmt[1:]}: {error}".replace("\n", " ")) from None
+            frame = pd.DataFrame({"text": lines(text)}, dtype=object)
+        elif fmt == ".jsonl":
+            frame = pd.DataFrame([record for _, record in read_records(path)])
+        else:
+            frame = _read_delimited(path, text, "\t" if fmt == ".tsv" else ",")
+    if frame.empty and len(frame) == 0 and not allow_empty:
+        columns = ", ".join(map(str, frame.columns))
+        raise DataError(f"{path}: no data rows" + (f" (header only: {columns})" if columns else ""))
+    return frame
 
 
 def require_column(frame: pd.DataFrame, column: str, path: str | os.PathLike) -> pd.Series:
@@ -82,18 +184,30 @@ def require_column(frame: pd.DataFrame, column: str, path: str | os.PathLike) ->
     return frame[column]
 
 
-def write_table(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool = False) -> None:
-    """Write atomically in the format given by the extension; refuse to replace a file unless ``overwrite``."""
+def check_output(path: str | os.PathLike, overwrite: bool) -> Path:
+    """Refuse to replace an existing output unless ``overwrite``: checked before any work, not after it."""
     path = Path(path)
+    if path.is_dir():
+        raise PragmeterError(f"{path} is a folder; give a file name for the output")
     if path.exists() and not overwrite:
         raise PragmeterError(f"{path} exists; pass --overwrite to replace it")
+    return path
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool = False) -> None:
+    """Write atomically in the format given by the extension; refuse to replace a file unless ``overwrite``."""
+    path = check_output(path, overwrite)
     fmt = table_format(path)
+    if fmt == ".txt":
+        raise PragmeterError(f"{path}: .txt output cannot hold several columns; use csv, tsv, jsonl or parquet")
     with atomic_path(path) as tmp:
         if fmt == ".parquet":
             frame.to_parquet(tmp, index=False)
         elif fmt == ".jsonl":
             frame.to_json(tmp, orient="records", lines=True, force_ascii=False)
-        elif fmt == ".txt":
-            raise PragmeterError(f"{path}: .txt output cannot hold several columns; use csv, tsv, jsonl or parquet")
         else:
-            frame.to_csv(tmp, sep="\t" if fmt == ".tsv" else ",", index=False)
+            # pandas quotes a cell with \n but not one with a lone \r, which a reader then takes as a line break
+            carriage = any(frame[c].map(lambda v: isinstance(v, str) and "\r" in v).any()
+                           for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c]))
+            quoting = csv.QUOTE_ALL if carriage else csv.QUOTE_MINIMAL
+            frame.to_csv(tmp, sep="\t" if fmt == ".tsv" else ",", index=False, quoting=quoting)

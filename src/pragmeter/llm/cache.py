@@ -3,14 +3,20 @@
 A run killed at any moment loses at most the line being written; a torn last line is ignored on load and the
 next append starts on a fresh line. Keys hash the backend identity, decoding parameters, sample index and
 messages, so the same prompt under other settings is a different entry. No secrets are stored.
+
+The cache never stops a run: a damaged entry is ignored (its prompt is asked again, warned once), and a cache
+that cannot be read or written (read-only folder, full disk) is warned about once while the run goes on.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from pathlib import Path
+
+log = logging.getLogger("pragmeter")
 
 
 def cache_key(identity: dict, decoding: dict, messages: list[dict], sample: int = 0) -> str:
@@ -22,22 +28,43 @@ def cache_key(identity: dict, decoding: dict, messages: list[dict], sample: int 
 class ResponseCache:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._entries: dict[str, dict] = {}
-        self._load()
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._fd = -1
+        self._warned: set[str] = set()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._load()
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # mode & ~umask
+        except OSError as error:  # a run never fails for its cache: it asks again what it cannot store
+            self._warn("write", f"cannot be written ({error.strerror or error}); going on without storing answers")
+
+    def _warn(self, kind: str, message: str) -> None:
+        if kind not in self._warned:
+            self._warned.add(kind)
+            log.warning("response cache %s: %s", self.path, message)
 
     def _load(self) -> None:
         if not self.path.exists():
             return
-        raw = self.path.read_bytes()
+        try:
+            raw = self.path.read_bytes()
+        except OSError as error:
+            self._warn("read", f"cannot be read ({error.strerror or error}); every prompt is asked again")
+            return
+        bad = 0
         for line in raw.split(b"\n"):
             try:
                 entry = json.loads(line)
             except (json.JSONDecodeError, UnicodeDecodeError):
-                continue  # a torn line from a killed run
-            if isinstance(entry, dict) and "key" in entry:
+                bad += bool(line.strip())  # a torn line from a killed run, or a damaged one
+                continue
+            if _valid(entry):
                 self._entries[entry["key"]] = entry
+            else:
+                bad += 1
+        if bad > 1 or (bad and raw.endswith(b"\n")):  # one torn last line is the normal trace of a kill
+            self._warn("corrupt", f"{bad} damaged entr{'y' if bad == 1 else 'ies'} ignored; those prompts are "
+                                  "asked again")
         if raw and not raw.endswith(b"\n"):
             with open(self.path, "ab") as handle:
                 handle.write(b"\n")
@@ -53,12 +80,24 @@ class ResponseCache:
 
     def put(self, key: str, entry: dict) -> None:
         entry = {"key": key, **entry}
-        line = (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-        os.write(self._fd, line)  # one write() on an O_APPEND descriptor: lines never interleave (thread-safe)
-        os.fsync(self._fd)
         self._entries[key] = entry
+        if self._fd < 0:
+            return
+        line = (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        try:
+            os.write(self._fd, line)  # one write() on an O_APPEND descriptor: lines never interleave (thread-safe)
+            os.fsync(self._fd)
+        except OSError as error:  # full disk: the answer is still used by this run
+            self._warn("write", f"cannot be written ({error.strerror or error}); going on without storing answers")
+            self.close()
 
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+def _valid(entry: object) -> bool:
+    """An entry a run can use: a key and the answer's text (anything else is asked again)."""
+    return (isinstance(entry, dict) and isinstance(entry.get("key"), str) and isinstance(entry.get("text"), str)
+            and isinstance(entry.get("finish_reason"), (str, type(None))))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from pragmeter.cli.common import positive_int
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``pragmeter score`` that only the Ray engine reads."""
@@ -14,10 +16,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--id-column", default="id", help="row id column of the input (default id; made when absent)")
     group.add_argument("--ray-address", default=None,
                        help="Ray cluster to join (default: $RAY_ADDRESS, else a local instance)")
-    group.add_argument("--actors", type=int, default=None, help="scoring actors (default: cluster CPUs or GPUs "
+    group.add_argument("--actors", type=positive_int, default=None, help="scoring actors (default: cluster CPUs or GPUs "
                                                                 "/ per-actor share)")
     group.add_argument("--cpus-per-actor", type=float, default=1, help="CPUs per actor (default 1)")
     group.add_argument("--gpus-per-actor", type=float, default=0,
                        help="GPUs per actor (default 0; >0 runs the encoder in torch on cuda)")
-    group.add_argument("--backend", choices=["onnx", "onnx-int8", "torch"], default=None,
-                       help="encoder backend in the actors (default: onnx on CPU actors, torch on GPU actors)")
+    parser.add_argument("--backend", choices=["onnx", "onnx-int8", "torch"], default=None,
+                        help="how the encoder runs (default: onnx when ONNX Runtime is installed and no GPU is asked "
+                             "for, else torch; Ray: onnx on CPU actors, torch on GPU actors)")

@@ -17,12 +17,12 @@ import argparse
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import Interrupted, PragmeterError
+from pragmeter.io.atomic import make_temp_dir
 from pragmeter.impscore.scoring import ERROR_COLUMN, score_frame
 
 INPUT_SUFFIXES = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
@@ -68,7 +68,7 @@ def _read_file(batch: pd.DataFrame, root: str, column: str, id_column: str) -> p
     from pragmeter.io import read_table, require_column
 
     path = Path(batch["file"].iloc[0])
-    frame = read_table(path)
+    frame = read_table(path, allow_empty=True)  # an empty part of a folder is no error
     require_column(frame, column, path)
     if id_column not in frame.columns:
         name = path.relative_to(root).as_posix() if root else path.name
@@ -131,13 +131,16 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
                                "column": column, "batch_size": batch_size,
                                "threads": max(1, int(cpus_per_actor))})
     output.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output.name}.", dir=output.parent))
+    staging = make_temp_dir(output.parent, prefix=f".{output.name}.")
     try:
         scored.write_parquet(str(staging), ray_remote_args={"num_cpus": 0})
         written = pd.read_parquet(staging, columns=[ERROR_COLUMN])
         if output.exists():
             shutil.rmtree(output)
         os.replace(staging, output)  # the folder appears whole or not at all
+    except KeyboardInterrupt:  # the parts are only moved into place at the end: say so, not "work is kept"
+        raise Interrupted(f"interrupted; nothing was written to {output} (the Ray engine writes the output folder "
+                          "whole at the end); run the command again") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     failed = int((written[ERROR_COLUMN] != "").sum())

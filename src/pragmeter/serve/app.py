@@ -17,7 +17,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 
 from pragmeter import __version__
-from pragmeter.serve.batcher import MicroBatcher
+from pragmeter.serve.batcher import EncoderFailed, MicroBatcher, QueueFull
 from pragmeter.serve.limits import BodySizeLimit, Limits
 
 
@@ -55,6 +55,15 @@ class DistanceResponse(BaseModel):
     distances: list[float] = Field(description="pragmatic distance ‖h_p(a) − h_p(b)‖ of each pair")
 
 
+class ErrorResponse(BaseModel):
+    detail: str = Field(description="what is wrong with the request, on one line")
+
+
+# The answers to bad input as they are sent (a one-line detail), documented in place of FastAPI's default 422.
+ERRORS = {413: {"model": ErrorResponse, "description": "too many texts, too long a text or too large a body"},
+          422: {"model": ErrorResponse, "description": "malformed JSON, wrong types or empty texts"}}
+
+
 def _validation_message(error: RequestValidationError) -> str:
     parts = []
     for item in error.errors():
@@ -68,7 +77,8 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
     import torch
 
     limits = limits or Limits()
-    batcher = MicroBatcher(model.encode, max_texts=max_batch, max_wait_ms=max_wait_ms)
+    batcher = MicroBatcher(model.encode, max_texts=max_batch, max_wait_ms=max_wait_ms,
+                           max_queued_texts=limits.max_queued_texts)
     page = resources.files("pragmeter.serve").joinpath("static/index.html").read_text(encoding="utf-8")
 
     @asynccontextmanager
@@ -81,13 +91,24 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
                   docs_url=None, redoc_url=None,
                   description="Implicitness scores and pragmatic distances of sentences (ImpScore). "
                               f"Limits: {limits.max_texts} texts per request, {limits.max_chars} characters per "
-                              f"text, {limits.max_body_bytes} bytes per body (413 beyond); malformed → 422.")
+                              f"text, {limits.max_body_bytes} bytes per body (413 beyond); malformed or unencodable "
+                              f"text → 422; more than {limits.max_queued_texts} texts waiting → 503 with "
+                              "Retry-After.")
     app.add_middleware(BodySizeLimit, max_bytes=limits.max_body_bytes)
     app.state.batcher = batcher
 
     @app.exception_handler(RequestValidationError)
     async def malformed(_request: Request, error: RequestValidationError) -> JSONResponse:
         return JSONResponse(status_code=422, content={"detail": _validation_message(error)})
+
+    @app.exception_handler(QueueFull)
+    async def busy(_request: Request, error: QueueFull) -> JSONResponse:
+        return JSONResponse(status_code=503, content={"detail": str(error)},
+                            headers={"Retry-After": str(error.retry_after)})
+
+    @app.exception_handler(EncoderFailed)
+    async def failed(_request: Request, error: EncoderFailed) -> JSONResponse:
+        return JSONResponse(status_code=500, content={"detail": str(error)})
 
     async def heads(texts: list[str]):
         embeddings = await batcher.encode(texts)
@@ -104,20 +125,22 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
 
     @app.get("/health", summary="liveness: the model is loaded and the batcher runs")
     async def health() -> dict:
-        return {"status": "ok", "queued_requests": batcher.queued, "batcher": batcher.stats.to_dict()}
+        return {"status": "ok", "queued_requests": batcher.queued, "queued_texts": batcher.queued_texts,
+                "batcher": batcher.stats.to_dict()}
 
     @app.get("/version", summary="package, model and limits")
     async def version() -> dict:
         return {"pragmeter": __version__, "model": model.signature(), "encoder": model.encoder_name,
                 "backend": model.backend, "limits": limits.to_dict()}
 
-    @app.post("/score", response_model=ScoreResponse, summary="implicitness of each text")
+    @app.post("/score", response_model=ScoreResponse, responses=ERRORS, summary="implicitness of each text")
     async def score(request: TextsRequest) -> ScoreResponse:
         limits.check(request.texts)
         implicitness, _, _ = await heads(request.texts)
         return ScoreResponse(scores=implicitness.tolist())
 
-    @app.post("/rank", response_model=RankResponse, summary="texts ordered by implicitness, most implicit first")
+    @app.post("/rank", response_model=RankResponse, responses=ERRORS,
+              summary="texts ordered by implicitness, most implicit first")
     async def rank(request: RankRequest) -> RankResponse:
         limits.check(request.texts)
         implicitness, h_p, _ = await heads(request.texts)
@@ -131,10 +154,11 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
             matrix = distances(h_p.unsqueeze(1).expand(n, n, -1), h_p.unsqueeze(0).expand(n, n, -1))
         return RankResponse(ranking=ranking, distances=matrix)
 
-    @app.post("/distance", response_model=DistanceResponse, summary="pragmatic distance of each pair")
+    @app.post("/distance", response_model=DistanceResponse, responses=ERRORS,
+              summary="pragmatic distance of each pair")
     async def distance(request: DistanceRequest) -> DistanceResponse:
         flat = [text for pair in request.pairs for text in pair]
-        limits.check(flat, field="pairs (flattened)")
+        limits.check(flat, field="pairs", where=lambda index: f"pairs[{index // 2}][{index % 2}]")
         _, h_p, _ = await heads(flat)
         return DistanceResponse(distances=distances(h_p[0::2], h_p[1::2]))
 

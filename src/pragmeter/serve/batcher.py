@@ -1,20 +1,40 @@
 """Micro-batching: texts of concurrent requests are encoded together in one encoder call.
 
 The encoder is everything in ImpScore's cost and is far more efficient on one batch of 100 texts than on 100
-batches of one. Requests put their texts on a queue; one worker takes everything waiting (up to ``max_texts``,
-waiting at most ``max_wait_ms`` for more when the queue runs dry), encodes it in a worker thread, and hands each
+batches of one. Requests put their texts on a queue; one worker forms a batch of up to ``max_texts`` texts (waiting
+at most ``max_wait_ms`` for more while the batch is not full), encodes it in a worker thread, and hands each
 request its rows. While one batch is being encoded the next one gathers, so under load batches fill by themselves.
+
+Isolation between requests:
+- a batch takes at most ``slice_texts`` texts of each waiting request per round, round-robin, so a small request
+  is never stuck behind a huge one (large requests are split into slices that interleave with the others);
+- when an encoder call fails, each request of that batch is retried on its own, so only the offending one fails;
+- at most ``max_queued_texts`` texts wait at once; beyond that ``encode`` raises QueueFull (the service's 503).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+
+
+class QueueFull(Exception):
+    """Too many texts are waiting; ``retry_after`` is an estimate in whole seconds of when room frees up."""
+
+    def __init__(self, queued: int, limit: int, retry_after: int) -> None:
+        super().__init__(f"the service is busy: {queued} texts are queued (the limit is {limit}); "
+                         f"retry in {retry_after} s")
+        self.retry_after = retry_after
+
+
+class EncoderFailed(Exception):
+    """The encoder failed on this request's own texts (the other requests of its batch were answered)."""
 
 
 @dataclass
@@ -24,36 +44,67 @@ class BatcherStats:
     batches: int = 0
     largest_batch: int = 0
     busy_seconds: float = 0.0
+    retried_batches: int = 0
+    failed_requests: int = 0
+    rejected_requests: int = 0
 
     def to_dict(self) -> dict:
         return {"requests": self.requests, "texts": self.texts, "batches": self.batches,
-                "largest_batch": self.largest_batch, "busy_seconds": round(self.busy_seconds, 3)}
+                "largest_batch": self.largest_batch, "busy_seconds": round(self.busy_seconds, 3),
+                "retried_batches": self.retried_batches, "failed_requests": self.failed_requests,
+                "rejected_requests": self.rejected_requests}
 
 
-@dataclass
-class _Job:
+@dataclass(eq=False)
+class _Request:
     texts: list[str]
     future: asyncio.Future = field(repr=False)
+    scheduled: int = 0  # texts handed to a batch so far
+    filled: int = 0  # rows of ``out`` written so far
+    out: np.ndarray | None = field(default=None, repr=False)
+
+    def deliver(self, start: int, rows: np.ndarray) -> None:
+        if self.future.done():  # failed earlier, or the client went away (cancelled)
+            return
+        if self.out is None:
+            self.out = np.zeros((len(self.texts), rows.shape[1]), dtype=rows.dtype)
+        self.out[start: start + len(rows)] = rows
+        self.filled += len(rows)
+        if self.filled == len(self.texts):
+            self.future.set_result(self.out)
+
+
+# One slice of one request inside a batch: (request, first text, end).
+_Segment = tuple[_Request, int, int]
 
 
 class MicroBatcher:
     def __init__(self, encode: Callable[[list[str]], np.ndarray], max_texts: int = 256,
-                 max_wait_ms: float = 2.0) -> None:
+                 max_wait_ms: float = 2.0, max_queued_texts: int = 4096, slice_texts: int = 32) -> None:
         self._encode = encode
         self.max_texts = max_texts
         self.max_wait = max_wait_ms / 1000
+        self.max_queued_texts = max_queued_texts
+        self.slice_texts = slice_texts
         self.stats = BatcherStats()
-        self._queue: asyncio.Queue[_Job] | None = None
+        self._pending: deque[_Request] = deque()
+        self._queued_texts = 0
+        self._arrived: asyncio.Event | None = None
         self._worker: asyncio.Task | None = None
         # One thread: the encoder is never called concurrently (ONNX Runtime and torch use all cores per call).
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pragmeter-encoder")
 
     @property
     def queued(self) -> int:
-        return self._queue.qsize() if self._queue is not None else 0
+        """Requests with texts not yet handed to the encoder."""
+        return len(self._pending)
+
+    @property
+    def queued_texts(self) -> int:
+        return self._queued_texts
 
     async def start(self) -> None:
-        self._queue = asyncio.Queue()
+        self._arrived = asyncio.Event()
         self._worker = asyncio.create_task(self._run(), name="pragmeter-batcher")
 
     async def stop(self) -> None:
@@ -65,53 +116,118 @@ class MicroBatcher:
                 pass
         self._executor.shutdown(wait=True)
 
-    async def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embeddings of ``texts``, computed together with whatever other requests are waiting."""
-        if self._queue is None:
-            raise RuntimeError("MicroBatcher.start() was not awaited")
-        job = _Job(list(texts), asyncio.get_running_loop().create_future())
-        self.stats.requests += 1
-        await self._queue.put(job)
-        return await job.future
+    def _retry_after(self) -> int:
+        rate = self.stats.texts / self.stats.busy_seconds if self.stats.busy_seconds > 0 else 0.0
+        return max(1, int(np.ceil(self._queued_texts / rate))) if rate > 0 else 1
 
-    async def _gather(self) -> list[_Job]:
-        jobs = [await self._queue.get()]
-        size = len(jobs[0].texts)
+    async def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings of ``texts``, computed together with whatever other requests are waiting.
+
+        Raises QueueFull when the queue has no room, EncoderFailed when the encoder fails on these texts."""
+        if self._arrived is None:
+            raise RuntimeError("MicroBatcher.start() was not awaited")
+        texts = list(texts)
+        if self._queued_texts + len(texts) > self.max_queued_texts:
+            self.stats.rejected_requests += 1
+            raise QueueFull(self._queued_texts, self.max_queued_texts, self._retry_after())
+        request = _Request(texts, asyncio.get_running_loop().create_future())
+        self.stats.requests += 1
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        self._pending.append(request)
+        self._queued_texts += len(texts)
+        self._arrived.set()
+        return await request.future
+
+    def _drop_finished(self) -> None:
+        """Forget requests that failed or were cancelled before all their texts were scheduled."""
+        for request in [r for r in self._pending if r.future.done()]:
+            self._pending.remove(request)
+            self._queued_texts -= len(request.texts) - request.scheduled
+
+    def _take(self) -> list[_Segment]:
+        """Up to ``max_texts`` texts, ``slice_texts`` per request per round, oldest request first."""
+        self._drop_finished()
+        segments: list[_Segment] = []
+        size = 0
+        while size < self.max_texts and self._pending:
+            for request in list(self._pending):
+                take = min(len(request.texts) - request.scheduled, self.slice_texts, self.max_texts - size)
+                if take <= 0:
+                    break
+                segments.append((request, request.scheduled, request.scheduled + take))
+                request.scheduled += take
+                size += take
+                if request.scheduled == len(request.texts):
+                    self._pending.remove(request)
+        self._queued_texts -= size
+        return segments
+
+    async def _gather(self) -> list[_Segment]:
+        while True:
+            self._drop_finished()
+            if self._pending:
+                break
+            self._arrived.clear()
+            await self._arrived.wait()
         deadline = time.monotonic() + self.max_wait
-        while size < self.max_texts:
-            if self._queue.empty():
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    break
-                try:
-                    job = await asyncio.wait_for(self._queue.get(), remaining)
-                except TimeoutError:
-                    break
-            else:
-                job = self._queue.get_nowait()
-            jobs.append(job)
-            size += len(job.texts)
-        return jobs
+        while self._queued_texts < self.max_texts:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            self._arrived.clear()
+            try:
+                await asyncio.wait_for(self._arrived.wait(), remaining)
+            except TimeoutError:
+                break
+        return self._take()
+
+    async def _encode_rows(self, texts: list[str]) -> np.ndarray:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self._encode, texts)
 
     async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
         while True:
-            jobs = await self._gather()
-            texts = [text for job in jobs for text in job.texts]
+            segments = await self._gather()
+            if not segments:
+                continue
+            texts = [text for request, start, end in segments for text in request.texts[start:end]]
             started = time.perf_counter()
             try:
-                embeddings = await loop.run_in_executor(self._executor, self._encode, texts)
-            except Exception as error:  # every waiting request gets the failure, the worker keeps running
-                for job in jobs:
-                    if not job.future.done():
-                        job.future.set_exception(error)
+                embeddings = await self._encode_rows(texts)
+            except Exception as error:  # noqa: BLE001 - the worker must keep running whatever the encoder raises
+                await self._retry_separately(segments, error)
                 continue
             self.stats.busy_seconds += time.perf_counter() - started
             self.stats.batches += 1
             self.stats.texts += len(texts)
             self.stats.largest_batch = max(self.stats.largest_batch, len(texts))
             offset = 0
-            for job in jobs:
-                if not job.future.done():  # a client that went away leaves a cancelled future
-                    job.future.set_result(embeddings[offset: offset + len(job.texts)])
-                offset += len(job.texts)
+            for request, start, end in segments:
+                request.deliver(start, embeddings[offset: offset + end - start])
+                offset += end - start
+
+    async def _retry_separately(self, segments: list[_Segment], error: Exception) -> None:
+        """Encode each request's part of a failed batch on its own; only the requests that fail again fail."""
+        by_request: dict[_Request, list[tuple[int, int]]] = {}
+        for request, start, end in segments:
+            by_request.setdefault(request, []).append((start, end))
+        if len(by_request) > 1:
+            self.stats.retried_batches += 1
+        for request, ranges in by_request.items():
+            if request.future.done():
+                continue
+            if len(by_request) > 1:
+                try:
+                    rows = await self._encode_rows([t for start, end in ranges for t in request.texts[start:end]])
+                except Exception as own_error:  # noqa: BLE001
+                    error = own_error
+                else:
+                    offset = 0
+                    for start, end in ranges:
+                        request.deliver(start, rows[offset: offset + end - start])
+                        offset += end - start
+                    continue
+            self.stats.failed_requests += 1
+            message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            request.future.set_exception(EncoderFailed(f"the encoder failed on this request "
+                                                       f"({type(error).__name__}: {message})"))

@@ -1,13 +1,17 @@
-"""Request limits of the ImpScore service: texts per request, characters per text, bytes per body.
+"""Request limits of the ImpScore service: texts per request, characters per text, bytes per body, queued texts.
 
-Too large → 413 with a message naming the limit; malformed → 422 (see ``pragmeter.serve.app``).
+Too large → 413 with a message naming the limit; malformed or unencodable text → 422; queue full → 503 (see
+``pragmeter.serve.app``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from fastapi import HTTPException
+
+from pragmeter.impscore.model import unencodable_reason
 
 
 @dataclass(frozen=True)
@@ -15,22 +19,29 @@ class Limits:
     max_texts: int = 128  # per request (a pair in /distance counts as two texts)
     max_chars: int = 2000  # per text
     max_body_bytes: int = 1 << 20
+    max_queued_texts: int = 4096  # waiting for the encoder across all requests (more → 503 with Retry-After)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
-    def check(self, texts: list[str], field: str = "texts", count: int | None = None) -> None:
-        """413 when there are too many texts or one is too long, 422 when one is blank."""
+    def check(self, texts: list[str], field: str = "texts", count: int | None = None,
+              where: Callable[[int], str] | None = None) -> None:
+        """413 when there are too many texts or one is too long, 422 when one is blank or unencodable;
+        ``where(index)`` names a text in messages (default ``field[index]``)."""
         count = len(texts) if count is None else count
+        where = where or (lambda index: f"{field}[{index}]")
         if count > self.max_texts:
             raise HTTPException(413, f"too many texts: {count} in '{field}', the limit is {self.max_texts} "
                                      "per request (split the request)")
         for index, text in enumerate(texts):
             if len(text) > self.max_chars:
-                raise HTTPException(413, f"{field}[{index}] has {len(text)} characters, the limit is "
+                raise HTTPException(413, f"{where(index)} has {len(text)} characters, the limit is "
                                          f"{self.max_chars} per text")
             if not text.strip():
-                raise HTTPException(422, f"{field}[{index}] is empty")
+                raise HTTPException(422, f"{where(index)} is empty")
+            reason = unencodable_reason(text)
+            if reason:  # refused here, so text the tokenizer cannot take never reaches a shared batch
+                raise HTTPException(422, f"{where(index)} {reason}")
 
 
 class BodySizeLimit:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pragmeter.data.root import dataset_checksums, sha256_of
+from pragmeter.errors import PragmeterError
 from pragmeter.datasets.drinq import FILES, LETTERS, DrinqItem, load_drinq
 from pragmeter.metrics.classification import correct
 from pragmeter.metrics.intervals import BOOTSTRAP_SIGNATURE, bootstrap_ci, mean_sd
@@ -67,6 +68,13 @@ class DrinqTask(Task):
         if self.explanation_first:
             names.append("drinq_explanation")
         return {n: load_template(f"{n}.json" if n == "drinq_examples" else f"{n}.txt") for n in names}
+
+    def check_arguments(self, given: set[str]) -> None:
+        super().check_arguments(given)
+        pool = len(example_pool())
+        if int(self.args["shots"]) > pool:
+            raise PragmeterError(f"task {self.name}: argument shots={self.args['shots']!r} is more than the "
+                                 f"{pool} examples in the pool")
 
     def examples(self, run: int) -> list[dict]:
         """The in-context examples of run ``run``: a seeded sample from the pool, the same for every item."""

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from pragmeter.errors import PragmeterError
-from pragmeter.io import read_table, require_column
-from pragmeter.metrics.correlation import correlations
+
+if TYPE_CHECKING:  # pandas is imported when the command runs: building the CLI parser stays fast
+    import pandas as pd
 
 
 def register(subparsers) -> None:
@@ -29,6 +30,9 @@ def register(subparsers) -> None:
 
 
 def _numeric(series: pd.Series, column: str, path: str) -> pd.Series:
+    import pandas as pd
+
+    series = series.mask(series.map(lambda v: isinstance(v, str) and not v.strip()))  # blank = missing
     values = pd.to_numeric(series, errors="coerce")
     bad = series.notna() & values.isna()
     if bad.any():
@@ -38,6 +42,11 @@ def _numeric(series: pd.Series, column: str, path: str) -> pd.Series:
 
 
 def run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from pragmeter.io import read_table, require_column
+    from pragmeter.metrics.correlation import correlations
+
     left = read_table(args.table)
     x = _numeric(require_column(left, args.x, args.table), args.x, args.table)
     if args.y_table:
@@ -58,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         pairs = pd.DataFrame({"_x": x, "_y": _numeric(require_column(left, args.y, args.table), args.y, args.table)})
     complete = pairs.dropna()
     if len(complete) < 3:
-        raise PragmeterError(f"only {len(complete)} rows have both {args.x!r} and {args.y!r}; need at least 3")
+        raise PragmeterError(f"{args.table}: only {len(complete)} rows have both {args.x!r} and {args.y!r}; need at least 3")
     result = {"x": args.x, "y": args.y, **correlations(complete["_x"].to_numpy(float), complete["_y"].to_numpy(float)),
               "dropped": int(len(pairs) - len(complete))}
     if args.json:

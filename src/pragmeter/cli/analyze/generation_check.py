@@ -7,6 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from pragmeter.cli.common import positive_int, torch_device
 from pragmeter.errors import PragmeterError
 
 
@@ -28,8 +29,8 @@ def register(subparsers) -> None:
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--impscore", default=None, help="ImpScore model name or folder (default: the shipped one)")
-    parser.add_argument("--batch-size", type=int, default=64, help="ImpScore encoder batch size (default 64)")
-    parser.add_argument("--device", default=None, help="ImpScore torch device (default: best available)")
+    parser.add_argument("--batch-size", type=positive_int, default=64, help="ImpScore encoder batch size (default 64)")
+    parser.add_argument("--device", type=torch_device, default=None, help="ImpScore torch device (default: best available)")
     parser.set_defaults(func=run)
 
 

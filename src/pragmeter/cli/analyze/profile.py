@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         names = list(BUILTINS) if args.dataset == "all" else [args.dataset]
         cap = args.max_per_label if args.max_per_label is not None else DEFAULT_CAP
         collections = [load_builtin(name, args.data_root, cap, args.seed) for name in names]
-    elif Path(args.dataset).is_file():
+    elif Path(args.dataset).exists():  # the reader names what is wrong with it (a folder, unreadable...)
         from pragmeter.datasets.collection import collection_from_file
 
         collections = [collection_from_file(args.dataset, args.column, args.label_column, args.pair_column,
@@ -71,8 +71,9 @@ def run(args: argparse.Namespace) -> int:
         payload = write_profile(profile, output)
         profiles.append(profile)
         overall = payload["overall"]["scores"]
-        print(f"{collection.name}: n={overall['n']} mean={overall['mean']:.4f} sd={overall['sd'] or 0:.4f} "
-              f"diversity={payload['overall']['diversity']['mean']:.4f} -> {output / ('profile_' + collection.name + '.json')}")
+        diversity = payload["overall"]["diversity"]["mean"]  # None with fewer than two distinct texts
+        print(f"{collection.name}: n={overall['n']} mean={overall['mean']:.4f} sd={_number(overall['sd'])} "
+              f"diversity={_number(diversity)} -> {output / ('profile_' + collection.name + '.json')}")
         for comparison in payload["comparisons"]:
             if comparison["difference"] is not None:
                 print(f"  {comparison['grouping']}: {comparison['a']} − {comparison['b']} = "
@@ -87,3 +88,8 @@ def run(args: argparse.Namespace) -> int:
         write_overview(profiles, output)
         print(f"overview: {output / 'profiles_overview.png'}")
     return 0
+
+
+def _number(value: float | None) -> str:
+    """A statistic that needs two or more values is absent (n/a) with fewer, not zero."""
+    return "n/a" if value is None else f"{value:.4f}"

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from pragmeter.cli.common import positive_int, torch_device
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -19,8 +21,8 @@ def register(subparsers) -> None:
     parser.add_argument("--output", default=None, help="report folder (default: RESULTS_DIR/report)")
     parser.add_argument("--no-stratify", action="store_true", help="do not stratify logged samples first")
     parser.add_argument("--impscore", default=None, help="ImpScore model for stratifying (default: the shipped one)")
-    parser.add_argument("--batch-size", type=int, default=64, help="ImpScore encoder batch size (default 64)")
-    parser.add_argument("--device", default=None, help="ImpScore torch device (default: best available)")
+    parser.add_argument("--batch-size", type=positive_int, default=64, help="ImpScore encoder batch size (default 64)")
+    parser.add_argument("--device", type=torch_device, default=None, help="ImpScore torch device (default: best available)")
     parser.set_defaults(func=run)
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option
+from pragmeter.cli.common import add_data_root_option, positive_int, torch_device
 
 
 def register(subparsers) -> None:
@@ -22,8 +22,8 @@ def register(subparsers) -> None:
     parser.add_argument("--path", default=None, help="your own file in the DRInQ CSV schema instead of the release")
     parser.add_argument("--limit", type=int, default=None, help="first N items only")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--device", default=None)
+    parser.add_argument("--batch-size", type=positive_int, default=64)
+    parser.add_argument("--device", type=torch_device, default=None)
     parser.add_argument("--overwrite", action="store_true")
     parser.add_argument("--no-progress", action="store_true")
     add_data_root_option(parser)
@@ -36,14 +36,11 @@ def run(args: argparse.Namespace) -> int:
     from pragmeter.classify.drinq import evaluate_drinq
     from pragmeter.data.root import dataset_checksums, sha256_of
     from pragmeter.datasets.drinq import FILES
-    from pragmeter.io import write_json_atomic, write_table
+    from pragmeter.io import check_output, write_json_atomic, write_table
     from pragmeter.provenance import RunRecord
 
-    from pragmeter.errors import PragmeterError
-
     for target in filter(None, (args.output, args.predictions)):
-        if Path(target).exists() and not args.overwrite:
-            raise PragmeterError(f"{target} exists; pass --overwrite to replace it")
+        check_output(target, args.overwrite)
     metrics, rows = evaluate_drinq(args.model, args.data_root, args.path, args.limit, args.device, args.batch_size,
                                    args.seed, progress=not args.no_progress)
     for name in ("consensus", "implied_comment"):

@@ -7,7 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option
+from pragmeter.cli.common import add_data_root_option, positive_int, torch_device
 from pragmeter.errors import PragmeterError
 
 
@@ -17,7 +17,7 @@ def _common(parser: argparse.ArgumentParser, lr: float, max_length: int) -> None
                         help="pre-trained encoder: packaged name (all-MiniLM-L6-v2, all-mpnet-base-v2), local folder "
                              "or hub name (default all-MiniLM-L6-v2)")
     parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=positive_int, default=32)
     parser.add_argument("--grad-accumulation", type=int, default=1, help="optimizer step every N batches")
     parser.add_argument("--lr", type=float, default=lr, help=f"peak learning rate (default {lr:g})")
     parser.add_argument("--weight-decay", type=float, default=0.01)
@@ -25,9 +25,9 @@ def _common(parser: argparse.ArgumentParser, lr: float, max_length: int) -> None
     parser.add_argument("--max-length", type=int, default=max_length, help=f"tokens per input (default {max_length})")
     parser.add_argument("--select-on", choices=["macro_f1", "accuracy"], default="macro_f1",
                         help="validation metric for model selection (default macro_f1)")
-    parser.add_argument("--eval-batch-size", type=int, default=128)
+    parser.add_argument("--eval-batch-size", type=positive_int, default=128)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", default=None, help="cpu, cuda… (default: cuda when available)")
+    parser.add_argument("--device", type=torch_device, default=None, help="cpu, cuda… (default: cuda when available)")
     parser.add_argument("--work-dir", default=None,
                         help="checkpoints for resuming (default: OUTPUT.work beside the output folder)")
     parser.add_argument("--limit-train", type=int, default=None, help="first N training examples (smoke runs)")

