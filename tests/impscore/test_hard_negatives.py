@@ -1,0 +1,31 @@
+"""Hard negatives for the pragmatic margin: mined in encoder space, never a paraphrase of the pair's own meaning."""
+
+import torch
+
+from pragmeter.impscore.training import TrainConfig, TripletEmbeddings, hard_negative_batch, mine_hard_negatives
+
+
+def _data():
+    # pair 0's implicit sentence lies near pair 1's explicit side; pair 2's explicit side paraphrases pair 0's.
+    e1 = torch.tensor([[1.0, 0.1, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    e2 = torch.tensor([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 0.05, 1.0]])
+    e3 = e2.roll(1, dims=0)
+    hard = torch.tensor([False, True, False])
+    e4 = torch.where(hard[:, None], torch.tensor([[9.0, 9.0, 9.0]]), e3)
+    return TripletEmbeddings(e1, e2, e3, ["s"] * 3, None, e4, hard)
+
+
+def test_mined_negative_is_the_nearest_non_paraphrase():
+    data = _data()
+    mined = mine_hard_negatives(data, pool=3)
+    assert torch.equal(mined[0], data.e2[1])  # nearest to e1[0], and not its own pair
+    assert not torch.equal(mined[0], data.e2[2])  # pair 2's explicit side paraphrases pair 0's: skipped
+
+
+def test_modes_select_source_mined_or_both():
+    data = _data()
+    assert hard_negative_batch(data, TrainConfig(hard_negatives="none")) is None
+    e4, mask = hard_negative_batch(data, TrainConfig(hard_negatives="source"))
+    assert mask.tolist() == [False, True, False] and torch.equal(e4[1], data.e4[1])
+    e4, mask = hard_negative_batch(data, TrainConfig(hard_negatives="both"))
+    assert mask.all() and torch.equal(e4[1], data.e4[1]) and torch.equal(e4[0], data.e2[1])

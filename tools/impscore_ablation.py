@@ -1,0 +1,76 @@
+"""Source ablation and training variants of ImpScore, scored on our OOD development sets (issue 11).
+
+    python tools/impscore_ablation.py CORPUS[,CORPUS…] '[{"name": "all"}, {"name": "fig", "keep": "fig", "seeds": [0, 1, 2]}]'
+
+Each variant is a JSON object: ``keep`` (source list, or "fig" for every non-paper source), ``drop`` (sources),
+``seeds``, and TrainConfig fields by short name (alpha, epochs, gamma1, gamma2, dim, hn = hard_negatives,
+ha = hard_alpha). The corpus is embedded once (cached); every variant prints one JSON line per seed with the test
+accuracies and the OOD figures: Kendall τ on check/dev ranking, accuracy on check/dev choice, and the battery's
+two checks. Selection uses these development sets only, never a test split.
+"""
+import json
+import sys
+import time
+from pathlib import Path
+import pandas as pd
+import torch
+from pragmeter.encoders import embeddings_dir
+from pragmeter.impscore.training import TrainConfig, TripletEmbeddings, embed_corpus, train_heads
+from pragmeter.encoders.embedding_cache import EmbeddingCache
+from pragmeter.impscore.model import ImpScore
+from pragmeter.impscore import ood
+
+ENC = "all-MiniLM-L6-v2"
+CACHE = embeddings_dir()
+D = Path(ood.__file__).with_name("ood_data")
+SETS = {"check_rank": ood.load_ranking(D / "check_ranking.json"), "dev_rank": ood.load_ranking(D / "dev_ranking.json"),
+        "check_choice": ood.load_choice(D / "check_choice.json"), "dev_choice": ood.load_choice(D / "dev_choice.json"),
+        "battery": ood.load_battery(D / "dev_battery.json")}
+cache = EmbeddingCache(CACHE, ENC)
+
+
+def ood_eval(heads):
+    m = ImpScore(heads, ENC, embedding_cache=cache)
+    out = {}
+    for k, v in SETS.items():
+        if "rank" in k:
+            out[k] = round(ood.evaluate_ranking(m, v)["kendall_tau"], 3)
+        elif "choice" in k:
+            out[k] = round(ood.evaluate_choice(m, v)["accuracy"], 3)
+        else:
+            r = ood.evaluate_battery(m, v)
+            out["bat_imp"] = round(r["implicitness_accuracy"], 3); out["bat_choice"] = round(r["choice_accuracy"], 3)
+    return out
+
+
+def subset(splits, keep):
+    res = {}
+    for name, s in splits.items():
+        idx = torch.tensor([i for i, src in enumerate(s.sources) if keep(src)], dtype=torch.long)
+        res[name] = TripletEmbeddings(s.e1[idx], s.e2[idx], s.e3[idx], [s.sources[i] for i in idx.tolist()],
+                                      None if s.pragmatic is None else s.pragmatic[idx],
+                                      None if s.e4 is None else s.e4[idx], None if s.hard is None else s.hard[idx])
+    return res
+
+
+PAPER = {"implicit_hate", "sbic", "imppres", "circa", "ludwig", "r3_sarcasm", "bbh_snarks", "inli_train", "ishate_train"}
+
+if __name__ == "__main__":
+    corpus = pd.concat([pd.read_parquet(p) for p in sys.argv[1].split(",")], ignore_index=True)
+    corpus["pragmatic"] = corpus["pragmatic"].fillna(True).astype(bool)
+    t = time.time()
+    splits = embed_corpus(corpus, ENC, CACHE, show_progress=False)
+    print("embedded", round(time.time() - t), flush=True)
+    variants = json.loads(sys.argv[2])
+    for v in variants:
+        keep = v.get("keep"); drop = set(v.get("drop", []))
+        sel = (lambda s: (keep is None or s in keep or (keep == "fig" and s not in PAPER)) and s not in drop)
+        sp = subset(splits, sel)
+        for seed in v.get("seeds", [0]):
+            cfg = TrainConfig(encoder=ENC, alpha=v.get("alpha", 8.0), epochs=v.get("epochs", 30), seed=seed,
+                              gamma1=v.get("gamma1", 0.5), gamma2=v.get("gamma2", 0.7), dim=v.get("dim", 64),
+                              hard_negatives=v.get("hn", "none"), hard_alpha=v.get("ha", 0.0))
+            t = time.time(); r = train_heads(sp, cfg, show_progress=False)
+            print(json.dumps({"v": v.get("name"), "seed": seed, "imp": round(r.test["implicitness_accuracy"], 4),
+                              "prag": round(r.test["pragmatics_accuracy"], 4), **ood_eval(r.heads),
+                              "sec": round(time.time() - t)}), flush=True)
