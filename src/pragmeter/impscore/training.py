@@ -226,6 +226,24 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
     return result
 
 
+def source_licences(corpus: pd.DataFrame) -> dict[str, str]:
+    """Source -> licence of its data, from the corpus's licence column (paper-only corpora from older builds lack it)."""
+    if "licence" not in corpus.columns:
+        return {}
+    return {source: str(licence) for source, licence in
+            corpus.groupby("source", sort=True)["licence"].first().items() if isinstance(licence, str) and licence}
+
+
+def licence_section(licences: dict[str, str]) -> str:
+    if not licences:
+        return ""
+    rows = "\n".join(f"| {source} | {licence} |" for source, licence in licences.items())
+    non_commercial = sorted(s for s, licence in licences.items() if "NC" in licence)
+    note = (f"\nTrained on non-commercial data ({', '.join(non_commercial)}): the weights inherit those terms "
+            "(non-commercial use; CC BY-NC-SA also asks derived works to share alike).\n") if non_commercial else ""
+    return f"\n## Sources and licences\n| source | licence |\n|---|---|\n{rows}\n{note}"
+
+
 def model_card(name: str, result: TrainResult, corpus_info: dict) -> str:
     cfg, test = result.config, result.test
     table = result.test_per_source
@@ -244,6 +262,7 @@ Rebuilt ImpScore corpus (`pragmeter corpus build`), sources: {', '.join(corpus_i
 Pairs: train {result.counts.get('train', 0):,}, val {result.counts.get('val', 0):,}, test {result.counts.get('test', 0):,}
 (8:1:1 per source, grouped by implicit sentence, seed {cfg.seed}). Corpus sha256: `{corpus_info.get('sha256', 'n/a')}`.
 
+{licence_section(corpus_info.get('licences', {}))}
 ## Training
 Adam lr {cfg.lr}, weight decay {cfg.weight_decay}, batch {cfg.batch_size}, {cfg.epochs} epochs, γ1 = {cfg.gamma1},
 γ2 = {cfg.gamma2}, α = {cfg.alpha}; best validation implicitness accuracy at epoch {result.best_epoch}.

@@ -54,7 +54,7 @@ def run_impscore(args: argparse.Namespace) -> int:
     from pragmeter.encoders import canonical_name, embeddings_dir
     from pragmeter.impscore.corpus import build_corpus, load_corpus
     from pragmeter.impscore.corpus.build import corpus_fingerprint, format_report
-    from pragmeter.impscore.training import TrainConfig, embed_corpus, save_trained, train_heads
+    from pragmeter.impscore.training import TrainConfig, embed_corpus, save_trained, source_licences, train_heads
 
     output = Path(args.output)
     if (output / "config.json").exists() and not args.overwrite:
@@ -70,6 +70,7 @@ def run_impscore(args: argparse.Namespace) -> int:
         print(format_report(report), file=sys.stderr)
         corpus_info = {"file": "built from the data root", "sources": sorted(corpus["source"].unique())}
     corpus_info["sha256"] = corpus_fingerprint(corpus)
+    corpus_info["licences"] = source_licences(corpus)
     for split in ("train", "val"):
         if not (corpus["split"] == split).any():
             raise PragmeterError(f"the corpus has no {split!r} rows; training needs train and val splits")
