@@ -272,10 +272,11 @@ def load_predictions(input_path: str | Path, gold_value: str | None = None, text
                 inputs.append(predictions)
             else:
                 skipped.append(f"{log}: no items left to stratify ({predictions.filter})")
+        if not inputs:  # nothing to stratify: the reasons are the error (one line, naming the files)
+            raise PragmeterError(skipped[0] if len(skipped) == 1 else
+                                 f"{path}: no task log could be stratified: {'; '.join(skipped)}")
         for reason in skipped:
             print(f"pragmeter stratify: skipped {reason}", file=sys.stderr)
-        if not inputs:
-            raise PragmeterError(f"{path}: no task log could be stratified ({len(skipped)} skipped, see above)")
         return inputs
     if not path.exists():
         raise PragmeterError(f"{path}: no such file or folder")

@@ -53,6 +53,8 @@ def _clean_texts(frame: pd.DataFrame, column: str, relative: str) -> pd.DataFram
 def ishate(root: Root = None, splits: tuple[str, ...] = ("dev", "test")) -> TextCollection:
     """ISHate dev + test by default: the shipped ImpScore corpus pairs ISHate *train* messages (source
     ``ishate_train``), so profiles and the validity check use the messages it never saw."""
+    import pandas as pd
+
     files = [ishate_data.messages_file(split) for split in splits]
     frames = []
     for split in splits:

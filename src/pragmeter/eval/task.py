@@ -117,7 +117,8 @@ class Task(ABC):
             if default in ("yes", "no") and value.lower() not in ("yes", "no", "true", "false", "1", "0"):
                 raise PragmeterError(f"{where} must be yes or no")
             if (key == "path" or key.endswith("_path")) and value and not os.path.isfile(os.path.expanduser(value)):
-                raise PragmeterError(f"{where}: no such file")
+                folder = os.path.isdir(os.path.expanduser(value))
+                raise PragmeterError(f"{where}: {'is a folder; expected a file' if folder else 'no such file'}")
 
     @property
     def mode(self) -> str:
