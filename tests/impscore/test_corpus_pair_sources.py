@@ -163,7 +163,7 @@ def test_presets_expand_and_the_default_stays_the_paper_sources():
     assert resolve_sources(None) == list(PAPER_SOURCES)
     assert resolve_sources(["paper", "figqa"]) == [*PAPER_SOURCES, "figqa"]
     assert resolve_sources(["figurative", "capp"]) == list(PAIR_SOURCES)
-    with pytest.raises(DataError, match="unknown corpus source.*presets: paper, figurative, all"):
+    with pytest.raises(DataError, match="unknown corpus source.*presets: paper, figurative, generated, all"):
         resolve_sources(["figurativ"])
 
 
@@ -171,7 +171,7 @@ def test_missing_or_corrupted_source_file_is_a_one_line_error_naming_it(tmp_path
     relative = "figqa/data/filtered/dev.csv"
     (tmp_path / "data/figqa/data/filtered").mkdir(parents=True)
     shutil.copy(data_root / "figqa/data/filtered/train_xl.csv", tmp_path / "data/figqa/data/filtered/train_xl.csv")
-    argv = ["corpus", "build", "--sources", "figqa", "--data-root", str(tmp_path / "data"),
+    argv = ["impscore", "corpus", "build", "--sources", "figqa", "--data-root", str(tmp_path / "data"),
             "--output", str(tmp_path / "out.parquet")]
     assert main(argv) == 2
     error = capsys.readouterr().err.strip()

@@ -57,7 +57,7 @@ def test_folder_of_files_scored_on_ray(local_ray, model_dir, sentences, tmp_path
     umask = os.umask(0o027)  # the user's umask, not mkdtemp's 0700, decides who may read the output
     try:
         assert main(["score", "--engine", "ray", "--input", str(folder), "--output", str(output),
-                     "--model", model_dir]) == 0
+                     "--impscore", model_dir]) == 0
     finally:
         os.umask(umask)
     assert output.stat().st_mode & 0o777 == 0o750
@@ -72,7 +72,7 @@ def test_folder_of_files_scored_on_ray(local_ray, model_dir, sentences, tmp_path
     assert (errors["doc-3"], errors["doc-5"]) == ("missing value", "empty text")
 
     before = sorted(p.name for p in output.iterdir())
-    again = ["score", "--engine", "ray", "--input", str(folder), "--output", str(output), "--model", model_dir]
+    again = ["score", "--engine", "ray", "--input", str(folder), "--output", str(output), "--impscore", model_dir]
     assert main(again) == 2  # refuses to replace the output without --overwrite
     assert sorted(p.name for p in output.iterdir()) == before
 
@@ -91,7 +91,7 @@ def test_interrupt_says_nothing_was_written(model_dir, sentences, tmp_path):
     output = tmp_path / "scored"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
     process = subprocess.Popen([sys.executable, "-m", "pragmeter", "score", "--engine", "ray", "--input",
-                                str(source), "--output", str(output), "--model", model_dir],
+                                str(source), "--output", str(output), "--impscore", model_dir],
                                env=env, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while not list(tmp_path.glob(".scored.*")) and time.monotonic() < deadline and process.poll() is None:
@@ -122,7 +122,8 @@ def test_gpu_actor_path_runs_with_device_cpu(local_ray, model_dir, sentences, tm
     """The GPU configuration (actors reserving a GPU, torch backend, half precision, device-sized batches) run
     end to end with device cpu: same scores as one process with the same settings."""
     from pragmeter.impscore.model import ImpScore
-    from pragmeter.scale.ray_engine import score_values, score_with_ray
+    from pragmeter.impscore.scoring import score_values
+    from pragmeter.scale.ray_engine import score_with_ray
 
     frame = pd.DataFrame({"id": [f"s-{i}" for i in range(len(sentences))], "text": sentences})
     frame.to_parquet(tmp_path / "s.parquet", index=False)

@@ -2,8 +2,10 @@
 the ONNX Runtime one (``onnx``), the on-disk embedding cache (``embedding_cache``) and cache paths (``paths``)."""
 
 from pragmeter.encoders.paths import CACHE_ENV, cache_dir, embeddings_dir
-from pragmeter.encoders.registry import (DTYPES, GPU_BATCH_SIZE, canonical_name, default_batch_size, default_device,
-                                         encoder_dtype, load_encoder, require_encoder, resolve_encoder)
+from pragmeter.encoders.registry import (CPU_BATCH_SIZE, DTYPES, GPU_BATCH_SIZE, canonical_name, default_batch_size,
+                                         default_device, encoder_dtype, load_encoder, require_encoder,
+                                         resolve_encoder)
 
-__all__ = ["CACHE_ENV", "DTYPES", "GPU_BATCH_SIZE", "cache_dir", "canonical_name", "default_batch_size", "default_device", "embeddings_dir",
-           "encoder_dtype", "load_encoder", "require_encoder", "resolve_encoder"]
+__all__ = ["CACHE_ENV", "CPU_BATCH_SIZE", "DTYPES", "GPU_BATCH_SIZE", "cache_dir", "canonical_name",
+           "default_batch_size", "default_device", "embeddings_dir", "encoder_dtype", "load_encoder",
+           "require_encoder", "resolve_encoder"]

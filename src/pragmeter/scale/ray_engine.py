@@ -158,7 +158,7 @@ def run_cli(args: argparse.Namespace) -> int:
                              id_column=args.id_column, backend=args.backend, actors=args.actors,
                              cpus_per_actor=args.cpus_per_actor, gpus_per_actor=args.gpus_per_actor,
                              batch_size=args.batch_size, overwrite=args.overwrite, address=args.ray_address,
-                             device=args.device, dtype=args.dtype)
+                             device=args.device, dtype=getattr(args, "dtype", None))
     print(f"scored {summary['scored']} of {summary['rows']} rows from {summary['files']} file(s) with "
           f"{summary['actors']} actor(s) ({summary['backend']}) -> {args.output}", file=sys.stderr)
     if summary["failed"]:
