@@ -40,11 +40,7 @@ def test_onnx_scoring_imports_no_torch_and_matches_torch():
     assert abs(onnx_score - torch_score) < 1e-3  # printed to 4 decimals
 
 
-@pytest.mark.parametrize("argv", [
-    pytest.param(["--help"], marks=pytest.mark.xfail(strict=True, reason="since the i16 merge the datasets modules "
-                 "that the grouped CLI imports at parser build import pandas at module level; make them lazy")),
-    pytest.param(["--version"], marks=pytest.mark.xfail(strict=True, reason="as --help")),
-    ["score", "--help"]])
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["score", "--help"]])
 def test_help_and_version_import_nothing_heavy(argv):
     env = {**os.environ, "PYTHONPATH": SRC}
     code = f"import sys, runpy\nsys.argv = ['pragmeter', *{argv!r}]\ntry:\n    runpy.run_module('pragmeter', run_name='__main__')\nexcept SystemExit:\n    pass\nprint('HEAVY', sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n"

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from pragmeter.data.root import data_file
 from pragmeter.datasets.common import read_frame
 from pragmeter.errors import DataError
-from pragmeter.io import read_table, require_column
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,6 +58,8 @@ def load_inli(split: str = "test", root: str | os.PathLike | None = None,
     ``path`` reads a file of your own in the INLI CSV schema instead (e.g. from ``pragmeter generate inli``;
     no checksum); ``split`` then only names the items.
     """
+    from pragmeter.io import read_table, require_column  # lazy: pandas stays out of `pragmeter --help`
+
     if path is None:
         path, frame = data_file(split_file(split), root), read_split(split, root)
     else:

@@ -4,10 +4,12 @@ implied statement annotators wrote."""
 from __future__ import annotations
 
 import os
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from pragmeter.datasets.common import read_frame
+
+if TYPE_CHECKING:  # pandas is imported where files are read: `pragmeter --help` stays fast
+    import pandas as pd
 
 FOLDER = "implicit_hate/data/implicit-hate-corpus/"
 STAGE1 = FOLDER + "implicit_hate_v1_stg1_posts.tsv"  # post, class
