@@ -65,16 +65,22 @@ def assert_stopped(done: subprocess.CompletedProcess, sig: int, command: str) ->
         assert "Traceback" not in done.stderr
 
 
-def shards(cache: Path) -> dict[Path, tuple[int, int]]:
-    return {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in cache.glob("embeddings/*/shard-*.npz")}
+def shards(cache: Path) -> dict[bytes, bool]:
+    """The keys committed to the embedding cache (SQLite, read-only; empty before the first commit)."""
+    import sqlite3
 
-
-def cached_keys(paths) -> set[str]:
-    keys = set()
-    for path in paths:
-        with np.load(path) as shard:
-            keys.update(shard["keys"].tolist())
+    keys: dict[bytes, bool] = {}
+    for path in cache.glob("embeddings/*/embeddings.sqlite"):
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+                keys.update((bytes(k), True) for (k,) in db.execute("SELECT key FROM embeddings"))
+        except sqlite3.Error:  # created but no table yet
+            pass
     return keys
+
+
+def cached_keys(keys) -> set[bytes]:
+    return set(keys)
 
 
 @pytest.fixture
@@ -113,7 +119,7 @@ def test_score_file_resumes(sig, texts, tmp_path, encoded, monkeypatch, capsys):
     assert_stopped(done, sig, "score")
     assert not target.exists()
     before = shards(cache)
-    assert 1 <= len(before) < 3
+    assert 1 <= len(before) < len(set(texts))  # some chunks committed, not all
 
     monkeypatch.setenv("PRAGMETER_CACHE", str(cache))
     assert main(argv) == 0
@@ -131,12 +137,12 @@ def test_profile_resumes(sig, texts, tmp_path, encoded, monkeypatch):
     source, output, cache = tmp_path / "posts.csv", tmp_path / "profiles", tmp_path / "cache"
     labels = ["a" if i % 3 else "b" for i in range(len(texts))]
     pd.DataFrame({"text": texts, "label": labels}).to_csv(source, index=False)
-    argv = ["profile", str(source), "--label-column", "label", "--pairs", "200", "--output", str(output)]
+    argv = ["analyze", "profile", str(source), "--label-column", "label", "--pairs", "200", "--output", str(output)]
     done = interrupt_when(argv, environment(cache), lambda: len(shards(cache)) >= 1, sig)
-    assert_stopped(done, sig, "profile")
+    assert_stopped(done, sig, "analyze")
     assert not (output / "profile_posts.json").exists()
     before = shards(cache)
-    assert len(before) == 1
+    assert 1 <= len(before) < len(set(texts))
 
     monkeypatch.setenv("PRAGMETER_CACHE", str(cache))
     assert main(argv) == 0
