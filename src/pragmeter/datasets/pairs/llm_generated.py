@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pragmeter.datasets.pairs.base import SourcePairs
+from pragmeter.datasets.pairs.base import SourcePairs, folder_licence
 from pragmeter.errors import DataError
 
 GENERATED_DIR = Path(__file__).resolve().parents[2] / "data" / "generated"
@@ -69,22 +69,8 @@ def read_generated(name: str, folder: Path | None = None) -> SourcePairs:
 
 
 def _licence(data_folder: str) -> str:
-    from pragmeter.datasets.pairs.base import folder_licence
-
     return f"{folder_licence(data_folder)} (implicit side); explicit side written by Qwen2.5-Coder-1.5B (Apache-2.0)"
 
 
-def llm_ishate_train(root=None) -> SourcePairs:
-    return read_generated("llm_ishate_train")
-
-
-def llm_absa_train(root=None) -> SourcePairs:
-    return read_generated("llm_absa_train")
-
-
-def llm_dghsd_dev(root=None) -> SourcePairs:
-    return read_generated("llm_dghsd_dev")
-
-
-GENERATED_SOURCES = {"llm_ishate_train": llm_ishate_train, "llm_absa_train": llm_absa_train,
-                     "llm_dghsd_dev": llm_dghsd_dev}
+# One reader per shipped file; ``root`` is accepted (and unused) like every corpus source's.
+GENERATED_SOURCES = {name: (lambda root=None, name=name: read_generated(name)) for name in FILES}

@@ -17,5 +17,4 @@ PRESETS: dict[str, list[str]] = {"paper": list(PAPER_SOURCES), "figurative": lis
                                   "generated": list(GENERATED_SOURCES), "all": list(SOURCES)}
 DEFAULT_SOURCES = PRESETS["paper"]
 # Data folder of a source whose name is not its folder (for the licence the manifest records).
-FOLDERS = {"inli_train": "inli", "ishate_train": "ishate", "llm_ishate_train": "ishate",
-           "llm_absa_train": "absa_implicit", "llm_dghsd_dev": "dghsd"}
+FOLDERS = {"inli_train": "inli", "ishate_train": "ishate"}
