@@ -6,7 +6,8 @@ Both caches are filled with the same random 384-d float32 vectors (all-MiniLM-L6
 folders. Each measurement runs in a fresh child process, as a job would: open the cache, then either (a) look up
 2 cached texts (a `pragmeter score` of two sentences) and report peak RSS, or (b) look up --lookups random cached
 texts in one call and report lookups per second (open time excluded). The old implementation is the file
-``src/pragmeter/impscore/embedding_cache.py`` at --old-commit (git show), the new one this checkout's.
+``src/pragmeter/impscore/embedding_cache.py`` at --old-commit (git show), the new one this checkout's
+``src/pragmeter/encoders/embedding_cache.py``.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def main() -> int:
         old_impl.write_text(subprocess.run(["git", "-C", str(ROOT), "show",
                                             f"{args.old_commit}:src/pragmeter/impscore/embedding_cache.py"],
                                            check=True, capture_output=True, text=True).stdout)
-        new_impl = ROOT / "src/pragmeter/impscore/embedding_cache.py"
+        new_impl = ROOT / "src/pragmeter/encoders/embedding_cache.py"
         results = {}
         for name, impl in (("old-npz-shards", old_impl), ("sqlite-wal", new_impl)):
             root = tmp / name
