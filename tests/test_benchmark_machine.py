@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import json
 import subprocess
 import sys
 import time
@@ -71,3 +72,15 @@ def test_load_before_the_run_decides_quiet(monkeypatch):
         pass
     assert quiet.record["quiet"] is True and quiet.record["others_cpu_cores"] == 0
     assert stream.getvalue() == "" and "QUIET" in quiet.summary() and "NOT QUIET" not in quiet.summary()
+
+
+def test_embedding_cache_benchmark_runs_against_this_checkout(tmp_path):
+    # The benchmark reads the cache module by path: a move of that file must break a test, not the next figure.
+    out = tmp_path / "cache.json"
+    done = subprocess.run([sys.executable, str(Path(__file__).parents[1] / "benchmarks" / "embedding_cache.py"),
+                           "--entries", "300", "--lookups", "50", "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads(out.read_text())["results"]
+    assert set(results) == {"old-npz-shards", "sqlite-wal"}
+    assert all(r["lookups_per_s"] > 0 for r in results.values())
