@@ -52,7 +52,7 @@ def test_profile_of_a_file(tmp_path, posts_file, throwaway_model, capsys):
     assert payload["overall"]["scores"]["mean"] == pytest.approx(scores["impscore"].mean(), abs=1e-6)
     assert (out / "profile_posts_target.png").stat().st_size > 20_000
     # A second run reads every embedding from the cache: identical numbers.
-    assert main(argv) == 0
+    assert main([*argv, "--overwrite"]) == 0
     again = json.loads((out / "profile_posts.json").read_text())
     assert again["overall"] == payload["overall"] and again["pairs"] == payload["pairs"]
 

@@ -115,11 +115,18 @@ def test_api_key_is_sent_but_never_written(tmp_path, fake_server, monkeypatch):
             assert secret not in path.read_text(errors="replace"), path
 
 
-def test_rerun_is_served_from_cache(tmp_path, fake_server):
+def test_rerun_is_served_from_cache(tmp_path, fake_server, capsys):
+    from pragmeter.cli import main
+
     server = fake_server(constant("Neutral"))
     run_eval(tmp_path, server, "inli", "--limit", "8")
     first = server.total_calls
-    result = run_eval(tmp_path, server, "inli", "--limit", "8")["results"]["inli"]
+    # A finished run's results are not replaced by accident: the same command again is refused before any request.
+    again = ["eval", "--tasks", "inli", "--limit", "8", "--output", str(tmp_path), "--no-progress",
+             "--model-args", f"base_url={server.url},model=fake-model"]
+    assert main(again) == 2 and server.total_calls == first
+    assert "results.json exists; pass --overwrite" in capsys.readouterr().err
+    result = run_eval(tmp_path, server, "inli", "--limit", "8", "--overwrite")["results"]["inli"]
     assert first == 8 and server.total_calls == first
     assert result["cache_hits"] == 8
 

@@ -56,9 +56,9 @@ def test_the_option_with_most_probability_wins_and_unknown_tokens_are_invalid(tm
 def test_logprob_and_generate_answers_are_cached_apart(tmp_path, fake_server):
     server = fake_server(gold_responder(["inli"], 4, {"mode": "logprob"}))
     run_eval(tmp_path, server, "inli", "--mode", "logprob", "--limit", "4")
-    again = run_eval(tmp_path, server, "inli", "--mode", "logprob", "--limit", "4")["results"]["inli"]
+    again = run_eval(tmp_path, server, "inli", "--mode", "logprob", "--limit", "4", "--overwrite")["results"]["inli"]
     assert again["cache_hits"] == 4 and server.total_calls == 4
-    generate = run_eval(tmp_path, server, "inli", "--limit", "4")["results"]["inli"]
+    generate = run_eval(tmp_path, server, "inli", "--limit", "4", "--overwrite")["results"]["inli"]
     assert generate["cache_hits"] == 0 and generate["mode"] == "generate" and server.total_calls == 8
 
 

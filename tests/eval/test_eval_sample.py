@@ -32,5 +32,5 @@ def test_a_larger_sample_reuses_the_smaller_ones_answers(tmp_path, fake_server):
     assert "|sample=8,seed=3,stratified|" in result["signature"]
     assert result["metrics"]["accuracy_per_label"] == {"implied": 0.0, "explicit": 0.0, "neutral": 1.0,
                                                        "contradiction": 0.0}  # every label present
-    larger = run_eval(tmp_path, server, "inli", "--sample", "12", "--sample-seed", "3")["results"]["inli"]
+    larger = run_eval(tmp_path, server, "inli", "--sample", "12", "--sample-seed", "3", "--overwrite")["results"]["inli"]
     assert larger["cache_hits"] == 8 and server.total_calls == 12

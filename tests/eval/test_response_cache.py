@@ -29,7 +29,7 @@ def test_damaged_entries_are_asked_again_and_only_they(tmp_path, caplog):
     lines[3] = "\x00\x00garbage{"  # not JSON at all
     cache_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with caplog.at_level(logging.WARNING, logger="pragmeter"), FakeChatServer(responder) as server:
-        result = run_eval(tmp_path, server, "inli", "--limit", str(N))
+        result = run_eval(tmp_path, server, "inli", "--limit", str(N), "--overwrite")
         assert server.total_calls == 2
     assert "2 damaged entries ignored" in caplog.text
     task = result["results"]["inli"]

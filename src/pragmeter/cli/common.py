@@ -101,6 +101,19 @@ def add_llm_options(parser: argparse.ArgumentParser, role: str = "model under te
                              "seed, top_p, concurrency, timeout, max_retries")
 
 
+def add_overwrite_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--overwrite", action="store_true", help="replace output files that exist")
+
+
+def refuse_existing(paths, overwrite: bool) -> None:
+    """A command writing into a folder refuses, before any work, to replace the files it would write unless
+    ``--overwrite``; an interrupted run wrote none of them yet, so rerunning it resumes through the caches."""
+    from pragmeter.io import check_output
+
+    for path in paths:
+        check_output(path, overwrite)
+
+
 def add_progress_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option
+from pragmeter.cli.common import add_data_root_option, add_overwrite_option, refuse_existing
 from pragmeter.errors import PragmeterError
 
 
@@ -33,6 +33,7 @@ def register(subparsers) -> None:
     parser.add_argument("--task-arg", action="append", default=[], metavar="TASK.KEY=VALUE",
                         help="a task argument, e.g. inli.split=val or hate_detection.path=texts.csv (repeatable)")
     parser.add_argument("--output", required=True, help="output folder")
+    add_overwrite_option(parser)
     parser.add_argument("--limit", type=int, default=None, help="first N items of each task only (for trials)")
     parser.add_argument("--sample", type=int, default=None,
                         help="a seeded sample of N items per task, stratified by gold answer (a larger N extends a "
@@ -81,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
             if "mode" in cls.arguments:
                 per_task.setdefault(cls.name, {}).setdefault("mode", args.mode)
     tasks = [cls(per_task.get(cls.name), data_root=args.data_root) for cls in classes]
+    refuse_existing([Path(args.output) / "results.json"], args.overwrite)
     backend = load_backend(args.model, parse_model_args(args.model_args))
     judge = None
     if args.judge_model:

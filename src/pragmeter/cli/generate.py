@@ -1,6 +1,6 @@
 """``pragmeter generate``: build new data the way the papers did, with any OpenAI-compatible chat model.
 
-pairs (ImpScore explicit sides), inli (premises and four hypotheses), drinq (contexts and 5-option items),
+pairs (ImpScore explicit sides), graded (ImpScore graded groups: hedged, indirect and hint rewrites), inli (premises and four hypotheses), drinq (contexts and 5-option items),
 agreement (Emphasized-Talk annotation filter), inli-hypothesis-baseline (the INLI appendix D artefact check).
 """
 
@@ -32,7 +32,7 @@ def _llm_options(parser: argparse.ArgumentParser) -> None:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "generate", help="build new data with an LLM the way the papers did (pairs, inli, drinq, agreement)",
+        "generate", help="build new data with an LLM (pairs, graded, inli, drinq, agreement)",
         description="LLM pipelines of the ImpScore, INLI, DRInQ and Emphasized-Talk papers. Every answer is cached "
                     "as it arrives (rerun an interrupted command to resume); empty, refused and malformed answers "
                     "are asked again, then dropped and counted; counts in/out are printed per stage and written "
@@ -53,6 +53,18 @@ def register(subparsers) -> None:
     pairs.add_argument("--source-name", default=None, help="value of the source column (default generated_TYPE)")
     _llm_options(pairs)
     pairs.set_defaults(func=run_pairs)
+
+    graded = kinds.add_parser("graded", help="ImpScore graded groups: hedged, indirect and hint rewrites of direct "
+                                             "sentences",
+                              description="Rewrite each direct sentence (level 1) at three less explicit levels: "
+                                          "hedged (2), indirect (3), off-record hint (4), one request per level; "
+                                          "copies, long rewrites and hints that restate the input are dropped.")
+    graded.add_argument("--input", required=True, help="table of direct sentences (txt/csv/tsv/jsonl/parquet)")
+    graded.add_argument("--column", default="text", help="column with the direct sentences (default text)")
+    graded.add_argument("--id-column", default=None,
+                        help="input column copied to the output as upstream_id (e.g. the corpus's origin)")
+    _llm_options(graded)
+    graded.set_defaults(func=run_graded)
 
     inli = kinds.add_parser("inli", help="INLI premises and implied/explicit/neutral/contradiction hypotheses",
                             description="Stage 1 implicature augmentation, stage 2 alternative hypotheses, then "
@@ -137,6 +149,13 @@ def run_pairs(args: argparse.Namespace) -> int:
     return _run(args, lambda session, output: generate_pairs(
         session, Path(args.input), args.column, args.source_type, output, args.overwrite,
         source_name=args.source_name, paper_source=args.prompt_source, seed=args.seed))
+
+
+def run_graded(args: argparse.Namespace) -> int:
+    from pragmeter.generate.graded import generate_graded
+
+    return _run(args, lambda session, output: generate_graded(session, Path(args.input), args.column, output,
+                                                              args.overwrite, id_column=args.id_column))
 
 
 def run_inli(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import positive_int, torch_device
+from pragmeter.cli.common import add_overwrite_option, positive_int, refuse_existing, torch_device
 from pragmeter.errors import PragmeterError
 
 
@@ -26,6 +26,7 @@ def register(subparsers) -> None:
     parser.add_argument("--topics", default=None, help="file with one topic per line (default: 10 shipped topics)")
     parser.add_argument("--runs", type=int, default=5, help="independent runs (default 5, as in the paper)")
     parser.add_argument("--output", required=True, help="output folder")
+    add_overwrite_option(parser)
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--impscore", default=None, help="ImpScore model name or folder (default: the shipped one)")
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     backend = load_backend(args.model, model_args)
     settings = backend.settings()
     output = Path(args.output)
+    refuse_existing([output / "generation_check.json"], args.overwrite)
     cache = None if args.no_cache else output / "cache" / "responses.jsonl"
     impscore = ImpScore.load(args.impscore, device=args.device, batch_size=args.batch_size)  # fail before asking
     generations = asyncio.run(generate(backend, topics, args.runs, cache, progress=not args.no_progress))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option, add_impscore_options, load_model
+from pragmeter.cli.common import (add_data_root_option, add_impscore_options, add_overwrite_option, load_model,
+                                  refuse_existing)
 from pragmeter.errors import PragmeterError
 
 
@@ -33,6 +34,7 @@ def register(subparsers) -> None:
     parser.add_argument("--pairs", type=int, default=2000, help="random distinct pairs for diversity (default 2000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of sampling and pairs (default 0)")
     parser.add_argument("--output", default="profiles", help="output folder (default: profiles)")
+    add_overwrite_option(parser)
     parser.add_argument("--no-cache", action="store_true", help="do not reuse or store embeddings on disk")
     add_impscore_options(parser)
     add_data_root_option(parser)
@@ -59,12 +61,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         raise PragmeterError(f"{args.dataset!r} is neither a file nor a built-in dataset "
                              f"({', '.join(BUILTINS)}, all)")
+    output = Path(args.output)
+    refuse_existing([output / f"profile_{c.name}.json" for c in collections]
+                    + ([output / "profiles_overview.json"] if len(collections) > 1 else []), args.overwrite)
     model = load_model(args)
     if not args.no_cache:
         from pragmeter.encoders.embedding_cache import attach_embedding_cache
 
         attach_embedding_cache(model)
-    output = Path(args.output)
     profiles = []
     for collection in collections:
         profile = compute_profile(collection, model, n_pairs=args.pairs, seed=args.seed)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import positive_int, torch_device
+from pragmeter.cli.common import add_overwrite_option, positive_int, refuse_existing, torch_device
 
 
 def register(subparsers) -> None:
@@ -19,6 +19,7 @@ def register(subparsers) -> None:
                     "embeddings); hate_detection is stratified on its hateful items, as in the paper's Figure 7.")
     parser.add_argument("results_dir", help="folder with results (searched recursively)")
     parser.add_argument("--output", default=None, help="report folder (default: RESULTS_DIR/report)")
+    add_overwrite_option(parser)
     parser.add_argument("--no-stratify", action="store_true", help="do not stratify logged samples first")
     parser.add_argument("--impscore", default=None, help="ImpScore model for stratifying (default: the shipped one)")
     parser.add_argument("--batch-size", type=positive_int, default=64, help="ImpScore encoder batch size (default 64)")
@@ -31,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
 
     results_dir = Path(args.results_dir)
     output = Path(args.output) if args.output else results_dir / "report"
+    refuse_existing([output / "index.html"], args.overwrite)
     if not args.no_stratify and results_dir.is_dir():
         from pragmeter.analysis.report import stratify_logged_samples
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pragmeter.cli.common import add_impscore_options, load_model
+from pragmeter.cli.common import add_impscore_options, add_overwrite_option, load_model, refuse_existing
 from pragmeter.errors import PragmeterError
 
 
@@ -32,6 +32,7 @@ def register(subparsers) -> None:
     parser.add_argument("--name", default=None, help="name of the outputs (default: file stem or task name)")
     parser.add_argument("--output", default=None,
                         help="output folder (default: the results folder, or the input file's folder)")
+    add_overwrite_option(parser)
     parser.add_argument("--no-cache", action="store_true", help="do not reuse or store embeddings on disk")
     add_impscore_options(parser)
     parser.set_defaults(func=run)
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         inputs[0].name = args.name
     path = Path(args.input)
     output = Path(args.output) if args.output else path if path.is_dir() else path.parent
+    refuse_existing([output / f"stratified_{p.name}.json" for p in inputs], args.overwrite)
     model = None
     for predictions in inputs:
         if not predictions.texts:

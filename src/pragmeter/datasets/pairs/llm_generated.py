@@ -27,6 +27,16 @@ FILES = {
     "llm_dghsd_dev": ("llm_dghsd_dev.parquet", "dghsd",
                       "DynaHate dev 'animosity' hate -> LLM-written explicit statement (paper's DGHSD prompt)"),
 }
+# Graded groups from `pragmeter generate graded` (level 1 = the upstream direct sentence, 2 hedged, 3 indirect,
+# 4 hint): every more implicit level is paired with every less implicit one of its group.
+GRADED = {
+    "llm_graded_capp": ("llm_graded_capp.parquet", "capp",
+                        "CAPP train direct requests -> LLM-written hedged / indirect / hint rewrites (graded groups)"),
+    "llm_graded_irony": ("llm_graded_irony.parquet", "irony_interpretations",
+                         "Irony interpretations (train), direct opinions -> LLM-written hedged / indirect / hint "
+                         "rewrites (graded groups)"),
+}
+LEVEL_COLUMNS = ("level1", "level2", "level3", "level4")
 _FRAMING = re.compile(
     r"^(?:in (?:the|this) (?:given )?(?:text|sentence),?\s*)?(?:the|this) (?:given )?(?:hate speech|sentence|text|"
     r"statement|speaker|author|tweet|post)(?: in the given text)?\s+(?:implies|suggests|is implying|is suggesting|"
@@ -48,13 +58,7 @@ def read_generated(name: str, folder: Path | None = None) -> SourcePairs:
     file, data_folder, description = FILES[name]
     path = (folder or GENERATED_DIR) / file
     out = SourcePairs(name, "LLM (Qwen2.5-Coder-1.5B)", description, licence=_licence(data_folder))
-    try:
-        frame = pd.read_parquet(path)
-    except (OSError, ValueError) as error:
-        raise DataError(f"{path}: cannot read the generated pairs ({error.__class__.__name__})") from None
-    missing = [c for c in ("implicit", "explicit", "input_row", "upstream_id") if c not in frame.columns]
-    if missing:
-        raise DataError(f"{path}: missing column(s) {', '.join(missing)}")
+    frame = _read(path, ("implicit", "explicit", "input_row", "upstream_id"))
     for row in frame.itertuples(index=False):
         implicit, explicit = str(row.implicit).strip(), strip_framing(str(row.explicit))
         if not explicit:
@@ -68,9 +72,42 @@ def read_generated(name: str, folder: Path | None = None) -> SourcePairs:
     return out
 
 
+def _read(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError) as error:
+        raise DataError(f"{path}: cannot read the generated pairs ({error.__class__.__name__})") from None
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise DataError(f"{path}: missing column(s) {', '.join(missing)}")
+    return frame
+
+
+def read_graded(name: str, folder: Path | None = None) -> SourcePairs:
+    """Pairs (more implicit level, less implicit level) of every shipped graded group; a group is one split unit."""
+    file, data_folder, description = GRADED[name]
+    path = (folder or GENERATED_DIR) / file
+    out = SourcePairs(name, "LLM (Qwen2.5-Coder-1.5B), graded rewrites", description,
+                      licence=f"{folder_licence(data_folder)} (level 1); levels 2-4 written by Qwen2.5-Coder-1.5B "
+                              "(Apache-2.0)")
+    frame = _read(path, ("group_id", *LEVEL_COLUMNS, "input_row", "upstream_id"))
+    for row in frame.itertuples(index=False):
+        levels = [(k, " ".join(str(text).split())) for k, text in enumerate((getattr(row, c) for c in LEVEL_COLUMNS), 1)
+                  if isinstance(text, str) and text.strip()]
+        if len(levels) < 2:
+            out.skipped["group with fewer than two levels"] += 1
+            continue
+        for j, (high, implicit) in enumerate(levels):
+            for low, explicit in levels[:j]:
+                out.add(implicit, explicit, f"pragmeter/data/generated/{file}#{row.input_row}:{row.upstream_id}:"
+                                            f"L{high}>L{low}", group=f"{name}:{row.group_id}")
+    return out
+
+
 def _licence(data_folder: str) -> str:
     return f"{folder_licence(data_folder)} (implicit side); explicit side written by Qwen2.5-Coder-1.5B (Apache-2.0)"
 
 
 # One reader per shipped file; ``root`` is accepted (and unused) like every corpus source's.
-GENERATED_SOURCES = {name: (lambda root=None, name=name: read_generated(name)) for name in FILES}
+GENERATED_SOURCES = {**{name: (lambda root=None, name=name: read_generated(name)) for name in FILES},
+                     **{name: (lambda root=None, name=name: read_graded(name)) for name in GRADED}}
