@@ -10,6 +10,7 @@ from generate_helpers import Scripted, generate, real_posts, user_text
 from pragmeter.datasets.pairs.llm_generated import read_graded
 from pragmeter.errors import DataError
 from pragmeter.generate.graded import clean_rewrite, level_prompts, rewrite_reason
+from pragmeter.impscore.corpus.build import clean_pairs, sample_negatives
 
 
 def _level(request: dict) -> int:
@@ -58,6 +59,15 @@ def test_graded_groups_keep_checked_levels_and_provenance(tmp_path, fake_server,
     assert all(g.startswith("llm_graded_capp:g") for g in pairs.groups)
     assert any(o.endswith(":upstream#0:L4>L1") for o in pairs.origins)
     assert "CC BY-NC-SA" in pairs.licence
+
+    # Negatives come only from direct (level-1) sentences of other groups, never from a hedged or indirect one.
+    frame, _ = clean_pairs([pairs])
+    frame["split"] = "train"
+    negatives = sample_negatives(frame, seed=0)
+    level1 = set(groups["level1"])
+    assert (negatives >= 0).all()
+    assert all(frame["explicit"].iat[j] in level1 for j in negatives)
+    assert all(frame["group"].iat[j] != frame["group"].iat[i] for i, j in enumerate(negatives))
 
 
 def test_rewrite_checks():

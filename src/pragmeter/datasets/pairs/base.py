@@ -38,15 +38,19 @@ class SourcePairs:
     groups: list[str | None] | None = None
     hard_negatives: list[str | None] | None = None
     tiers: list[int] | None = None  # 0 = hand-written upstream, 1 = automatic (silver): a cap keeps tier 0 first
+    # False: the pair's explicit side is never another pair's negative (graded groups: only the direct level-1
+    # sentence may be, so that "implicit > negative" never asks a hedged sentence to outscore a hint).
+    donors: list[bool] | None = None
     cap: int | None = None  # most pairs kept after cleaning (whole groups, tier 0 first, then seeded order)
 
     def add(self, implicit: str, explicit: str, origin: str, group: str | None = None,
-            hard_negative: str | None = None, tier: int = 0) -> None:
+            hard_negative: str | None = None, tier: int = 0, donor: bool = True) -> None:
         if self.origins is None:
             if self.pairs:
                 raise ValueError(f"{self.name}: add() after pairs were appended without provenance")
-            self.origins, self.groups, self.hard_negatives, self.tiers = [], [], [], []
+            self.origins, self.groups, self.hard_negatives, self.tiers, self.donors = [], [], [], [], []
         self.pairs.append((implicit, explicit))
+        self.donors.append(donor)
         self.origins.append(origin)
         self.groups.append(group)
         self.hard_negatives.append(hard_negative)

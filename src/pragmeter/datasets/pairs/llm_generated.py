@@ -84,7 +84,8 @@ def _read(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
 
 
 def read_graded(name: str, folder: Path | None = None) -> SourcePairs:
-    """Pairs (more implicit level, less implicit level) of every shipped graded group; a group is one split unit."""
+    """Pairs (more implicit level, less implicit level) of every shipped graded group; a group is one split unit,
+    and only direct (level-1) sentences serve as other pairs' negatives."""
     file, data_folder, description = GRADED[name]
     path = (folder or GENERATED_DIR) / file
     out = SourcePairs(name, "LLM (Qwen2.5-Coder-1.5B), graded rewrites", description,
@@ -100,7 +101,7 @@ def read_graded(name: str, folder: Path | None = None) -> SourcePairs:
         for j, (high, implicit) in enumerate(levels):
             for low, explicit in levels[:j]:
                 out.add(implicit, explicit, f"pragmeter/data/generated/{file}#{row.input_row}:{row.upstream_id}:"
-                                            f"L{high}>L{low}", group=f"{name}:{row.group_id}")
+                                            f"L{high}>L{low}", group=f"{name}:{row.group_id}", donor=low == 1)
     return out
 
 

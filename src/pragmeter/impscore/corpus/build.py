@@ -82,11 +82,12 @@ def clean_pairs(collected: list[SourcePairs], held_out: set[str] = frozenset()) 
             dropped[(source.name, reason)] += count
         n = len(source.pairs)
         topics = source.topics if source.topics is not None else [None] * n
-        origins, groups, hard, tiers = (values if values is not None else default * n for values, default in (
-            (source.origins, [None]), (source.groups, [None]), (source.hard_negatives, [None]), (source.tiers, [0])))
+        origins, groups, hard, tiers, donors = (values if values is not None else default * n for values, default in (
+            (source.origins, [None]), (source.groups, [None]), (source.hard_negatives, [None]), (source.tiers, [0]),
+            (source.donors, [True])))
         licence = source_licence(source)
-        for (implicit, explicit), topic, origin, group, hard_negative, tier in zip(
-                source.pairs, topics, origins, groups, hard, tiers, strict=True):
+        for (implicit, explicit), topic, origin, group, hard_negative, tier, donor in zip(
+                source.pairs, topics, origins, groups, hard, tiers, donors, strict=True):
             implicit, explicit = " ".join(implicit.split()), " ".join(explicit.split())
             reason = garbage_reason(implicit, explicit)
             if reason:
@@ -105,8 +106,8 @@ def clean_pairs(collected: list[SourcePairs], held_out: set[str] = frozenset()) 
                 if (not hard_negative or normalise(hard_negative) in key or normalise(hard_negative) in held_out):
                     hard_negative = None
             rows.append((source.name, implicit, explicit, topic, source.paraphrase, origin, licence, group,
-                         hard_negative, tier))
-    columns = ["source", "implicit", "explicit", "topic", "pragmatic", *PROVENANCE_COLUMNS, "tier"]
+                         hard_negative, tier, donor))
+    columns = ["source", "implicit", "explicit", "topic", "pragmatic", *PROVENANCE_COLUMNS, "tier", "donor"]
     return pd.DataFrame(rows, columns=columns), dropped
 
 
@@ -186,20 +187,24 @@ def assign_splits(frame: pd.DataFrame, seed: int) -> pd.Series:
 
 def sample_negatives(frame: pd.DataFrame, seed: int, max_tries: int = 50) -> np.ndarray:
     """For each pair, the index of another pair of the same source and split with a different anchor and explicit
-    (and a different ``topic``, where the source gives one)."""
+    (and a different ``topic``, where the source gives one), whose explicit side may be a negative (``donor``)."""
     chosen = np.full(len(frame), -1, dtype=np.int64)
     implicit_keys = frame["implicit"].map(normalise).to_numpy()
     explicit_keys = frame["explicit"].map(normalise).to_numpy()
     topics = frame["topic"].to_numpy() if "topic" in frame.columns else np.full(len(frame), None)
     groups = frame["group"].to_numpy() if "group" in frame.columns else np.full(len(frame), None)
+    donors = frame["donor"].to_numpy(dtype=bool) if "donor" in frame.columns else np.ones(len(frame), dtype=bool)
     for (source, split), group in frame.groupby(["source", "split"], sort=True):
         rng = source_rng(seed, f"{source}/{split}", purpose=1)
         positions = frame.index.get_indexer(group.index)
+        positions_donors = positions[donors[positions]]
+        if len(positions_donors) == 0:
+            continue
         if len(positions) < 2:
             continue
         for position in positions:
             for _ in range(max_tries):
-                other = positions[rng.integers(len(positions))]
+                other = positions_donors[rng.integers(len(positions_donors))]
                 if (implicit_keys[other] != implicit_keys[position] and explicit_keys[other] != explicit_keys[position]
                         and (pd.isna(topics[position]) or topics[other] != topics[position])
                         and (pd.isna(groups[position]) or groups[other] != groups[position])):
