@@ -18,6 +18,12 @@ def _level(request: dict) -> int:
     return next(level for level, prompt in level_prompts().items() if prompt == system)
 
 
+def hedged(text: str) -> str:
+    """Half of the post's words behind a softener: keeps content, not a copy."""
+    words = text.split()
+    return "I think, perhaps, " + " ".join(words[:max(len(words) // 2, 3)])
+
+
 def test_graded_groups_keep_checked_levels_and_provenance(tmp_path, fake_server, capsys):
     posts = real_posts(tmp_path)
     texts = pd.read_csv(posts)["text"].tolist()
@@ -32,7 +38,7 @@ def test_graded_groups_keep_checked_levels_and_provenance(tmp_path, fake_server,
             return text  # a copy of level 1: malformed every time, so the group keeps levels 1, 2 and 4
         if i == 1:
             return "I'm sorry, but I can't help with that."  # every level refused: the group is dropped
-        return {2: f"Hedged: I think maybe post {i} is a problem.",
+        return {2: f"Hedged: {hedged(text)}",
                 3: f'"Did anyone notice what post {i} says?"',
                 4: f"Some things are better left unsaid, number {i}."}[level]
 
@@ -46,7 +52,7 @@ def test_graded_groups_keep_checked_levels_and_provenance(tmp_path, fake_server,
     groups = pd.read_parquet(output)
     assert len(groups) == 19 and texts[1] not in set(groups["level1"])
     first = groups.set_index("level1").loc[texts[0]]
-    assert first["level2"] == "I think maybe post 0 is a problem." and pd.isna(first["level3"])
+    assert first["level2"] == hedged(texts[0]) and pd.isna(first["level3"])
     assert groups["level3"].dropna().str.startswith("Did anyone").all()  # quotes cut
     assert first["upstream_id"] == "upstream#0" and set(groups["generator_model"]) == {"fake-model"}
     assert groups["prompt_hint"].str.len().eq(16).all()
@@ -55,7 +61,7 @@ def test_graded_groups_keep_checked_levels_and_provenance(tmp_path, fake_server,
     (tmp_path / "llm_graded_capp.parquet").write_bytes(output.read_bytes())
     pairs = read_graded("llm_graded_capp", tmp_path)
     assert len(pairs.pairs) == 18 * 6 + 3  # 18 full groups (4 levels), one group with 3 levels
-    assert ("I think maybe post 0 is a problem.", texts[0]) in pairs.pairs
+    assert (hedged(texts[0]), texts[0]) in pairs.pairs
     assert all(g.startswith("llm_graded_capp:g") for g in pairs.groups)
     assert any(o.endswith(":upstream#0:L4>L1") for o in pairs.origins)
     assert "CC BY-NC-SA" in pairs.licence
@@ -71,13 +77,16 @@ def test_graded_groups_keep_checked_levels_and_provenance(tmp_path, fake_server,
 
 
 def test_rewrite_checks():
-    direct = "Stop tapping your pen on the desk."
-    assert rewrite_reason(2, "Would you mind not tapping your pen on the desk?", [direct]) is None
-    assert rewrite_reason(3, "Stop tapping your pen on the desk, please.", [direct]).startswith("copy")
-    assert rewrite_reason(4, "The tapping of your pen on that desk again.", [direct]) == \
-        "hint restates the input's content words"
-    assert rewrite_reason(4, "It's hard to concentrate with that noise.", [direct]) is None
+    direct = "Stop humming while I work."
+    assert rewrite_reason(2, "Would you mind not humming while I work?", [direct]) is None
+    assert rewrite_reason(3, "Stop humming while I work, please.", [direct]).startswith("copy")
+    assert rewrite_reason(4, "The humming while I work again.", [direct]) == "hint restates the input's content words"
+    assert rewrite_reason(4, "It is hard to think in here today.", [direct]) is None
     assert rewrite_reason(2, " ".join(["word"] * 40), [direct]).startswith("rewrite adds content")
+    assert rewrite_reason(2, "I think there might be a few mistakes in this spreadsheet.", ["Open the door."]) == \
+        "copies an example of the prompt"
+    assert rewrite_reason(2, "Sure, I understand.", ["Listen to me carefully."]) == \
+        "hedged version drops the input's content words"
     assert clean_rewrite('Hint: "It is cold in here."\nExplanation: ...') == "It is cold in here."
 
 

@@ -4,8 +4,9 @@ levels — hedged (2), indirect (3), off-record hint (4) — one request per lev
 the checks; the corpus source ``llm_graded`` turns each group into pairs (more implicit level, less implicit level).
 
 Checks per level (on top of empty / refused): one sentence or two at most, not a copy of any lower level
-(word Jaccard ≥ 0.7), not much longer than the input (over 2x the words + 10), and a hint must not repeat the
-input's content words (overlap ≥ 0.6 of them) — an off-record hint that restates the request is not one.
+(word Jaccard ≥ 0.7) or of an example in the prompt (≥ 0.5), not much longer than the input (over 2x the words
++ 10); a hedged version keeps at least 0.3 of the input's content words, and a hint must not repeat them
+(overlap ≥ 0.6) — an off-record hint that restates the request is not one.
 Output columns: group_id, level1 … level4 (None where a level was dropped), input_row, upstream_id (with
 ``--id-column``), generator_model and the
 sha256 prefix of each level's prompt.
@@ -68,10 +69,21 @@ def rewrite_reason(level: int, text: str, lower_levels: list[str]) -> str | None
         return "rewrite adds content (over 2x the words + 10)"
     if any(_jaccard(text, lower) >= 0.7 for lower in lower_levels):
         return "copy of a lower level (word Jaccard >= 0.7)"
+    if any(_jaccard(text, example) >= 0.5 for example in prompt_examples()):
+        return "copies an example of the prompt"
     content = _words(direct) - _STOP
-    if level == 4 and content and len(content & _words(text)) / len(content) >= 0.6:
+    overlap = len(content & _words(text)) / len(content) if content else None
+    if level == 2 and overlap is not None and overlap < 0.3:
+        return "hedged version drops the input's content words"
+    if level == 4 and overlap is not None and overlap >= 0.6:
         return "hint restates the input's content words"
     return None
+
+
+@cache
+def prompt_examples() -> tuple[str, ...]:
+    """The example answers written in the prompts (a small model sometimes answers with one of them)."""
+    return tuple(example for prompt in level_prompts().values() for example in re.findall(r'-> "([^"]+)"', prompt))
 
 
 def clean_rewrite(answer: str) -> str:
