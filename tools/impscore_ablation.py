@@ -9,6 +9,7 @@ accuracies and the OOD figures: Kendall τ on check/dev ranking, accuracy on che
 two checks. Selection uses these development sets only, never a test split.
 """
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -20,7 +21,7 @@ from pragmeter.encoders.embedding_cache import EmbeddingCache
 from pragmeter.impscore.model import ImpScore
 from pragmeter.impscore import ood
 
-ENC = "all-MiniLM-L6-v2"
+ENC = os.environ.get("PRAGMETER_ABLATION_ENCODER", "all-MiniLM-L6-v2")
 CACHE = embeddings_dir()
 D = Path(ood.__file__).with_name("ood_data")
 SETS = {"check_rank": ood.load_ranking(D / "check_ranking.json"), "dev_rank": ood.load_ranking(D / "dev_ranking.json"),

@@ -36,3 +36,13 @@ def test_cap_bounds_every_source():
     counts = corpus.groupby("source").size()
     assert counts.max() <= 100 and set(counts.index) == {"imppres", "ludwig", "llm_ishate_train"}
     assert report.set_index("source").loc["imppres", "cap"] == "100"
+
+
+def test_every_registered_generated_source_ships_its_file():
+    # A source registered without its committed file would break `corpus build --sources all` for every user.
+    from pragmeter.datasets.pairs.llm_generated import GENERATED_SOURCES
+
+    for name, read in GENERATED_SOURCES.items():
+        pairs = read()
+        assert len(pairs.pairs) >= 30, name
+        assert all(origin.startswith(f"pragmeter/data/generated/{name}.parquet#") for origin in pairs.origins), name

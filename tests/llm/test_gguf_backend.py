@@ -86,7 +86,7 @@ def test_an_answering_child_runs_the_eval_and_is_stopped_after(fake_child, tmp_p
     assert wait_until(lambda: not children(model), 5)
     # A fully cached rerun starts no server at all.
     before = sum(requests(tmp_path).values())
-    assert main(eval_args(model, tmp_path / "out", "--limit", "5", "--mode", "logprob")) == 0
+    assert main(eval_args(model, tmp_path / "out", "--limit", "5", "--mode", "logprob", "--overwrite")) == 0
     assert sum(requests(tmp_path).values()) == before
     assert not list((tmp_path / "llm-cache" / "logs").glob("*.log"))[1:]  # one server log: the first run's
 

@@ -32,9 +32,6 @@ FILES = {
 GRADED = {
     "llm_graded_capp": ("llm_graded_capp.parquet", "capp",
                         "CAPP train direct requests -> LLM-written hedged / indirect / hint rewrites (graded groups)"),
-    "llm_graded_irony": ("llm_graded_irony.parquet", "irony_interpretations",
-                         "Irony interpretations (train), direct opinions -> LLM-written hedged / indirect / hint "
-                         "rewrites (graded groups)"),
 }
 LEVEL_COLUMNS = ("level1", "level2", "level3", "level4")
 _FRAMING = re.compile(
