@@ -83,3 +83,17 @@ def test_loads_offline_in_a_fresh_process(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert result.returncode == 0, result.stderr
     assert 0.0 <= float(result.stdout.strip()) <= 2.0
+
+
+def test_every_shipped_card_lists_its_sources_licences():
+    # Model cards name every training source with its licence; CAPP (CC BY-NC-SA) puts its terms on the weights.
+    for name in shipped_models():
+        folder = MODELS_DIR / name
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        card = (folder / "README.md").read_text(encoding="utf-8")
+        assert (folder / "heads.safetensors").stat().st_size < 1_000_000, name
+        if "## Sources and licences" in card:
+            if "| capp |" in card:
+                assert "non-commercial" in card, name
+        else:  # the older paper-corpus models list their sources in the data section
+            assert "Data" in card and config["encoder"] in card, name
