@@ -97,3 +97,15 @@ def test_every_shipped_card_lists_its_sources_licences():
                 assert "non-commercial" in card, name
         else:  # the older paper-corpus models list their sources in the data section
             assert "Data" in card and config["encoder"] in card, name
+
+
+def test_saved_weights_follow_the_umask(model, tmp_path):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        folder = model.save(tmp_path / "copy")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((folder / "heads.safetensors").stat().st_mode) == 0o644

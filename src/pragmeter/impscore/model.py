@@ -159,7 +159,12 @@ class ImpScore:
         folder.mkdir(parents=True, exist_ok=True)
         config = {**self.config, "format": FORMAT, "version": 1, "encoder": self.encoder_name,
                   "heads": self.heads.config.to_dict(), **(extra_config or {})}
-        save_file({k: v.detach().cpu().contiguous() for k, v in self.heads.state_dict().items()}, folder / WEIGHTS_FILE)
+        from pragmeter.io import atomic_path
+
+        # safetensors writes through a private temporary file (mode 0600): write via our atomic path, which
+        # gives the file the user's umask like every other output.
+        with atomic_path(folder / WEIGHTS_FILE) as tmp:
+            save_file({k: v.detach().cpu().contiguous() for k, v in self.heads.state_dict().items()}, tmp)
         (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         if card is not None:
             (folder / CARD_FILE).write_text(card, encoding="utf-8")
