@@ -38,7 +38,7 @@ def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: P
                                   max_length=config.max_length, input_kind=data.input_kind,
                                   recipe={"name": data.name, **data.arguments}, answer_words=data.answer_words)
     torch.manual_seed(config.seed)
-    classifier = TextClassifier.from_encoder(encoder, settings, device, seed=config.seed)
+    classifier = TextClassifier.from_encoder(encoder, settings, device, seed=config.seed, precision=config.precision)
     trainer = Trainer(classifier, config, work_dir, progress)
     result: FineTuneResult = trainer.fit(data.train, data.val, stop_after)
     if len(result.history) < config.epochs:

@@ -20,6 +20,7 @@ import torch
 from pragmeter.errors import PragmeterError
 
 INPUT_KINDS = ("pair", "single")
+PRECISIONS = ("auto", "fp32", "bf16")  # auto: bf16 autocast on CUDA, fp32 on CPU
 
 
 @dataclass
@@ -45,11 +46,15 @@ def pick_device(device: str | None) -> torch.device:
 
 
 class TextClassifier:
-    def __init__(self, model, tokenizer, settings: ClassifierSettings, device: torch.device):
+    def __init__(self, model, tokenizer, settings: ClassifierSettings, device: torch.device,
+                 precision: str = "auto"):
+        if precision not in PRECISIONS:
+            raise PragmeterError(f"--precision must be one of {', '.join(PRECISIONS)}")
         self.model = model.to(device)
         self.tokenizer = tokenizer
         self.settings = settings
         self.device = device
+        self.precision = precision
 
     @property
     def labels(self) -> list[str]:
@@ -58,7 +63,7 @@ class TextClassifier:
     # -- construction -------------------------------------------------------------------------------
     @classmethod
     def from_encoder(cls, encoder: str, settings: ClassifierSettings, device: str | None = None,
-                     seed: int = 0) -> "TextClassifier":
+                     seed: int = 0, precision: str = "auto") -> "TextClassifier":
         """A new classifier on a pre-trained encoder (packaged name, local folder or hub name); the
         classification head is initialised from ``seed``."""
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
@@ -76,10 +81,10 @@ class TextClassifier:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise PragmeterError(f"cannot load encoder {encoder!r} from {location} with safetensors weights "
                                  f"({first})") from None
-        return cls(model, tokenizer, settings, pick_device(device))
+        return cls(model, tokenizer, settings, pick_device(device), precision)
 
     @classmethod
-    def load(cls, folder: str | os.PathLike, device: str | None = None) -> "TextClassifier":
+    def load(cls, folder: str | os.PathLike, device: str | None = None, precision: str = "auto") -> "TextClassifier":
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         folder = Path(folder)
@@ -93,7 +98,7 @@ class TextClassifier:
             raise PragmeterError(f"{folder} has no model.safetensors (pickled weights are never loaded)")
         tokenizer = AutoTokenizer.from_pretrained(folder)
         model = AutoModelForSequenceClassification.from_pretrained(folder, use_safetensors=True)
-        return cls(model, tokenizer, ClassifierSettings(**settings), pick_device(device))
+        return cls(model, tokenizer, ClassifierSettings(**settings), pick_device(device), precision)
 
     def save(self, folder: str | os.PathLike, card: str, metrics: dict | None = None) -> Path:
         """Write the folder atomically: everything (weights, config, tokenizer, README.md card, metrics.json)
@@ -133,15 +138,24 @@ class TextClassifier:
         from tqdm import tqdm
 
         self.model.eval()
-        out = []
+        # Batches of similar length pad less; rows go back to input order at the end.
+        order = np.argsort(self.token_lengths(texts, pairs), kind="stable")
+        out = np.zeros((len(texts), len(self.labels)), dtype=np.float32)
         starts = range(0, len(texts), batch_size)
         for start in tqdm(starts, desc="predict", unit="batch", disable=not progress, dynamic_ncols=True):
-            batch = self.tokenize(texts[start:start + batch_size],
-                                  None if pairs is None else pairs[start:start + batch_size]).to(self.device)
+            rows = order[start:start + batch_size]
+            batch = self.tokenize([texts[i] for i in rows],
+                                  None if pairs is None else [pairs[i] for i in rows]).to(self.device)
             with self.autocast():
                 logits = self.model(**batch).logits
-            out.append(torch.softmax(logits.float(), dim=-1).cpu().numpy())
-        return np.concatenate(out) if out else np.zeros((0, len(self.labels)), dtype=np.float32)
+            out[rows] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+        return out
+
+    def token_lengths(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> np.ndarray:
+        """Tokens per input after truncation (what a batch of it is padded to)."""
+        encoded = self.tokenizer(list(texts), list(pairs) if pairs is not None else None, truncation=True,
+                                 max_length=self.settings.max_length)
+        return np.array([len(ids) for ids in encoded["input_ids"]], dtype=np.int64)
 
     def predict(self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 64,
                 progress: bool = False) -> list[str]:
@@ -149,7 +163,6 @@ class TextClassifier:
         return [self.labels[i] for i in probs.argmax(axis=1)]
 
     def autocast(self):
-        """bf16 autocast on CUDA; plain fp32 elsewhere."""
-        if self.device.type == "cuda":
-            return torch.autocast("cuda", dtype=torch.bfloat16)
-        return torch.autocast("cpu", enabled=False)
+        """bf16 autocast on CUDA (precision auto or bf16) and on CPU when asked (bf16); fp32 otherwise."""
+        bf16 = self.precision == "bf16" or (self.precision == "auto" and self.device.type == "cuda")
+        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16)

@@ -1,5 +1,10 @@
 """Fine-tune a :class:`TextClassifier` end to end: seeded, AdamW with linear warmup and decay, gradient
-accumulation, bf16 autocast on CUDA (fp32 on CPU), model selection on validation macro-F1 or accuracy.
+accumulation, bf16 autocast on CUDA (fp32 on CPU unless asked), model selection on validation macro-F1 or accuracy.
+
+Batches are length-grouped (on by default): each epoch's seeded shuffle is cut into windows of
+``LENGTH_WINDOW`` batches, each window sorted by token length and cut into batches, and the batches shuffled
+again, so a batch pads to its own (similar) lengths instead of its longest random member. The loss is the same
+per example; only which examples share a batch changes.
 
 Resumable: after every epoch the work folder gets the weights, the AdamW state (safetensors, never pickles)
 and ``state.json`` (epochs done, history, best epoch); an interrupted run started again with the same settings
@@ -27,6 +32,7 @@ from pragmeter.metrics.classification import classification_report
 from pragmeter.io import write_json_atomic
 
 SELECT_ON = ("macro_f1", "accuracy")
+LENGTH_WINDOW = 50  # batches per sorted window: large enough to pad little, small enough to stay random
 
 
 @dataclass
@@ -42,10 +48,16 @@ class FineTuneConfig:
     select_on: str = "macro_f1"
     eval_batch_size: int = 128
     head_lr_scale: float = 1.0  # learning rate of the new classification layer = lr × this
+    group_by_length: bool = True
+    precision: str = "auto"  # auto | fp32 | bf16 (autocast); auto = bf16 on CUDA, fp32 on CPU
 
     def __post_init__(self):
+        from pragmeter.classify.model import PRECISIONS
+
         if self.select_on not in SELECT_ON:
             raise PragmeterError(f"--select-on must be one of {', '.join(SELECT_ON)}")
+        if self.precision not in PRECISIONS:
+            raise PragmeterError(f"--precision must be one of {', '.join(PRECISIONS)}")
         for name in ("epochs", "batch_size", "grad_accumulation", "max_length", "eval_batch_size"):
             if getattr(self, name) < 1:
                 raise PragmeterError(f"{name.replace('_', '-')} must be at least 1")
@@ -89,6 +101,22 @@ def _optimizer(model: torch.nn.Module, config: FineTuneConfig) -> torch.optim.Ad
 def _head(model: torch.nn.Module) -> torch.nn.Module:
     """The classification layer transformers adds on top of the encoder (``classifier`` in BERT/MPNet/DeBERTa)."""
     return getattr(model, "classifier", None) or torch.nn.Module()
+
+
+def epoch_batches(count: int, batch_size: int, generator: torch.Generator,
+                  lengths: np.ndarray | None = None) -> list[list[int]]:
+    """One epoch's batches of example indices: a seeded shuffle cut in order, or (``lengths`` given) cut into
+    windows of ``LENGTH_WINDOW`` batches that are each sorted by length, with the batches shuffled again."""
+    order = torch.randperm(count, generator=generator).tolist()
+    if lengths is None:
+        return [order[begin:begin + batch_size] for begin in range(0, count, batch_size)]
+    window = batch_size * LENGTH_WINDOW
+    batches = []
+    for begin in range(0, count, window):
+        chunk = sorted(order[begin:begin + window], key=lambda i: lengths[i])
+        batches.extend(chunk[start:start + batch_size] for start in range(0, len(chunk), batch_size))
+    shuffle = torch.randperm(len(batches), generator=generator).tolist()
+    return [batches[i] for i in shuffle]
 
 
 def _schedule(step: int, total: int, warmup: int) -> float:
@@ -183,21 +211,20 @@ class Trainer:
             group["lr"] = base * _schedule(scheduler.last_epoch, total, warmup)
         labels = {label: i for i, label in enumerate(classifier.labels)}
         targets_all = torch.tensor([labels[label] for label in train.labels])
+        lengths = classifier.token_lengths(train.texts, train.pairs) if config.group_by_length else None
         for epoch in range(start + 1, config.epochs + 1):
             if stop_after is not None and epoch > stop_after:
                 break
             model.train()
             generator = torch.Generator().manual_seed(config.seed * 1000 + epoch)
             torch.manual_seed(config.seed * 1000 + epoch)  # dropout
-            order = torch.randperm(len(train), generator=generator).tolist()
+            batches = epoch_batches(len(train), config.batch_size, generator, lengths)
             losses = []
             started = _clock()
-            batches = range(0, len(order), config.batch_size)
             bar = tqdm(batches, desc=f"epoch {epoch}/{config.epochs}", unit="batch", disable=not self.progress,
                        dynamic_ncols=True, file=sys.stderr)
             optimizer.zero_grad(set_to_none=True)
-            for number, begin in enumerate(bar, 1):
-                index = order[begin:begin + config.batch_size]
+            for number, index in enumerate(bar, 1):
                 batch = train.subset(index)
                 inputs = classifier.tokenize(batch.texts, batch.pairs).to(classifier.device)
                 targets = targets_all[index].to(classifier.device)
