@@ -197,9 +197,9 @@ SAMPLE_CASES = {
 def test_stratify_sample_log_with_a_bad_record(case, results, work, capsys):
     edit, pattern = SAMPLE_CASES[case]
     log = _edit_samples(_copy(results, work, "run"), edit)
-    code, _, err = run(["stratify", log], capsys)
+    code, _, err = run(["analyze", "stratify", "--input", log], capsys)
     assert_one_line_error(code, err, log, pattern)
-    code, _, err = run(["stratify", log.parent], capsys)  # the folder form reads the same log
+    code, _, err = run(["analyze", "stratify", "--input", log.parent], capsys)  # the folder form reads the same log
     assert_one_line_error(code, err, log, pattern)
 
 
@@ -208,11 +208,11 @@ def test_truncated_results_json(results, work, capsys):
     text = (bad / "results.json").read_text()
     (bad / "results.json").write_text(text[: len(text) // 3])
     # stratify needs the folder's results.json: one line naming it
-    code, _, err = run(["stratify", bad], capsys)
+    code, _, err = run(["analyze", "stratify", "--input", bad], capsys)
     assert_one_line_error(code, err, bad / "results.json", r"line \d+, column \d+: invalid JSON")
     # report reads many folders: it says which one it skipped and renders the rest
     _copy(results, work, "good")
-    code, out, err = run(["report", work, "--output", work / "report", "--no-stratify"], capsys)
+    code, out, err = run(["analyze", "report", "--input", work, "--output", work / "report", "--no-stratify"], capsys)
     assert code == 0, err
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and str(bad / "results.json") in warnings[0] and "skipped" in warnings[0]
@@ -220,21 +220,21 @@ def test_truncated_results_json(results, work, capsys):
     # with nothing else to render it is an error, after the warning
     shutil.rmtree(work / "good")
     shutil.rmtree(work / "report")
-    code, _, err = run(["report", work, "--output", work / "report", "--no-stratify"], capsys)
+    code, _, err = run(["analyze", "report", "--input", work, "--output", work / "report", "--no-stratify"], capsys)
     assert code == 2 and str(bad / "results.json") in err and "Traceback" not in err
 
 
 def test_report_stratifies_what_it_can_and_names_the_rest(results, work, capsys):
     """A samples file with a missing field: report warns with its line and still renders every page."""
     _edit_samples(_copy(results, work, "broken"), SAMPLE_CASES["missing_text"][0])
-    code, out, err = run(["report", work, "--output", work / "report"], capsys)
+    code, out, err = run(["analyze", "report", "--input", work, "--output", work / "report"], capsys)
     assert code == 0, err
     assert re.search(r"warning: .*samples_hate_detection\.jsonl: line 5: field 'text' is missing.*not stratified", err)
     assert (work / "report" / "good-model.html").exists()
 
 
 def test_report_of_a_file_is_refused(results, capsys):
-    code, _, err = run(["report", results / "results.json"], capsys)
+    code, _, err = run(["analyze", "report", "--input", results / "results.json"], capsys)
     assert code == 2 and "not a folder" in err and "Traceback" not in err
 
 
@@ -244,11 +244,11 @@ def test_predictions_with_labels_outside_the_gold_vocabulary(work, capsys):
                           "impscore": [0.2, 0.6, 1.0, 1.4, 1.8]})
     path = work / "predictions.csv"
     frame.assign(prediction=["hateful", "benign", "hateful", "benign", "hateful"]).to_csv(path, index=False)
-    code, _, err = run(["stratify", path, "--score-column", "impscore", "--output", work / "s"], capsys)
+    code, _, err = run(["analyze", "stratify", "--input", path, "--score-column", "impscore", "--output", work / "s"], capsys)
     assert_one_line_error(code, err, path, r"data row 1: field 'prediction' is 'hateful', not a gold label "
                                            r"\(no, yes\); no prediction is a gold label")
     frame.assign(prediction=["yes", "maybe", "yes", "no", "YES"]).to_csv(path, index=False)
-    code, _, err = run(["stratify", path, "--score-column", "impscore", "--output", work / "s"], capsys)
+    code, _, err = run(["analyze", "stratify", "--input", path, "--score-column", "impscore", "--output", work / "s"], capsys)
     assert code == 0, err
     assert "data row 2: field 'prediction' is 'maybe', not a gold label (no, yes); 1 such row(s) count as wrong" in err
     payload = json.loads((work / "s" / "stratified_predictions.json").read_text())

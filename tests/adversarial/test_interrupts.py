@@ -137,7 +137,7 @@ def test_profile_resumes(sig, texts, tmp_path, encoded, monkeypatch):
     source, output, cache = tmp_path / "posts.csv", tmp_path / "profiles", tmp_path / "cache"
     labels = ["a" if i % 3 else "b" for i in range(len(texts))]
     pd.DataFrame({"text": texts, "label": labels}).to_csv(source, index=False)
-    argv = ["analyze", "profile", str(source), "--label-column", "label", "--pairs", "200", "--output", str(output)]
+    argv = ["analyze", "profile", "--input", str(source), "--label-column", "label", "--pairs", "200", "--output", str(output)]
     done = interrupt_when(argv, environment(cache), lambda: len(shards(cache)) >= 1, sig)
     assert_stopped(done, sig, "analyze")
     assert not (output / "profile_posts.json").exists()

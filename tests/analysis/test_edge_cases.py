@@ -13,7 +13,7 @@ from pragmeter.cli import main
 def test_profile_of_a_single_scorable_text(tmp_path, throwaway_model, capsys):
     source = tmp_path / "one.csv"
     source.write_text("text\nIt is cold in here.\n   \n", encoding="utf-8")
-    assert main(["analyze", "profile", str(source), "--impscore", throwaway_model, "--output", str(tmp_path / "out")]) == 0
+    assert main(["analyze", "profile", "--input", str(source), "--impscore", throwaway_model, "--output", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert "one: n=1 mean=" in out and "sd=n/a diversity=n/a" in out
     payload = json.loads((tmp_path / "out" / "profile_one.json").read_text())
@@ -34,7 +34,7 @@ def test_run_folder_with_several_tasks_gives_one_table_per_task(tmp_path, throwa
                      f"hate_detection.path={table}", "--log-samples", "--no-progress",
                      "--output", str(tmp_path / "run")]) in (0, 1)
     capsys.readouterr()
-    assert main(["analyze", "stratify", str(tmp_path / "run"), "--impscore", throwaway_model]) == 0
+    assert main(["analyze", "stratify", "--input", str(tmp_path / "run"), "--impscore", throwaway_model]) == 0
     captured = capsys.readouterr()
     for task in ("hate_detection", "ishate_implicit"):
         payload = json.loads((tmp_path / "run" / f"stratified_{task}.json").read_text())

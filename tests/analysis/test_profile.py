@@ -35,7 +35,7 @@ def test_random_distinct_pairs_are_distinct_and_seeded():
 
 def test_profile_of_a_file(tmp_path, posts_file, throwaway_model, capsys):
     out = tmp_path / "out"
-    argv = ["profile", posts_file, "--column", "post", "--label-column", "target", "--pair-column",
+    argv = ["analyze", "profile", "--input", posts_file, "--column", "post", "--label-column", "target", "--pair-column",
             "implied_statement", "--pairs", "500", "--model", throwaway_model, "--output", str(out)]
     assert main(argv) == 0
     assert "1 row(s) skipped (first: " in capsys.readouterr().err

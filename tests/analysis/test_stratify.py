@@ -37,7 +37,7 @@ def synthetic(tmp_path) -> tuple:
 
 def test_synthetic_predictions_reproduce_known_bins_exactly(tmp_path, capsys):
     path, _ = synthetic(tmp_path)
-    assert main(["stratify", str(path), "--score-column", "impscore", "--output", str(tmp_path / "out")]) == 0
+    assert main(["analyze", "stratify", "--input", str(path), "--score-column", "impscore", "--output", str(tmp_path / "out")]) == 0
     payload = json.loads((tmp_path / "out" / "stratified_predictions.json").read_text())
     assert [(b["n"], b["correct"]) for b in payload["bins"]] == KNOWN
     assert [b["accuracy"] for b in payload["bins"]] == [k / n for n, k in KNOWN]
@@ -53,7 +53,7 @@ def test_gold_filter_and_correct_column(tmp_path):
     path, frame = synthetic(tmp_path)
     frame["ok"] = (frame["gold"] == frame["prediction"]).astype(int)
     frame.to_csv(path, index=False)
-    assert main(["stratify", str(path), "--correct-column", "ok", "--score-column", "impscore",
+    assert main(["analyze", "stratify", "--input", str(path), "--correct-column", "ok", "--score-column", "impscore",
                  "--gold-value", "yes", "--name", "yes_only", "--output", str(tmp_path)]) == 0
     payload = json.loads((tmp_path / "stratified_yes_only.json").read_text())
     hateful = frame[frame["gold"] == "yes"]
@@ -65,7 +65,7 @@ def test_gold_filter_and_correct_column(tmp_path):
 def test_bad_rows_are_named(tmp_path, capsys):
     path = tmp_path / "bad.csv"
     pd.DataFrame({"text": ["a", "b"], "gold": [1, 0], "prediction": [1, 1], "impscore": [0.3, None]}).to_csv(path)
-    assert main(["stratify", str(path), "--score-column", "impscore"]) == 2
+    assert main(["analyze", "stratify", "--input", str(path), "--score-column", "impscore"]) == 2
     assert "data row 2" in capsys.readouterr().err
 
 
@@ -82,7 +82,7 @@ def test_harness_samples_are_stratified(tmp_path, throwaway_model, data_root):
         assert main(["eval", "--tasks", "hate_detection", "--model-args", f"base_url={fake.url},model=fake-llm",
                      "--task-arg", f"hate_detection.path={table}", "--log-samples", "--no-progress",
                      "--output", str(tmp_path / "run")]) == 0
-    assert main(["stratify", str(tmp_path / "run"), "--model", throwaway_model]) == 0
+    assert main(["analyze", "stratify", "--input", str(tmp_path / "run"), "--model", throwaway_model]) == 0
     payload = json.loads((tmp_path / "run" / "stratified_hate_detection.json").read_text())
     expected = sum(1 for n, i in enumerate(items) if n % 3 and i.label != 0)  # "yes" on a hateful text
     assert payload["n"] == 60 and payload["correct"] == expected

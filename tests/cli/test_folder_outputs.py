@@ -17,11 +17,11 @@ def _predictions(path):
 
 
 CASES = {
-    "profile": (lambda tmp: ["analyze", "profile", str(_predictions(tmp / "p.csv")), "--output", str(tmp / "out")],
+    "profile": (lambda tmp: ["analyze", "profile", "--input", str(_predictions(tmp / "p.csv")), "--output", str(tmp / "out")],
                 "profile_p.json"),
-    "stratify": (lambda tmp: ["analyze", "stratify", str(_predictions(tmp / "p.csv")), "--score-column", "impscore",
+    "stratify": (lambda tmp: ["analyze", "stratify", "--input", str(_predictions(tmp / "p.csv")), "--score-column", "impscore",
                               "--output", str(tmp / "out")], "stratified_p.json"),
-    "report": (lambda tmp: ["analyze", "report", str(tmp), "--output", str(tmp / "out"), "--no-stratify"],
+    "report": (lambda tmp: ["analyze", "report", "--input", str(tmp), "--output", str(tmp / "out"), "--no-stratify"],
                "index.html"),
     "generation-check": (lambda tmp: ["analyze", "generation-check", "--output", str(tmp / "out"), "--model-args",
                                       "base_url=http://127.0.0.1:9/v1,model=m"], "generation_check.json"),

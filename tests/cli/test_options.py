@@ -117,3 +117,26 @@ def test_model_with_an_absent_hub_encoder_fails_fast_offline(tmp_path):
         "pragmeter score: error: encoder 'sentence-transformers/not-a-model-we-have' not found offline: neither a "
         "local folder nor in the Hugging Face cache (HF_HUB_OFFLINE is set); pass a local folder"]
     assert time.monotonic() - started < 60  # start-up only (was 78 s of hub retries)
+
+
+@pytest.mark.parametrize("command", ["profile", "stratify", "correlate", "report"])
+def test_analyze_commands_read_their_input_from_dash_dash_input(capsys, command):
+    extra = ["--x", "a", "--y", "b"] if command == "correlate" else []
+    assert refused(capsys, "analyze", command, *extra).endswith(
+        f"pragmeter analyze {command}: error: the following arguments are required: --input "
+        f"(see pragmeter analyze {command} --help)")
+    assert "give the input once" in refused(capsys, "analyze", command, "a.csv", "--input", "b.csv", *extra)
+    usage = subprocess.run([sys.executable, "-m", "pragmeter", "analyze", command, "--help"], capture_output=True,
+                           text=True, env={**os.environ, "PYTHONPATH": SRC}).stdout
+    assert "--input INPUT" in usage and "input_positional" not in usage
+
+
+def test_the_old_positional_input_still_works_and_names_the_new_form(tmp_path, capsys):
+    table = tmp_path / "scores.csv"
+    table.write_text("a,b\n1,2\n2,3\n3,5\n4,4\n", encoding="utf-8")
+    assert main(["analyze", "correlate", str(table), "--x", "a", "--y", "b", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert f"use --input {table}" in captured.err
+    assert main(["analyze", "correlate", "--input", str(table), "--x", "a", "--y", "b", "--json"]) == 0
+    again = capsys.readouterr()
+    assert again.err == "" and json.loads(again.out) == json.loads(captured.out)

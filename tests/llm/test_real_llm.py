@@ -78,6 +78,6 @@ def test_both_modes_answer_and_record_model_and_mode(runs):
 
 
 def test_the_results_load_in_the_report(runs):
-    assert main(["analyze", "report", str(runs), "--no-stratify", "--output", str(runs / "report")]) == 0
+    assert main(["analyze", "report", "--input", str(runs), "--no-stratify", "--output", str(runs / "report")]) == 0
     page = (runs / "report" / f"{MODEL}.html").read_text()
     assert "inli" in page and "drinq_vanilla" in page and "logprob" in page and "generate" in page

@@ -20,7 +20,7 @@ def test_correlate_joined_tables_match_scipy(tmp_path, capsys):
         tmp_path / "samples.jsonl", orient="records", lines=True)
     pd.DataFrame({"item_id": [f"i{k}" for k in reversed(range(30))], "mos": human[::-1]}).assign(
         mos=lambda f: f["mos"].astype(str)).to_csv(tmp_path / "human.csv", index=False)
-    code = main(["correlate", str(tmp_path / "samples.jsonl"), "--x", "auto_gpt4", "--y", "mos",
+    code = main(["analyze", "correlate", "--input", str(tmp_path / "samples.jsonl"), "--x", "auto_gpt4", "--y", "mos",
                  "--y-table", str(tmp_path / "human.csv"), "--on", "item_id", "--json"])
     result = json.loads(capsys.readouterr().out)
     assert code == 0 and result["n"] == 30
@@ -32,8 +32,8 @@ def test_correlate_joined_tables_match_scipy(tmp_path, capsys):
 def test_correlate_drops_missing_and_rejects_text(tmp_path, capsys):
     path = tmp_path / "scores.csv"
     path.write_text("a,b\n1,2\n2,\n3,5\n4,4\n5,7\n")
-    assert main(["correlate", str(path), "--x", "a", "--y", "b"]) == 0
+    assert main(["analyze", "correlate", "--input", str(path), "--x", "a", "--y", "b"]) == 0
     assert "n=4 (dropped 1" in capsys.readouterr().out
     path.write_text("a,b\n1,2\n2,oops\n3,5\n")
-    assert main(["correlate", str(path), "--x", "a", "--y", "b"]) == 2
+    assert main(["analyze", "correlate", "--input", str(path), "--x", "a", "--y", "b"]) == 2
     assert "data row 2: column 'b' is 'oops'" in capsys.readouterr().err

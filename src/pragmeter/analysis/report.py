@@ -174,7 +174,7 @@ class PageWriter:
 
     def stratified(self, entries: list[tuple[Path, dict]]) -> str:
         if not entries:
-            return ("<p class=note>No stratified results: run <code>pragmeter stratify RESULTS</code> on results "
+            return ("<p class=note>No stratified results: run <code>pragmeter analyze stratify --input RESULTS</code> on results "
                     "with logged samples.</p>")
         parts = []
         for path, payload in entries:
@@ -218,7 +218,7 @@ class PageWriter:
 
     def profiles(self, found: Found) -> str:
         if not found.profiles and not found.overviews:
-            return "<p class=note>No dataset profiles: run <code>pragmeter profile DATASET</code>.</p>"
+            return "<p class=note>No dataset profiles: run <code>pragmeter analyze profile --input DATASET</code>.</p>"
         parts = []
         for path, payload in found.overviews:
             parts.append("".join(self.image(path.parent, png, "implicitness of datasets")

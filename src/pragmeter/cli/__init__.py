@@ -88,6 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = resolve_alias(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(only=_command_of(argv))
     args = parser.parse_args(argv)
+    from pragmeter.cli.common import resolve_input
+
+    problem = resolve_input(args)
+    if problem:
+        where = " ".join(filter(None, [args.command, getattr(args, f"{args.command}_command", None)]))
+        print(f"pragmeter {where}: error: {problem} (see pragmeter {where} --help)", file=sys.stderr)
+        return 2
     if not args.verbose:  # read by huggingface_hub and transformers when they are imported, later
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")

@@ -101,6 +101,27 @@ def add_llm_options(parser: argparse.ArgumentParser, role: str = "model under te
                              "seed, top_p, concurrency, timeout, max_retries")
 
 
+def add_input_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--input``, required, as on every command that reads one file or folder. The positional form these
+    commands used to take is still accepted for one release (hidden; :func:`resolve_input` says the new form)."""
+    parser.add_argument("--input", help=help + " (required)")
+    parser.add_argument("input_positional", nargs="?", default=None, help=argparse.SUPPRESS)
+    parser.set_defaults(input_required=True)
+
+
+def resolve_input(args: argparse.Namespace) -> str | None:
+    """Fold an old-style positional input into ``args.input``; None, or the usage error to report."""
+    legacy = getattr(args, "input_positional", None)
+    if legacy is not None:
+        if args.input is not None:
+            return f"give the input once: --input {args.input} (extra argument {legacy!r})"
+        print(f"pragmeter: a positional input is deprecated; use --input {legacy}", file=sys.stderr)
+        args.input = legacy
+    if getattr(args, "input_required", False) and args.input is None:
+        return "the following arguments are required: --input"
+    return None
+
+
 def add_overwrite_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace output files that exist")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pragmeter.cli.common import (add_data_root_option, add_impscore_options, add_overwrite_option, load_model,
-                                  refuse_existing)
+from pragmeter.cli.common import (add_data_root_option, add_impscore_options, add_input_option, add_overwrite_option,
+                                  load_model, refuse_existing)
 from pragmeter.errors import PragmeterError
 
 
@@ -20,7 +20,7 @@ def register(subparsers) -> None:
                     "with 95%% CIs), PNG plots and the per-text scores. DATASET is a built-in set "
                     f"({', '.join(BUILTINS)}, or 'all' for every one plus an overview plot) or a file "
                     "(txt/csv/tsv/jsonl/parquet). Embeddings are cached on disk, so a rerun is fast.")
-    parser.add_argument("dataset", help="built-in name, 'all', or a file")
+    add_input_option(parser, "built-in dataset name, 'all', or a file")
     parser.add_argument("--column", default="text", help="text column of a file (default: text)")
     parser.add_argument("--label-column", action="append", default=[],
                         help="label column of a file; repeat for several groupings")
@@ -47,19 +47,19 @@ def run(args: argparse.Namespace) -> int:
 
     if args.pairs < 1:
         raise PragmeterError("--pairs must be at least 1")
-    if args.dataset == "all" or args.dataset in BUILTINS:
+    if args.input == "all" or args.input in BUILTINS:
         if args.label_column or args.pair_column or args.compare:
             raise PragmeterError("--label-column/--pair-column/--compare apply to files; built-in sets have their own")
-        names = list(BUILTINS) if args.dataset == "all" else [args.dataset]
+        names = list(BUILTINS) if args.input == "all" else [args.input]
         cap = args.max_per_label if args.max_per_label is not None else DEFAULT_CAP
         collections = [load_builtin(name, args.data_root, cap, args.seed) for name in names]
-    elif Path(args.dataset).exists():  # the reader names what is wrong with it (a folder, unreadable...)
+    elif Path(args.input).exists():  # the reader names what is wrong with it (a folder, unreadable...)
         from pragmeter.datasets.collection import collection_from_file
 
-        collections = [collection_from_file(args.dataset, args.column, args.label_column, args.pair_column,
+        collections = [collection_from_file(args.input, args.column, args.label_column, args.pair_column,
                                             args.compare, args.max_per_label, args.seed)]
     else:
-        raise PragmeterError(f"{args.dataset!r} is neither a file nor a built-in dataset "
+        raise PragmeterError(f"{args.input!r} is neither a file nor a built-in dataset "
                              f"({', '.join(BUILTINS)}, all)")
     output = Path(args.output)
     refuse_existing([output / f"profile_{c.name}.json" for c in collections]

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_overwrite_option, positive_int, refuse_existing, torch_device
+from pragmeter.cli.common import add_input_option, add_overwrite_option, positive_int, refuse_existing, torch_device
 
 
 def register(subparsers) -> None:
@@ -17,7 +17,7 @@ def register(subparsers) -> None:
                     "opens offline), OUTPUT/index.html and the plots as PNG in OUTPUT/plots/. Harness results with "
                     "logged samples that have no stratified result yet are stratified first (ImpScore, cached "
                     "embeddings); hate_detection is stratified on its hateful items, as in the paper's Figure 7.")
-    parser.add_argument("results_dir", help="folder with results (searched recursively)")
+    add_input_option(parser, "folder with results (searched recursively)")
     parser.add_argument("--output", default=None, help="report folder (default: RESULTS_DIR/report)")
     add_overwrite_option(parser)
     parser.add_argument("--no-stratify", action="store_true", help="do not stratify logged samples first")
@@ -30,7 +30,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from pragmeter.analysis.report import render
 
-    results_dir = Path(args.results_dir)
+    results_dir = Path(args.input)
     output = Path(args.output) if args.output else results_dir / "report"
     refuse_existing([output / "index.html"], args.overwrite)
     if not args.no_stratify and results_dir.is_dir():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pragmeter.cli.common import add_impscore_options, add_overwrite_option, load_model, refuse_existing
+from pragmeter.cli.common import add_input_option, add_impscore_options, add_overwrite_option, load_model, refuse_existing
 from pragmeter.errors import PragmeterError
 
 
@@ -18,9 +18,10 @@ def register(subparsers) -> None:
                     "predictions table (text, gold, prediction), a samples_<task>.jsonl of `pragmeter eval "
                     "--log-samples`, or a results folder holding such logs. The paper's hate-detection experiment "
                     "for any LLM: pragmeter eval --tasks hate_detection --log-samples --output R …; "
-                    "pragmeter stratify R --gold-value yes.")
-    parser.add_argument("input", help="predictions table, samples JSONL, or harness results folder")
-    parser.add_argument("--text-column", default="text", help="text column of a table (default: text)")
+                    "pragmeter analyze stratify --input R --gold-value yes.")
+    add_input_option(parser, "predictions table, samples JSONL, or harness results folder")
+    parser.add_argument("--column", "--text-column", dest="text_column", default="text",
+                        help="text column of a table (default: text)")
     parser.add_argument("--gold-column", default="gold", help="gold label column of a table (default: gold)")
     parser.add_argument("--prediction-column", default="prediction",
                         help="predicted label column of a table (default: prediction); missing = wrong")

@@ -26,6 +26,10 @@ def _common(parser: argparse.ArgumentParser, lr: float, max_length: int) -> None
     parser.add_argument("--select-on", choices=["macro_f1", "accuracy"], default="macro_f1",
                         help="validation metric for model selection (default macro_f1)")
     parser.add_argument("--eval-batch-size", type=positive_int, default=128)
+    parser.add_argument("--no-length-grouping", action="store_true",
+                        help="plain shuffled batches (default: batches of similar token length, which pad less)")
+    parser.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
+                        help="autocast: auto (bf16 on CUDA, fp32 on CPU), fp32, or bf16 (also on CPU)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", type=torch_device, default=None, help="cpu, cuda… (default: cuda when available)")
     parser.add_argument("--work-dir", default=None,
@@ -81,7 +85,8 @@ def _train(args: argparse.Namespace, data) -> int:
     config = FineTuneConfig(epochs=args.epochs, batch_size=args.batch_size, grad_accumulation=args.grad_accumulation,
                          lr=args.lr, weight_decay=args.weight_decay, warmup_ratio=args.warmup_ratio,
                          max_length=args.max_length, seed=args.seed, select_on=args.select_on,
-                         eval_batch_size=args.eval_batch_size)
+                         eval_batch_size=args.eval_batch_size, group_by_length=not args.no_length_grouping,
+                         precision=args.precision)
     work = Path(args.work_dir) if args.work_dir else output.with_name(output.name + ".work")
     command = "pragmeter " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     run_recipe(data, args.encoder, config, output, work, args.device, command, not args.no_progress)
