@@ -48,12 +48,12 @@ def choice_ok(work: Path, out: str, err: str) -> None:
 
 DOCUMENT_READERS = [
     DocumentReader("evaluate ranking", RANKING,
-                   lambda p, w, fx: ["evaluate", "ranking", p, "--output", w / "out.json"],
+                   lambda p, w, fx: ["impscore", "evaluate", "ranking", "--input", p, "--output", w / "out.json"],
                    ({"groups": {"noise": ["a", "b"]}}, r'expected an object with a non-empty "groups" list'),
                    ({"groups": [{"id": "g", "sentences": ["Only one."]}]},
                     r"item 0, field 'sentences': expected a list of at least 2"), ranking_ok),
     DocumentReader("evaluate choice", CHOICE,
-                   lambda p, w, fx: ["evaluate", "choice", p, "--output", w / "out.json"],
+                   lambda p, w, fx: ["impscore", "evaluate", "choice", "--input", p, "--output", w / "out.json"],
                    ({"items": [["a", "b"]]}, r"item 0: expected an object"),
                    ({"items": [{"options": ["a", "b"], "answer": 0}]},
                     r"item 0, field 'reference': expected a non-empty string"), choice_ok),

@@ -133,7 +133,7 @@ READERS = [
            lambda p, w, fx: ["predict", "--model", fx["classifier"], "--input", p, "--output", w / "out.csv",
                              "--device", "cpu", "--no-progress"], "mark", check_predict),
     Reader("drinq-nli", DRINQ_GOOD, "question",
-           lambda p, w, fx: ["drinq-nli", "--model", fx["classifier"], "--path", p, "--output", w / "o.json",
+           lambda p, w, fx: ["classifier", "drinq-nli", "--model", fx["classifier"], "--input", p, "--output", w / "o.json",
                              "--device", "cpu", "--no-progress"], "refuse", None),
     Reader("eval hate_detection.path", {"text": GOOD, "label": ["1", "0"]}, "text", _eval("hate_detection"),
            "refuse", check_eval("hate_detection", 1)),

@@ -31,7 +31,7 @@ def battery_slice(tmp_path, n=6) -> Path:
 @pytest.mark.parametrize("extra", [[], ["--baseline", "hedging"]])
 def test_evaluate_battery_slice(tmp_path, capsys, extra):
     out = tmp_path / "out.json"
-    assert main(["evaluate", "battery", str(battery_slice(tmp_path)), "--output", str(out), *extra]) == 0
+    assert main(["impscore", "evaluate", "battery", "--input", str(battery_slice(tmp_path)), "--output", str(out), *extra]) == 0
     printed = capsys.readouterr().out
     result = json.loads(out.read_text())
     assert result["items"] == 6 and len(result["per_item"]) == 6

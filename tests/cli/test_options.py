@@ -119,14 +119,16 @@ def test_model_with_an_absent_hub_encoder_fails_fast_offline(tmp_path):
     assert time.monotonic() - started < 60  # start-up only (was 78 s of hub retries)
 
 
-@pytest.mark.parametrize("command", ["profile", "stratify", "correlate", "report"])
-def test_analyze_commands_read_their_input_from_dash_dash_input(capsys, command):
-    extra = ["--x", "a", "--y", "b"] if command == "correlate" else []
-    assert refused(capsys, "analyze", command, *extra).endswith(
-        f"pragmeter analyze {command}: error: the following arguments are required: --input "
-        f"(see pragmeter analyze {command} --help)")
-    assert "give the input once" in refused(capsys, "analyze", command, "a.csv", "--input", "b.csv", *extra)
-    usage = subprocess.run([sys.executable, "-m", "pragmeter", "analyze", command, "--help"], capture_output=True,
+@pytest.mark.parametrize("command", [("analyze", "profile"), ("analyze", "stratify"), ("analyze", "correlate"),
+                                     ("analyze", "report"), ("impscore", "evaluate", "ranking"),
+                                     ("impscore", "evaluate", "choice"), ("impscore", "evaluate", "battery")])
+def test_commands_read_their_input_from_dash_dash_input(capsys, command):
+    extra = ["--x", "a", "--y", "b"] if command[-1] == "correlate" else []
+    name = " ".join(command[:2])
+    assert refused(capsys, *command, *extra).startswith(
+        f"pragmeter {name}: error: the following arguments are required: --input")
+    assert "give the input once" in refused(capsys, *command, "a.csv", "--input", "b.csv", *extra)
+    usage = subprocess.run([sys.executable, "-m", "pragmeter", *command, "--help"], capture_output=True,
                            text=True, env={**os.environ, "PYTHONPATH": SRC}).stdout
     assert "--input INPUT" in usage and "input_positional" not in usage
 

@@ -86,11 +86,12 @@ def add_data_root_option(parser: argparse.ArgumentParser) -> None:
                         help="folder with the upstream data files (default: $PRAGMETER_DATA, else ../shared/data)")
 
 
-def add_embedding_cache_options(parser: argparse.ArgumentParser) -> None:
-    """``--cache DIR`` / ``--no-cache`` for the on-disk embedding cache (``--cache-dir`` is the old name)."""
+def add_embedding_cache_options(parser: argparse.ArgumentParser, no_cache: bool = True) -> None:
+    """``--cache DIR`` (and ``--no-cache``) for the on-disk embedding cache (``--cache-dir`` is the old name)."""
     parser.add_argument("--cache", default=None, help="embedding cache folder (default: $PRAGMETER_CACHE/embeddings)")
     parser.add_argument("--cache-dir", dest="cache", action=RenamedFlag, new="--cache")
-    parser.add_argument("--no-cache", action="store_true", help="do not reuse or store embeddings on disk")
+    if no_cache:
+        parser.add_argument("--no-cache", action="store_true", help="do not reuse or store embeddings on disk")
 
 
 def add_llm_options(parser: argparse.ArgumentParser, role: str = "model under test") -> None:
@@ -101,12 +102,14 @@ def add_llm_options(parser: argparse.ArgumentParser, role: str = "model under te
                              "seed, top_p, concurrency, timeout, max_retries")
 
 
-def add_input_option(parser: argparse.ArgumentParser, help: str) -> None:
-    """``--input``, required, as on every command that reads one file or folder. The positional form these
-    commands used to take is still accepted for one release (hidden; :func:`resolve_input` says the new form)."""
-    parser.add_argument("--input", help=help + " (required)")
-    parser.add_argument("input_positional", nargs="?", default=None, help=argparse.SUPPRESS)
-    parser.set_defaults(input_required=True)
+def add_input_option(parser: argparse.ArgumentParser, help: str, required: bool = True,
+                     legacy_positional: bool = True) -> None:
+    """``--input``, as on every command that reads one file or folder. The positional form these commands used
+    to take is still accepted for one release (hidden; :func:`resolve_input` says the new form)."""
+    parser.add_argument("--input", help=help + (" (required)" if required else ""))
+    if legacy_positional:
+        parser.add_argument("input_positional", nargs="?", default=None, help=argparse.SUPPRESS)
+    parser.set_defaults(input_required=required)
 
 
 def resolve_input(args: argparse.Namespace) -> str | None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option, add_overwrite_option, refuse_existing
+from pragmeter.cli.common import add_data_root_option, add_overwrite_option, add_progress_option, refuse_existing
 from pragmeter.errors import PragmeterError
 
 
@@ -42,7 +42,7 @@ def register(subparsers) -> None:
     parser.add_argument("--log-samples", action="store_true", help="write every prompt, answer, parse and gold")
     parser.add_argument("--cache", default=None, help="response cache file (default OUTPUT/cache/responses.jsonl)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_option(parser)
     add_data_root_option(parser)
     parser.set_defaults(func=run)
 

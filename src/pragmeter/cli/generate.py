@@ -11,7 +11,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option
+from pragmeter.cli.common import add_data_root_option, add_input_option, add_progress_option
 from pragmeter.errors import PragmeterError
 
 
@@ -27,7 +27,7 @@ def _llm_options(parser: argparse.ArgumentParser) -> None:
                         help="new samples asked for an empty, refused or malformed answer before dropping it (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="seed of names, splits, negatives and option order")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_progress_option(parser)
 
 
 def register(subparsers) -> None:
@@ -102,10 +102,10 @@ def register(subparsers) -> None:
 
     baseline = kinds.add_parser(
         "inli-hypothesis-baseline", help="INLI hypothesis-only classifier (paper appendix D artefact check)",
-        description="TF-IDF + logistic regression on hypotheses alone. Without FILE: trained on the INLI train "
-                    "split, tested on the test split. With FILE (INLI CSV schema): tested on FILE after training "
+        description="TF-IDF + logistic regression on hypotheses alone. Without --input: trained on the INLI train "
+                    "split, tested on the test split. With --input FILE (INLI CSV schema): tested on FILE after training "
                     "on --train, or 5-fold cross-validated within FILE (folds by premise) when --train is not given.")
-    baseline.add_argument("file", nargs="?", default=None, help="INLI-schema CSV to test (e.g. generated)")
+    add_input_option(baseline, "INLI-schema CSV to test (e.g. generated; default: the INLI test split)", required=False)
     baseline.add_argument("--train", default=None, help="INLI-schema CSV to train on")
     baseline.add_argument("--seed", type=int, default=0)
     add_data_root_option(baseline)
@@ -185,6 +185,6 @@ def run_agreement(args: argparse.Namespace) -> int:
 def run_baseline(args: argparse.Namespace) -> int:
     from pragmeter.generate.hypothesis_baseline import format_result, run_hypothesis_baseline
 
-    result = run_hypothesis_baseline(args.file, args.train, root=args.data_root, seed=args.seed)
+    result = run_hypothesis_baseline(args.input, args.train, root=args.data_root, seed=args.seed)
     print(format_result(result))
     return 0

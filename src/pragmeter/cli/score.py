@@ -6,7 +6,7 @@ import argparse
 import sys
 
 
-from pragmeter.cli.common import add_impscore_options, load_model
+from pragmeter.cli.common import add_impscore_options, add_progress_option, load_model
 from pragmeter.errors import PragmeterError
 from pragmeter.scale.options import add_arguments as add_ray_options
 
@@ -24,7 +24,7 @@ def register(subparsers) -> None:
     parser.add_argument("--column", default="text", help="text column of --input (default: text)")
     parser.add_argument("--output", help="output file (format from its extension)")
     parser.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_option(parser)
     parser.add_argument("--strict", action="store_true", help="exit 1 when any row could not be scored")
     parser.add_argument("--no-cache", action="store_true",
                         help="do not reuse or store embeddings in the on-disk cache (used by resumed file jobs)")

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_overwrite_option, positive_int, refuse_existing, torch_device
+from pragmeter.cli.common import add_overwrite_option, add_progress_option, positive_int, refuse_existing, torch_device
 from pragmeter.errors import PragmeterError
 
 
@@ -28,7 +28,7 @@ def register(subparsers) -> None:
     parser.add_argument("--output", required=True, help="output folder")
     add_overwrite_option(parser)
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_option(parser)
     parser.add_argument("--impscore", default=None, help="ImpScore model name or folder (default: the shipped one)")
     parser.add_argument("--batch-size", type=positive_int, default=64, help="ImpScore encoder batch size (default 64)")
     parser.add_argument("--device", type=torch_device, default=None, help="ImpScore torch device (default: best available)")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pragmeter.cli.common import add_input_option, add_impscore_options, add_overwrite_option, load_model, refuse_existing
+from pragmeter.cli.common import (add_impscore_options, add_input_option, add_overwrite_option, load_model,
+                                  refuse_existing)
 from pragmeter.errors import PragmeterError
 
 

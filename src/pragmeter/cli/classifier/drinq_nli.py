@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option, positive_int, torch_device
+from pragmeter.cli.common import (RenamedFlag, add_data_root_option, add_input_option, add_progress_option,
+                                  positive_int, torch_device)
 
 
 def register(subparsers) -> None:
@@ -19,13 +20,15 @@ def register(subparsers) -> None:
     parser.add_argument("--model", required=True, help="INLI classifier folder (4-way or 3-way)")
     parser.add_argument("--output", default=None, help="results JSON to write")
     parser.add_argument("--predictions", default=None, help="per-item table to write (csv, jsonl, parquet…)")
-    parser.add_argument("--path", default=None, help="your own file in the DRInQ CSV schema instead of the release")
+    add_input_option(parser, "your own file in the DRInQ CSV schema (default: the release)", required=False,
+                     legacy_positional=False)
+    parser.add_argument("--path", dest="input", action=RenamedFlag, new="--input")
     parser.add_argument("--limit", type=int, default=None, help="first N items only")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument("--batch-size", type=positive_int, default=64)
     parser.add_argument("--device", type=torch_device, default=None)
     parser.add_argument("--overwrite", action="store_true")
-    parser.add_argument("--no-progress", action="store_true")
+    add_progress_option(parser)
     add_data_root_option(parser)
     parser.set_defaults(func=run)
 
@@ -41,14 +44,14 @@ def run(args: argparse.Namespace) -> int:
 
     for target in filter(None, (args.output, args.predictions)):
         check_output(target, args.overwrite)
-    metrics, rows = evaluate_drinq(args.model, args.data_root, args.path, args.limit, args.device, args.batch_size,
+    metrics, rows = evaluate_drinq(args.model, args.data_root, args.input, args.limit, args.device, args.batch_size,
                                    args.seed, progress=not args.no_progress)
     for name in ("consensus", "implied_comment"):
         m = metrics[name]
         print(f"accuracy vs {name}: {m['accuracy']:.4f} (95% CI {m['ci95'][0]:.4f}–{m['ci95'][1]:.4f}), "
               f"n={metrics['n']}")
     if args.output:
-        checksums = {args.path: sha256_of(Path(args.path))} if args.path else dataset_checksums(list(FILES))
+        checksums = {args.input: sha256_of(Path(args.input))} if args.input else dataset_checksums(list(FILES))
         write_json_atomic(args.output, {"task": "drinq-nli", "model": str(args.model), "limit": args.limit,
                                         "command": list(sys.argv), "run": RunRecord.now().to_dict(),
                                         "dataset_checksums": checksums, **metrics})

@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pragmeter.cli.common import RenamedFlag, add_data_root_option, add_model_options, load_model
+from pragmeter.cli.common import (add_data_root_option, add_embedding_cache_options, add_input_option,
+                                  add_model_options, load_model)
 
 
 def register(subparsers) -> None:
@@ -18,27 +19,26 @@ def register(subparsers) -> None:
     corpus.add_argument("--corpus", default=None, help="corpus file (default: build it from the data root)")
     corpus.add_argument("--split", default="test", help="split to evaluate (default test)")
     corpus.add_argument("--seed", type=int, default=0, help="corpus seed when building it (default 0)")
-    corpus.add_argument("--cache", default=None, help="embedding cache folder (default: $PRAGMETER_CACHE/embeddings)")
-    corpus.add_argument("--cache-dir", dest="cache", action=RenamedFlag, new="--cache")
+    add_embedding_cache_options(corpus, no_cache=False)
     add_data_root_option(corpus)
     corpus.set_defaults(func=run_corpus)
 
     ranking = kinds.add_parser("ranking", help="Kendall τ / Spearman ρ on groups ordered explicit → implicit",
                                description="FILE is JSON: {\"groups\": [{\"id\": ..., \"sentences\": [most explicit, ..., "
                                            "most implicit]}]}")
-    ranking.add_argument("file")
+    add_input_option(ranking, "ranking file (JSON)")
     ranking.set_defaults(func=run_ood)
 
     choice = kinds.add_parser("choice", help="accuracy of choosing the pragmatically closest option",
                               description="FILE is JSON: {\"items\": [{\"id\": ..., \"reference\": ..., \"options\": [...], "
                                           "\"answer\": index}]}")
-    choice.add_argument("file")
+    add_input_option(choice, "choice file (JSON)")
     choice.set_defaults(func=run_ood)
 
     battery = kinds.add_parser("battery", help="pragmatics battery: utterance above its plain statement, and choice",
                                description="FILE is JSON: {\"items\": [{\"id\": ..., \"category\": ..., \"utterance\": "
                                            "..., \"options\": [...], \"answer\": index of the plain statement}]}")
-    battery.add_argument("file")
+    add_input_option(battery, "battery file (JSON)")
     battery.set_defaults(func=run_ood)
 
     politeness = kinds.add_parser(
@@ -132,7 +132,7 @@ def run_ood(args: argparse.Namespace) -> int:
 
     check = args.evaluate_kind
     _check_output(args)
-    items = getattr(ood, f"load_{check}")(args.file)
+    items = getattr(ood, f"load_{check}")(args.input)
     model = _scorer(args)
     result = getattr(ood, f"evaluate_{check}")(model, items)
     print(f"model: {model.signature()}")
@@ -146,7 +146,7 @@ def run_ood(args: argparse.Namespace) -> int:
         _print_categories(result["per_category"], ("implicitness_accuracy", "choice_accuracy"))
     else:
         print(f"items {result['items']}  accuracy {result['accuracy']:.4f}")
-    _write(args, {"model": model.signature(), "file": args.file, **result})
+    _write(args, {"model": model.signature(), "file": args.input, **result})
     return 0
 
 

@@ -7,7 +7,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from pragmeter.cli.common import RenamedFlag, add_data_root_option, positive_int, torch_device
+from pragmeter.cli.common import add_data_root_option, add_embedding_cache_options, positive_int, torch_device
 from pragmeter.errors import PragmeterError
 
 
@@ -43,8 +43,7 @@ def register(subparsers) -> None:
                           help="weight of the hard-negative margin (used with --hard-negatives)")
     impscore.add_argument("--seed", type=int, default=0)
     impscore.add_argument("--device", type=torch_device, default="cpu")
-    impscore.add_argument("--cache", default=None, help="embedding cache folder (default: $PRAGMETER_CACHE/embeddings)")
-    impscore.add_argument("--cache-dir", dest="cache", action=RenamedFlag, new="--cache")
+    add_embedding_cache_options(impscore, no_cache=False)
     impscore.add_argument("--overwrite", action="store_true", help="write into an existing model folder")
     add_data_root_option(impscore)
     impscore.set_defaults(func=run_impscore)
