@@ -12,7 +12,6 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 import pandas as pd
 import torch
 from pragmeter.encoders import embeddings_dir
@@ -23,25 +22,11 @@ from pragmeter.impscore import ood
 
 ENC = os.environ.get("PRAGMETER_ABLATION_ENCODER", "all-MiniLM-L6-v2")
 CACHE = embeddings_dir()
-D = Path(ood.__file__).with_name("ood_data")
-SETS = {"check_rank": ood.load_ranking(D / "check_ranking.json"), "dev_rank": ood.load_ranking(D / "dev_ranking.json"),
-        "check_choice": ood.load_choice(D / "check_choice.json"), "dev_choice": ood.load_choice(D / "dev_choice.json"),
-        "battery": ood.load_battery(D / "dev_battery.json")}
 cache = EmbeddingCache(CACHE, ENC)
 
 
 def ood_eval(heads):
-    m = ImpScore(heads, ENC, embedding_cache=cache)
-    out = {}
-    for k, v in SETS.items():
-        if "rank" in k:
-            out[k] = round(ood.evaluate_ranking(m, v)["kendall_tau"], 3)
-        elif "choice" in k:
-            out[k] = round(ood.evaluate_choice(m, v)["accuracy"], 3)
-        else:
-            r = ood.evaluate_battery(m, v)
-            out["bat_imp"] = round(r["implicitness_accuracy"], 3); out["bat_choice"] = round(r["choice_accuracy"], 3)
-    return out
+    return ood.evaluate_development_sets(ImpScore(heads, ENC, embedding_cache=cache))
 
 
 def subset(splits, keep):

@@ -146,3 +146,17 @@ def _write(tmp_path, name, payload):
     path = tmp_path / name
     path.write_text(json.dumps(payload), encoding="utf-8")
     return path
+
+
+def test_development_set_summary_matches_the_single_evaluators():
+    from pragmeter.impscore.ood import evaluate_choice, evaluate_development_sets
+
+    baseline = HedgingBaseline()
+    summary = evaluate_development_sets(baseline, digits=6)
+    assert set(summary) == {"check_rank", "dev_rank", "check_choice", "dev_choice", "bat_imp", "bat_choice"}
+    assert summary["dev_rank"] == round(evaluate_ranking(baseline, load_ranking(OOD / "dev_ranking.json"))["kendall_tau"], 6)
+    assert summary["dev_choice"] == round(evaluate_choice(baseline, load_choice(OOD / "dev_choice.json"))["accuracy"], 6)
+    battery = evaluate_battery(baseline, load_battery(OOD / "dev_battery.json"))
+    assert (summary["bat_imp"], summary["bat_choice"]) == (round(battery["implicitness_accuracy"], 6),
+                                                          round(battery["choice_accuracy"], 6))
+    assert summary["dev_rank"] > 0.05  # the hedge-word count orders our groups a little better than chance

@@ -206,3 +206,27 @@ def evaluate_graded(model, texts: Sequence[str], ratings: Sequence[float], n_res
     return {**spearman_with_ci(scores, ratings, n_resamples, seed),
             "bootstrap": BOOTSTRAP_SIGNATURE.format(n=n_resamples, seed=seed),
             "mean_score": float(np.mean(scores)), "scores": [float(s) for s in scores]}
+
+
+DEVELOPMENT_SETS = {"check_rank": "check_ranking.json", "dev_rank": "dev_ranking.json",
+                    "check_choice": "check_choice.json", "dev_choice": "dev_choice.json", "battery": "dev_battery.json"}
+
+
+def evaluate_development_sets(model, digits: int = 3) -> dict:
+    """The headline figures of the packaged development sets (``ood_data/``), as model selection reads them:
+    mean Kendall τ of the ranking sets, accuracy of the choice sets, and the battery's two accuracies."""
+    from pathlib import Path
+
+    folder = Path(__file__).with_name("ood_data")
+    out = {}
+    for name, file in DEVELOPMENT_SETS.items():
+        path = folder / file
+        if name.endswith("rank"):
+            out[name] = round(evaluate_ranking(model, load_ranking(path))["kendall_tau"], digits)
+        elif name.endswith("choice"):
+            out[name] = round(evaluate_choice(model, load_choice(path))["accuracy"], digits)
+        else:
+            result = evaluate_battery(model, load_battery(path))
+            out["bat_imp"] = round(result["implicitness_accuracy"], digits)
+            out["bat_choice"] = round(result["choice_accuracy"], digits)
+    return out
