@@ -17,7 +17,7 @@ from pragmeter.classify.training import FineTuneConfig
 from pragmeter.cli import main
 
 # Few steps on CPU: a faster-learning head so that the loss visibly falls within 16 optimizer steps.
-CONFIG = FineTuneConfig(epochs=4, batch_size=8, lr=1e-4, head_lr_scale=10, warmup_ratio=0.0, max_length=64,
+CONFIG = FineTuneConfig(epochs=4, batch_size=8, lr=2e-4, head_lr_scale=10, warmup_ratio=0.0, max_length=64,
                      eval_batch_size=64)
 
 
