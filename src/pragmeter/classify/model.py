@@ -23,6 +23,12 @@ INPUT_KINDS = ("pair", "single")
 PRECISIONS = ("auto", "fp32", "bf16")  # auto: bf16 autocast on CUDA, fp32 on CPU
 
 
+def check_precision(precision: str) -> str:
+    if precision not in PRECISIONS:
+        raise PragmeterError(f"--precision must be one of {', '.join(PRECISIONS)}")
+    return precision
+
+
 @dataclass
 class ClassifierSettings:
     """What pragmeter needs besides the transformers config to use a model folder."""
@@ -48,13 +54,11 @@ def pick_device(device: str | None) -> torch.device:
 class TextClassifier:
     def __init__(self, model, tokenizer, settings: ClassifierSettings, device: torch.device,
                  precision: str = "auto"):
-        if precision not in PRECISIONS:
-            raise PragmeterError(f"--precision must be one of {', '.join(PRECISIONS)}")
+        self.precision = check_precision(precision)
         self.model = model.to(device)
         self.tokenizer = tokenizer
         self.settings = settings
         self.device = device
-        self.precision = precision
 
     @property
     def labels(self) -> list[str]:

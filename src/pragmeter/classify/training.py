@@ -52,12 +52,11 @@ class FineTuneConfig:
     precision: str = "auto"  # auto | fp32 | bf16 (autocast); auto = bf16 on CUDA, fp32 on CPU
 
     def __post_init__(self):
-        from pragmeter.classify.model import PRECISIONS
+        from pragmeter.classify.model import check_precision
 
         if self.select_on not in SELECT_ON:
             raise PragmeterError(f"--select-on must be one of {', '.join(SELECT_ON)}")
-        if self.precision not in PRECISIONS:
-            raise PragmeterError(f"--precision must be one of {', '.join(PRECISIONS)}")
+        check_precision(self.precision)
         for name in ("epochs", "batch_size", "grad_accumulation", "max_length", "eval_batch_size"):
             if getattr(self, name) < 1:
                 raise PragmeterError(f"{name.replace('_', '-')} must be at least 1")
