@@ -3,7 +3,8 @@
     python tools/impscore_ablation.py CORPUS[,CORPUS…] '[{"name": "all"}, {"name": "fig", "keep": "fig", "seeds": [0, 1, 2]}]'
 
 Each variant is a JSON object: ``keep`` (source list, or "fig" for every non-paper source), ``drop`` (sources),
-``seeds``, and TrainConfig fields by short name (alpha, epochs, gamma1, gamma2, dim, hn = hard_negatives,
+``seeds``, ``drop_origin`` (regex: corpus rows whose origin matches are left out), ``by_category`` (also print
+dev_ranking τ per category), and TrainConfig fields by short name (alpha, epochs, gamma1, gamma2, dim, hn = hard_negatives,
 ha = hard_alpha). The corpus is embedded once (cached); every variant prints one JSON line per seed with the test
 accuracies and the OOD figures: Kendall τ on check/dev ranking, accuracy on check/dev choice, and the battery's
 two checks. Selection uses these development sets only, never a test split.
@@ -29,6 +30,12 @@ def ood_eval(heads):
     return ood.evaluate_development_sets(ImpScore(heads, ENC, embedding_cache=cache))
 
 
+def dev_rank_by_category(heads):
+    result = ood.evaluate_ranking(ImpScore(heads, ENC, embedding_cache=cache),
+                                  ood.load_ranking(ood.DATA_DIR / "dev_ranking.json"))
+    return {c: round(m["kendall_tau"], 3) for c, m in result["per_category"].items()}
+
+
 def subset(splits, keep):
     res = {}
     for name, s in splits.items():
@@ -52,6 +59,9 @@ if __name__ == "__main__":
         keep = v.get("keep"); drop = set(v.get("drop", []))
         sel = (lambda s: (keep is None or s in keep or (keep == "fig" and s not in PAPER)) and s not in drop)
         sp = subset(splits, sel)
+        if v.get("drop_origin"):  # e.g. written groups of some categories: filter rows, re-read the (cached) embeddings
+            rows = corpus[~corpus["origin"].fillna("").str.contains(v["drop_origin"], regex=True)]
+            sp = subset(embed_corpus(rows, ENC, CACHE, show_progress=False), sel)
         for seed in v.get("seeds", [0]):
             cfg = TrainConfig(encoder=ENC, alpha=v.get("alpha", 8.0), epochs=v.get("epochs", 30), seed=seed,
                               gamma1=v.get("gamma1", 0.5), gamma2=v.get("gamma2", 0.7), dim=v.get("dim", 64),
@@ -59,4 +69,5 @@ if __name__ == "__main__":
             t = time.time(); r = train_heads(sp, cfg, show_progress=False)
             print(json.dumps({"v": v.get("name"), "seed": seed, "imp": round(r.test["implicitness_accuracy"], 4),
                               "prag": round(r.test["pragmatics_accuracy"], 4), **ood_eval(r.heads),
+                              **({"dev_rank_by_category": dev_rank_by_category(r.heads)} if v.get("by_category") else {}),
                               "sec": round(time.time() - t)}), flush=True)

@@ -24,8 +24,12 @@ Any scorer with ``score(texts)`` and ``pragmatic_distance(a, b)`` can be evaluat
 
 from __future__ import annotations
 
+import functools
+import json
 import os
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from collections.abc import Sequence
 
 import numpy as np
@@ -208,19 +212,56 @@ def evaluate_graded(model, texts: Sequence[str], ratings: Sequence[float], n_res
             "mean_score": float(np.mean(scores)), "scores": [float(s) for s in scores]}
 
 
+DATA_DIR = Path(__file__).with_name("ood_data")  # the packaged development sets
 DEVELOPMENT_SETS = {"check_rank": "check_ranking.json", "dev_rank": "dev_ranking.json",
                     "check_choice": "check_choice.json", "dev_choice": "dev_choice.json", "battery": "dev_battery.json"}
+
+
+def development_sentences() -> list[str]:
+    """Every sentence of the packaged development sets (ranking sentences, choice references and options, battery
+    utterances and options): training data must not contain them."""
+    out = []
+    for path in sorted(DATA_DIR.glob("*.json")):
+        document = json.loads(path.read_text(encoding="utf-8"))
+        for item in document.get("groups", []) + document.get("items", []):
+            out += item.get("sentences", []) + item.get("options", [])
+            out += [item[key] for key in ("reference", "utterance") if key in item]
+    return out
+
+
+_STOP = frozenset("the and for you your with that this are was were have has had not but all can our out its it's i'm "
+                  "just get got him her his she they them their there what when who will would could should about "
+                  "been from into more some than then very too one any did does don't that's i've i'd you're "
+                  "we're".split())
+_WORD = re.compile(r"[a-z']+")
+
+
+def content_words(text: str) -> frozenset[str]:
+    """Lower-cased words of three letters or more, without common function words (for near-copy checks)."""
+    return frozenset(w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in _STOP)
+
+
+@functools.lru_cache(maxsize=1)
+def _development_words() -> tuple[tuple[str, frozenset[str]], ...]:
+    return tuple((t, content_words(t)) for t in dict.fromkeys(development_sentences()))
+
+
+def close_development_sentence(text: str, threshold: float = 0.5) -> str | None:
+    """A development-set sentence whose content words overlap ``text``'s by Jaccard >= ``threshold`` (a near copy
+    that training data written for pragmeter must not contain), else None."""
+    mine = content_words(text)
+    for sentence, words in _development_words():
+        if mine and words and len(mine & words) / len(mine | words) >= threshold:
+            return sentence
+    return None
 
 
 def evaluate_development_sets(model, digits: int = 3) -> dict:
     """The headline figures of the packaged development sets (``ood_data/``), as model selection reads them:
     mean Kendall τ of the ranking sets, accuracy of the choice sets, and the battery's two accuracies."""
-    from pathlib import Path
-
-    folder = Path(__file__).with_name("ood_data")
     out = {}
     for name, file in DEVELOPMENT_SETS.items():
-        path = folder / file
+        path = DATA_DIR / file
         if name.endswith("rank"):
             out[name] = round(evaluate_ranking(model, load_ranking(path))["kendall_tau"], digits)
         elif name.endswith("choice"):

@@ -1,10 +1,12 @@
-"""Pairs whose explicit side an LLM wrote with the ImpScore paper's Appendix A.1 prompts (the paper did this for
-~35k of its 56k pairs). Ours come from `pragmeter generate pairs` run against the local Qwen2.5-Coder-1.5B-Instruct
-(Q4_K_M GGUF, llama.cpp) and are committed as small project data in ``pragmeter/data/generated/`` with the generator
-model, prompt hash, input row and upstream id of every row, so training never needs the LLM again.
+"""Pairs whose explicit side an LLM wrote with the ImpScore paper's Appendix A.1 prompts (the paper did this for ~35k of
+its 56k pairs). Ours come from `pragmeter generate pairs` run against the local Qwen2.5-Coder-1.5B-Instruct (Q4_K_M
+GGUF, llama.cpp) and are committed as small project data in ``pragmeter/data/generated/`` with the generator model,
+prompt hash, input row and upstream id of every row, so training never needs the LLM again.
+``written_graded_everyday`` is different: whole graded groups (with distractors) written for pragmeter by Claude
+writing sessions, not rewrites of upstream text.
 
-A 1.5B model often frames its answer ("The hate speech implies that ...") or copies the input: the framing is cut,
-and copies (word Jaccard ≥ 0.7) and rewrites that add content (over 2x the words + 10) are dropped and counted.
+A 1.5B model often frames its answer ("The hate speech implies that ...") or copies the input: the framing is cut, and
+copies (word Jaccard ≥ 0.7) and rewrites that add content (over 2x the words + 10) are dropped and counted.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pragmeter.datasets.pairs.base import SourcePairs, folder_licence
+from pragmeter.datasets.pairs.base import SourcePairs, folder_licence, text
 from pragmeter.errors import DataError
 
 GENERATED_DIR = Path(__file__).resolve().parents[2] / "data" / "generated"
@@ -27,12 +29,20 @@ FILES = {
     "llm_dghsd_dev": ("llm_dghsd_dev.parquet", "dghsd",
                       "DynaHate dev 'animosity' hate -> LLM-written explicit statement (paper's DGHSD prompt)"),
 }
-# Graded groups from `pragmeter generate graded` (level 1 = the upstream direct sentence, 2 hedged, 3 indirect,
-# 4 hint): every more implicit level is paired with every less implicit one of its group.
+# Graded groups (level 1 = the direct sentence, 2 hedged, 3 indirect, 4 off-record): every more implicit level is
+# paired with every less implicit one of its group. source name -> (file, upstream data folder of level 1 or None
+# when the whole group was written for pragmeter, who wrote the levels, description).
 GRADED = {
-    "llm_graded_capp": ("llm_graded_capp.parquet", "capp",
+    "llm_graded_capp": ("llm_graded_capp.parquet", "capp", "Qwen2.5-Coder-1.5B",
                         "CAPP train direct requests -> LLM-written hedged / indirect / hint rewrites (graded groups)"),
+    "written_graded_everyday": (
+        "written_graded_everyday.parquet", None, "Claude (Anthropic) writing sessions",
+        "everyday speech acts and figures in 8 domains, each meaning written at 4 levels of explicitness, with "
+        "word-sharing distractors as hard negatives (graded groups)"),
 }
+# Optional columns of a graded file: distractors that share words with level 3/4 but mean something else, used as
+# the hard negatives of the pairs whose implicit side is that level.
+DISTRACTOR_COLUMNS = {3: ("level3_distractor",), 4: ("level4_distractor1", "level4_distractor2")}
 LEVEL_COLUMNS = ("level1", "level2", "level3", "level4")
 _FRAMING = re.compile(
     r"^(?:in (?:the|this) (?:given )?(?:text|sentence),?\s*)?(?:the|this) (?:given )?(?:hate speech|sentence|text|"
@@ -83,22 +93,28 @@ def _read(path: Path, required: tuple[str, ...]) -> pd.DataFrame:
 def read_graded(name: str, folder: Path | None = None) -> SourcePairs:
     """Pairs (more implicit level, less implicit level) of every shipped graded group; a group is one split unit,
     and only direct (level-1) sentences serve as other pairs' negatives."""
-    file, data_folder, description = GRADED[name]
+    file, data_folder, writer, description = GRADED[name]
     path = (folder or GENERATED_DIR) / file
-    out = SourcePairs(name, "LLM (Qwen2.5-Coder-1.5B), graded rewrites", description,
-                      licence=f"{folder_licence(data_folder)} (level 1); levels 2-4 written by Qwen2.5-Coder-1.5B "
-                              "(Apache-2.0)")
-    frame = _read(path, ("group_id", *LEVEL_COLUMNS, "input_row", "upstream_id"))
+    if data_folder is None:
+        licence = "Apache-2.0 (written for pragmeter: project data, like the code)"
+    else:
+        licence = f"{folder_licence(data_folder)} (level 1); levels 2-4 written by {writer} (Apache-2.0)"
+    out = SourcePairs(name, f"LLM ({writer}), graded rewrites", description, licence=licence)
+    provenance = ("input_row", "upstream_id") if data_folder is not None else ()
+    frame = _read(path, ("group_id", *LEVEL_COLUMNS, *provenance))
     for row in frame.itertuples(index=False):
-        levels = [(k, " ".join(str(text).split())) for k, text in enumerate((getattr(row, c) for c in LEVEL_COLUMNS), 1)
-                  if isinstance(text, str) and text.strip()]
+        levels = [(k, text(getattr(row, c))) for k, c in enumerate(LEVEL_COLUMNS, 1)]
+        levels = [(k, text) for k, text in levels if text]
         if len(levels) < 2:
             out.skipped["group with fewer than two levels"] += 1
             continue
+        where = f"{row.input_row}:{row.upstream_id}" if provenance else str(row.group_id)
         for j, (high, implicit) in enumerate(levels):
-            for low, explicit in levels[:j]:
-                out.add(implicit, explicit, f"pragmeter/data/generated/{file}#{row.input_row}:{row.upstream_id}:"
-                                            f"L{high}>L{low}", group=f"{name}:{row.group_id}", donor=low == 1)
+            distractors = [d for d in (text(getattr(row, c, None)) for c in DISTRACTOR_COLUMNS.get(high, ())) if d]
+            for i, (low, explicit) in enumerate(levels[:j]):
+                out.add(implicit, explicit, f"pragmeter/data/generated/{file}#{where}:L{high}>L{low}",
+                        group=f"{name}:{row.group_id}", donor=low == 1,
+                        hard_negative=distractors[i % len(distractors)] if distractors else None)
     return out
 
 

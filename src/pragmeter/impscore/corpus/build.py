@@ -44,11 +44,12 @@ def garbage_reason(implicit: str, explicit: str) -> str | None:
 
 
 def held_out_texts(root=None) -> set[str]:
-    """Normalised texts of the benchmarks that must stay out of training: INLI val/test, DRInQ, Emphasized-Talk,
-    ISHate dev/test."""
+    """Normalised texts that must stay out of training: the benchmarks' INLI val/test, DRInQ, Emphasized-Talk,
+    ISHate dev/test, and our own OOD development sets."""
     from pragmeter.datasets import drinq, emphasized_talk, inli, ishate
+    from pragmeter.impscore.ood import development_sentences
 
-    texts: set[str] = set()
+    texts: set[str] = {normalise(t) for t in development_sentences()}
     for split in ("val", "test"):
         frame = inli.read_split(split, root)
         for column in ("premise", "implied_entailment", "explicit_entailment", "neutral", "contradiction"):

@@ -1,0 +1,69 @@
+"""Turn the written graded groups (JSON lines from the writing sessions) into the committed corpus file.
+
+    python tools/written_groups.py W/family.jsonl@PROMPT_1 … W/civic.jsonl@PROMPT_2 \
+        --output src/pragmeter/data/generated/written_graded_everyday.parquet
+
+Each input is ``FILE.jsonl@PROMPT`` (the writing prompt it came from; its sha256 prefix is recorded per group).
+
+Checks every record (fields, four distinct levels, two level-4 distractors), drops any group one of whose sentences is
+close to a sentence of our OOD development sets (content-word Jaccard >= 0.5), so that training never sees them, and
+writes a parquet file plus ``<output>.report.json`` with the counts and drop reasons.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+
+from pragmeter.impscore.ood import close_development_sentence
+
+LEVELS = ("level1", "level2", "level3", "level4")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("inputs", nargs="+", help="FILE.jsonl@PROMPT_FILE")
+    parser.add_argument("--output", type=Path, required=True)
+    args = parser.parse_args()
+    rows, dropped = [], Counter()
+    for spec in args.inputs:
+        path, _, prompt = spec.partition("@")
+        path = Path(path)
+        prompt_sha256 = hashlib.sha256(Path(prompt).read_bytes()).hexdigest()[:16]
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            texts = [" ".join(str(record.get(k, "")).split()) for k in LEVELS]
+            distractors = record.get("level4_distractors") or []
+            if not all(texts) or len({t.casefold() for t in texts}) < 4 or len(distractors) != 2:
+                sys.exit(f"{path}: line {number}: needs four different levels and two level-4 distractors")
+            sentences = texts + distractors + [record.get("level3_distractor", "")]
+            near = [(s, h) for s in sentences if (h := close_development_sentence(s))]
+            if near:
+                dropped["a sentence close to an OOD development sentence (content-word Jaccard >= 0.5)"] += 1
+                print(f"dropped {record['group_id']}: {near[0][0]!r} ~ {near[0][1]!r}", file=sys.stderr)
+                continue
+            rows.append({"group_id": record["group_id"], "category": record["category"], "domain": record["domain"],
+                         **dict(zip(LEVELS, texts)), "level3_distractor": record.get("level3_distractor", ""),
+                         "level4_distractor1": distractors[0], "level4_distractor2": distractors[1],
+                         "input_file": path.name, "input_line": number, "prompt_sha256": prompt_sha256})
+    frame = pd.DataFrame(rows)
+    if frame["group_id"].duplicated().any():
+        sys.exit(f"duplicate group ids: {frame.loc[frame['group_id'].duplicated(), 'group_id'].tolist()[:5]}")
+    frame["generator_model"] = "Claude (Anthropic), pragmeter writing sessions, 2026-11-23"
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_parquet(args.output, index=False)
+    report = {"groups": len(frame), "dropped": dict(dropped), "per_category": frame["category"].value_counts().to_dict(),
+              "per_domain": frame["domain"].value_counts().to_dict()}
+    Path(f"{args.output}.report.json").write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
