@@ -131,7 +131,9 @@ def _run_in_background(model: Path, output: Path, *extra: str) -> subprocess.Pop
     script = (f"import sys; from pragmeter.llm.gguf_server import GgufServer; GgufServer.child_module = {FAKE_CHILD!r}; "
               f"from pragmeter.cli import main; sys.exit(main({eval_args(model, output, *extra)!r}))")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
-    return subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # Ctrl-C must reach the run even when the suite runs in the background (children start with SIGINT ignored).
+    return subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def test_ctrl_c_stops_the_run_and_its_server(fake_child, tmp_path):

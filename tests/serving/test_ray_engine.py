@@ -92,7 +92,9 @@ def test_interrupt_says_nothing_was_written(model_dir, sentences, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
     process = subprocess.Popen([sys.executable, "-m", "pragmeter", "score", "--engine", "ray", "--input",
                                 str(source), "--output", str(output), "--impscore", model_dir],
-                               env=env, stderr=subprocess.PIPE, text=True)
+                               env=env, stderr=subprocess.PIPE, text=True,
+                               # Ctrl-C must reach the job even when the suite runs in the background
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while not list(tmp_path.glob(".scored.*")) and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.2)  # the staging folder appears once Ray is up and the job is under way
