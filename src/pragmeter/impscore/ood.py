@@ -25,7 +25,6 @@ Any scorer with ``score(texts)`` and ``pragmatic_distance(a, b)`` can be evaluat
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -221,11 +220,14 @@ def development_sentences() -> list[str]:
     """Every sentence of the packaged development sets (ranking sentences, choice references and options, battery
     utterances and options): training data must not contain them."""
     out = []
-    for path in sorted(DATA_DIR.glob("*.json")):
-        document = json.loads(path.read_text(encoding="utf-8"))
-        for item in document.get("groups", []) + document.get("items", []):
-            out += item.get("sentences", []) + item.get("options", [])
-            out += [item[key] for key in ("reference", "utterance") if key in item]
+    for name, file in DEVELOPMENT_SETS.items():
+        path = DATA_DIR / file
+        if name.endswith("rank"):
+            out += [s for group in load_ranking(path) for s in group.sentences]
+        elif name.endswith("choice"):
+            out += [s for item in load_choice(path) for s in (item.reference, *item.options)]
+        else:
+            out += [s for item in load_battery(path) for s in (item.utterance, *item.options)]
     return out
 
 
