@@ -38,7 +38,10 @@ def main() -> None:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
-            record = json.loads(line)
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                sys.exit(f"{path}: line {number}: not JSON ({error.msg})")
             texts = [" ".join(str(record.get(k, "")).split()) for k in LEVELS]
             distractors = record.get("level4_distractors") or []
             if not all(texts) or len({t.casefold() for t in texts}) < 4 or len(distractors) != 2:
