@@ -142,6 +142,8 @@ def main() -> None:
     parser.add_argument("--encoder-lr", type=float, default=2e-5)
     parser.add_argument("--heads-lr", type=float, default=1e-3)
     parser.add_argument("--alpha", type=float, default=8.0)
+    parser.add_argument("--hard-alpha", type=float, default=0.0,
+                        help="weight of the pragmatic margin against the corpus's hard_negative column (0 = paper)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=int, default=None, help="first N training triplets (smoke runs)")
     args = parser.parse_args()
@@ -149,15 +151,18 @@ def main() -> None:
     torch.manual_seed(args.seed)
     corpus = pd.read_parquet(args.corpus)
     corpus["pragmatic"] = corpus["pragmatic"].fillna(True).astype(bool)
-    parts = {s: p.reset_index(drop=True) for s, p in corpus.groupby("split")}
-    if args.limit:
-        parts["train"] = parts["train"].head(args.limit)
     # Start from the frozen-encoder solution (the shipped recipe on cached embeddings).
-    config = TrainConfig(encoder=ENCODER, alpha=args.alpha, seed=args.seed)
+    config = TrainConfig(encoder=ENCODER, alpha=args.alpha, seed=args.seed,
+                         hard_negatives="source" if args.hard_alpha > 0 else "none", hard_alpha=args.hard_alpha)
     frozen = train_heads(embed_corpus(corpus, ENCODER, embeddings_dir(), show_progress=False), config, show_progress=False)
     heads = frozen.heads
     encoder = SplitEncoder(args.top)
-    texts = pd.unique(pd.concat([corpus[c] for c in ("implicit", "explicit", "negative")])).tolist()
+    corpus["hard_negative"] = corpus.get("hard_negative", pd.Series("", index=corpus.index)).fillna("")
+    parts = {s: p.reset_index(drop=True) for s, p in corpus.groupby("split")}
+    if args.limit:
+        parts["train"] = parts["train"].head(args.limit)
+    hard_texts = corpus.loc[corpus["hard_negative"] != "", "hard_negative"]
+    texts = pd.unique(pd.concat([corpus[c] for c in ("implicit", "explicit", "negative")] + [hard_texts])).tolist()
     encoder.precompute(texts)
     # The split path must reproduce the encoder it came from before anything is trained.
     probe = texts[:64]
@@ -170,7 +175,7 @@ def main() -> None:
     log = open(args.output, "a", encoding="utf-8")
 
     def record(epoch: int, extra: dict) -> dict:
-        row = {"epoch": epoch, "top": args.top, "seed": args.seed, "encoder_lr": args.encoder_lr,
+        row = {"epoch": epoch, "top": args.top, "hard_alpha": args.hard_alpha, "seed": args.seed, "encoder_lr": args.encoder_lr,
                "heads_lr": args.heads_lr, "val": split_metrics(encoder, heads, parts["val"]),
                **ood.evaluate_development_sets(Scorer(encoder, heads)), **extra}
         print(json.dumps(row), flush=True)
@@ -187,11 +192,16 @@ def main() -> None:
         started, losses = time.time(), []
         for step, start in enumerate(range(0, len(order), args.batch_size)):
             rows = train.iloc[order[start:start + args.batch_size]]
-            batch_texts = list(dict.fromkeys(rows["implicit"].tolist() + rows["explicit"].tolist() + rows["negative"].tolist()))
+            hard = torch.tensor((rows["hard_negative"] != "").to_numpy())
+            fourth = [h or n for h, n in zip(rows["hard_negative"], rows["negative"])]
+            batch_texts = list(dict.fromkeys(rows["implicit"].tolist() + rows["explicit"].tolist() +
+                                             rows["negative"].tolist() + fourth))
             index = {t: i for i, t in enumerate(batch_texts)}
             embedded = encoder(batch_texts)
             e1, e2, e3 = (embedded[[index[t] for t in rows[c]]] for c in ("implicit", "explicit", "negative"))
-            loss = loss_fn(e1, e2, e3, torch.tensor(rows["pragmatic"].to_numpy(dtype=bool)))
+            e4 = embedded[[index[t] for t in fourth]]
+            loss = loss_fn(e1, e2, e3, torch.tensor(rows["pragmatic"].to_numpy(dtype=bool)), e4=e4, hard=hard,
+                           hard_alpha=args.hard_alpha)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()

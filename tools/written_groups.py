@@ -2,6 +2,10 @@
 
     python tools/written_groups.py W/family.jsonl@PROMPT_1 … W/civic.jsonl@PROMPT_2 \
         --output src/pragmeter/data/generated/written_graded_everyday.parquet
+    # a later round, kept beside the committed groups (whose input files are not in the repository):
+    python tools/written_groups.py W/pets.jsonl@PROMPT_3 … --date 2026-11-24 \
+        --append-to src/pragmeter/data/generated/written_graded_everyday.parquet \
+        --output src/pragmeter/data/generated/written_graded_everyday.parquet
 
 Each input is ``FILE.jsonl@PROMPT`` (the writing prompt it came from; its sha256 prefix is recorded per group).
 
@@ -29,6 +33,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("inputs", nargs="+", help="FILE.jsonl@PROMPT_FILE")
     parser.add_argument("--output", type=Path, required=True)
+    parser.add_argument("--append-to", type=Path, default=None,
+                        help="an earlier output whose groups are kept first (its report's counts are carried over)")
+    parser.add_argument("--date", default="2026-11-23", help="the day these groups were written")
     args = parser.parse_args()
     rows, dropped = [], Counter()
     for spec in args.inputs:
@@ -57,13 +64,20 @@ def main() -> None:
                          "level4_distractor1": distractors[0], "level4_distractor2": distractors[1],
                          "input_file": path.name, "input_line": number, "prompt_sha256": prompt_sha256})
     frame = pd.DataFrame(rows)
+    frame["generator_model"] = f"Claude (Anthropic), pragmeter writing sessions, {args.date}"
+    earlier = {}
+    if args.append_to is not None:
+        earlier = json.loads(Path(f"{args.append_to}.report.json").read_text())
+        frame = pd.concat([pd.read_parquet(args.append_to), frame], ignore_index=True)
+        for reason, count in earlier.get("dropped", {}).items():
+            dropped[reason] += count
     if frame["group_id"].duplicated().any():
         sys.exit(f"duplicate group ids: {frame.loc[frame['group_id'].duplicated(), 'group_id'].tolist()[:5]}")
-    frame["generator_model"] = "Claude (Anthropic), pragmeter writing sessions, 2026-11-23"
     args.output.parent.mkdir(parents=True, exist_ok=True)
     frame.to_parquet(args.output, index=False)
     report = {"groups": len(frame), "dropped": dict(dropped), "per_category": frame["category"].value_counts().to_dict(),
-              "per_domain": frame["domain"].value_counts().to_dict()}
+              "per_domain": frame["domain"].value_counts().to_dict(),
+              "per_writing_day": frame["generator_model"].str[-10:].value_counts().to_dict()}
     Path(f"{args.output}.report.json").write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps(report))
 

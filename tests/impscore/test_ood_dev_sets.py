@@ -153,13 +153,27 @@ def test_development_set_summary_matches_the_single_evaluators():
 
     baseline = HedgingBaseline()
     summary = evaluate_development_sets(baseline, digits=6)
-    assert set(summary) == {"check_rank", "dev_rank", "check_choice", "dev_choice", "bat_imp", "bat_choice"}
+    assert set(summary) == {"check_rank", "dev_rank", "group_choice", "check_choice", "dev_choice", "bat_imp",
+                            "bat_choice"}
     assert summary["dev_rank"] == round(evaluate_ranking(baseline, load_ranking(OOD / "dev_ranking.json"))["kendall_tau"], 6)
     assert summary["dev_choice"] == round(evaluate_choice(baseline, load_choice(OOD / "dev_choice.json"))["accuracy"], 6)
     battery = evaluate_battery(baseline, load_battery(OOD / "dev_battery.json"))
     assert (summary["bat_imp"], summary["bat_choice"]) == (round(battery["implicitness_accuracy"], 6),
                                                           round(battery["choice_accuracy"], 6))
     assert summary["dev_rank"] > 0.05  # the hedge-word count orders our groups a little better than chance
+
+
+def test_choice_items_from_groups_pair_each_implicit_sentence_with_its_own_explicit_one():
+    from pragmeter.impscore.ood import choice_from_groups
+
+    groups = load_ranking(OOD / "dev_ranking.json")
+    items = choice_from_groups(groups, n_options=4, seed=0)
+    assert [item.id for item in items] == [group.id for group in groups]
+    for item, group in zip(items, groups):
+        assert item.reference == group.sentences[-1] and item.options[item.answer] == group.sentences[0]
+        assert len(set(item.options)) == 4 and group.sentences[0] not in item.options[:item.answer]
+    assert len({item.answer for item in items}) == 4  # the answer's position varies
+    assert [i.options for i in choice_from_groups(groups, seed=0)] == [i.options for i in items]  # seeded
 
 
 def test_conversation_model_ranks_graded_everyday_groups_better_than_the_default():

@@ -58,3 +58,44 @@ def test_saved_model_reloads_to_identical_scores(splits, tmp_path):
     assert np.array_equal(loaded.score_embeddings(embeddings), direct)
     assert (folder / "README.md").read_text(encoding="utf-8").startswith("# tiny")
     assert loaded.config["training"]["seed"] == 3
+
+
+def test_source_weights_change_what_is_learned_and_name_known_sources(splits):
+    from pragmeter.impscore.training import train_weights
+
+    sources = sorted(set(splits["train"].sources))
+    plain = train_heads(splits, config(epochs=3), show_progress=False)
+    ones = train_heads(splits, config(epochs=3, source_weights={s: 1.0 for s in sources}), show_progress=False)
+    heavy = train_heads(splits, config(epochs=3, source_weights={sources[0]: 8.0}), show_progress=False)
+    # weight 1 everywhere is the paper's mean; weighting one source moves the heads
+    assert torch.allclose(plain.heads.W_p, ones.heads.W_p, atol=1e-5)
+    assert not torch.allclose(plain.heads.W_p, heavy.heads.W_p, atol=1e-3)
+    assert train_weights(["a", "b", "a"], {"a": 2.0}).tolist() == [2.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match="not in the training split: nope"):
+        train_weights(["a"], {"nope": 2.0})
+    with pytest.raises(ValueError, match="positive"):
+        train_weights(["a"], {"a": 0.0})
+
+
+def test_weighted_loss_equals_the_mean_over_repeated_rows():
+    from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+    from pragmeter.impscore.losses import ImpScoreLoss
+
+    torch.manual_seed(0)
+    heads = ImpScoreHeads(HeadsConfig(embedding_dim=8, dim=4))
+    e1, e2, e3 = (torch.randn(3, 8) for _ in range(3))
+    loss = ImpScoreLoss(heads, alpha=2.0)
+    weighted = loss(e1, e2, e3, weights=torch.tensor([3.0, 1.0, 1.0]))
+    repeated = loss(*(torch.cat([t[:1], t[:1], t]) for t in (e1, e2, e3)))
+    assert weighted.item() == pytest.approx(repeated.item(), rel=1e-6)
+
+
+@pytest.mark.parametrize("text", ["written", "=2", "written=0", "written=-1", "written=x"])
+def test_source_weight_option_refuses_malformed_values(text):
+    import argparse
+
+    from pragmeter.cli.impscore.train import source_weight
+
+    assert source_weight("written_graded_everyday=4") == ("written_graded_everyday", 4.0)
+    with pytest.raises(argparse.ArgumentTypeError, match="SOURCE=WEIGHT"):
+        source_weight(text)

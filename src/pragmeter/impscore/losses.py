@@ -65,7 +65,8 @@ class ImpScoreLoss(nn.Module):
 
     def forward(self, e1: torch.Tensor, e2: torch.Tensor, e3: torch.Tensor,
                 pragmatic: torch.Tensor | None = None, e4: torch.Tensor | None = None,
-                hard: torch.Tensor | None = None, hard_alpha: float = 0.0) -> torch.Tensor:
+                hard: torch.Tensor | None = None, hard_alpha: float = 0.0,
+                weights: torch.Tensor | None = None) -> torch.Tensor:
         out = triplet_outputs(self.heads, e1, e2, e3)
         terms = margin_losses(out, self.gamma1, self.gamma2, self.alpha)
         prag = terms["prag"] if pragmatic is None else terms["prag"] * pragmatic.to(terms["prag"].dtype)
@@ -76,4 +77,6 @@ class ImpScoreLoss(nn.Module):
             d_hard = self.heads.pragmatic_distance_from_features(p1, p4)
             margin = torch.clamp(self.gamma2 - (d_hard - out.distance_positive), min=0.0)
             total = total + hard_alpha * margin * hard.to(margin.dtype)
-        return total.mean()
+        if weights is None:
+            return total.mean()
+        return (total * weights).sum() / weights.sum()

@@ -184,6 +184,21 @@ def evaluate_choice(model, items: list[ChoiceItem]) -> dict:
     return {"items": len(items), "accuracy": correct / len(items), "per_item": per_item}
 
 
+def choice_from_groups(groups: list[RankingGroup], n_options: int = 4, seed: int = 0) -> list[ChoiceItem]:
+    """User-study-style choice items (paper §6) built from ranking groups: the reference is a group's most implicit
+    sentence, the answer its most explicit one, the other options the most explicit sentences of ``n_options - 1``
+    other groups (seeded). Unlike our choice files, the wrong options share a topic with the reference only by chance."""
+    rng = np.random.default_rng(seed)
+    items = []
+    for index, group in enumerate(groups):
+        others = rng.choice([i for i in range(len(groups)) if i != index], size=n_options - 1, replace=False)
+        options = [groups[i].sentences[0] for i in others]
+        answer = int(rng.integers(n_options))
+        options.insert(answer, group.sentences[0])
+        items.append(ChoiceItem(group.id, group.sentences[-1], options, answer))
+    return items
+
+
 def evaluate_battery(model, items: list[BatteryItem]) -> dict:
     """Implicitness check (utterance above its plain statement) and choice check, overall and per category."""
     choice = evaluate_choice(model, [ChoiceItem(i.id, i.utterance, i.options, i.answer) for i in items])
@@ -260,12 +275,16 @@ def close_development_sentence(text: str, threshold: float = 0.5) -> str | None:
 
 def evaluate_development_sets(model, digits: int = 3) -> dict:
     """The headline figures of the packaged development sets (``ood_data/``), as model selection reads them:
-    mean Kendall τ of the ranking sets, accuracy of the choice sets, and the battery's two accuracies."""
+    mean Kendall τ of the ranking sets, accuracy of the choice sets (and of ``choice_from_groups`` on the dev ranking
+    groups: ``group_choice``), and the battery's two accuracies."""
     out = {}
     for name, file in DEVELOPMENT_SETS.items():
         path = DATA_DIR / file
         if name.endswith("rank"):
-            out[name] = round(evaluate_ranking(model, load_ranking(path))["kendall_tau"], digits)
+            groups = load_ranking(path)
+            out[name] = round(evaluate_ranking(model, groups)["kendall_tau"], digits)
+            if name == "dev_rank":
+                out["group_choice"] = round(evaluate_choice(model, choice_from_groups(groups))["accuracy"], digits)
         elif name.endswith("choice"):
             out[name] = round(evaluate_choice(model, load_choice(path))["accuracy"], digits)
         else:

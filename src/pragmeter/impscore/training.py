@@ -48,6 +48,9 @@ class TrainConfig:
     # hard_negative, "mined" the other pair's explicit sentence nearest to s1 in encoder space, "both" either.
     hard_negatives: str = "none"
     hard_alpha: float = 1.0
+    # Loss weight of a source's training pairs (ours; default 1 for every source): a small source that teaches what
+    # a large one does not (graded everyday groups beside 25k template dialogue pairs) can count for more.
+    source_weights: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -172,6 +175,16 @@ def hard_negative_batch(data: TripletEmbeddings, config: TrainConfig) -> tuple[t
     return torch.where(has_source[:, None], data.e4, mined), torch.ones(len(data), dtype=torch.bool)
 
 
+def train_weights(sources: list[str], source_weights: dict[str, float]) -> torch.Tensor:
+    """Per-pair loss weights: ``source_weights[source]`` (default 1). Unknown sources are an error, not ignored."""
+    unknown = set(source_weights) - set(sources)
+    if unknown:
+        raise ValueError(f"source weights name sources not in the training split: {', '.join(sorted(unknown))}")
+    if any(w <= 0 for w in source_weights.values()):
+        raise ValueError("source weights must be positive")
+    return torch.tensor([source_weights.get(s, 1.0) for s in sources], dtype=torch.float32)
+
+
 def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_progress: bool = True) -> TrainResult:
     """Train with Adam on the train split, select on validation implicitness accuracy, report on test."""
     from tqdm import tqdm
@@ -189,6 +202,8 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
     hard = hard_negative_batch(train, config)
     if hard is not None:
         device_data += [t.to(config.device) for t in hard]
+    # No weights at all for the paper's objective, so its arithmetic (a plain mean) is unchanged.
+    weights = train_weights(train.sources, config.source_weights).to(config.device) if config.source_weights else None
     val_data = TripletEmbeddings(*(t.to(config.device) for t in (val.e1, val.e2, val.e3)), val.sources, val.pragmatic)
 
     best_accuracy, best_state, best_epoch, history = -1.0, None, 0, []
@@ -202,8 +217,9 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
         for start in range(0, len(train), config.batch_size):
             batch = order[start : start + config.batch_size]
             parts = [t[batch] for t in device_data]
-            loss = loss_fn(*parts[:4]) if hard is None else loss_fn(*parts[:4], e4=parts[4], hard=parts[5],
-                                                                     hard_alpha=config.hard_alpha)
+            batch_weights = None if weights is None else weights[batch]
+            loss = loss_fn(*parts[:4], weights=batch_weights) if hard is None else loss_fn(
+                *parts[:4], weights=batch_weights, e4=parts[4], hard=parts[5], hard_alpha=config.hard_alpha)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -251,6 +267,7 @@ def model_card(name: str, result: TrainResult, corpus_info: dict) -> str:
         f"| {r.source} | {r.pairs} | {format_accuracy(r.implicitness_accuracy)} | {format_accuracy(r.pragmatics_accuracy)} |"
         for r in table.itertuples()
     ) if table is not None else ""
+    weights = "".join(f", source weight {source} × {weight:g}" for source, weight in sorted(cfg.source_weights.items()))
     return f"""# {name}
 
 ImpScore heads (pragmatic/semantic projections, l = {cfg.dim}, transform {cfg.transform}, implicitness
@@ -265,7 +282,7 @@ Pairs: train {result.counts.get('train', 0):,}, val {result.counts.get('val', 0)
 {licence_section(corpus_info.get('licences', {}))}
 ## Training
 Adam lr {cfg.lr}, weight decay {cfg.weight_decay}, batch {cfg.batch_size}, {cfg.epochs} epochs, γ1 = {cfg.gamma1},
-γ2 = {cfg.gamma2}, α = {cfg.alpha}; best validation implicitness accuracy at epoch {result.best_epoch}.
+γ2 = {cfg.gamma2}, α = {cfg.alpha}{weights}; best validation implicitness accuracy at epoch {result.best_epoch}.
 pragmeter commit `{corpus_info.get('commit', 'unknown')}`, trained {corpus_info.get('date', '')}.
 
 ## Test metrics

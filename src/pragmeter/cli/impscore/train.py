@@ -41,12 +41,27 @@ def register(subparsers) -> None:
                                "none = the paper's objective (default)")
     impscore.add_argument("--hard-alpha", type=float, default=1.0,
                           help="weight of the hard-negative margin (used with --hard-negatives)")
+    impscore.add_argument("--source-weight", action="append", default=[], metavar="SOURCE=WEIGHT",
+                          type=source_weight, dest="source_weights",
+                          help="loss weight of one source's training pairs (repeatable; default 1 each: the paper)")
     impscore.add_argument("--seed", type=int, default=0)
     impscore.add_argument("--device", type=torch_device, default="cpu")
     add_embedding_cache_options(impscore, no_cache=False)
     impscore.add_argument("--overwrite", action="store_true", help="write into an existing model folder")
     add_data_root_option(impscore)
     impscore.set_defaults(func=run_impscore)
+
+
+def source_weight(text: str) -> tuple[str, float]:
+    """``SOURCE=WEIGHT`` with a positive weight."""
+    source, sep, weight = text.partition("=")
+    try:
+        value = float(weight)
+    except ValueError:
+        value = float("nan")
+    if not sep or not source or not value > 0:
+        raise argparse.ArgumentTypeError(f"expected SOURCE=WEIGHT with a positive weight, got {text!r}")
+    return source, value
 
 
 def run_impscore(args: argparse.Namespace) -> int:
@@ -60,6 +75,7 @@ def run_impscore(args: argparse.Namespace) -> int:
         raise PragmeterError(f"{output} already holds a model; pass --overwrite to replace it")
     values = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if hasattr(args, f.name)}
     values["encoder"] = canonical_name(args.encoder)
+    values["source_weights"] = dict(args.source_weights)
     config = TrainConfig(**values)
     if args.corpus:
         corpus = load_corpus(args.corpus, seed=args.seed)
@@ -74,6 +90,9 @@ def run_impscore(args: argparse.Namespace) -> int:
         if not (corpus["split"] == split).any():
             raise PragmeterError(f"the corpus has no {split!r} rows; training needs train and val splits")
     cache_root = Path(args.cache) if args.cache else embeddings_dir()
+    unknown = set(config.source_weights) - set(corpus["source"])
+    if unknown:
+        raise PragmeterError(f"--source-weight names sources not in the corpus: {', '.join(sorted(unknown))}")
     splits = embed_corpus(corpus, config.encoder, cache_root, args.encode_batch_size, None)
     result = train_heads(splits, config)
     folder = save_trained(result, output, args.name or output.name, corpus_info)
