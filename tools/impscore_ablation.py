@@ -5,7 +5,7 @@
 Each variant is a JSON object: ``keep`` (source list, or "fig" for every non-paper source), ``drop`` (sources),
 ``seeds``, ``drop_origin`` (regex: corpus rows whose origin matches are left out), ``by_category`` (also print
 dev_ranking τ per category), and TrainConfig fields by short name (alpha, epochs, gamma1, gamma2, dim, hn = hard_negatives,
-ha = hard_alpha, sw = source_weights). The corpus is embedded once (cached); every variant prints one JSON line per seed with the test
+ha = hard_alpha, sw = source_weights, bs = batch_size, lr). The corpus is embedded once (cached); every variant prints one JSON line per seed with the test
 accuracies and the OOD figures: Kendall τ on check/dev ranking, accuracy on check/dev choice, and the battery's
 two checks. Selection uses these development sets only, never a test split.
 """
@@ -66,9 +66,10 @@ if __name__ == "__main__":
             cfg = TrainConfig(encoder=ENC, alpha=v.get("alpha", 8.0), epochs=v.get("epochs", 30), seed=seed,
                               gamma1=v.get("gamma1", 0.5), gamma2=v.get("gamma2", 0.7), dim=v.get("dim", 64),
                               hard_negatives=v.get("hn", "none"), hard_alpha=v.get("ha", 0.0),
-                              source_weights=v.get("sw", {}))
+                              source_weights=v.get("sw", {}), batch_size=v.get("bs", 8192), lr=v.get("lr", 0.01))
             t = time.time(); r = train_heads(sp, cfg, show_progress=False)
-            print(json.dumps({"v": v.get("name"), "seed": seed, "imp": round(r.test["implicitness_accuracy"], 4),
+            print(json.dumps({"v": v.get("name"), "seed": seed, "val_imp": round(r.val["implicitness_accuracy"], 4),
+                              "val_prag": round(r.val["pragmatics_accuracy"], 4), "imp": round(r.test["implicitness_accuracy"], 4),
                               "prag": round(r.test["pragmatics_accuracy"], 4), **ood_eval(r.heads),
                               **({"dev_rank_by_category": dev_rank_by_category(r.heads)} if v.get("by_category") else {}),
                               "sec": round(time.time() - t)}), flush=True)

@@ -176,14 +176,16 @@ def test_choice_items_from_groups_pair_each_implicit_sentence_with_its_own_expli
     assert [i.options for i in choice_from_groups(groups, seed=0)] == [i.options for i in items]  # seeded
 
 
-def test_conversation_model_ranks_graded_everyday_groups_better_than_the_default():
-    # impscore-minilm-conversation was trained on the written graded groups (none near a dev sentence): on our
-    # ranking set it orders explicit -> implicit far better than the paper-corpus default (0.67 vs 0.13 at ship time).
+def test_conversation_models_rank_graded_everyday_groups_better_than_the_paper_corpus_model():
+    # The default (paper corpus + the written graded groups at weight 2) and impscore-minilm-conversation (the
+    # groups only; none near a dev sentence) order our ranking set explicit -> implicit far better than
+    # impscore-minilm, the paper corpus alone (at ship time: 0.65 and 0.67 vs 0.13).
     from pragmeter import ImpScore
 
     groups = load_ranking(OOD / "dev_ranking.json")
-    conversation = evaluate_ranking(ImpScore.load("impscore-minilm-conversation"), groups)
-    default = evaluate_ranking(ImpScore.load(), groups)
-    assert conversation["kendall_tau"] >= 0.6
-    assert conversation["kendall_tau"] >= default["kendall_tau"] + 0.3
-    assert conversation["per_category"]["irony"]["kendall_tau"] > 0.5
+    paper = evaluate_ranking(ImpScore.load("impscore-minilm"), groups)
+    for name in (None, "impscore-minilm-conversation"):
+        model = evaluate_ranking(ImpScore.load(name), groups)
+        assert model["kendall_tau"] >= 0.6, name
+        assert model["kendall_tau"] >= paper["kendall_tau"] + 0.3, name
+        assert model["per_category"]["irony"]["kendall_tau"] > 0.5, name

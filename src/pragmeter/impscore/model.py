@@ -27,7 +27,7 @@ from pragmeter.impscore.numpy_heads import NumpyHeads
 log = logging.getLogger("pragmeter")
 
 MODELS_DIR = Path(__file__).with_name("models")
-DEFAULT_MODEL = "impscore-minilm"
+DEFAULT_MODEL = "impscore-minilm-paper-conversation"
 CONFIG_FILE, WEIGHTS_FILE, CARD_FILE = "config.json", "heads.safetensors", "README.md"
 FORMAT = "pragmeter-impscore"
 BACKENDS = ("torch", "onnx", "onnx-int8")
