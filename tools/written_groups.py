@@ -38,6 +38,11 @@ def main() -> None:
     parser.add_argument("--date", default="2026-11-23", help="the day these groups were written")
     args = parser.parse_args()
     rows, dropped = [], Counter()
+    seen: set[str] = set()  # every sentence of the groups kept so far (levels and distractors), case-folded
+    if args.append_to is not None:
+        earlier_frame = pd.read_parquet(args.append_to)
+        seen.update(t.casefold() for column in (*LEVELS, "level3_distractor", "level4_distractor1", "level4_distractor2")
+                    for t in earlier_frame[column] if t)
     for spec in args.inputs:
         path, _, prompt = spec.partition("@")
         path = Path(path)
@@ -54,11 +59,17 @@ def main() -> None:
             if not all(texts) or len({t.casefold() for t in texts}) < 4 or len(distractors) != 2:
                 sys.exit(f"{path}: line {number}: needs four different levels and two level-4 distractors")
             sentences = texts + distractors + [record.get("level3_distractor", "")]
+            repeated = [t for t in texts if t.casefold() in seen]
+            if repeated:  # another group's sentence: it would be this group's pair and the other's negative at once
+                dropped["a level sentence already in another group"] += 1
+                print(f"dropped {record['group_id']}: {repeated[0]!r} is in another group", file=sys.stderr)
+                continue
             near = [(s, h) for s in sentences if (h := close_development_sentence(s))]
             if near:
                 dropped["a sentence close to an OOD development sentence (content-word Jaccard >= 0.5)"] += 1
                 print(f"dropped {record['group_id']}: {near[0][0]!r} ~ {near[0][1]!r}", file=sys.stderr)
                 continue
+            seen.update(t.casefold() for t in sentences if t)
             rows.append({"group_id": record["group_id"], "category": record["category"], "domain": record["domain"],
                          **dict(zip(LEVELS, texts)), "level3_distractor": record.get("level3_distractor", ""),
                          "level4_distractor1": distractors[0], "level4_distractor2": distractors[1],

@@ -69,3 +69,10 @@ def test_missing_columns_name_the_file(tmp_path, groups):
     groups.drop(columns=["level4"]).to_parquet(tmp_path / f"{NAME}.parquet")
     with pytest.raises(DataError, match=f"{NAME}.parquet: missing column"):
         read_graded(NAME, tmp_path)
+
+
+def test_no_implicit_sentence_belongs_to_two_groups(groups):
+    # tools/written_groups.py drops a group that repeats another group's sentence: the same text would be a
+    # pair of one group and a hard negative or a pair of another (the 2026-11-24 rounds had six such groups)
+    implicit = pd.concat([groups[f"level{k}"] for k in (2, 3, 4)]).str.casefold()
+    assert implicit.is_unique, implicit[implicit.duplicated()].tolist()[:3]
