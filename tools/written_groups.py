@@ -38,11 +38,13 @@ def main() -> None:
     parser.add_argument("--date", default="2026-11-23", help="the day these groups were written")
     args = parser.parse_args()
     rows, dropped = [], Counter()
-    seen: set[str] = set()  # every sentence of the groups kept so far (levels and distractors), case-folded
+    earlier = pd.read_parquet(args.append_to) if args.append_to is not None else pd.DataFrame()
     if args.append_to is not None:
-        earlier_frame = pd.read_parquet(args.append_to)
-        seen.update(t.casefold() for column in (*LEVELS, "level3_distractor", "level4_distractor1", "level4_distractor2")
-                    for t in earlier_frame[column] if t)
+        report = json.loads(Path(f"{args.append_to}.report.json").read_text())
+        dropped.update(report.get("dropped", {}))
+    # every sentence of the groups kept so far (levels and distractors), case-folded
+    seen = {t.casefold() for column in (*LEVELS, "level3_distractor", "level4_distractor1", "level4_distractor2")
+            for t in earlier.get(column, []) if t}
     for spec in args.inputs:
         path, _, prompt = spec.partition("@")
         path = Path(path)
@@ -76,12 +78,7 @@ def main() -> None:
                          "input_file": path.name, "input_line": number, "prompt_sha256": prompt_sha256})
     frame = pd.DataFrame(rows)
     frame["generator_model"] = f"Claude (Anthropic), pragmeter writing sessions, {args.date}"
-    earlier = {}
-    if args.append_to is not None:
-        earlier = json.loads(Path(f"{args.append_to}.report.json").read_text())
-        frame = pd.concat([pd.read_parquet(args.append_to), frame], ignore_index=True)
-        for reason, count in earlier.get("dropped", {}).items():
-            dropped[reason] += count
+    frame = pd.concat([earlier, frame], ignore_index=True)
     if frame["group_id"].duplicated().any():
         sys.exit(f"duplicate group ids: {frame.loc[frame['group_id'].duplicated(), 'group_id'].tolist()[:5]}")
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -175,13 +175,18 @@ def hard_negative_batch(data: TripletEmbeddings, config: TrainConfig) -> tuple[t
     return torch.where(has_source[:, None], data.e4, mined), torch.ones(len(data), dtype=torch.bool)
 
 
-def train_weights(sources: list[str], source_weights: dict[str, float]) -> torch.Tensor:
-    """Per-pair loss weights: ``source_weights[source]`` (default 1). Unknown sources are an error, not ignored."""
+def check_source_weights(source_weights: dict[str, float], sources, where: str = "the training split") -> None:
+    """Unknown sources and non-positive weights are errors, not ignored (``where`` names what ``sources`` lists)."""
     unknown = set(source_weights) - set(sources)
     if unknown:
-        raise ValueError(f"source weights name sources not in the training split: {', '.join(sorted(unknown))}")
+        raise ValueError(f"source weights name sources not in {where}: {', '.join(sorted(unknown))}")
     if any(w <= 0 for w in source_weights.values()):
         raise ValueError("source weights must be positive")
+
+
+def train_weights(sources: list[str], source_weights: dict[str, float]) -> torch.Tensor:
+    """Per-pair loss weights: ``source_weights[source]`` (default 1)."""
+    check_source_weights(source_weights, sources)
     return torch.tensor([source_weights.get(s, 1.0) for s in sources], dtype=torch.float32)
 
 

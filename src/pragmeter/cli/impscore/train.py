@@ -68,7 +68,8 @@ def run_impscore(args: argparse.Namespace) -> int:
     from pragmeter.encoders import canonical_name, embeddings_dir
     from pragmeter.impscore.corpus import build_corpus, load_corpus
     from pragmeter.impscore.corpus.build import corpus_fingerprint, format_report
-    from pragmeter.impscore.training import TrainConfig, embed_corpus, save_trained, source_licences, train_heads
+    from pragmeter.impscore.training import (TrainConfig, check_source_weights, embed_corpus, save_trained,
+                                             source_licences, train_heads)
 
     output = Path(args.output)
     if (output / "config.json").exists() and not args.overwrite:
@@ -90,9 +91,10 @@ def run_impscore(args: argparse.Namespace) -> int:
         if not (corpus["split"] == split).any():
             raise PragmeterError(f"the corpus has no {split!r} rows; training needs train and val splits")
     cache_root = Path(args.cache) if args.cache else embeddings_dir()
-    unknown = set(config.source_weights) - set(corpus["source"])
-    if unknown:
-        raise PragmeterError(f"--source-weight names sources not in the corpus: {', '.join(sorted(unknown))}")
+    try:  # before the (long) embedding step
+        check_source_weights(config.source_weights, corpus["source"].unique(), "the corpus")
+    except ValueError as error:
+        raise PragmeterError(f"--source-weight: {error}") from None
     splits = embed_corpus(corpus, config.encoder, cache_root, args.encode_batch_size, None)
     result = train_heads(splits, config)
     folder = save_trained(result, output, args.name or output.name, corpus_info)
