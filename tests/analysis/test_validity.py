@@ -8,14 +8,14 @@ import pytest
 from pragmeter.datasets.labelled_sets import load_builtin
 from pragmeter.analysis.profile import compute_profile
 
-CAP = 200  # texts per label value (and post/implied-statement pairs) drawn with seed 0
+CAP = 100  # texts per label value (and post/implied-statement pairs) drawn with seed 0
 
 
 @pytest.fixture(scope="module")
 def shipped_model():
-    from pragmeter.impscore.model import ImpScore
+    from pragmeter.impscore.model import DEFAULT_MODEL, ImpScore
 
-    return ImpScore.load()  # fails (does not skip) when the default model is not shipped
+    return ImpScore.load(DEFAULT_MODEL)  # fails (does not skip) when the default model is not shipped
 
 
 def _comparison(payload: dict, grouping: str, a: str, b: str) -> dict:

@@ -17,7 +17,7 @@ from pragmeter.impscore.model import DEFAULT_MODEL, MODELS_DIR, shipped_models
 
 @pytest.fixture(scope="module")
 def model() -> ImpScore:
-    return ImpScore.load()
+    return ImpScore.load(DEFAULT_MODEL)
 
 
 def test_default_model_ships_with_weights_config_and_card():
@@ -27,15 +27,15 @@ def test_default_model_ships_with_weights_config_and_card():
     assert (folder / "heads.safetensors").stat().st_size < 1_000_000  # heads only, never the encoder
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "implicitness accuracy" in card and config["encoder"] in card
-    # Paper Table 13 bars on the paper's sources (0.968 / 0.960 at ship time); the written graded groups' adjacent
-    # levels (plain vs hedged, indirect vs off-record) are harder (0.857 / 0.908), so the whole extended test split
-    # reads 0.950 / 0.951 (docs/results.md, issue 11).
+    # Issue 11's bars on the paper's sources (0.968 / 0.963 at ship time); the written graded groups' adjacent levels
+    # (plain vs hedged, indirect vs off-record) are harder (0.896 / 0.942), so the whole extended test split reads
+    # 0.956 / 0.960 (docs/results.md, issue 11).
     per_source = pd.read_csv(folder / "test_per_source.csv")
     paper = per_source[per_source["source"] != "written_graded_everyday"]
     assert paper["implicitness_correct"].sum() / (2 * paper["pairs"].sum()) >= 0.95
-    assert paper["pragmatics_correct"].sum() / paper["pragmatic_pairs"].sum() >= 0.955
-    assert config["metrics"]["test"]["implicitness_accuracy"] >= 0.945
-    assert config["metrics"]["test"]["pragmatics_accuracy"] >= 0.945
+    assert paper["pragmatics_correct"].sum() / paper["pragmatic_pairs"].sum() >= 0.96
+    assert config["metrics"]["test"]["implicitness_accuracy"] >= 0.95
+    assert config["metrics"]["test"]["pragmatics_accuracy"] >= 0.955
     assert DEFAULT_MODEL in shipped_models()
 
 
@@ -117,3 +117,22 @@ def test_saved_weights_follow_the_umask(model, tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE((folder / "heads.safetensors").stat().st_mode) == 0o644
+
+
+def test_default_agrees_with_our_development_sets(model):
+    # Issue 11's bars, on our own development sets (the sets the default was chosen on: 0.784 and 0.841 at ship time)
+    from pragmeter.impscore.ood import DATA_DIR, evaluate_ranking, load_battery, load_ranking
+
+    assert evaluate_ranking(model, load_ranking(DATA_DIR / "dev_ranking.json"))["kendall_tau"] >= 0.767
+    battery = load_battery(DATA_DIR / "dev_battery.json")
+    scores = model.score([text for item in battery for text in (item.utterance, item.meaning)]).reshape(-1, 2)
+    assert (scores[:, 0] > scores[:, 1]).mean() >= 0.80
+
+
+def test_the_environment_names_the_model_used_when_none_is_given(monkeypatch):
+    from pragmeter.impscore.model import DEFAULT_MODEL_ENV, resolve_model_dir
+
+    monkeypatch.setenv(DEFAULT_MODEL_ENV, "impscore-minilm")
+    assert resolve_model_dir(None) == MODELS_DIR / "impscore-minilm"
+    monkeypatch.delenv(DEFAULT_MODEL_ENV)
+    assert resolve_model_dir(None) == MODELS_DIR / DEFAULT_MODEL

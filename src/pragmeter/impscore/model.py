@@ -27,7 +27,9 @@ from pragmeter.impscore.numpy_heads import NumpyHeads
 log = logging.getLogger("pragmeter")
 
 MODELS_DIR = Path(__file__).with_name("models")
-DEFAULT_MODEL = "impscore-minilm-paper-conversation"
+DEFAULT_MODEL = "impscore-mpnet-paper-conversation"
+# Names the model used when none is given (ImpScore.load(), every command's --impscore), e.g. the fast MiniLM one
+DEFAULT_MODEL_ENV = "PRAGMETER_IMPSCORE"
 CONFIG_FILE, WEIGHTS_FILE, CARD_FILE = "config.json", "heads.safetensors", "README.md"
 FORMAT = "pragmeter-impscore"
 BACKENDS = ("torch", "onnx", "onnx-int8")
@@ -37,9 +39,14 @@ def shipped_models() -> list[str]:
     return sorted(p.name for p in MODELS_DIR.iterdir() if (p / CONFIG_FILE).is_file()) if MODELS_DIR.is_dir() else []
 
 
+def default_model() -> str:
+    """The model used when none is named: ``$PRAGMETER_IMPSCORE`` when set, else the shipped default."""
+    return os.environ.get(DEFAULT_MODEL_ENV) or DEFAULT_MODEL
+
+
 def resolve_model_dir(name_or_path: str | os.PathLike | None) -> Path:
     if name_or_path is None:
-        name_or_path = DEFAULT_MODEL
+        name_or_path = default_model()
     path = Path(name_or_path).expanduser()
     if (path / CONFIG_FILE).is_file():
         return path

@@ -12,12 +12,13 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pragmeter.impscore.model import CONFIG_FILE, DEFAULT_MODEL, MODELS_DIR, shipped_models
+    from pragmeter.impscore.model import CONFIG_FILE, MODELS_DIR, default_model, shipped_models
 
+    default = default_model()
     print("name\tencoder\ttest_implicitness_acc\ttest_pragmatics_acc\tdefault")
     for name in shipped_models():
         config = json.loads((MODELS_DIR / name / CONFIG_FILE).read_text(encoding="utf-8"))
         test = config.get("metrics", {}).get("test", {})
         print(f"{name}\t{config['encoder']}\t{test.get('implicitness_accuracy', float('nan')):.4f}\t"
-              f"{test.get('pragmatics_accuracy', float('nan')):.4f}\t{'yes' if name == DEFAULT_MODEL else ''}")
+              f"{test.get('pragmatics_accuracy', float('nan')):.4f}\t{'yes' if name == default else ''}")
     return 0
