@@ -3,7 +3,8 @@
     python tools/impscore_ablation.py CORPUS[,CORPUS…] '[{"name": "all"}, {"name": "fig", "keep": "fig", "seeds": [0, 1, 2]}]'
 
 Each variant is a JSON object: ``keep`` (source list, or "fig" for every non-paper source), ``drop`` (sources),
-``seeds``, ``drop_origin`` (regex: corpus rows whose origin matches are left out), ``by_category`` (also print
+``seeds``, ``enc`` (the variant's encoder; "A+B" = heads on the concatenated embeddings of A and B, an ablation
+only, not a shipped model type), ``drop_origin`` (regex: corpus rows whose origin matches are left out), ``by_category`` (also print
 dev_ranking τ per category), and TrainConfig fields by short name (alpha, epochs, gamma1, gamma2, dim, hn = hard_negatives,
 ha = hard_alpha, sw = source_weights, bs = batch_size, lr). The corpus is embedded once (cached); every variant prints one JSON line per seed with the test
 accuracies and the OOD figures: Kendall τ on check/dev ranking, accuracy on check/dev choice, and the battery's
@@ -13,6 +14,7 @@ import json
 import os
 import sys
 import time
+import numpy as np
 import pandas as pd
 import torch
 from pragmeter.encoders import embeddings_dir
@@ -21,18 +23,46 @@ from pragmeter.encoders.embedding_cache import EmbeddingCache
 from pragmeter.impscore.model import ImpScore
 from pragmeter.impscore import ood
 
-ENC = os.environ.get("PRAGMETER_ABLATION_ENCODER", "all-MiniLM-L6-v2")
+ENC = os.environ.get("PRAGMETER_ABLATION_ENCODER", "all-MiniLM-L6-v2")  # a variant's encoder unless it names one
 CACHE = embeddings_dir()
-cache = EmbeddingCache(CACHE, ENC)
 
 
-def ood_eval(heads):
-    return ood.evaluate_development_sets(ImpScore(heads, ENC, embedding_cache=cache))
+class Concatenated(ImpScore):
+    """Heads on the concatenation of several frozen encoders' embeddings (``enc`` "A+B")."""
+
+    def __init__(self, heads, encoder: str):
+        super().__init__(heads, encoder)
+        self.members = [ImpScore(heads, e, embedding_cache=EmbeddingCache(CACHE, e)) for e in encoder.split("+")]
+
+    def encode(self, texts):
+        return np.concatenate([member.encode(texts) for member in self.members], axis=1)
 
 
-def dev_rank_by_category(heads):
-    result = ood.evaluate_ranking(ImpScore(heads, ENC, embedding_cache=cache),
-                                  ood.load_ranking(ood.DATA_DIR / "dev_ranking.json"))
+def model_for(heads, encoder: str) -> ImpScore:
+    if "+" in encoder:
+        return Concatenated(heads, encoder)
+    return ImpScore(heads, encoder, embedding_cache=EmbeddingCache(CACHE, encoder))
+
+
+def embed(corpus, encoder: str) -> dict:
+    """Split embeddings of the corpus; for "A+B" each member's (cached per member) side by side."""
+    members = [embed_corpus(corpus, e, CACHE, show_progress=False) for e in encoder.split("+")]
+    if len(members) == 1:
+        return members[0]
+    joined = {}
+    for name, first in members[0].items():
+        parts = [m[name] for m in members]
+        cat = (lambda field: None if getattr(first, field) is None else torch.cat([getattr(p, field) for p in parts], 1))
+        joined[name] = TripletEmbeddings(cat("e1"), cat("e2"), cat("e3"), first.sources, first.pragmatic, cat("e4"), first.hard)
+    return joined
+
+
+def ood_eval(heads, encoder: str = ENC):
+    return ood.evaluate_development_sets(model_for(heads, encoder))
+
+
+def dev_rank_by_category(heads, encoder: str = ENC):
+    result = ood.evaluate_ranking(model_for(heads, encoder), ood.load_ranking(ood.DATA_DIR / "dev_ranking.json"))
     return {c: round(m["kendall_tau"], 3) for c, m in result["per_category"].items()}
 
 
@@ -52,24 +82,27 @@ if __name__ == "__main__":
     corpus = pd.concat([pd.read_parquet(p) for p in sys.argv[1].split(",")], ignore_index=True)
     corpus["pragmatic"] = corpus["pragmatic"].fillna(True).astype(bool)
     t = time.time()
-    splits = embed_corpus(corpus, ENC, CACHE, show_progress=False)
+    embedded = {ENC: embed(corpus, ENC)}
     print("embedded", round(time.time() - t), flush=True)
     variants = json.loads(sys.argv[2])
     for v in variants:
+        enc = v.get("enc", ENC)
+        if enc not in embedded:
+            embedded[enc] = embed(corpus, enc)
         keep = v.get("keep"); drop = set(v.get("drop", []))
         sel = (lambda s: (keep is None or s in keep or (keep == "fig" and s not in PAPER)) and s not in drop)
-        sp = subset(splits, sel)
+        sp = subset(embedded[enc], sel)
         if v.get("drop_origin"):  # e.g. written groups of some categories: filter rows, re-read the (cached) embeddings
             rows = corpus[~corpus["origin"].fillna("").str.contains(v["drop_origin"], regex=True)]
-            sp = subset(embed_corpus(rows, ENC, CACHE, show_progress=False), sel)
+            sp = subset(embed(rows, enc), sel)
         for seed in v.get("seeds", [0]):
-            cfg = TrainConfig(encoder=ENC, alpha=v.get("alpha", 8.0), epochs=v.get("epochs", 30), seed=seed,
+            cfg = TrainConfig(encoder=enc, alpha=v.get("alpha", 8.0), epochs=v.get("epochs", 30), seed=seed,
                               gamma1=v.get("gamma1", 0.5), gamma2=v.get("gamma2", 0.7), dim=v.get("dim", 64),
                               hard_negatives=v.get("hn", "none"), hard_alpha=v.get("ha", 0.0),
                               source_weights=v.get("sw", {}), batch_size=v.get("bs", 8192), lr=v.get("lr", 0.01))
             t = time.time(); r = train_heads(sp, cfg, show_progress=False)
             print(json.dumps({"v": v.get("name"), "seed": seed, "val_imp": round(r.val["implicitness_accuracy"], 4),
                               "val_prag": round(r.val["pragmatics_accuracy"], 4), "imp": round(r.test["implicitness_accuracy"], 4),
-                              "prag": round(r.test["pragmatics_accuracy"], 4), **ood_eval(r.heads),
-                              **({"dev_rank_by_category": dev_rank_by_category(r.heads)} if v.get("by_category") else {}),
+                              "prag": round(r.test["pragmatics_accuracy"], 4), **ood_eval(r.heads, enc),
+                              **({"dev_rank_by_category": dev_rank_by_category(r.heads, enc)} if v.get("by_category") else {}),
                               "sec": round(time.time() - t)}), flush=True)
