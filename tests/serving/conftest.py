@@ -6,18 +6,17 @@ from pathlib import Path
 
 import pytest
 
-FAST_MODEL = "impscore-minilm-paper-conversation"
-
 
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory) -> str:
-    """A shipped MiniLM model (the backends are compared on the same heads; the default's mpnet encoder would only make
-    the ONNX exports and encodings slower), else MiniLM with seeded random heads (scores are still a deterministic
-    function of the encoder, which is what these tests compare)."""
-    from pragmeter.impscore.model import shipped_models
+    """The model the suite scores with ($PRAGMETER_IMPSCORE, set in tests/conftest.py to a shipped MiniLM model: the
+    backends are compared on the same heads, and the default's mpnet would only make the ONNX exports slower), else
+    MiniLM with seeded random heads (scores are still a deterministic function of the encoder, which is what these
+    tests compare)."""
+    from pragmeter.impscore.model import default_model, shipped_models
 
-    if FAST_MODEL in shipped_models():
-        return FAST_MODEL
+    if default_model() in shipped_models():
+        return default_model()
     import torch
 
     from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
