@@ -1,0 +1,107 @@
+"""Experimental pragmatic objectives for ImpScore, scored on our OOD development sets (issue 11, choice checks).
+
+    python tools/impscore_choice_variants.py runs/corpus_default.parquet \
+      '[{"name": "hardest1", "ib": 1.0, "kind": "hardest", "seeds": [0, 1, 2]}, {"name": "mlp-hn16", "mlp": 512, "hn": "source", "ha": 16.0}]'
+
+Variants on top of the shipped default's recipe (frozen all-mpnet-base-v2, paper heads and losses, α = 8, written
+groups ×8), none of them shipped (docs/results.md, "what moves the choice checks"):
+``ib`` weight of an in-batch term: the implicit sentence against the explicit sides of up to ``sub`` (1,024) other
+pairs of its batch, pairs whose implicit or explicit sides are paraphrases (encoder cosine ≥ ``para``, 0.8) masked;
+``kind`` "hinge" (the paper's margin, averaged over the batch), "hardest" (against the nearest) or "infonce"
+(temperature ``T``); ``mlp`` a hidden width: a GELU branch added to the linear pragmatic map; and the TrainConfig
+fields of tools/impscore_ablation.py (hn, ha, sw, dim, gamma2, lr, bs, epochs). Prints one JSON line per seed.
+"""
+import json
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+import impscore_ablation as ablation  # noqa: E402
+from pragmeter.impscore import losses, training  # noqa: E402
+from pragmeter.impscore.heads import ImpScoreHeads  # noqa: E402
+from pragmeter.impscore.training import TrainConfig, train_heads  # noqa: E402
+
+ENCODER = "all-mpnet-base-v2"
+MODE = {}
+paper_loss = losses.ImpScoreLoss.forward
+
+
+def in_batch_term(loss, e1, e2, pragmatic, weights):
+    """Mean in-batch pragmatic term over a random sub-batch (torch's seeded global generator)."""
+    rows = torch.randperm(len(e1))[: min(MODE.get("sub", 1024), len(e1))]
+    e1, e2 = e1[rows], e2[rows]
+    _, p1, _ = loss.heads(e1)
+    _, p2, _ = loss.heads(e2)
+    distances = torch.cdist(p1, p2)
+    with torch.no_grad():  # a paraphrase of the pair's own sides is not a negative
+        unit = torch.nn.functional.normalize
+        same = (unit(e2, dim=1) @ unit(e2, dim=1).T >= MODE.get("para", 0.8)) | (
+            unit(e1, dim=1) @ unit(e1, dim=1).T >= MODE.get("para", 0.8))
+        same.fill_diagonal_(True)
+    positive = distances.diagonal()
+    kind = MODE.get("kind", "hinge")
+    if kind == "hinge":
+        hinge = torch.clamp(loss.gamma2 - (distances - positive[:, None]), min=0.0).masked_fill(same, 0.0)
+        per_item = hinge.sum(1) / (~same).sum(1).clamp(min=1)
+    elif kind == "hardest":
+        nearest = distances.masked_fill(same, float("inf")).min(1).values
+        per_item = torch.clamp(loss.gamma2 - (nearest - positive), min=0.0)
+    else:
+        logits = (-distances / MODE.get("T", 0.5)).masked_fill(same, float("-inf"))
+        logits = torch.where(torch.eye(len(distances), dtype=torch.bool), -distances / MODE.get("T", 0.5), logits)
+        per_item = torch.nn.functional.cross_entropy(logits, torch.arange(len(distances)), reduction="none")
+    if pragmatic is not None:
+        per_item = per_item * pragmatic[rows].to(per_item.dtype)
+    w = torch.ones_like(per_item) if weights is None else weights[rows]
+    return (per_item * w).sum() / w.sum()
+
+
+def forward(self, e1, e2, e3, pragmatic=None, e4=None, hard=None, hard_alpha=0.0, weights=None):
+    total = paper_loss(self, e1, e2, e3, pragmatic, e4, hard, hard_alpha, weights)
+    if MODE.get("ib", 0.0) > 0:
+        total = total + MODE["ib"] * in_batch_term(self, e1, e2, pragmatic, weights)
+    return total
+
+
+class BranchedHeads(ImpScoreHeads):
+    """The paper's heads, plus (``mlp`` > 0) a non-linear branch added to the pragmatic map."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        if MODE.get("mlp", 0):
+            self.hidden = torch.nn.Linear(config.embedding_dim, MODE["mlp"])
+            self.out = torch.nn.Linear(MODE["mlp"], config.dim, bias=False)
+
+    def features(self, embeddings):
+        h_p, h_s = super().features(embeddings)
+        if MODE.get("mlp", 0):
+            h_p = h_p + self.out(torch.nn.functional.gelu(self.hidden(embeddings)))
+        return h_p, h_s
+
+
+losses.ImpScoreLoss.forward = forward
+training.ImpScoreHeads = BranchedHeads
+
+if __name__ == "__main__":
+    corpus = pd.read_parquet(sys.argv[1])
+    corpus["pragmatic"] = corpus["pragmatic"].fillna(True).astype(bool)
+    splits = ablation.embed(corpus, ENCODER)
+    for v in json.loads(sys.argv[2]):
+        MODE.clear()
+        MODE.update({k: v[k] for k in ("ib", "kind", "T", "para", "sub", "mlp") if k in v})
+        for seed in v.get("seeds", [0]):
+            cfg = TrainConfig(encoder=ENCODER, alpha=v.get("alpha", 8.0), epochs=v.get("epochs", 30), seed=seed,
+                              source_weights=v.get("sw", {"written_graded_everyday": 8.0}),
+                              batch_size=v.get("bs", 8192), hard_negatives=v.get("hn", "none"),
+                              hard_alpha=v.get("ha", 0.0), lr=v.get("lr", 0.01), gamma2=v.get("gamma2", 0.7),
+                              dim=v.get("dim", 64))
+            started = time.time()
+            result = train_heads(splits, cfg, show_progress=False)
+            print(json.dumps({"v": v.get("name"), "seed": seed, "imp": round(result.test["implicitness_accuracy"], 4),
+                              "prag": round(result.test["pragmatics_accuracy"], 4),
+                              **ablation.ood_eval(result.heads, ENCODER), "sec": round(time.time() - started)}),
+                  flush=True)
