@@ -76,6 +76,24 @@ def subset(splits, keep):
     return res
 
 
+def train_config(v: dict, enc: str, seed: int) -> TrainConfig:
+    """The TrainConfig of a variant (its short field names; α = 8 unless given) for one seed."""
+    return TrainConfig(encoder=enc, alpha=v.get("alpha", 8.0), epochs=v.get("epochs", 30), seed=seed,
+                       gamma1=v.get("gamma1", 0.5), gamma2=v.get("gamma2", 0.7), dim=v.get("dim", 64),
+                       hard_negatives=v.get("hn", "none"), hard_alpha=v.get("ha", 0.0),
+                       source_weights=v.get("sw", {}), batch_size=v.get("bs", 8192), lr=v.get("lr", 0.01))
+
+
+def train_and_report(splits, v: dict, enc: str, seed: int) -> None:
+    """Train one variant and seed; print its JSON line (validation, test and development-set figures)."""
+    t = time.time(); r = train_heads(splits, train_config(v, enc, seed), show_progress=False)
+    print(json.dumps({"v": v.get("name"), "seed": seed, "val_imp": round(r.val["implicitness_accuracy"], 4),
+                      "val_prag": round(r.val["pragmatics_accuracy"], 4), "imp": round(r.test["implicitness_accuracy"], 4),
+                      "prag": round(r.test["pragmatics_accuracy"], 4), **ood_eval(r.heads, enc),
+                      **({"dev_rank_by_category": dev_rank_by_category(r.heads, enc)} if v.get("by_category") else {}),
+                      "sec": round(time.time() - t)}), flush=True)
+
+
 PAPER = {"implicit_hate", "sbic", "imppres", "circa", "ludwig", "r3_sarcasm", "bbh_snarks", "inli_train", "ishate_train"}
 
 if __name__ == "__main__":
@@ -96,13 +114,4 @@ if __name__ == "__main__":
             rows = corpus[~corpus["origin"].fillna("").str.contains(v["drop_origin"], regex=True)]
             sp = subset(embed(rows, enc), sel)
         for seed in v.get("seeds", [0]):
-            cfg = TrainConfig(encoder=enc, alpha=v.get("alpha", 8.0), epochs=v.get("epochs", 30), seed=seed,
-                              gamma1=v.get("gamma1", 0.5), gamma2=v.get("gamma2", 0.7), dim=v.get("dim", 64),
-                              hard_negatives=v.get("hn", "none"), hard_alpha=v.get("ha", 0.0),
-                              source_weights=v.get("sw", {}), batch_size=v.get("bs", 8192), lr=v.get("lr", 0.01))
-            t = time.time(); r = train_heads(sp, cfg, show_progress=False)
-            print(json.dumps({"v": v.get("name"), "seed": seed, "val_imp": round(r.val["implicitness_accuracy"], 4),
-                              "val_prag": round(r.val["pragmatics_accuracy"], 4), "imp": round(r.test["implicitness_accuracy"], 4),
-                              "prag": round(r.test["pragmatics_accuracy"], 4), **ood_eval(r.heads, enc),
-                              **({"dev_rank_by_category": dev_rank_by_category(r.heads, enc)} if v.get("by_category") else {}),
-                              "sec": round(time.time() - t)}), flush=True)
+            train_and_report(sp, v, enc, seed)

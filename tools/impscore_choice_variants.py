@@ -9,11 +9,11 @@ groups ×8), none of them shipped (docs/results.md, "what moves the choice check
 pairs of its batch, pairs whose implicit or explicit sides are paraphrases (encoder cosine ≥ ``para``, 0.8) masked;
 ``kind`` "hinge" (the paper's margin, averaged over the batch), "hardest" (against the nearest) or "infonce"
 (temperature ``T``); ``mlp`` a hidden width: a GELU branch added to the linear pragmatic map; and the TrainConfig
-fields of tools/impscore_ablation.py (hn, ha, sw, dim, gamma2, lr, bs, epochs). Prints one JSON line per seed.
+fields of tools/impscore_ablation.py (hn, ha, sw, dim, gamma2, lr, bs, epochs), whose loop trains and prints
+one JSON line per seed.
 """
 import json
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -23,7 +23,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 import impscore_ablation as ablation  # noqa: E402
 from pragmeter.impscore import losses, training  # noqa: E402
 from pragmeter.impscore.heads import ImpScoreHeads  # noqa: E402
-from pragmeter.impscore.training import TrainConfig, train_heads  # noqa: E402
 
 ENCODER = "all-mpnet-base-v2"
 MODE = {}
@@ -93,15 +92,6 @@ if __name__ == "__main__":
     for v in json.loads(sys.argv[2]):
         MODE.clear()
         MODE.update({k: v[k] for k in ("ib", "kind", "T", "para", "sub", "mlp") if k in v})
+        v.setdefault("sw", {"written_graded_everyday": 8.0})  # the shipped default's weight
         for seed in v.get("seeds", [0]):
-            cfg = TrainConfig(encoder=ENCODER, alpha=v.get("alpha", 8.0), epochs=v.get("epochs", 30), seed=seed,
-                              source_weights=v.get("sw", {"written_graded_everyday": 8.0}),
-                              batch_size=v.get("bs", 8192), hard_negatives=v.get("hn", "none"),
-                              hard_alpha=v.get("ha", 0.0), lr=v.get("lr", 0.01), gamma2=v.get("gamma2", 0.7),
-                              dim=v.get("dim", 64))
-            started = time.time()
-            result = train_heads(splits, cfg, show_progress=False)
-            print(json.dumps({"v": v.get("name"), "seed": seed, "imp": round(result.test["implicitness_accuracy"], 4),
-                              "prag": round(result.test["pragmatics_accuracy"], 4),
-                              **ablation.ood_eval(result.heads, ENCODER), "sec": round(time.time() - started)}),
-                  flush=True)
+            ablation.train_and_report(splits, v, ENCODER, seed)
