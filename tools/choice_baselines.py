@@ -80,5 +80,6 @@ if __name__ == "__main__":
             model = CosineDistance(encoder_embedding(name))
             print(json.dumps({"representation": name,
                               "group_choice": ood.evaluate_choice(model, ood.choice_from_groups(groups))["accuracy"],
+                              "paper_choice": ood.paper_group_choice(model, groups),
                               "dev_choice": ood.evaluate_choice(model, ood.load_choice(ood.DATA_DIR / "dev_choice.json"))["accuracy"],
                               "battery_b": battery_choice(model)}))

@@ -153,8 +153,8 @@ def test_development_set_summary_matches_the_single_evaluators():
 
     baseline = HedgingBaseline()
     summary = evaluate_development_sets(baseline, digits=6)
-    assert set(summary) == {"check_rank", "dev_rank", "group_choice", "check_choice", "dev_choice", "bat_imp",
-                            "bat_choice"}
+    assert set(summary) == {"check_rank", "dev_rank", "group_choice", "paper_choice", "check_choice", "dev_choice",
+                            "bat_imp", "bat_choice"}
     assert summary["dev_rank"] == round(evaluate_ranking(baseline, load_ranking(OOD / "dev_ranking.json"))["kendall_tau"], 6)
     assert summary["dev_choice"] == round(evaluate_choice(baseline, load_choice(OOD / "dev_choice.json"))["accuracy"], 6)
     battery = evaluate_battery(baseline, load_battery(OOD / "dev_battery.json"))
@@ -174,6 +174,25 @@ def test_choice_items_from_groups_pair_each_implicit_sentence_with_its_own_expli
         assert len(set(item.options)) == 4 and group.sentences[0] not in item.options[:item.answer]
     assert len({item.answer for item in items}) == 4  # the answer's position varies
     assert [i.options for i in choice_from_groups(groups, seed=0)] == [i.options for i in items]  # seeded
+
+
+def test_the_papers_choice_form_sets_each_explicit_sentence_against_three_most_implicit_ones():
+    # Paper §6.2: the reference is the group's "explicit" sentence (level 2 of 4); the options are its own "most
+    # implicit" sentence and two other groups' "most implicit" ones.
+    from pragmeter.impscore.ood import choice_from_groups, evaluate_choice, paper_group_choice
+
+    groups = load_ranking(OOD / "dev_ranking.json")
+    most_implicit = {group.sentences[-1] for group in groups}
+    draws = [choice_from_groups(groups, 3, seed, reference=1, answer=-1) for seed in range(10)]
+    for item, group in zip(draws[0], groups):
+        assert item.reference == group.sentences[1] and item.options[item.answer] == group.sentences[-1]
+        assert len(set(item.options)) == 3 and set(item.options) <= most_implicit
+    baseline = HedgingBaseline()
+    accuracies = [evaluate_choice(baseline, items)["accuracy"] for items in draws]
+    assert len(set(accuracies)) > 1  # the draws differ, hence the mean over ten
+    assert paper_group_choice(baseline, groups) == pytest.approx(np.mean(accuracies))
+    assert evaluate_ranking(baseline, groups)["paper_choice_accuracy"] == pytest.approx(np.mean(accuracies))
+    assert evaluate_ranking(baseline, groups[:2])["paper_choice_accuracy"] is None  # too few groups for three options
 
 
 def test_conversation_models_rank_graded_everyday_groups_better_than_the_paper_corpus_model():

@@ -273,8 +273,10 @@ class ImpScore:
         left, right = self._check(a), self._check(b)
         if len(left) != len(right):
             raise PragmeterError(f"pragmatic_distance needs lists of equal length ({len(left)} vs {len(right)})")
-        features = self.embed(left + right).pragmatic
-        h_a, h_b = torch.as_tensor(features[: len(left)]), torch.as_tensor(features[len(left):])
+        distinct = list(dict.fromkeys(left + right))  # a reference compared with many options is embedded once
+        row = {text: i for i, text in enumerate(distinct)}
+        features = torch.as_tensor(self.embed(distinct).pragmatic)
+        h_a, h_b = features[[row[t] for t in left]], features[[row[t] for t in right]]
         distances = self.heads.pragmatic_distance_from_features(h_a, h_b).numpy()
         return float(distances[0]) if single else distances
 

@@ -139,6 +139,9 @@ def run_ood(args: argparse.Namespace) -> int:
     if check == "ranking":
         print(f"groups {result['groups']}  kendall_tau {result['kendall_tau']:.4f}  spearman_rho {result['spearman_rho']:.4f}"
               + (f"  (constant-score groups counted as 0: {result['constant_groups']})" if result["constant_groups"] else ""))
+        if result["paper_choice_accuracy"] is not None:
+            print(f"choice on the same groups, the paper's user-study form (explicit sentence vs three most implicit "
+                  f"ones, 10 draws): accuracy {result['paper_choice_accuracy']:.4f}")
         _print_categories(result["per_category"], ("kendall_tau", "spearman_rho"))
     elif check == "battery":
         print(f"items {result['items']}  implicitness_accuracy {result['implicitness_accuracy']:.4f}  "
