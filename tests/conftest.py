@@ -9,6 +9,12 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# tools/test.sh runs one pytest-xdist worker per core; a worker whose torch (OpenMP) uses every core spins against the
+# other workers (measured: a test 10x slower beside one busy core). Each worker gets its share of the cores, and the
+# processes it starts (CLI runs, llama.cpp) inherit it.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // _WORKERS)))
 # Tests of the machinery (files, interrupts, services) score with the fast MiniLM model; tests of the shipped default's
 # figures name it (pragmeter.impscore.model.DEFAULT_MODEL, all-mpnet-base-v2).
 os.environ.setdefault("PRAGMETER_IMPSCORE", "impscore-minilm-paper-conversation")

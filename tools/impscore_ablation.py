@@ -84,14 +84,16 @@ def train_config(v: dict, enc: str, seed: int) -> TrainConfig:
                        source_weights=v.get("sw", {}), batch_size=v.get("bs", 8192), lr=v.get("lr", 0.01))
 
 
-def train_and_report(splits, v: dict, enc: str, seed: int) -> None:
-    """Train one variant and seed; print its JSON line (validation, test and development-set figures)."""
+def train_and_report(splits, v: dict, enc: str, seed: int):
+    """Train one variant and seed; print its JSON line (validation, test and development-set figures); return the
+    trained heads."""
     t = time.time(); r = train_heads(splits, train_config(v, enc, seed), show_progress=False)
     print(json.dumps({"v": v.get("name"), "seed": seed, "val_imp": round(r.val["implicitness_accuracy"], 4),
                       "val_prag": round(r.val["pragmatics_accuracy"], 4), "imp": round(r.test["implicitness_accuracy"], 4),
                       "prag": round(r.test["pragmatics_accuracy"], 4), **ood_eval(r.heads, enc),
                       **({"dev_rank_by_category": dev_rank_by_category(r.heads, enc)} if v.get("by_category") else {}),
                       "sec": round(time.time() - t)}), flush=True)
+    return r.heads
 
 
 PAPER = {"implicit_hate", "sbic", "imppres", "circa", "ludwig", "r3_sarcasm", "bbh_snarks", "inli_train", "ishate_train"}

@@ -10,7 +10,8 @@ pairs of its batch, pairs whose implicit or explicit sides are paraphrases (enco
 ``kind`` "hinge" (the paper's margin, averaged over the batch), "hardest" (against the nearest) or "infonce"
 (temperature ``T``); ``mlp`` a hidden width: a GELU branch added to the linear pragmatic map; and the TrainConfig
 fields of tools/impscore_ablation.py (hn, ha, sw, dim, gamma2, lr, bs, epochs), whose loop trains and prints
-one JSON line per seed.
+one JSON line per seed; ``"ensemble": true`` also prints the development-set figures of the variant's seeds as one
+ensemble (:class:`Ensemble`).
 """
 import json
 import sys
@@ -82,6 +83,34 @@ class BranchedHeads(ImpScoreHeads):
         return h_p, h_s
 
 
+class Ensemble(torch.nn.Module):
+    """Several trained heads as one model: pragmatic features concatenated and scaled by 1/√K, so the pragmatic
+    distance stays a Euclidean distance (the root mean square of the members' distances); implicitness is the mean
+    of the members' implicitness."""
+
+    def __init__(self, members):
+        super().__init__()
+        self.members, self.config, self.k = torch.nn.ModuleList(members), members[0].config, len(members)
+        self.W_p = members[0].W_p  # where ImpScore looks for the heads' device
+
+    def features(self, embeddings):
+        pragmatic, semantic = zip(*(m.features(embeddings) for m in self.members))
+        return torch.cat(pragmatic, -1) / self.k ** 0.5, torch.cat(semantic, -1)
+
+    def implicitness_from_features(self, h_p, h_s):
+        l = h_s.shape[-1] // self.k
+        return torch.stack([m.implicitness_from_features(h_p[..., i * l:(i + 1) * l] * self.k ** 0.5,
+                                                         h_s[..., i * l:(i + 1) * l])
+                            for i, m in enumerate(self.members)]).mean(0)
+
+    def pragmatic_distance_from_features(self, a, b):
+        return torch.linalg.vector_norm(a - b, dim=-1)
+
+    def forward(self, embeddings):
+        h_p, h_s = self.features(embeddings)
+        return self.implicitness_from_features(h_p, h_s), h_p, h_s
+
+
 losses.ImpScoreLoss.forward = forward
 training.ImpScoreHeads = BranchedHeads
 
@@ -93,5 +122,7 @@ if __name__ == "__main__":
         MODE.clear()
         MODE.update({k: v[k] for k in ("ib", "kind", "T", "para", "sub", "mlp") if k in v})
         v.setdefault("sw", {"written_graded_everyday": 8.0})  # the shipped default's weight
-        for seed in v.get("seeds", [0]):
-            ablation.train_and_report(splits, v, ENCODER, seed)
+        heads = [ablation.train_and_report(splits, v, ENCODER, seed) for seed in v.get("seeds", [0])]
+        if v.get("ensemble"):
+            print(json.dumps({"v": v.get("name"), "ensemble_of_seeds": v.get("seeds", [0]),
+                              **ablation.ood_eval(Ensemble(heads), ENCODER)}), flush=True)

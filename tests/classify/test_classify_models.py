@@ -30,7 +30,7 @@ def mean_loss(classifier: TextClassifier, examples) -> float:
 @pytest.fixture(scope="module")
 def inli_run(tmp_path_factory, data_root):
     """4-way INLI on 32 training rows, 4 epochs, interrupted after epoch 2 and resumed."""
-    torch.set_num_threads(2)
+    torch.set_num_threads(min(2, torch.get_num_threads()))  # at most two threads; one per xdist worker (conftest)
     data = inli.build("4way", root=data_root)
     data.train, data.val, data.test = data.train.head(32), data.val.head(16), data.test.head(32)
     folder = tmp_path_factory.mktemp("inli")

@@ -16,7 +16,8 @@ from pragmeter.errors import PragmeterError
 pytestmark = pytest.mark.real_llm
 MODEL = "qwen2.5-coder-1.5b"
 # Two threads and passive OpenMP waits keep a shared CI machine usable; shots=0 keeps DRInQ's prompts short.
-MODEL_ARGS = f"threads={min(2, os.cpu_count() or 1)}"
+# Under pytest-xdist, a worker's share of the cores (OMP_NUM_THREADS, set in conftest.py).
+MODEL_ARGS = f"threads={min(2, int(os.environ.get('OMP_NUM_THREADS', 0)) or os.cpu_count() or 1)}"
 
 
 @pytest.fixture(scope="module")
