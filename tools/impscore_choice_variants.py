@@ -10,8 +10,8 @@ pairs of its batch, pairs whose implicit or explicit sides are paraphrases (enco
 ``kind`` "hinge" (the paper's margin, averaged over the batch), "hardest" (against the nearest) or "infonce"
 (temperature ``T``); ``mlp`` a hidden width: a GELU branch added to the linear pragmatic map; and the TrainConfig
 fields of tools/impscore_ablation.py (hn, ha, sw, dim, gamma2, lr, bs, epochs), whose loop trains and prints
-one JSON line per seed; ``"ensemble": true`` also prints the development-set figures of the variant's seeds as one
-ensemble (:class:`Ensemble`).
+one JSON line per seed; ``"ensemble": true`` also prints the test accuracies and development-set figures of the
+variant's seeds as one ensemble (:class:`Ensemble`).
 """
 import json
 import sys
@@ -124,5 +124,7 @@ if __name__ == "__main__":
         v.setdefault("sw", {"written_graded_everyday": 8.0})  # the shipped default's weight
         heads = [ablation.train_and_report(splits, v, ENCODER, seed) for seed in v.get("seeds", [0])]
         if v.get("ensemble"):
+            test, _ = training.evaluate_heads(Ensemble(heads), splits["test"])
             print(json.dumps({"v": v.get("name"), "ensemble_of_seeds": v.get("seeds", [0]),
+                              "imp": round(test["implicitness_accuracy"], 4), "prag": round(test["pragmatics_accuracy"], 4),
                               **ablation.ood_eval(Ensemble(heads), ENCODER)}), flush=True)
