@@ -6,7 +6,7 @@ Each variant is a JSON object: ``keep`` (source list, or "fig" for every non-pap
 ``seeds``, ``enc`` (the variant's encoder; "A+B" = heads on the concatenated embeddings of A and B, an ablation
 only, not a shipped model type), ``drop_origin`` (regex: corpus rows whose origin matches are left out), ``by_category`` (also print
 dev_ranking τ per category), and TrainConfig fields by short name (alpha, epochs, gamma1, gamma2, dim, hn = hard_negatives,
-ha = hard_alpha, sw = source_weights, bs = batch_size, lr). The corpus is embedded once (cached); every variant prints one JSON line per seed with the test
+ha = hard_alpha, sw = source_weights, bs = batch_size, lr, ibh = in_batch_negatives). The corpus is embedded once (cached); every variant prints one JSON line per seed with the test
 accuracies and the OOD figures: Kendall τ on check/dev ranking, accuracy on check/dev choice, and the battery's
 two checks. Selection uses these development sets only, never a test split.
 """
@@ -81,7 +81,8 @@ def train_config(v: dict, enc: str, seed: int) -> TrainConfig:
     return TrainConfig(encoder=enc, alpha=v.get("alpha", 8.0), epochs=v.get("epochs", 30), seed=seed,
                        gamma1=v.get("gamma1", 0.5), gamma2=v.get("gamma2", 0.7), dim=v.get("dim", 64),
                        hard_negatives=v.get("hn", "none"), hard_alpha=v.get("ha", 0.0),
-                       source_weights=v.get("sw", {}), batch_size=v.get("bs", 8192), lr=v.get("lr", 0.01))
+                       source_weights=v.get("sw", {}), batch_size=v.get("bs", 8192), lr=v.get("lr", 0.01),
+                       in_batch_negatives=v.get("ibh", 0.0))
 
 
 def train_and_report(splits, v: dict, enc: str, seed: int):

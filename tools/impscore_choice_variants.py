@@ -7,8 +7,8 @@ Variants on top of the shipped default's recipe (frozen all-mpnet-base-v2, paper
 groups ×8), none of them shipped (docs/results.md, "what moves the choice checks"):
 ``ib`` weight of an in-batch term: the implicit sentence against the explicit sides of up to ``sub`` (1,024) other
 pairs of its batch, pairs whose implicit or explicit sides are paraphrases (encoder cosine ≥ ``para``, 0.8) masked;
-``kind`` "hinge" (the paper's margin, averaged over the batch), "hardest" (against the nearest) or "infonce"
-(temperature ``T``); ``mlp`` a hidden width: a GELU branch added to the linear pragmatic map; and the TrainConfig
+``kind`` "hinge" (the paper's margin, averaged over the batch), "hardest" (against the nearest: the package's
+``impscore train --in-batch-negatives``, default sub-batch and masking) or "infonce" (temperature ``T``); ``mlp`` a hidden width: a GELU branch added to the linear pragmatic map; and the TrainConfig
 fields of tools/impscore_ablation.py (hn, ha, sw, dim, gamma2, lr, bs, epochs), whose loop trains and prints
 one JSON line per seed; ``"ensemble": true`` also prints the test accuracies and development-set figures of the
 variant's seeds as one ensemble (:class:`Ensemble`).
@@ -31,25 +31,13 @@ paper_loss = losses.ImpScoreLoss.forward
 
 
 def in_batch_term(loss, e1, e2, pragmatic, weights):
-    """Mean in-batch pragmatic term over a random sub-batch (torch's seeded global generator)."""
-    rows = torch.randperm(len(e1))[: min(MODE.get("sub", 1024), len(e1))]
-    e1, e2 = e1[rows], e2[rows]
-    _, p1, _ = loss.heads(e1)
-    _, p2, _ = loss.heads(e2)
-    distances = torch.cdist(p1, p2)
-    with torch.no_grad():  # a paraphrase of the pair's own sides is not a negative
-        unit = torch.nn.functional.normalize
-        same = (unit(e2, dim=1) @ unit(e2, dim=1).T >= MODE.get("para", 0.8)) | (
-            unit(e1, dim=1) @ unit(e1, dim=1).T >= MODE.get("para", 0.8))
-        same.fill_diagonal_(True)
+    """Mean in-batch pragmatic term over a random sub-batch, "hinge" or "infonce" (the "hardest" form is the
+    package's own: TrainConfig.in_batch_negatives)."""
+    rows, distances, same = losses.in_batch_distances(loss.heads, e1, e2, MODE.get("sub", 1024), MODE.get("para", 0.8))
     positive = distances.diagonal()
-    kind = MODE.get("kind", "hinge")
-    if kind == "hinge":
+    if MODE.get("kind", "hinge") == "hinge":
         hinge = torch.clamp(loss.gamma2 - (distances - positive[:, None]), min=0.0).masked_fill(same, 0.0)
         per_item = hinge.sum(1) / (~same).sum(1).clamp(min=1)
-    elif kind == "hardest":
-        nearest = distances.masked_fill(same, float("inf")).min(1).values
-        per_item = torch.clamp(loss.gamma2 - (nearest - positive), min=0.0)
     else:
         logits = (-distances / MODE.get("T", 0.5)).masked_fill(same, float("-inf"))
         logits = torch.where(torch.eye(len(distances), dtype=torch.bool), -distances / MODE.get("T", 0.5), logits)
@@ -60,8 +48,8 @@ def in_batch_term(loss, e1, e2, pragmatic, weights):
     return (per_item * w).sum() / w.sum()
 
 
-def forward(self, e1, e2, e3, pragmatic=None, e4=None, hard=None, hard_alpha=0.0, weights=None):
-    total = paper_loss(self, e1, e2, e3, pragmatic, e4, hard, hard_alpha, weights)
+def forward(self, e1, e2, e3, pragmatic=None, e4=None, hard=None, hard_alpha=0.0, weights=None, in_batch=0.0):
+    total = paper_loss(self, e1, e2, e3, pragmatic, e4, hard, hard_alpha, weights, in_batch)
     if MODE.get("ib", 0.0) > 0:
         total = total + MODE["ib"] * in_batch_term(self, e1, e2, pragmatic, weights)
     return total
@@ -121,6 +109,8 @@ if __name__ == "__main__":
     for v in json.loads(sys.argv[2]):
         MODE.clear()
         MODE.update({k: v[k] for k in ("ib", "kind", "T", "para", "sub", "mlp") if k in v})
+        if MODE.get("kind") == "hardest":  # the package's own term (TrainConfig.in_batch_negatives)
+            v["ibh"] = MODE.pop("ib", 0.0)
         v.setdefault("sw", {"written_graded_everyday": 8.0})  # the shipped default's weight
         heads = [ablation.train_and_report(splits, v, ENCODER, seed) for seed in v.get("seeds", [0])]
         if v.get("ensemble"):

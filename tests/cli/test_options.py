@@ -34,6 +34,7 @@ def refused(capsys, *argv) -> str:
     (["score", "--batch-size", "x", "hi"], "argument --batch-size: must be a whole number >= 1, got 'x'"),
     (["analyze", "profile", "--batch-size", "-3", "in.csv"], "argument --batch-size: must be a whole number >= 1"),
     (["impscore", "train", "--encode-batch-size", "0"], "argument --encode-batch-size: must be a whole number"),
+    (["impscore", "train", "--in-batch-negatives", "-1"], "argument --in-batch-negatives: expected a number >= 0"),
     (["classifier", "predict", "--batch-size", "0"], "argument --batch-size: must be a whole number >= 1"),
     (["score", "--device", "cuda", "hi"], "argument --device: 'cuda': CUDA is not available on this machine"),
     (["score", "--device", "gpu7", "hi"], "argument --device: 'gpu7' is not a torch device"),

@@ -103,3 +103,33 @@ def test_pairs_without_a_paraphrase_skip_the_pragmatic_term_and_metric():
     full = ImpScoreLoss(heads)(e1, e2, e3)
     only_row_1 = ImpScoreLoss(heads)(e1, e2, e3, mask)
     assert (full - only_row_1).item() == pytest.approx(terms["prag"][0].item() / 2)  # row 0's 0.7, batch mean
+
+
+def test_in_batch_hardest_margin_uses_the_nearest_other_explicit_side_and_skips_paraphrases():
+    from pragmeter.impscore.losses import in_batch_hardest_margin
+
+    heads = swap_heads()  # pragmatic features = the embeddings themselves
+    # Pair 0's own explicit side is at distance 1; pair 1's explicit side is at distance 0.5 from pair 0's implicit
+    # sentence (a closer negative); pair 1 is far from everything else.
+    e1 = torch.tensor([[0.0, 1.0], [5.0, -5.0]])
+    e2 = torch.tensor([[1.0, 1.0], [0.0, 1.5]])
+    margin = in_batch_hardest_margin(heads, e1, e2, gamma2=0.7)
+    # pair 0: max(0, 0.7 − (0.5 − 1)) = 1.2; pair 1: own side at √(25 + 42.25), pair 0's at √(16 + 36), nearer:
+    # max(0, 0.7 − (7.21 − 8.20)) ≈ 1.69
+    expected = (1.2 + max(0.0, 0.7 - (math.sqrt(52.0) - math.sqrt(67.25)))) / 2
+    assert margin.item() == pytest.approx(expected, rel=1e-5)
+    # A pair whose explicit side paraphrases pair 0's (encoder cosine >= 0.8) is not a negative: only the own side is left.
+    e2_paraphrase = torch.tensor([[1.0, 1.0], [1.0, 1.1]])
+    assert in_batch_hardest_margin(heads, e1[:2], e2_paraphrase, gamma2=0.7).item() == pytest.approx(0.0)
+
+
+def test_in_batch_weight_zero_is_the_papers_objective_and_a_positive_weight_adds_the_margin():
+    from pragmeter.impscore.losses import in_batch_hardest_margin
+
+    heads = swap_heads()
+    e1, e2, e3 = torch.tensor([[0.0, 1.0], [5.0, -5.0]]), torch.tensor([[1.0, 1.0], [0.0, 1.5]]), torch.tensor([[1.0, -1.0], [2.0, 2.0]])
+    paper = ImpScoreLoss(heads)(e1, e2, e3)
+    assert ImpScoreLoss(heads)(e1, e2, e3, in_batch=0.0).item() == paper.item()
+    torch.manual_seed(0)
+    with_term = ImpScoreLoss(heads)(e1, e2, e3, in_batch=0.5)
+    assert with_term.item() == pytest.approx(paper.item() + 0.5 * in_batch_hardest_margin(heads, e1, e2, 0.7).item(), rel=1e-6)

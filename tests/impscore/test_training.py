@@ -99,3 +99,14 @@ def test_source_weight_option_refuses_malformed_values(text):
     assert source_weight("written_graded_everyday=4") == ("written_graded_everyday", 4.0)
     with pytest.raises(argparse.ArgumentTypeError, match="SOURCE=WEIGHT"):
         source_weight(text)
+
+
+def test_in_batch_negatives_change_what_is_learned_and_are_named_in_the_card(splits, tmp_path):
+    plain = train_heads(splits, config(epochs=3), show_progress=False)
+    in_batch = train_heads(splits, config(epochs=3, in_batch_negatives=0.5), show_progress=False)
+    again = train_heads(splits, config(epochs=3, in_batch_negatives=0.5), show_progress=False)
+    assert not torch.allclose(plain.heads.W_p, in_batch.heads.W_p, atol=1e-3)
+    assert torch.equal(in_batch.heads.W_p, again.heads.W_p)  # the sub-batch draw is seeded
+    folder = save_trained(in_batch, tmp_path / "model", "tiny-in-batch", {"sources": ["test"]})
+    assert "in-batch hardest negatives × 0.5" in (folder / "README.md").read_text(encoding="utf-8")
+    assert ImpScore.load(folder).config["training"]["in_batch_negatives"] == 0.5

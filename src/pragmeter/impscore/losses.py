@@ -55,6 +55,37 @@ def margin_losses(
     }
 
 
+def in_batch_distances(heads: ImpScoreHeads, e1: torch.Tensor, e2: torch.Tensor, sub_batch: int = 1024,
+                       paraphrase_cosine: float = 0.8) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(rows, distances, excluded) for a random sub-batch of at most ``sub_batch`` pairs (torch's seeded global
+    generator): the pragmatic distance of each implicit sentence to every explicit side of the sub-batch, and which
+    of those are not negatives — the pair's own, and pairs whose implicit or explicit sides are paraphrases
+    (encoder cosine ≥ ``paraphrase_cosine``)."""
+    rows = torch.randperm(len(e1))[: min(sub_batch, len(e1))].to(e1.device)
+    e1, e2 = e1[rows], e2[rows]
+    _, p1, _ = heads(e1)
+    _, p2, _ = heads(e2)
+    distances = torch.cdist(p1, p2)
+    with torch.no_grad():
+        unit1, unit2 = nn.functional.normalize(e1, dim=1), nn.functional.normalize(e2, dim=1)
+        excluded = (unit2 @ unit2.T >= paraphrase_cosine) | (unit1 @ unit1.T >= paraphrase_cosine)
+        excluded.fill_diagonal_(True)
+    return rows, distances, excluded
+
+
+def in_batch_hardest_margin(heads: ImpScoreHeads, e1: torch.Tensor, e2: torch.Tensor, gamma2: float,
+                            pragmatic: torch.Tensor | None = None, weights: torch.Tensor | None = None) -> torch.Tensor:
+    """Ours, not the paper's: the pragmatic margin of each implicit sentence against the nearest explicit side of
+    the other pairs of its batch (sentence-transformers' in-batch negatives, hardest form), weighted mean."""
+    rows, distances, excluded = in_batch_distances(heads, e1, e2)
+    nearest = distances.masked_fill(excluded, float("inf")).min(1).values
+    per_item = torch.clamp(gamma2 - (nearest - distances.diagonal()), min=0.0)
+    if pragmatic is not None:
+        per_item = per_item * pragmatic[rows].to(per_item.dtype)
+    w = torch.ones_like(per_item) if weights is None else weights[rows]
+    return (per_item * w).sum() / w.sum()
+
+
 class ImpScoreLoss(nn.Module):
     """Mean of the ImpScore objective over a batch of embedding triplets."""
 
@@ -66,7 +97,7 @@ class ImpScoreLoss(nn.Module):
     def forward(self, e1: torch.Tensor, e2: torch.Tensor, e3: torch.Tensor,
                 pragmatic: torch.Tensor | None = None, e4: torch.Tensor | None = None,
                 hard: torch.Tensor | None = None, hard_alpha: float = 0.0,
-                weights: torch.Tensor | None = None) -> torch.Tensor:
+                weights: torch.Tensor | None = None, in_batch: float = 0.0) -> torch.Tensor:
         out = triplet_outputs(self.heads, e1, e2, e3)
         terms = margin_losses(out, self.gamma1, self.gamma2, self.alpha)
         prag = terms["prag"] if pragmatic is None else terms["prag"] * pragmatic.to(terms["prag"].dtype)
@@ -77,6 +108,7 @@ class ImpScoreLoss(nn.Module):
             d_hard = self.heads.pragmatic_distance_from_features(p1, p4)
             margin = torch.clamp(self.gamma2 - (d_hard - out.distance_positive), min=0.0)
             total = total + hard_alpha * margin * hard.to(margin.dtype)
-        if weights is None:
-            return total.mean()
-        return (total * weights).sum() / weights.sum()
+        mean = total.mean() if weights is None else (total * weights).sum() / weights.sum()
+        if in_batch > 0:
+            mean = mean + in_batch * in_batch_hardest_margin(self.heads, e1, e2, self.gamma2, pragmatic, weights)
+        return mean

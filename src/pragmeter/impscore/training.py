@@ -48,6 +48,9 @@ class TrainConfig:
     # hard_negative, "mined" the other pair's explicit sentence nearest to s1 in encoder space, "both" either.
     hard_negatives: str = "none"
     hard_alpha: float = 1.0
+    # Weight of an in-batch pragmatic margin (ours; 0 = the paper's objective): each implicit sentence against the
+    # nearest explicit side of the other pairs of its batch (losses.in_batch_hardest_margin).
+    in_batch_negatives: float = 0.0
     # Loss weight of a source's training pairs (ours; default 1 for every source): a small source that teaches what
     # a large one does not (graded everyday groups beside 25k template dialogue pairs) can count for more.
     source_weights: dict[str, float] = field(default_factory=dict)
@@ -223,8 +226,9 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
             batch = order[start : start + config.batch_size]
             parts = [t[batch] for t in device_data]
             batch_weights = None if weights is None else weights[batch]
-            loss = loss_fn(*parts[:4], weights=batch_weights) if hard is None else loss_fn(
-                *parts[:4], weights=batch_weights, e4=parts[4], hard=parts[5], hard_alpha=config.hard_alpha)
+            loss = loss_fn(*parts[:4], weights=batch_weights, in_batch=config.in_batch_negatives) if hard is None else loss_fn(
+                *parts[:4], weights=batch_weights, e4=parts[4], hard=parts[5], hard_alpha=config.hard_alpha,
+                in_batch=config.in_batch_negatives)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -273,6 +277,10 @@ def model_card(name: str, result: TrainResult, corpus_info: dict) -> str:
         for r in table.itertuples()
     ) if table is not None else ""
     weights = "".join(f", source weight {source} × {weight:g}" for source, weight in sorted(cfg.source_weights.items()))
+    if cfg.hard_negatives != "none":
+        weights += f", hard negatives {cfg.hard_negatives} × {cfg.hard_alpha:g}"
+    if cfg.in_batch_negatives > 0:
+        weights += f", in-batch hardest negatives × {cfg.in_batch_negatives:g}"
     return f"""# {name}
 
 ImpScore heads (pragmatic/semantic projections, l = {cfg.dim}, transform {cfg.transform}, implicitness

@@ -41,6 +41,10 @@ def register(subparsers) -> None:
                                "none = the paper's objective (default)")
     impscore.add_argument("--hard-alpha", type=float, default=1.0,
                           help="weight of the hard-negative margin (used with --hard-negatives)")
+    impscore.add_argument("--in-batch-negatives", type=non_negative_float, default=0.0, metavar="WEIGHT",
+                          help="weight of a pragmatic margin of each implicit sentence against the nearest explicit "
+                               "side of the other pairs of its batch (paraphrases left out); 0 = the paper's objective "
+                               "(default)")
     impscore.add_argument("--source-weight", action="append", default=[], metavar="SOURCE=WEIGHT",
                           type=source_weight, dest="source_weights",
                           help="loss weight of one source's training pairs (repeatable; default 1 each: the paper)")
@@ -50,6 +54,16 @@ def register(subparsers) -> None:
     impscore.add_argument("--overwrite", action="store_true", help="write into an existing model folder")
     add_data_root_option(impscore)
     impscore.set_defaults(func=run_impscore)
+
+
+def non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
 
 
 def source_weight(text: str) -> tuple[str, float]:
