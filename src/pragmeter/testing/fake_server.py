@@ -16,6 +16,7 @@ import json
 import math
 import random
 import re
+import sys
 import threading
 import time
 from collections import Counter
@@ -48,6 +49,15 @@ def completion_payload(request: dict, answer) -> dict:
     return {"id": "fake", "object": "chat.completion", "model": request.get("model"), "choices": [choice]}
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up mid-answer (a timeout, a killed run: what the fault tests do on purpose) is not an
+    error of the fake server: no traceback on stderr for it."""
+
+    def handle_error(self, request, client_address) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class FakeChatServer:
     def __init__(self, responder: Callable[[dict], str | None], latency: float = 0.0, fault_rate: float = 0.0,
                  faults: tuple[str, ...] = FAULTS, retry_after: str = "1", hang: float = 2.0, seed: int = 0,
@@ -59,7 +69,7 @@ class FakeChatServer:
         self.faults_sent: Counter[str] = Counter()
         self._random = random.Random(seed)
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self._server = _QuietServer(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
