@@ -42,10 +42,7 @@ def in_batch_term(loss, e1, e2, pragmatic, weights):
         logits = (-distances / MODE.get("T", 0.5)).masked_fill(same, float("-inf"))
         logits = torch.where(torch.eye(len(distances), dtype=torch.bool), -distances / MODE.get("T", 0.5), logits)
         per_item = torch.nn.functional.cross_entropy(logits, torch.arange(len(distances)), reduction="none")
-    if pragmatic is not None:
-        per_item = per_item * pragmatic[rows].to(per_item.dtype)
-    w = torch.ones_like(per_item) if weights is None else weights[rows]
-    return (per_item * w).sum() / w.sum()
+    return losses.sub_batch_mean(per_item, rows, pragmatic, weights)
 
 
 def forward(self, e1, e2, e3, pragmatic=None, e4=None, hard=None, hard_alpha=0.0, weights=None, in_batch=0.0):
@@ -114,7 +111,8 @@ if __name__ == "__main__":
         v.setdefault("sw", {"written_graded_everyday": 8.0})  # the shipped default's weight
         heads = [ablation.train_and_report(splits, v, ENCODER, seed) for seed in v.get("seeds", [0])]
         if v.get("ensemble"):
-            test, _ = training.evaluate_heads(Ensemble(heads), splits["test"])
+            ensemble = Ensemble(heads)
+            test, _ = training.evaluate_heads(ensemble, splits["test"])
             print(json.dumps({"v": v.get("name"), "ensemble_of_seeds": v.get("seeds", [0]),
                               "imp": round(test["implicitness_accuracy"], 4), "prag": round(test["pragmatics_accuracy"], 4),
-                              **ablation.ood_eval(Ensemble(heads), ENCODER)}), flush=True)
+                              **ablation.ood_eval(ensemble, ENCODER)}), flush=True)

@@ -73,17 +73,22 @@ def in_batch_distances(heads: ImpScoreHeads, e1: torch.Tensor, e2: torch.Tensor,
     return rows, distances, excluded
 
 
+def sub_batch_mean(per_item: torch.Tensor, rows: torch.Tensor, pragmatic: torch.Tensor | None = None,
+                   weights: torch.Tensor | None = None) -> torch.Tensor:
+    """Weighted mean of an in-batch term over the sub-batch ``rows`` (pairs without a paraphrase count 0)."""
+    if pragmatic is not None:
+        per_item = per_item * pragmatic[rows].to(per_item.dtype)
+    w = torch.ones_like(per_item) if weights is None else weights[rows]
+    return (per_item * w).sum() / w.sum()
+
+
 def in_batch_hardest_margin(heads: ImpScoreHeads, e1: torch.Tensor, e2: torch.Tensor, gamma2: float,
                             pragmatic: torch.Tensor | None = None, weights: torch.Tensor | None = None) -> torch.Tensor:
     """Ours, not the paper's: the pragmatic margin of each implicit sentence against the nearest explicit side of
     the other pairs of its batch (sentence-transformers' in-batch negatives, hardest form), weighted mean."""
     rows, distances, excluded = in_batch_distances(heads, e1, e2)
     nearest = distances.masked_fill(excluded, float("inf")).min(1).values
-    per_item = torch.clamp(gamma2 - (nearest - distances.diagonal()), min=0.0)
-    if pragmatic is not None:
-        per_item = per_item * pragmatic[rows].to(per_item.dtype)
-    w = torch.ones_like(per_item) if weights is None else weights[rows]
-    return (per_item * w).sum() / w.sum()
+    return sub_batch_mean(torch.clamp(gamma2 - (nearest - distances.diagonal()), min=0.0), rows, pragmatic, weights)
 
 
 class ImpScoreLoss(nn.Module):

@@ -226,9 +226,8 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
             batch = order[start : start + config.batch_size]
             parts = [t[batch] for t in device_data]
             batch_weights = None if weights is None else weights[batch]
-            loss = loss_fn(*parts[:4], weights=batch_weights, in_batch=config.in_batch_negatives) if hard is None else loss_fn(
-                *parts[:4], weights=batch_weights, e4=parts[4], hard=parts[5], hard_alpha=config.hard_alpha,
-                in_batch=config.in_batch_negatives)
+            hard_terms = {} if hard is None else {"e4": parts[4], "hard": parts[5], "hard_alpha": config.hard_alpha}
+            loss = loss_fn(*parts[:4], weights=batch_weights, in_batch=config.in_batch_negatives, **hard_terms)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
