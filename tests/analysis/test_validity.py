@@ -24,7 +24,12 @@ def _comparison(payload: dict, grouping: str, a: str, b: str) -> dict:
 
 def test_ishate_implicit_hate_scores_higher_than_explicit(shipped_model, data_root):
     # ISHate dev + test only: the shipped model's corpus pairs ISHate train messages, so this stays held out
-    payload = compute_profile(load_builtin("ishate", cap=CAP, seed=0), shipped_model, n_pairs=200).to_json()
+    collection = load_builtin("ishate", cap=CAP, seed=0)
+    layer = collection.groupings["implicit_layer"]
+    collection = collection.subset([i for i, value in enumerate(layer) if value in ("Implicit HS", "Explicit HS")])
+    collection.groupings = {"implicit_layer": collection.groupings["implicit_layer"]}  # the compared texts only
+    collection.comparisons = [("implicit_layer", "Implicit HS", "Explicit HS")]
+    payload = compute_profile(collection, shipped_model, n_pairs=10).to_json()
     difference = _comparison(payload, "implicit_layer", "Implicit HS", "Explicit HS")
     assert difference["n_a"] == CAP and difference["n_b"] == CAP
     assert difference["ci_low"] > 0, difference

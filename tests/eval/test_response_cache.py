@@ -59,3 +59,15 @@ def test_full_disk_while_appending(tmp_path, caplog):
         cache.put("a", {"text": "first"})
         cache.put("b", {"text": "second"})
     assert cache.get("a")["text"] == "first" and caplog.text.count("No space left") == 1
+
+
+def test_identical_requests_in_one_run_are_asked_once(tmp_path):
+    # DRInQ's three runs differ only in their sampled examples; zero-shot they are the same prompt, asked once and
+    # answered three times (the cache gives a later identical request that same answer anyway).
+    responder = gold_responder(["drinq_vanilla"], 2, {"shots": "0"})
+    with FakeChatServer(responder, latency=0.2) as server:
+        result = run_eval(tmp_path, server, "drinq_vanilla", "--limit", "2", "--task-arg", "drinq_vanilla.shots=0")
+        assert server.total_calls == 2
+    task = result["results"]["drinq_vanilla"]
+    assert task["n_items"] == 2 and task["errors"] == 0 and task["invalid"] == 0
+    assert task["metrics"]["accuracy"]["mean"] == 1.0 and task["cache_hits"] == 4

@@ -122,7 +122,7 @@ def compute_profile(collection: TextCollection, model, n_pairs: int = DEFAULT_PA
     row = {text: i for i, text in enumerate(distinct)}
     embeddings = encode_with_progress(model, distinct, f"embedding {collection.name}")
     all_scores = model.score_embeddings(embeddings)
-    pragmatic = torch.as_tensor(model.embed(distinct).pragmatic)  # cached embeddings: heads only
+    pragmatic = torch.as_tensor(model.features_of_embeddings(embeddings).pragmatic)  # heads only, no re-encoding
 
     def distances_of(texts: list[str], key_seed: int) -> np.ndarray:
         rows = np.array(sorted({row[t] for t in texts}), dtype=np.int64)

@@ -262,7 +262,11 @@ class ImpScore:
 
     def embed(self, texts: Sequence[str]) -> Features:
         """Pragmatic and semantic features of each text."""
-        _, h_p, h_s = self._heads_on(self.encode(texts))
+        return self.features_of_embeddings(self.encode(texts))
+
+    def features_of_embeddings(self, embeddings: np.ndarray) -> Features:
+        """Pragmatic and semantic features of encoder embeddings already computed (see :meth:`encode`)."""
+        _, h_p, h_s = self._heads_on(embeddings)
         return Features(pragmatic=h_p.cpu().numpy(), semantic=h_s.cpu().numpy())
 
     def pragmatic_distance(self, a: str | Sequence[str], b: str | Sequence[str]) -> float | np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tqdm import tqdm
 
@@ -44,6 +44,7 @@ class CachedClient:
         self.backend = backend
         self.cache = cache
         self._limit = asyncio.Semaphore(backend.concurrency)
+        self._in_flight: dict[str, asyncio.Future[Answer]] = {}
 
     def key(self, messages: Messages, max_tokens: int | None, sample: int = 0, top_logprobs: int | None = None) -> str:
         decoding = self.backend.decoding(max_tokens)
@@ -54,29 +55,49 @@ class CachedClient:
     async def chat(self, messages: Messages, max_tokens: int | None, sample: int = 0,
                    counters: Counters | None = None, top_logprobs: int | None = None) -> Answer:
         """One answer, from the cache or the backend; ``top_logprobs`` = K also asks for the first token's K
-        most likely alternatives (a separate cache entry from the plain answer)."""
+        most likely alternatives (a separate cache entry from the plain answer). With a cache, a request whose key
+        is already on its way (e.g. a task's runs with identical zero-shot prompts) waits for that answer instead of
+        asking again: the cache would have given it the same answer had it come a moment later."""
         key = self.key(messages, max_tokens, sample, top_logprobs)
         entry = self.cache.get(key) if self.cache is not None else None
         if entry is not None:
             alternatives = entry.get("top_logprobs")
             answer = Answer(entry["text"], cached=True, finish_reason=entry.get("finish_reason"),
                             top_logprobs=None if alternatives is None else tuple(map(tuple, alternatives)))
+        elif key in self._in_flight:
+            first = await asyncio.shield(self._in_flight[key])
+            answer = replace(first, cached=first.error is None)
         else:
-            async with self._limit:
-                try:
-                    completion = await self.backend.complete(messages, max_tokens, sample, top_logprobs)
-                except BackendFailed as error:
-                    answer = Answer(None, cached=False, error=str(error))
-                else:
-                    answer = Answer(completion.text, cached=False, finish_reason=completion.finish_reason,
-                                    top_logprobs=completion.top_logprobs)
-                    if self.cache is not None:  # failures are not cached: a rerun retries them
-                        entry = {"text": completion.text, "finish_reason": completion.finish_reason,
-                                 "model": self.backend.identity().get("model"), "time": time.time()}
-                        if completion.top_logprobs is not None:
-                            entry["top_logprobs"] = [list(pair) for pair in completion.top_logprobs]
-                        # fsync takes milliseconds: in a thread, so other requests keep flowing meanwhile.
-                        await asyncio.to_thread(self.cache.put, key, entry)
+            pending = None
+            if self.cache is not None:
+                pending = self._in_flight[key] = asyncio.get_running_loop().create_future()
+            try:
+                answer = await self._ask(key, messages, max_tokens, sample, top_logprobs)
+            except BaseException:
+                if pending is not None:
+                    pending.cancel()  # waiting duplicates stop with this one (the batch is stopping anyway)
+                raise
+            finally:
+                self._in_flight.pop(key, None)
+            if pending is not None:
+                pending.set_result(answer)
         if counters is not None:
             counters.record(answer)
         return answer
+
+    async def _ask(self, key: str, messages: Messages, max_tokens: int | None, sample: int,
+                   top_logprobs: int | None) -> Answer:
+        async with self._limit:
+            try:
+                completion = await self.backend.complete(messages, max_tokens, sample, top_logprobs)
+            except BackendFailed as error:
+                return Answer(None, cached=False, error=str(error))
+        if self.cache is not None:  # failures are not cached: a rerun retries them
+            entry = {"text": completion.text, "finish_reason": completion.finish_reason,
+                     "model": self.backend.identity().get("model"), "time": time.time()}
+            if completion.top_logprobs is not None:
+                entry["top_logprobs"] = [list(pair) for pair in completion.top_logprobs]
+            # fsync takes milliseconds: in a thread, so other requests keep flowing meanwhile.
+            await asyncio.to_thread(self.cache.put, key, entry)
+        return Answer(completion.text, cached=False, finish_reason=completion.finish_reason,
+                      top_logprobs=completion.top_logprobs)
