@@ -18,6 +18,8 @@ if m["recipe"] == "inli":
     data = inli.build(args["labels"], args["split_scheme"])
 else:
     data = ishate.build(args["task"], None if args["augment"] == "none" else args["augment"])
-report, _ = evaluate(TextClassifier.load(folder, "cpu"), data.test)
+# The precision the test report was computed in (bf16 autocast when trained with --precision bf16).
+precision = m["train_config"].get("precision", "auto")
+report, _ = evaluate(TextClassifier.load(folder, "cpu", precision), data.test, m["train_config"].get("eval_batch_size", 128))
 same = json.dumps(report, sort_keys=True) == json.dumps(m["test"], sort_keys=True)
 print(f"reloaded {folder}: test accuracy {report['accuracy']:.6f} macro-F1 {report['macro_f1']:.6f}; identical to metrics.json: {same}")
