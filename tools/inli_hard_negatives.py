@@ -35,3 +35,5 @@ if __name__ == "__main__":
         corpus.loc[rows, "hard_negative"] = negatives["contradiction"]
         corpus.to_parquet(out_dir / "corpus_all.parquet")
         print("all: contradiction + the LLM's distractors")
+    else:
+        print(f"all: not written ({llm} is missing: run tools/llm_distractors.py generate, then corpus)")
