@@ -6,6 +6,10 @@
     python tools/written_groups.py W/pets.jsonl@PROMPT_3 … --date 2026-11-24 \
         --append-to src/pragmeter/data/generated/written_graded_everyday.parquet \
         --output src/pragmeter/data/generated/written_graded_everyday.parquet
+    # a round that becomes a source of its own (the groups of --known files are checked against, not copied):
+    python tools/written_groups.py W/weddings.jsonl@PROMPT_4 … --date 2026-11-25 \
+        --known src/pragmeter/data/generated/written_graded_everyday.parquet \
+        --output src/pragmeter/data/generated/written_graded_offrecord.parquet
 
 Each input is ``FILE.jsonl@PROMPT`` (the writing prompt it came from; its sha256 prefix is recorded per group).
 
@@ -35,6 +39,8 @@ def main() -> None:
     parser.add_argument("--output", type=Path, required=True)
     parser.add_argument("--append-to", type=Path, default=None,
                         help="an earlier output whose groups are kept first (its report's counts are carried over)")
+    parser.add_argument("--known", type=Path, action="append", default=[],
+                        help="another group file whose sentences no new group may repeat (not copied to the output)")
     parser.add_argument("--date", default="2026-11-23", help="the day these groups were written")
     args = parser.parse_args()
     rows, dropped = [], Counter()
@@ -43,8 +49,9 @@ def main() -> None:
         report = json.loads(Path(f"{args.append_to}.report.json").read_text())
         dropped.update(report.get("dropped", {}))
     # every sentence of the groups kept so far (levels and distractors), case-folded
-    seen = {t.casefold() for column in (*LEVELS, "level3_distractor", "level4_distractor1", "level4_distractor2")
-            for t in earlier.get(column, []) if t}
+    sentence_columns = (*LEVELS, "level3_distractor", "level4_distractor1", "level4_distractor2")
+    seen = {t.casefold() for frame in (earlier, *map(pd.read_parquet, args.known))
+            for column in sentence_columns for t in frame.get(column, []) if t}
     for spec in args.inputs:
         path, _, prompt = spec.partition("@")
         path = Path(path)

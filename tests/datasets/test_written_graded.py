@@ -9,27 +9,32 @@ from pragmeter.errors import DataError
 from pragmeter.impscore.corpus.build import clean_pairs, sample_negatives
 from pragmeter.impscore.ood import close_development_sentence, development_sentences
 
-NAME = "written_graded_everyday"
+SOURCES = ("written_graded_everyday", "written_graded_offrecord")
+
+
+@pytest.fixture(scope="module", params=SOURCES)
+def source(request) -> str:
+    return request.param
 
 
 @pytest.fixture(scope="module")
-def groups() -> pd.DataFrame:
-    return pd.read_parquet(GENERATED_DIR / f"{NAME}.parquet")
+def groups(source) -> pd.DataFrame:
+    return pd.read_parquet(GENERATED_DIR / f"{source}.parquet")
 
 
 @pytest.fixture(scope="module")
-def pairs():
-    return read_graded(NAME)
+def pairs(source):
+    return read_graded(source)
 
 
-def test_every_group_gives_six_ordered_pairs_with_provenance(groups, pairs):
+def test_every_group_gives_six_ordered_pairs_with_provenance(source, groups, pairs):
     assert len(groups) >= 400 and groups["group_id"].is_unique
     assert len(pairs.pairs) == 6 * len(groups)
     first = groups.iloc[0]
     for high in range(2, 5):
         for low in range(1, high):
             assert (first[f"level{high}"], first[f"level{low}"]) in pairs.pairs
-    assert all(o.startswith(f"pragmeter/data/generated/{NAME}.parquet#") and re.search(r":L[234]>L[123]$", o)
+    assert all(o.startswith(f"pragmeter/data/generated/{source}.parquet#") and re.search(r":L[234]>L[123]$", o)
                for o in pairs.origins)
     assert pairs.licence.startswith("Apache-2.0") and "Claude" in pairs.method
 
@@ -65,10 +70,10 @@ def test_no_sentence_is_or_nearly_is_an_ood_development_sentence(groups):
     assert close_development_sentence("These potatoes are really crying out for something!") is not None
 
 
-def test_missing_columns_name_the_file(tmp_path, groups):
-    groups.drop(columns=["level4"]).to_parquet(tmp_path / f"{NAME}.parquet")
-    with pytest.raises(DataError, match=f"{NAME}.parquet: missing column"):
-        read_graded(NAME, tmp_path)
+def test_missing_columns_name_the_file(tmp_path, source, groups):
+    groups.drop(columns=["level4"]).to_parquet(tmp_path / f"{source}.parquet")
+    with pytest.raises(DataError, match=f"{source}.parquet: missing column"):
+        read_graded(source, tmp_path)
 
 
 def test_no_implicit_sentence_belongs_to_two_groups(groups):
@@ -76,3 +81,11 @@ def test_no_implicit_sentence_belongs_to_two_groups(groups):
     # pair of one group and a hard negative or a pair of another (the 2026-11-24 rounds had six such groups)
     implicit = pd.concat([groups[f"level{k}"] for k in (2, 3, 4)]).str.casefold()
     assert implicit.is_unique, implicit[implicit.duplicated()].tolist()[:3]
+
+
+def test_the_sources_share_no_sentence():
+    # tools/written_groups.py --known: a later round never repeats a sentence of an earlier source
+    columns = ["level1", "level2", "level3", "level4", "level3_distractor", "level4_distractor1", "level4_distractor2"]
+    texts = [{t.casefold() for t in pd.read_parquet(GENERATED_DIR / f"{s}.parquet")[columns].to_numpy().ravel()}
+             for s in SOURCES]
+    assert not texts[0] & texts[1]

@@ -37,8 +37,14 @@ GRADED = {
                         "CAPP train direct requests -> LLM-written hedged / indirect / hint rewrites (graded groups)"),
     "written_graded_everyday": (
         "written_graded_everyday.parquet", None, "Claude (Anthropic) writing sessions",
-        "everyday speech acts and figures in 8 domains, each meaning written at 4 levels of explicitness, with "
+        "everyday speech acts and figures in 32 domains, each meaning written at 4 levels of explicitness, with "
         "word-sharing distractors as hard negatives (graded groups)"),
+    # a later round (2026-11-25) with a prompt that asks above all for a clear indirect (level 3) -> off-record
+    # (level 4) step, the step the default ranked worst; its own source so the groups above keep their splits
+    "written_graded_offrecord": (
+        "written_graded_offrecord.parquet", None, "Claude (Anthropic) writing sessions",
+        "everyday speech acts and figures in 16 more domains, 4 levels of explicitness written to separate the "
+        "indirect from the off-record level, with word-sharing distractors (graded groups)"),
 }
 # Optional columns of a graded file: distractors that share words with level 3/4 but mean something else, used as
 # the hard negatives of the pairs whose implicit side is that level.
