@@ -57,7 +57,8 @@ def generate(threads: str = "2") -> None:
 def build_corpora() -> None:
     from pragmeter.encoders import embeddings_dir, load_encoder
     from pragmeter.encoders.embedding_cache import EmbeddingCache
-    from pragmeter.generate.graded import _STOP, _jaccard, _words, clean_rewrite
+    from pragmeter.generate.graded import clean_rewrite
+    from pragmeter.metrics.overlap import FUNCTION_WORDS, word_jaccard, words
 
     raw = pd.read_parquet(OUT / "raw.parquet")
     reasons = []
@@ -71,9 +72,9 @@ def build_corpora() -> None:
             why = "more than two sentences"
         elif len(text.split()) > 2 * len(implicit.split()) + 10:
             why = "too long"
-        elif _jaccard(text, implicit) >= 0.7:
+        elif word_jaccard(text, implicit) >= 0.7:
             why = "copy"
-        elif not ((_words(text) & _words(implicit)) - _STOP):
+        elif not ((words(text) & words(implicit)) - FUNCTION_WORDS):
             why = "shares no content word"
         reasons.append(why)
         kept.append(text)

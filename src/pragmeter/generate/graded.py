@@ -25,15 +25,11 @@ from pragmeter.generate.pairs import clean_explicit
 from pragmeter.generate.prompts import prompt_hash, prompt_text
 from pragmeter.generate.session import GenerationSession
 from pragmeter.generate.validation import Malformed
+from pragmeter.metrics.overlap import FUNCTION_WORDS, word_jaccard, words
 
 PROMPT_FILE = "impscore_graded_rewrites.txt"
 LEVELS = {2: "hedged", 3: "indirect", 4: "hint"}
 MAX_TOKENS = 96
-_WORD = re.compile(r"[a-z0-9']+")
-# Function words do not count as content when checking that a hint does not restate its input.
-_STOP = set("""a an the i you he she it we they me him her us them my your his its our their this that these those
-is am are was were be been being do does did have has had will would can could shall should may might must to of in
-on at for with by from up about into over after so and or but if not no yes just very too please""".split())
 _PREFIX = re.compile(r"^\s*(?:\*\*)?(?:hedged|indirect|hint|remark|rewritten(?: sentence)?|answer|level \d)"
                      r"(?: version)?\s*(?:\*\*)?\s*:\s*", re.IGNORECASE)
 
@@ -49,15 +45,6 @@ def level_prompts() -> dict[int, str]:
     return {level: by_name[name] for level, name in LEVELS.items()}
 
 
-def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.lower()))
-
-
-def _jaccard(a: str, b: str) -> float:
-    left, right = _words(a), _words(b)
-    return len(left & right) / max(len(left | right), 1)
-
-
 def rewrite_reason(level: int, text: str, lower_levels: list[str]) -> str | None:
     """Why a rewrite at ``level`` is not kept (None: kept); ``lower_levels[0]`` is the direct input."""
     direct = lower_levels[0]
@@ -67,12 +54,12 @@ def rewrite_reason(level: int, text: str, lower_levels: list[str]) -> str | None
         return "more than two sentences"
     if len(text.split()) > 2 * len(direct.split()) + 10:
         return "rewrite adds content (over 2x the words + 10)"
-    if any(_jaccard(text, lower) >= 0.7 for lower in lower_levels):
+    if any(word_jaccard(text, lower) >= 0.7 for lower in lower_levels):
         return "copy of a lower level (word Jaccard >= 0.7)"
-    if any(_jaccard(text, example) >= 0.5 for example in prompt_examples()):
+    if any(word_jaccard(text, example) >= 0.5 for example in prompt_examples()):
         return "copies an example of the prompt"
-    content = _words(direct) - _STOP
-    overlap = len(content & _words(text)) / len(content) if content else None
+    content = words(direct) - FUNCTION_WORDS
+    overlap = len(content & words(text)) / len(content) if content else None
     if level == 2 and overlap is not None and overlap < 0.3:
         return "hedged version drops the input's content words"
     if level == 4 and overlap is not None and overlap >= 0.6:

@@ -6,4 +6,5 @@
 - ``summary``: distribution summaries and histograms
 - ``triplets``: ImpScore's implicitness and pragmatics accuracy on (implicit, explicit, negative) triplets
 - ``bertscore``: BERTScore with a local encoder, offline
+- ``overlap``: word sets and their Jaccard index (copy and near-copy checks of generated text)
 """

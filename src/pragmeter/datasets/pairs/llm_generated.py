@@ -18,6 +18,7 @@ import pandas as pd
 
 from pragmeter.datasets.pairs.base import SourcePairs, folder_licence, text
 from pragmeter.errors import DataError
+from pragmeter.metrics.overlap import word_jaccard
 
 GENERATED_DIR = Path(__file__).resolve().parents[2] / "data" / "generated"
 # source name -> (file, upstream data folder whose licence the implicit side carries, description)
@@ -54,17 +55,11 @@ _FRAMING = re.compile(
     r"^(?:in (?:the|this) (?:given )?(?:text|sentence),?\s*)?(?:the|this) (?:given )?(?:hate speech|sentence|text|"
     r"statement|speaker|author|tweet|post)(?: in the given text)?\s+(?:implies|suggests|is implying|is suggesting|"
     r"is expressing|expresses|states|means)(?: that)?[:,]?\s*", re.IGNORECASE)
-_WORD = re.compile(r"[a-z0-9']+")
 
 
 def strip_framing(text: str) -> str:
     stripped = _FRAMING.sub("", text.strip())
     return stripped[:1].upper() + stripped[1:] if stripped else stripped
-
-
-def _jaccard(a: str, b: str) -> float:
-    left, right = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
-    return len(left & right) / max(len(left | right), 1)
 
 
 def read_generated(name: str, folder: Path | None = None) -> SourcePairs:
@@ -76,7 +71,7 @@ def read_generated(name: str, folder: Path | None = None) -> SourcePairs:
         implicit, explicit = str(row.implicit).strip(), strip_framing(str(row.explicit))
         if not explicit:
             out.skipped["empty after removing the framing"] += 1
-        elif _jaccard(implicit, explicit) >= 0.7:
+        elif word_jaccard(implicit, explicit) >= 0.7:
             out.skipped["copy of the implicit sentence (word Jaccard >= 0.7)"] += 1
         elif len(explicit.split()) > 2 * len(implicit.split()) + 10:
             out.skipped["rewrite adds content (over 2x the words + 10)"] += 1
