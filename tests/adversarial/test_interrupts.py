@@ -26,7 +26,7 @@ from pragmeter.testing.fake_server import FakeChatServer, prompt_key
 
 CLI = [sys.executable, "-c", "import sys; from pragmeter.cli import main; sys.exit(main())"]
 POSTS = "implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg3_posts.tsv"
-N_TEXTS = 700  # score: 3 chunks of 256, profile: 2 chunks of 512
+N_TEXTS, CHUNK = 160, 32  # five steps of 32 texts ($PRAGMETER_CHUNK_SIZE), so the job is stopped half-way
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +38,8 @@ def texts() -> list[str]:
 
 def environment(cache: Path) -> dict:
     src = str(Path(__file__).resolve().parents[2] / "src")
-    return {**os.environ, "PRAGMETER_CACHE": str(cache), "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
-            "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return {**os.environ, "PRAGMETER_CACHE": str(cache), "PRAGMETER_CHUNK_SIZE": str(CHUNK), "OMP_NUM_THREADS": "1",
+            "HF_HUB_OFFLINE": "1", "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
 def interrupt_when(argv: list[str], env: dict, ready, sig: int, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -110,9 +110,9 @@ def resume_encodes_only_the_rest(cache: Path, before: dict, encoded: list[str]) 
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["sigint", "sigkill"])
-def test_score_file_resumes(sig, texts, tmp_path, encoded, monkeypatch, capsys):
-    source, target, cache = tmp_path / "in.csv", tmp_path / "out.parquet", tmp_path / "cache"
-    rows = texts + texts[:100]  # repeated texts are encoded once
+def test_score_file_resumes(sig, texts, tmp_path, private_cache, encoded, monkeypatch, capsys):
+    source, target, cache = tmp_path / "in.csv", tmp_path / "out.parquet", private_cache
+    rows = texts + texts[:50]  # repeated texts are encoded once
     pd.DataFrame({"id": range(len(rows)), "text": rows}).to_csv(source, index=False)
     argv = ["score", "--input", str(source), "--output", str(target)]
     done = interrupt_when(argv, environment(cache), lambda: len(shards(cache)) >= 1, sig)
@@ -121,20 +121,20 @@ def test_score_file_resumes(sig, texts, tmp_path, encoded, monkeypatch, capsys):
     before = shards(cache)
     assert 1 <= len(before) < len(set(texts))  # some chunks committed, not all
 
-    monkeypatch.setenv("PRAGMETER_CACHE", str(cache))
+    monkeypatch.setenv("PRAGMETER_CHUNK_SIZE", str(CHUNK))
     assert main(argv) == 0
     resume_encodes_only_the_rest(cache, before, encoded)
-    assert 0 < len(encoded) <= len(texts) - 256
+    assert 0 < len(encoded) == len(texts) - len(before) <= len(texts) - CHUNK
     out = pd.read_parquet(target)
     assert out["id"].astype(int).tolist() == list(range(len(rows))) and out["text"].tolist() == rows
     assert (out["impscore_error"] == "").all() and out["impscore"].between(0, 2).all()
     repeated = out.iloc[len(texts):]["impscore"].to_numpy()
-    assert np.allclose(repeated, out.iloc[:100]["impscore"].to_numpy(), atol=1e-6)
+    assert np.allclose(repeated, out.iloc[:50]["impscore"].to_numpy(), atol=1e-6)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["sigint", "sigkill"])
-def test_profile_resumes(sig, texts, tmp_path, encoded, monkeypatch):
-    source, output, cache = tmp_path / "posts.csv", tmp_path / "profiles", tmp_path / "cache"
+def test_profile_resumes(sig, texts, tmp_path, private_cache, encoded, monkeypatch):
+    source, output, cache = tmp_path / "posts.csv", tmp_path / "profiles", private_cache
     labels = ["a" if i % 3 else "b" for i in range(len(texts))]
     pd.DataFrame({"text": texts, "label": labels}).to_csv(source, index=False)
     argv = ["analyze", "profile", "--input", str(source), "--label-column", "label", "--pairs", "200", "--output", str(output)]
@@ -144,10 +144,10 @@ def test_profile_resumes(sig, texts, tmp_path, encoded, monkeypatch):
     before = shards(cache)
     assert 1 <= len(before) < len(set(texts))
 
-    monkeypatch.setenv("PRAGMETER_CACHE", str(cache))
+    monkeypatch.setenv("PRAGMETER_CHUNK_SIZE", str(CHUNK))
     assert main(argv) == 0
     resume_encodes_only_the_rest(cache, before, encoded)
-    assert len(encoded) == len(texts) - 512
+    assert 0 < len(encoded) == len(texts) - len(before) <= len(texts) - CHUNK
     payload = json.loads((output / "profile_posts.json").read_text())
     assert payload["overall"]["scores"]["n"] == len(texts)
     scores = pd.read_parquet(output / payload["scores_file"])

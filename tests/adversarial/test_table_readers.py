@@ -175,8 +175,8 @@ def fixtures(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path / "cache"))
+def _private_cache(private_cache):
+    """Every test here starts from an empty cache (tests/conftest.py)."""
 
 
 PARAMS = [pytest.param(reader, case, id=f"{reader.name}-{case.name}")

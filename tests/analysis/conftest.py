@@ -7,8 +7,8 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path / "cache"))
+def _private_cache(private_cache):
+    """Every test here starts from an empty cache (tests/conftest.py)."""
 
 
 @pytest.fixture(scope="session")

@@ -17,8 +17,8 @@ OOD = Path(__file__).resolve().parents[2] / "src" / "pragmeter" / "impscore" / "
 
 
 @pytest.fixture(autouse=True)
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path / "cache"))
+def _private_cache(private_cache):
+    """Every test here starts from an empty cache (tests/conftest.py)."""
 
 
 def battery_slice(tmp_path, n=6) -> Path:

@@ -71,6 +71,7 @@ def test_onnx_backend_with_a_gpu_device_is_refused(capsys, monkeypatch):
     ("drinq.shots=99", "argument shots='99' is more than the 6 examples in the pool"),
     ("drinq.path=/no/such.csv", "task drinq_vanilla: argument path='/no/such.csv': no such file"),
     ("inli.path=/no/such.csv", "task inli: argument path='/no/such.csv': no such file"),
+    ("inli.shots=9", "task inli: argument shots='9' is more than the 8 examples of the paper's prompt"),
     ("hate_detection.path=/no/such.csv", "task hate_detection: argument path='/no/such.csv': no such file"),
     ("emphasized_talk.judge_samples=three", "argument judge_samples='three' must be a whole number"),
     ("emphasized_talk.bertscore_idf=maybe", "argument bertscore_idf='maybe' must be yes or no"),
@@ -82,6 +83,16 @@ def test_bad_task_arguments_are_refused_before_any_request(capsys, tmp_path, fak
                    "--model-args", f"base_url={server.url},model=fake")
     assert message in line and server.total_calls == 0
     assert not (tmp_path / "results.json").exists()
+
+
+@pytest.mark.parametrize("value", ["0", "many", "-5"])
+def test_bad_chunk_size_variable_is_refused_before_any_work(capsys, monkeypatch, tmp_path, value):
+    source = tmp_path / "in.csv"
+    source.write_text("text\nIt's getting late.\n")
+    monkeypatch.setenv("PRAGMETER_CHUNK_SIZE", value)
+    line = refused(capsys, "score", "--input", str(source), "--output", str(tmp_path / "out.csv"))
+    assert f"$PRAGMETER_CHUNK_SIZE={value!r} must be a whole number >= 1" in line
+    assert not (tmp_path / "out.csv").exists()
 
 
 def test_packaged_encoder_not_installed_fails_at_once(monkeypatch, tmp_path):

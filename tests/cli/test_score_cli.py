@@ -20,8 +20,8 @@ def real_sentences() -> list[str]:
 
 
 @pytest.fixture(autouse=True)
-def private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path / "cache"))
+def _private_cache(private_cache):
+    """Every test here starts from an empty cache (tests/conftest.py)."""
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:

@@ -39,7 +39,7 @@ def test_gold_answers_score_one_on_every_task(tmp_path, fake_server):
     # The results carry what reproduces them.
     inli = payload["results"]["inli"]
     assert inli["prompt_hashes"] and inli["dataset_checksums"]["inli/INLI_Data/test.csv"]
-    assert inli["signature"].startswith("inli:v1|mode=generate,split=test|prompt=") and "fake-model" in inli["signature"]
+    assert inli["signature"].startswith("inli:v1|mode=generate,shots=8,split=test|prompt=") and "fake-model" in inli["signature"]
     assert payload["run"]["version"] and payload["run"]["date"] and "commit" in payload["run"] and payload["run"]["machine"]
     # --log-samples: prompt, raw response, parsed answer and gold of every request; the text for hate detection.
     rows = [json.loads(line) for line in (tmp_path / "samples_hate_detection.jsonl").read_text().splitlines()]

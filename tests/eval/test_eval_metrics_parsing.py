@@ -14,6 +14,7 @@ from pragmeter.metrics.intervals import bootstrap_ci, mean_sd
 from pragmeter.llm.parsing import LabelParser, json_field
 from pragmeter.tasks.drinq import DrinqVanilla
 from pragmeter.tasks.emphasized_talk import parse_judge_score
+from pragmeter.tasks.inli import Inli
 from pragmeter.tasks.ishate import IshateSubtle
 
 LABELS = ("non-hateful", "explicit", "implicit")
@@ -81,6 +82,17 @@ def test_ishate_prompt_and_reference_round_trip():
     task = IshateSubtle()
     for item in task.items()[:50]:
         assert task.parse(task.reference_answer(item), item) == task.gold(item)
+
+
+def test_inli_shots_keep_the_papers_first_examples_and_zero_drops_the_block():
+    item = Inli().items()[0]
+    prompts = {n: Inli(args={"shots": str(n)}).messages(item, 0)[0]["content"] for n in (0, 1, 8)}
+    template = Inli().templates()["inli_eval_8shot"]
+    assert prompts[8] == template.replace("{PREMISE}", item.premise).replace("{HYPOTHESIS}", item.hypothesis)
+    assert [p.count("\nLabel: ") for p in (prompts[0], prompts[1], prompts[8])] == [0, 1, 8]
+    assert "Ashley felt a pang of guilt" in prompts[1] and "Diana wants to know" not in prompts[1]  # the first one
+    assert "examples" not in prompts[0] and prompts[0].endswith(prompts[8][prompts[8].index("[your task]"):])
+    assert prompts[0].startswith(template[: template.index("\n\nHere are some examples:")] + "\n\n[your task]")
 
 
 def test_cache_survives_a_torn_last_line(tmp_path):

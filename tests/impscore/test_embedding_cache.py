@@ -142,9 +142,9 @@ def test_memory_does_not_grow_with_the_cache(tmp_path):
 
 
 @pytest.mark.skipif(not shutil.which("setpriv") and os.geteuid() == 0, reason="root ignores file modes")
-def test_score_file_with_read_only_cache_folder(tmp_path):
+def test_score_file_with_read_only_cache_folder(tmp_path, private_cache):
     """The real command: a read-only cache folder is warned about once; every row is still scored."""
-    cache_root = tmp_path / "cache"
+    cache_root = private_cache
     (cache_root / "embeddings").mkdir(parents=True)
     source = tmp_path / "in.csv"
     source.write_text("text\nIt is cold in here.\nClose the window.\n")

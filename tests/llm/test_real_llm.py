@@ -15,7 +15,8 @@ from pragmeter.errors import PragmeterError
 
 pytestmark = pytest.mark.real_llm
 MODEL = "qwen2.5-coder-1.5b"
-# Two threads and passive OpenMP waits keep a shared CI machine usable; shots=0 keeps DRInQ's prompts short.
+# Two threads and passive OpenMP waits keep a shared CI machine usable; shots=0 keeps the prompts short (INLI's
+# 8-shot prompt is 800 tokens: 20 s of prompt evaluation on one thread, per server).
 # Under pytest-xdist, a worker's share of the cores (OMP_NUM_THREADS, set in conftest.py).
 MODEL_ARGS = f"threads={min(2, int(os.environ.get('OMP_NUM_THREADS', 0)) or os.cpu_count() or 1)}"
 
@@ -54,7 +55,7 @@ def runs(model_file, tmp_path_factory):
     for name, inli_mode, drinq_mode in (("a", "logprob", "generate"), ("b", "generate", "logprob")):
         code = main(["eval", "--tasks", "inli,drinq_vanilla", "--model", f"gguf:{MODEL}", "--model-args", MODEL_ARGS,
                      "--task-arg", f"inli.mode={inli_mode}", "--task-arg", f"drinq_vanilla.mode={drinq_mode}",
-                     "--task-arg", "drinq_vanilla.shots=0", "--limit", "2", "--log-samples", "--no-progress",
+                     "--task-arg", "inli.shots=0", "--task-arg", "drinq_vanilla.shots=0", "--limit", "2", "--log-samples", "--no-progress",
                      "--cache", str(root / "responses.jsonl"), "--output", str(root / name)])
         assert code == 0
     assert set(server_children(model_file)) <= before  # every server the runs started is gone

@@ -9,7 +9,6 @@ only the small heads.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,23 +17,12 @@ import numpy as np
 from pragmeter.metrics.intervals import mean_difference, paired_difference
 from pragmeter.metrics.summary import histogram, summary
 from pragmeter.datasets.collection import TextCollection
+from pragmeter.impscore.scoring import encode_in_chunks
 
 HISTOGRAM_EDGES = np.round(np.linspace(0.0, 2.0, 41), 4)  # 0.05 wide, as fine as Figure 14
 DISTANCE_BINS = 40
 DEFAULT_PAIRS = 2000
 ALL = "all"
-
-
-def encode_with_progress(model, texts: list[str], description: str = "embedding", chunk: int = 512) -> np.ndarray:
-    """Encoder embeddings of ``texts`` (through the model's cache), with a progress bar on stderr."""
-    from tqdm import tqdm
-
-    parts = []
-    with tqdm(total=len(texts), desc=description, unit="text", disable=None, file=sys.stderr) as bar:
-        for start in range(0, len(texts), chunk):
-            parts.append(model.encode(texts[start : start + chunk]))
-            bar.update(min(chunk, len(texts) - start))
-    return np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
 
 
 def random_distinct_pairs(n: int, count: int, seed: int) -> np.ndarray:
@@ -120,7 +108,7 @@ def compute_profile(collection: TextCollection, model, n_pairs: int = DEFAULT_PA
     pair_texts = [t for a, b in collection.pairs.values() for t in (*a, *b)]
     distinct = list(dict.fromkeys(collection.texts + pair_texts))
     row = {text: i for i, text in enumerate(distinct)}
-    embeddings = encode_with_progress(model, distinct, f"embedding {collection.name}")
+    embeddings = encode_in_chunks(model, distinct, f"embedding {collection.name}")
     all_scores = model.score_embeddings(embeddings)
     pragmatic = torch.as_tensor(model.features_of_embeddings(embeddings).pragmatic)  # heads only, no re-encoding
 

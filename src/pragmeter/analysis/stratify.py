@@ -200,10 +200,10 @@ def sample_logs(results_dir: Path) -> list[tuple[Path, dict | None]]:
 def score_predictions(predictions: Predictions, model) -> np.ndarray:
     if predictions.scores is not None:
         return predictions.scores
-    from pragmeter.analysis.profile import encode_with_progress
+    from pragmeter.impscore.scoring import encode_in_chunks
 
     distinct = list(dict.fromkeys(predictions.texts))
-    scores = model.score_embeddings(encode_with_progress(model, distinct, f"scoring {predictions.name}"))
+    scores = model.score_embeddings(encode_in_chunks(model, distinct, f"scoring {predictions.name}"))
     lookup = dict(zip(distinct, scores))
     return np.array([lookup[t] for t in predictions.texts], dtype=np.float64)
 

@@ -74,7 +74,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     """``--model``: the ImpScore model under test (``impscore evaluate``), with encoder batch size and device."""
     parser.add_argument("--model", default=None, help="shipped model name or model folder (default: the shipped default)")
     parser.add_argument("--batch-size", type=positive_int, default=None,
-                        help="encoder batch size (default 64 on a CPU, 1024 on a GPU)")
+                        help="encoder batch size (default 16 on a CPU, 1024 on a GPU)")
     parser.add_argument("--device", type=torch_device, default=None,
                         help="torch device, e.g. cpu or cuda (default: best available)")
     parser.add_argument("--dtype", default=None, choices=["float32", "float16", "bfloat16"],
@@ -155,7 +155,9 @@ def load_model(args: argparse.Namespace, auto_backend: bool = False):
     """The ImpScore model the command's flags name (``--impscore`` where it is the instrument, else ``--model``);
     ``--backend`` when the command has it (``auto_backend``: its default is :func:`default_backend`), else torch."""
     from pragmeter.impscore.model import ImpScore
+    from pragmeter.impscore.scoring import chunk_size
 
+    chunk_size()  # a bad $PRAGMETER_CHUNK_SIZE is refused before the model loads, not half-way through the job
     name = args.impscore if hasattr(args, "impscore") else args.model
     backend = getattr(args, "backend", None) or (default_backend(args.device) if auto_backend else "torch")
     if backend != "torch" and (args.device not in (None, "cpu") or getattr(args, "dtype", None)):

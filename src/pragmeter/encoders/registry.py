@@ -101,7 +101,7 @@ def _mpnet_path() -> Path | None:
 DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
           "bfloat16": "bfloat16", "bf16": "bfloat16"}
 GPU_BATCH_SIZE = 1024  # texts per encoder batch on a GPU (length-sorted by sentence-transformers, so little padding)
-CPU_BATCH_SIZE = 64
+CPU_BATCH_SIZE = 16  # on a CPU, padding to each batch's longest text costs more than big batches save (benchmarks/cpu_batch_size.py)
 
 
 def default_device() -> str:
@@ -129,7 +129,7 @@ def encoder_dtype(device: str, dtype: str | None = None, bf16_supported: bool | 
 
 
 def default_batch_size(device: str) -> int:
-    """Encoder batch size for a device: large on a GPU (it is idle between small batches), 64 on a CPU."""
+    """Encoder batch size for a device: large on a GPU (it is idle between small batches), 16 on a CPU."""
     return GPU_BATCH_SIZE if str(device).startswith("cuda") else CPU_BATCH_SIZE
 
 

@@ -106,7 +106,7 @@ class ImpScore:
         self.config = config or {}
         self.device = device
         self.dtype = dtype  # torch encoder's dtype; None: bf16/fp16 on a GPU, float32 on a CPU (encoder_dtype)
-        self.batch_size = batch_size  # None: 64 on a CPU, GPU_BATCH_SIZE on a GPU
+        self.batch_size = batch_size  # None: CPU_BATCH_SIZE on a CPU, GPU_BATCH_SIZE on a GPU
         self.embedding_cache = embedding_cache
         self.truncated = 0  # texts longer than the encoder's limit seen so far (truncated by the encoder)
         self._encoder = None

@@ -6,12 +6,40 @@ scored in chunks so a progress bar can follow and the embedding cache fills as t
 
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
 
+from pragmeter.errors import PragmeterError
+
 SCORE_COLUMN, ERROR_COLUMN = "impscore", "impscore_error"
-CHUNK = 256  # each chunk's embeddings reach the on-disk cache at once: an interrupted job keeps them
+CHUNK_ENV, DEFAULT_CHUNK = "PRAGMETER_CHUNK_SIZE", 256
+
+
+def chunk_size() -> int:
+    """Texts encoded per step of a long job (``$PRAGMETER_CHUNK_SIZE``, default 256): each step's embeddings reach
+    the on-disk cache at once, so an interrupted job keeps every finished step and the progress bar moves per step."""
+    value = os.environ.get(CHUNK_ENV, "").strip()
+    if not value:
+        return DEFAULT_CHUNK
+    if not value.isdigit() or int(value) < 1:
+        raise PragmeterError(f"${CHUNK_ENV}={value!r} must be a whole number >= 1 (texts per step; default "
+                             f"{DEFAULT_CHUNK})")
+    return int(value)
+
+
+def encode_in_chunks(model, texts: list[str], description: str = "embedding") -> np.ndarray:
+    """Encoder embeddings of ``texts`` (through the model's cache), a step of :func:`chunk_size` texts at a time,
+    with a progress bar on stderr when it is a terminal."""
+    from tqdm import tqdm
+
+    step, parts = chunk_size(), []
+    with tqdm(total=len(texts), desc=description, unit="text", disable=None, file=sys.stderr) as bar:
+        for start in range(0, len(texts), step):
+            parts.append(model.encode(texts[start : start + step]))
+            bar.update(len(parts[-1]))
+    return np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
 
 
 def score_values(model, values: list, progress: bool | None = False) -> tuple[np.ndarray, list[str]]:
@@ -28,10 +56,11 @@ def score_values(model, values: list, progress: bool | None = False) -> tuple[np
     errors = [invalid_text_reason(v) for v in values]
     valid = [i for i, e in enumerate(errors) if e is None]
     scores = np.full(len(values), np.nan, dtype=np.float64)
+    step = chunk_size()
     with tqdm(total=len(valid), desc="scoring", unit="text", disable=None if progress is None else not progress,
               file=sys.stderr) as bar:
-        for start in range(0, len(valid), CHUNK):
-            rows = valid[start : start + CHUNK]
+        for start in range(0, len(valid), step):
+            rows = valid[start : start + step]
             scores[rows] = model.score([values[i] for i in rows])
             bar.update(len(rows))
     return scores, [e or "" for e in errors]

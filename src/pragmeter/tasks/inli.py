@@ -1,6 +1,8 @@
 """INLI with the paper's 8-shot prompt (Havaldar et al., ACL 2025, Appendix E.3).
 
-Label words: Implicature / Explicature / Neutral / Contradiction. Headline: accuracy on implied items.
+Label words: Implicature / Explicature / Neutral / Contradiction. Headline: accuracy on implied items. Task argument
+``shots`` (0-8, default the paper's 8) keeps the first N of the prompt's examples in their order; 0 drops the example
+block (a short prompt, e.g. for a slow local model).
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pragmeter.data.root import dataset_checksums, sha256_of
+from pragmeter.errors import PragmeterError
 from pragmeter.datasets.inli import LABELS, InliItem, load_inli, split_file
 from pragmeter.eval.classification import ClassificationTask
 from pragmeter.eval.task import Sample, load_template
@@ -20,7 +23,7 @@ class Inli(ClassificationTask):
     citation = "Havaldar et al. 2025, Entailed Between the Lines: Incorporating Implication into NLI (ACL 2025)"
     max_tokens = 16
     # path: your own file in the INLI CSV schema instead of the split; mode: generate or logprob
-    arguments = {"split": "test", "path": "", "mode": "generate"}
+    arguments = {"split": "test", "path": "", "mode": "generate", "shots": "8"}
     labels = LABELS
     answer_words = {"Implicature": "implied", "Explicature": "explicit", "Neutral": "neutral",
                     "Contradiction": "contradiction"}
@@ -37,8 +40,22 @@ class Inli(ClassificationTask):
     def templates(self) -> dict[str, str]:
         return {"inli_eval_8shot": load_template("inli_eval_8shot.txt")}
 
+    def check_arguments(self, given: set[str]) -> None:
+        super().check_arguments(given)
+        available = len(_split_examples(self.templates()["inli_eval_8shot"])[1])
+        if int(self.args["shots"]) > available:
+            raise PragmeterError(f"task {self.name}: argument shots={self.args['shots']!r} is more than the "
+                                 f"{available} examples of the paper's prompt")
+
     def messages(self, item: InliItem, run: int) -> list[dict]:
-        prompt = self.templates()["inli_eval_8shot"]
+        head, examples, tail = _split_examples(self.templates()["inli_eval_8shot"])
+        shots = int(self.args["shots"])
+        if shots == len(examples):
+            prompt = self.templates()["inli_eval_8shot"]  # the paper's text, byte for byte
+        elif shots:
+            prompt = head + "\n\n".join(examples[:shots]) + tail
+        else:
+            prompt = head[: head.index(_INTRO)].rstrip("\n") + tail[len(_END):]
         prompt = prompt.replace("{PREMISE}", item.premise).replace("{HYPOTHESIS}", item.hypothesis)
         return [{"role": "user", "content": prompt}]
 
@@ -54,6 +71,15 @@ class Inli(ClassificationTask):
 
     def headline(self) -> str:
         return "implied_accuracy"
+
+
+_INTRO, _BEGIN, _END = "Here are some examples:", "[----- begin examples -----]\n", "\n[----- end examples -----]"
+
+
+def _split_examples(template: str) -> tuple[str, list[str], str]:
+    """(text up to the example block's first example, the examples, the text from the block's end marker)."""
+    start, end = template.index(_BEGIN) + len(_BEGIN), template.index(_END)
+    return template[:start], template[start:end].split("\n\n"), template[end:]
 
 
 TASKS = [Inli]
