@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from pragmeter.classify.job import run_recipe
-from pragmeter.classify.model import TextClassifier
+from pragmeter.classify.model import TextClassifier, decide
 from pragmeter.classify.recipes import inli, ishate
 from pragmeter.classify.training import FineTuneConfig
 from pragmeter.cli import main
@@ -81,13 +81,21 @@ def test_ishate_single_text_recipe_via_cli(tmp_path, data_root):
     output = tmp_path / "ishate"
     code = main(["train", "ishate-a", "--output", str(output), "--augment", "local-eda", "--limit-train", "48",
                  "--limit-eval", "24", "--epochs", "1", "--max-length", "48", "--batch-size", "16", "--device", "cpu",
-                 "--no-progress", "--data-root", str(data_root)])
+                 "--tune-decision-bias", "--no-progress", "--data-root", str(data_root)])
     assert code == 0
     metrics = json.loads((output / "metrics.json").read_text())
     assert metrics["arguments"]["augment"] == "local-eda"
     assert set(metrics["test"]["precision_recall_f1"]) == {"non-hateful", "explicit", "implicit"}
+    tuned = metrics["decision_bias"]
+    assert tuned["val_after"] >= tuned["val_before"] and set(tuned["bias"]) == {"non-hateful", "explicit", "implicit"}
+    assert set(tuned["test_without_bias"]["precision_recall_f1"]) == set(tuned["bias"])
+    assert "Decision bias" in (output / "README.md").read_text()
+    reloaded = TextClassifier.load(output, "cpu")
+    assert reloaded.settings.decision_bias == tuned["bias"]  # the folder carries it: predict applies it
     texts = ishate.build("implicit", root=data_root).test.head(8).texts
-    assert set(TextClassifier.load(output, "cpu").predict(texts)) <= {"non-hateful", "explicit", "implicit"}
+    predictions = reloaded.predict(texts)
+    assert predictions == decide(reloaded.probabilities(texts), reloaded.labels, tuned["bias"])
+    assert set(predictions) <= {"non-hateful", "explicit", "implicit"}
     assert main(["train", "ishate-a", "--output", str(output), "--limit-train", "8", "--device", "cpu"]) != 0
 
 

@@ -36,6 +36,14 @@ def model_card(info: dict) -> str:
         *[f"| {label} | " + " | ".join(map(str, row[:-1])) + " |"
           for label, row in zip(test["confusion"]["labels"], test["confusion"]["counts"])], "",
     ]
+    if info.get("decision_bias"):
+        tuned = info["decision_bias"]
+        plain = tuned["test_without_bias"]
+        lines += [f"Decision bias (added to each label's log-probability, tuned on validation "
+                  f"{tuned['selected_on']}: {tuned['val_before']:.4f} -> {tuned['val_after']:.4f}): "
+                  + ", ".join(f"{label} {value:+.1f}" for label, value in tuned["bias"].items())
+                  + f". Without it: test accuracy {_percent(plain['accuracy'])}, macro-F1 {_percent(plain['macro_f1'])}; "
+                  + ", ".join(f"{label} F1 {v['f1']:.4f}" for label, v in plain["precision_recall_f1"].items()), ""]
     if info.get("test_by_group"):
         lines += ["Accuracy per source:", "", "| source | accuracy | n |", "|---|---|---|",
                   *[f"| {g} | {v['accuracy']:.4f} | {v['n']} |" for g, v in info["test_by_group"].items()], ""]

@@ -12,9 +12,9 @@ from pragmeter.classify.card import model_card
 from pragmeter.provenance import RunRecord
 from pragmeter.classify.examples import RecipeData
 from pragmeter.classify.model import ClassifierSettings, TextClassifier
-from pragmeter.classify.training import Trainer, FineTuneConfig, FineTuneResult, evaluate
+from pragmeter.classify.training import Trainer, FineTuneConfig, FineTuneResult, evaluate, tune_decision_bias
 from pragmeter.encoders import canonical_name
-from pragmeter.metrics.classification import accuracy_by_group, correct
+from pragmeter.metrics.classification import accuracy_by_group, classification_report, correct
 
 
 def group_accuracies(golds, predictions, groups, report_groups: dict[str, list[str]]) -> dict:
@@ -28,9 +28,11 @@ def group_accuracies(golds, predictions, groups, report_groups: dict[str, list[s
 
 def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: Path, work_dir: Path,
                device: str | None = None, command: str = "", progress: bool = True,
-               stop_after: int | None = None) -> dict | None:
+               stop_after: int | None = None, tune_bias: bool = False) -> dict | None:
     """Train, select, test and save. Returns the metrics (also in OUTPUT/metrics.json), or None when
-    ``stop_after`` ended the run early (the work folder then holds the checkpoint to resume from)."""
+    ``stop_after`` ended the run early (the work folder then holds the checkpoint to resume from).
+    ``tune_bias``: after selection, per-label decision biases are tuned on validation (``tune_decision_bias``) and
+    saved with the model; the test report is then the biased one, the plain argmax's beside it."""
     import torch
     import transformers
 
@@ -44,7 +46,22 @@ def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: P
     if len(result.history) < config.epochs:
         return None
     trainer.load_best(result)
-    test, predictions = evaluate(classifier, data.test, config.eval_batch_size, progress)
+    bias_info = {}
+    if tune_bias:
+        val_probabilities = classifier.probabilities(data.val.texts, data.val.pairs, config.eval_batch_size)
+        bias, before, after = tune_decision_bias(val_probabilities, data.val.labels, classifier.labels,
+                                                 config.select_on)
+        test_probabilities = classifier.probabilities(data.test.texts, data.test.pairs, config.eval_batch_size,
+                                                      progress)
+        plain = classification_report(data.test.labels, classifier.decide(test_probabilities), classifier.labels)
+        classifier.settings.decision_bias = bias
+        predictions = classifier.decide(test_probabilities)
+        test = classification_report(data.test.labels, predictions, classifier.labels)
+        bias_info = {"decision_bias": {"bias": bias, "selected_on": config.select_on, "val_before": before,
+                                       "val_after": after, "test_without_bias": plain}}
+        print(f"decision bias {bias}: validation {config.select_on} {before:.4f} -> {after:.4f}", file=sys.stderr)
+    else:
+        test, predictions = evaluate(classifier, data.test, config.eval_batch_size, progress)
     run = RunRecord.now()
     info = {
         "name": output.name, "recipe": data.name, "description": data.description, "command": command,
@@ -55,7 +72,7 @@ def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: P
         "best_epoch": result.best_epoch, "history": result.history, "test": test,
         "test_by_group": accuracy_by_group(data.test.labels, predictions, data.test.groups) if data.test.groups else {},
         "test_report_groups": group_accuracies(data.test.labels, predictions, data.test.groups, data.report_groups),
-        "paper": data.paper,
+        "paper": data.paper, **bias_info,
     }
     classifier.save(output, model_card(info), info)
     print(f"test accuracy {test['accuracy']:.4f}, macro-F1 {test['macro_f1']:.4f} -> {output}", file=sys.stderr)

@@ -39,10 +39,23 @@ class ClassifierSettings:
     input_kind: str  # "pair" (premise, hypothesis) or "single"
     recipe: dict = field(default_factory=dict)  # name and arguments of the recipe that trained it
     answer_words: dict[str, str] = field(default_factory=dict)  # label -> word a harness task parses
+    # label -> number added to its log-probability before the argmax, tuned on validation (`classifier train
+    # --tune-decision-bias`): moves the decision boundary towards a rare class. Empty: the plain argmax.
+    decision_bias: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self):
         if self.input_kind not in INPUT_KINDS:
             raise PragmeterError(f"input kind {self.input_kind!r} is not one of {', '.join(INPUT_KINDS)}")
+
+
+def decide(probabilities: np.ndarray, labels: Sequence[str], decision_bias: dict[str, float]) -> list[str]:
+    """Labels of rows of class probabilities (columns in ``labels`` order): the argmax after ``decision_bias`` (label
+    -> number) is added to the log-probabilities; without a bias, the plain argmax."""
+    if not any(decision_bias.values()):
+        return [labels[i] for i in probabilities.argmax(axis=1)]
+    shift = np.array([decision_bias.get(label, 0.0) for label in labels], dtype=np.float64)
+    scores = np.log(np.clip(probabilities.astype(np.float64), 1e-30, None)) + shift
+    return [labels[i] for i in scores.argmax(axis=1)]
 
 
 def pick_device(device: str | None) -> torch.device:
@@ -163,8 +176,11 @@ class TextClassifier:
 
     def predict(self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 64,
                 progress: bool = False) -> list[str]:
-        probs = self.probabilities(texts, pairs, batch_size, progress)
-        return [self.labels[i] for i in probs.argmax(axis=1)]
+        return self.decide(self.probabilities(texts, pairs, batch_size, progress))
+
+    def decide(self, probabilities: np.ndarray) -> list[str]:
+        """Labels of rows of class probabilities, with the folder's decision bias (:func:`decide`)."""
+        return decide(probabilities, self.labels, self.settings.decision_bias)
 
     def autocast(self):
         """bf16 autocast on CUDA (precision auto or bf16) and on CPU when asked (bf16); fp32 otherwise."""

@@ -26,7 +26,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from pragmeter.classify.examples import Examples
-from pragmeter.classify.model import TextClassifier
+from pragmeter.classify.model import TextClassifier, decide
 from pragmeter.errors import PragmeterError
 from pragmeter.metrics.classification import classification_report
 from pragmeter.io import write_json_atomic
@@ -74,6 +74,34 @@ def evaluate(classifier: TextClassifier, examples: Examples, batch_size: int = 1
     """The harness's classification report of ``examples`` and the predictions."""
     predictions = classifier.predict(examples.texts, examples.pairs, batch_size, progress)
     return classification_report(examples.labels, predictions, classifier.labels), predictions
+
+
+BIAS_GRID = sorted(np.round(np.arange(-4.0, 4.0001, 0.1), 1), key=lambda v: (abs(v), v))  # small biases first
+
+
+def tune_decision_bias(probabilities: np.ndarray, golds: list[str], labels: list[str],
+                       select_on: str = "macro_f1", passes: int = 3) -> tuple[dict[str, float], float, float]:
+    """Per-label log-probability biases that maximise the ``select_on`` metric of ``golds`` (validation), by
+    coordinate ascent over ``BIAS_GRID`` (the first label stays at 0: only differences move the argmax; among equal
+    values the smallest bias wins). Returns (bias per label, metric before, metric after)."""
+    def value(bias: np.ndarray) -> float:
+        predicted = decide(probabilities, labels, dict(zip(labels, bias.tolist())))
+        return classification_report(golds, predicted, labels)[select_on]
+
+    bias = np.zeros(len(labels))
+    before = best = value(bias)
+    for _ in range(passes):
+        improved = False
+        for column in range(1, len(labels)):
+            for candidate in BIAS_GRID:
+                trial = bias.copy()
+                trial[column] = candidate
+                score = value(trial)
+                if score > best + 1e-12:
+                    best, bias, improved = score, trial, True
+        if not improved:
+            break
+    return {label: float(b) for label, b in zip(labels, bias)}, before, best
 
 
 def fingerprint(config: FineTuneConfig, classifier: TextClassifier, train: Examples, val: Examples) -> str:

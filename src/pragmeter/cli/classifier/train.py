@@ -25,6 +25,9 @@ def _common(parser: argparse.ArgumentParser, lr: float, max_length: int) -> None
     parser.add_argument("--max-length", type=int, default=max_length, help=f"tokens per input (default {max_length})")
     parser.add_argument("--select-on", choices=["macro_f1", "accuracy"], default="macro_f1",
                         help="validation metric for model selection (default macro_f1)")
+    parser.add_argument("--tune-decision-bias", action="store_true",
+                        help="after selection, tune per-label log-probability biases on validation (the --select-on "
+                             "metric) and save them with the model: moves the boundary towards rare classes")
     parser.add_argument("--eval-batch-size", type=positive_int, default=128)
     parser.add_argument("--no-length-grouping", action="store_true",
                         help="plain shuffled batches (default: batches of similar token length, which pad less)")
@@ -89,7 +92,8 @@ def _train(args: argparse.Namespace, data) -> int:
                          precision=args.precision)
     work = Path(args.work_dir) if args.work_dir else output.with_name(output.name + ".work")
     command = "pragmeter " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    run_recipe(data, args.encoder, config, output, work, args.device, command, not args.no_progress)
+    run_recipe(data, args.encoder, config, output, work, args.device, command, not args.no_progress,
+               tune_bias=args.tune_decision_bias)
     return 0
 
 

@@ -76,7 +76,9 @@ class LocalClassifierBackend(ChatBackend):
         return self._digest
 
     def decoding(self, max_tokens: int | None) -> dict:
-        return {"decoding": "argmax", "max_length": self.classifier.settings.max_length}
+        settings = self.classifier.settings
+        bias = {"decision_bias": settings.decision_bias} if any(settings.decision_bias.values()) else {}
+        return {"decoding": "argmax", "max_length": settings.max_length, **bias}
 
     def settings(self) -> dict:
         return {**self.identity(), **self.decoding(None), "batch_size": self.batch_size,
