@@ -53,22 +53,15 @@ SHARED_CACHE_PARTS = ("onnx", "encoders")
 SESSION_CACHE = cache_dir()  # read before any test changes $PRAGMETER_CACHE
 
 
-def fresh_cache(folder: Path) -> Path:
-    """An empty pragmeter cache at ``folder`` (embeddings, LLM files, everything a job writes start empty) whose ONNX
-    exports and unpacked encoders are those of the session's cache (``$PRAGMETER_CACHE`` or ~/.cache/pragmeter)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for part in SHARED_CACHE_PARTS:
-        shared = SESSION_CACHE / part
-        shared.mkdir(parents=True, exist_ok=True)
-        if not (folder / part).exists():
-            (folder / part).symlink_to(shared, target_is_directory=True)
-    return folder
-
-
 @pytest.fixture
 def private_cache(tmp_path, monkeypatch) -> Path:
-    """``$PRAGMETER_CACHE`` set to a fresh cache (:func:`fresh_cache`) for this test."""
-    folder = fresh_cache(tmp_path / "cache")
+    """``$PRAGMETER_CACHE`` set to an empty cache for this test (embeddings, LLM files, everything a job writes),
+    whose ONNX exports and unpacked encoders are the session's (``$PRAGMETER_CACHE`` or ~/.cache/pragmeter)."""
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    for part in SHARED_CACHE_PARTS:
+        (SESSION_CACHE / part).mkdir(parents=True, exist_ok=True)
+        (folder / part).symlink_to(SESSION_CACHE / part, target_is_directory=True)
     monkeypatch.setenv("PRAGMETER_CACHE", str(folder))
     return folder
 

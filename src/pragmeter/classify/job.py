@@ -12,7 +12,7 @@ from pragmeter.classify.card import model_card
 from pragmeter.provenance import RunRecord
 from pragmeter.classify.examples import RecipeData
 from pragmeter.classify.model import ClassifierSettings, TextClassifier
-from pragmeter.classify.training import Trainer, FineTuneConfig, FineTuneResult, evaluate, tune_decision_bias
+from pragmeter.classify.training import Trainer, FineTuneConfig, FineTuneResult, tune_decision_bias
 from pragmeter.encoders import canonical_name
 from pragmeter.metrics.classification import accuracy_by_group, classification_report, correct
 
@@ -46,22 +46,19 @@ def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: P
     if len(result.history) < config.epochs:
         return None
     trainer.load_best(result)
+    test_probabilities = classifier.probabilities(data.test.texts, data.test.pairs, config.eval_batch_size, progress)
     bias_info = {}
     if tune_bias:
         val_probabilities = classifier.probabilities(data.val.texts, data.val.pairs, config.eval_batch_size)
         bias, before, after = tune_decision_bias(val_probabilities, data.val.labels, classifier.labels,
                                                  config.select_on)
-        test_probabilities = classifier.probabilities(data.test.texts, data.test.pairs, config.eval_batch_size,
-                                                      progress)
         plain = classification_report(data.test.labels, classifier.decide(test_probabilities), classifier.labels)
-        classifier.settings.decision_bias = bias
-        predictions = classifier.decide(test_probabilities)
-        test = classification_report(data.test.labels, predictions, classifier.labels)
         bias_info = {"decision_bias": {"bias": bias, "selected_on": config.select_on, "val_before": before,
                                        "val_after": after, "test_without_bias": plain}}
+        classifier.settings.decision_bias = bias
         print(f"decision bias {bias}: validation {config.select_on} {before:.4f} -> {after:.4f}", file=sys.stderr)
-    else:
-        test, predictions = evaluate(classifier, data.test, config.eval_batch_size, progress)
+    predictions = classifier.decide(test_probabilities)
+    test = classification_report(data.test.labels, predictions, classifier.labels)
     run = RunRecord.now()
     info = {
         "name": output.name, "recipe": data.name, "description": data.description, "command": command,

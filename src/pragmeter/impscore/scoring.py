@@ -29,17 +29,26 @@ def chunk_size() -> int:
     return int(value)
 
 
-def encode_in_chunks(model, texts: list[str], description: str = "embedding") -> np.ndarray:
-    """Encoder embeddings of ``texts`` (through the model's cache), a step of :func:`chunk_size` texts at a time,
-    with a progress bar on stderr when it is a terminal."""
+def in_steps(function, texts: list[str], description: str, progress: bool | None = None) -> np.ndarray:
+    """``function`` (an encoder or scorer of a list of texts) applied :func:`chunk_size` texts at a time, its results
+    concatenated; each step reaches the embedding cache before the next starts. ``progress``: a tqdm bar on stderr
+    (None: only when stderr is a terminal)."""
     from tqdm import tqdm
 
     step, parts = chunk_size(), []
-    with tqdm(total=len(texts), desc=description, unit="text", disable=None, file=sys.stderr) as bar:
+    with tqdm(total=len(texts), desc=description, unit="text", disable=None if progress is None else not progress,
+              file=sys.stderr) as bar:
         for start in range(0, len(texts), step):
-            parts.append(model.encode(texts[start : start + step]))
+            parts.append(function(texts[start : start + step]))
             bar.update(len(parts[-1]))
-    return np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+    return np.concatenate(parts)
+
+
+def encode_in_chunks(model, texts: list[str], description: str = "embedding") -> np.ndarray:
+    """Encoder embeddings of ``texts`` (through the model's cache), in cache-committed steps (:func:`in_steps`)."""
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    return in_steps(model.encode, texts, description)
 
 
 def score_values(model, values: list, progress: bool | None = False) -> tuple[np.ndarray, list[str]]:
@@ -47,7 +56,6 @@ def score_values(model, values: list, progress: bool | None = False) -> tuple[np
 
     ``progress``: a tqdm bar on stderr (None: only when stderr is a terminal)."""
     import pandas as pd
-    from tqdm import tqdm
 
     from pragmeter.impscore.model import invalid_text_reason
 
@@ -56,13 +64,8 @@ def score_values(model, values: list, progress: bool | None = False) -> tuple[np
     errors = [invalid_text_reason(v) for v in values]
     valid = [i for i, e in enumerate(errors) if e is None]
     scores = np.full(len(values), np.nan, dtype=np.float64)
-    step = chunk_size()
-    with tqdm(total=len(valid), desc="scoring", unit="text", disable=None if progress is None else not progress,
-              file=sys.stderr) as bar:
-        for start in range(0, len(valid), step):
-            rows = valid[start : start + step]
-            scores[rows] = model.score([values[i] for i in rows])
-            bar.update(len(rows))
+    if valid:  # scored step by step: a huge file never holds all its embeddings at once
+        scores[valid] = in_steps(model.score, [values[i] for i in valid], "scoring", progress)
     return scores, [e or "" for e in errors]
 
 

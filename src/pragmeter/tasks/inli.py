@@ -50,9 +50,7 @@ class Inli(ClassificationTask):
     def messages(self, item: InliItem, run: int) -> list[dict]:
         head, examples, tail = _split_examples(self.templates()["inli_eval_8shot"])
         shots = int(self.args["shots"])
-        if shots == len(examples):
-            prompt = self.templates()["inli_eval_8shot"]  # the paper's text, byte for byte
-        elif shots:
+        if shots:  # all 8: the paper's text byte for byte
             prompt = head + "\n\n".join(examples[:shots]) + tail
         else:
             prompt = head[: head.index(_INTRO)].rstrip("\n") + tail[len(_END):]

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     if valid:
         probabilities[valid] = classifier.probabilities(texts, pairs, args.batch_size, progress=not args.no_progress)
     out = frame.copy()
-    decided = iter(classifier.decide(probabilities[valid]) if valid else [])  # with the folder's decision bias
+    decided = iter(classifier.decide(probabilities[valid]))  # with the folder's decision bias
     out[PREDICTION_COLUMN] = [next(decided) if not e else "" for e in errors]
     for i, label in enumerate(classifier.labels):
         out[f"p_{label}"] = probabilities[:, i]
