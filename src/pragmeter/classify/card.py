@@ -13,16 +13,22 @@ def _percent(value) -> str:
 def model_card(info: dict) -> str:
     """Markdown from the ``info`` dict that is also saved as metrics.json (see :func:`run_recipe`)."""
     test, settings = info["test"], info["settings"]
+    svm = info.get("head") == "svm"
+    how = (f"An RBF support-vector machine on the frozen, L2-normalised sentence embeddings of "
+           f"`{settings['base_encoder']}` (the ISHate paper's USE+SVM form)" if svm
+           else f"Fine-tuned from `{settings['base_encoder']}`")
+    versions = "" if svm else f"transformers {info['transformers']}; "
+    chosen = (f"- C = {info['history'][info['best_epoch'] - 1]['C']:g} of {len(info['history'])} values"
+              if svm else f"- best epoch {info['best_epoch']} of {len(info['history'])}")
     lines = [
         f"# {info['name']}", "",
-        f"{info['description']}. Fine-tuned from `{settings['base_encoder']}` by pragmeter "
-        f"(`pragmeter train {info['recipe']}`).", "",
+        f"{info['description']}. {how}, by pragmeter (`pragmeter classifier train {info['recipe']}`).", "",
         "## Reproduce", "", "```", info["command"], "```", "",
         f"- pragmeter commit: `{info['commit']}`; pragmeter {pragmeter.__version__}; torch {info['torch']}; "
-        f"transformers {info['transformers']}; device: {info['device']}",
+        f"{versions}device: {info['device']}",
         f"- training settings: " + ", ".join(f"{k}={v}" for k, v in info["train_config"].items()),
-        f"- best epoch {info['best_epoch']} of {len(info['history'])} (selected on validation "
-        f"{info['train_config']['select_on']}); {info['train_examples']} training examples", "",
+        f"{chosen} (selected on validation {info['train_config']['select_on']}); "
+        f"{info['train_examples']} training examples", "",
         "## Data", "", "| file | sha256 |", "|---|---|",
         *[f"| {path} | `{digest[:16]}…` |" for path, digest in sorted(info["data_files"].items())], "",
         "## Test metrics", "",
@@ -52,10 +58,16 @@ def model_card(info: dict) -> str:
                   *[f"- {name}: {v['accuracy']:.4f} (n={v['n']})" for name, v in info["test_report_groups"].items()], ""]
     if info.get("paper"):
         lines += ["## The paper's figures for comparison", "", "```", _json(info["paper"]), "```", ""]
-    lines += ["## Training history", "", "| epoch | train loss | val accuracy | val macro-F1 | seconds |",
-              "|---|---|---|---|---|",
-              *[f"| {h['epoch']} | {h['train_loss']:.4f} | {h['val_accuracy']:.4f} | {h['val_macro_f1']:.4f} | "
-                f"{h['train_seconds']} |" for h in info["history"]], ""]
+    if svm:
+        lines += ["## Training history", "", "| C | support vectors | val accuracy | val macro-F1 | seconds |",
+                  "|---|---|---|---|---|",
+                  *[f"| {h['C']:g} | {h['support_vectors']} | {h['val_accuracy']:.4f} | {h['val_macro_f1']:.4f} | "
+                    f"{h['train_seconds']} |" for h in info["history"]], ""]
+    else:
+        lines += ["## Training history", "", "| epoch | train loss | val accuracy | val macro-F1 | seconds |",
+                  "|---|---|---|---|---|",
+                  *[f"| {h['epoch']} | {h['train_loss']:.4f} | {h['val_accuracy']:.4f} | {h['val_macro_f1']:.4f} | "
+                    f"{h['train_seconds']} |" for h in info["history"]], ""]
     return "\n".join(lines)
 
 

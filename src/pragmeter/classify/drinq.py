@@ -70,6 +70,8 @@ def evaluate_drinq(model: str | os.PathLike, root=None, path=None, limit: int | 
     from pragmeter.datasets.drinq import load_drinq
 
     items = load_drinq(root, path=path)[:limit] if limit else load_drinq(root, path=path)  # a bad file fails fast
-    classifier = TextClassifier.load(model, device)
+    from pragmeter.classify.loading import load_classifier
+
+    classifier = load_classifier(model, device)
     rows = answer(classifier, items, batch_size, progress)
     return score(rows, seed), rows

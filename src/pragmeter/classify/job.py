@@ -1,5 +1,6 @@
-"""One training job: a recipe's splits -> fine-tuned classifier -> model folder with weights, config, card
-and metrics.json (validation history, test report per label, per source and per group of sources)."""
+"""One training job: a recipe's splits -> fine-tuned classifier (or a frozen encoder with an SVM) -> model folder
+with weights, config, card and metrics.json (validation history, test report per label, per source and per group
+of sources)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pragmeter.classify.examples import RecipeData
 from pragmeter.classify.model import ClassifierSettings, TextClassifier
 from pragmeter.classify.training import Trainer, FineTuneConfig, FineTuneResult, tune_decision_bias
 from pragmeter.encoders import canonical_name
+from pragmeter.errors import PragmeterError
 from pragmeter.metrics.classification import accuracy_by_group, classification_report, correct
 
 
@@ -26,6 +28,12 @@ def group_accuracies(golds, predictions, groups, report_groups: dict[str, list[s
     return out
 
 
+def recipe_settings(data: RecipeData, encoder: str, max_length: int) -> ClassifierSettings:
+    return ClassifierSettings(labels=data.labels, base_encoder=canonical_name(encoder), max_length=max_length,
+                              input_kind=data.input_kind, recipe={"name": data.name, **data.arguments},
+                              answer_words=data.answer_words)
+
+
 def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: Path, work_dir: Path,
                device: str | None = None, command: str = "", progress: bool = True,
                stop_after: int | None = None, tune_bias: bool = False) -> dict | None:
@@ -36,37 +44,66 @@ def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: P
     import torch
     import transformers
 
-    settings = ClassifierSettings(labels=data.labels, base_encoder=canonical_name(encoder),
-                                  max_length=config.max_length, input_kind=data.input_kind,
-                                  recipe={"name": data.name, **data.arguments}, answer_words=data.answer_words)
     torch.manual_seed(config.seed)
-    classifier = TextClassifier.from_encoder(encoder, settings, device, seed=config.seed, precision=config.precision)
+    classifier = TextClassifier.from_encoder(encoder, recipe_settings(data, encoder, config.max_length), device,
+                                             seed=config.seed, precision=config.precision)
     trainer = Trainer(classifier, config, work_dir, progress)
     result: FineTuneResult = trainer.fit(data.train, data.val, stop_after)
     if len(result.history) < config.epochs:
         return None
     trainer.load_best(result)
-    test_probabilities = classifier.probabilities(data.test.texts, data.test.pairs, config.eval_batch_size, progress)
+    training = {"head": "linear", "transformers": transformers.__version__, "train_config": asdict(config),
+                "best_epoch": result.best_epoch, "history": result.history}
+    return test_and_save(data, classifier, training, output, command, progress, tune_bias, config.select_on,
+                         config.eval_batch_size)
+
+
+def run_svm_recipe(data: RecipeData, encoder: str, c_values: list[float], output: Path, select_on: str = "macro_f1",
+                   device: str | None = None, precision: str = "fp32", command: str = "", progress: bool = True,
+                   tune_bias: bool = False) -> dict:
+    """The frozen encoder + RBF SVM form (:class:`EmbeddingSVMClassifier`): fit one SVM per C, keep the best on
+    validation, then test and save as :func:`run_recipe` does."""
+    from pragmeter.classify.svm import EmbeddingSVMClassifier
+
+    if data.input_kind != "single":
+        raise PragmeterError("--head svm classifies single texts; INLI's (premise, hypothesis) pairs need the "
+                             "fine-tuned head (--head linear)")
+    # max_length 0 here: fit records the encoder's own max_seq_length (embeddings are cached per encoder name)
+    classifier, history = EmbeddingSVMClassifier.fit(recipe_settings(data, encoder, 0), data.train,
+                                                     data.val, c_values, select_on, device, precision, progress)
+    best = next(i for i, row in enumerate(history, 1) if row["C"] == classifier.c)
+    training = {"head": "svm", "train_config": {"head": "svm", "kernel": "rbf", "gamma": "scale",
+                                                "C_grid": [float(c) for c in c_values], "select_on": select_on,
+                                                "precision": precision},
+                "best_epoch": best, "history": history}
+    return test_and_save(data, classifier, training, output, command, progress, tune_bias, select_on)
+
+
+def test_and_save(data: RecipeData, classifier, training: dict, output: Path, command: str, progress: bool,
+                  tune_bias: bool, select_on: str, batch_size: int = 128) -> dict:
+    """Test report (with a decision bias tuned on validation when asked), card, metrics.json and the folder."""
+    import torch
+
+    test_probabilities = classifier.probabilities(data.test.texts, data.test.pairs, batch_size, progress)
     bias_info = {}
     if tune_bias:
-        val_probabilities = classifier.probabilities(data.val.texts, data.val.pairs, config.eval_batch_size)
-        bias, before, after = tune_decision_bias(val_probabilities, data.val.labels, classifier.labels,
-                                                 config.select_on)
+        val_probabilities = classifier.probabilities(data.val.texts, data.val.pairs, batch_size)
+        bias, before, after = tune_decision_bias(val_probabilities, data.val.labels, classifier.labels, select_on)
         plain = classification_report(data.test.labels, classifier.decide(test_probabilities), classifier.labels)
-        bias_info = {"decision_bias": {"bias": bias, "selected_on": config.select_on, "val_before": before,
+        bias_info = {"decision_bias": {"bias": bias, "selected_on": select_on, "val_before": before,
                                        "val_after": after, "test_without_bias": plain}}
         classifier.settings.decision_bias = bias
-        print(f"decision bias {bias}: validation {config.select_on} {before:.4f} -> {after:.4f}", file=sys.stderr)
+        print(f"decision bias {bias}: validation {select_on} {before:.4f} -> {after:.4f}", file=sys.stderr)
     predictions = classifier.decide(test_probabilities)
     test = classification_report(data.test.labels, predictions, classifier.labels)
     run = RunRecord.now()
     info = {
         "name": output.name, "recipe": data.name, "description": data.description, "command": command,
-        "commit": run.commit or "unknown", "run": run.to_dict(), "torch": torch.__version__, "transformers": transformers.__version__,
+        "commit": run.commit or "unknown", "run": run.to_dict(), "torch": torch.__version__,
         "device": f"{classifier.device.type} ({torch.cuda.get_device_name(0) if classifier.device.type == 'cuda' else platform.processor() or platform.machine()})",
-        "settings": asdict(settings), "train_config": asdict(config), "arguments": data.arguments,
+        "settings": asdict(classifier.settings), **training, "arguments": data.arguments,
         "train_examples": len(data.train), "val_examples": len(data.val), "data_files": data.data_files,
-        "best_epoch": result.best_epoch, "history": result.history, "test": test,
+        "test": test,
         "test_by_group": accuracy_by_group(data.test.labels, predictions, data.test.groups) if data.test.groups else {},
         "test_report_groups": group_accuracies(data.test.labels, predictions, data.test.groups, data.report_groups),
         "paper": data.paper, **bias_info,

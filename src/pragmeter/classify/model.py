@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -65,6 +64,8 @@ def pick_device(device: str | None) -> torch.device:
 
 
 class TextClassifier:
+    WEIGHTS_FILE = "model.safetensors"
+
     def __init__(self, model, tokenizer, settings: ClassifierSettings, device: torch.device,
                  precision: str = "auto"):
         self.precision = check_precision(precision)
@@ -120,25 +121,18 @@ class TextClassifier:
     def save(self, folder: str | os.PathLike, card: str, metrics: dict | None = None) -> Path:
         """Write the folder atomically: everything (weights, config, tokenizer, README.md card, metrics.json)
         goes to a sibling temporary folder that then replaces ``folder``."""
-        folder = Path(folder)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        staging = folder.with_name(f".{folder.name}.partial")
-        shutil.rmtree(staging, ignore_errors=True)
+        from pragmeter.io.atomic import replace_folder
+
         self.model.config.pragmeter = asdict(self.settings)
-        self.model.save_pretrained(staging, safe_serialization=True)
-        self.tokenizer.save_pretrained(staging)
-        (staging / "README.md").write_text(card, encoding="utf-8")
-        if metrics is not None:
-            (staging / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
-        if folder.exists():
-            old = folder.with_name(f".{folder.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            folder.rename(old)
-            staging.rename(folder)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            staging.rename(folder)
-        return folder
+
+        def write(staging: Path) -> None:
+            self.model.save_pretrained(staging, safe_serialization=True)
+            self.tokenizer.save_pretrained(staging)
+            (staging / "README.md").write_text(card, encoding="utf-8")
+            if metrics is not None:
+                (staging / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+
+        return replace_folder(Path(folder), write)
 
     # -- inference ----------------------------------------------------------------------------------
     def tokenize(self, texts: Sequence[str], pairs: Sequence[str] | None):

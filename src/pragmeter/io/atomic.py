@@ -51,3 +51,24 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
 def write_json_atomic(target: str | os.PathLike, payload: object) -> None:
     with atomic_path(target) as tmp:
         tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def replace_folder(folder: Path, write) -> Path:
+    """Build a folder atomically: ``write(staging)`` fills a sibling staging folder, which then replaces ``folder``
+    (an old one is moved aside first and removed after), so a reader never sees a half-written folder."""
+    import shutil
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = folder.with_name(f".{folder.name}.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    write(staging)
+    if folder.exists():
+        old = folder.with_name(f".{folder.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        folder.rename(old)
+        staging.rename(folder)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        staging.rename(folder)
+    return folder

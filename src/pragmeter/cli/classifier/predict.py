@@ -46,7 +46,7 @@ def _errors(frame, columns: list[str], path: str) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from pragmeter.classify.model import TextClassifier
+    from pragmeter.classify.loading import load_classifier
     from pragmeter.errors import PragmeterError
     from pragmeter.io import check_output, read_table, write_table
 
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise PragmeterError("--batch-size must be at least 1")
     check_output(args.output, args.overwrite)
     frame = read_table(args.input)  # read and checked before the model loads: a bad file fails fast
-    classifier = TextClassifier.load(args.model, args.device)
+    classifier = load_classifier(args.model, args.device)
     pair = classifier.settings.input_kind == "pair"
     columns = [args.premise_column, args.hypothesis_column] if pair else [args.column]
     errors = _errors(frame, columns, args.input)

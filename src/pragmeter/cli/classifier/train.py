@@ -70,6 +70,12 @@ def register(subparsers) -> None:
                             help="comma-separated: released sets rsa, aav, rne, ri, ra, eda, bt, gm, gm_revised, all; "
                                  "offline methods local-rsa, local-aav, local-ri, local-rne, local-eda, local-all "
                                  "(training split only)")
+        parser.add_argument("--head", choices=["linear", "svm"], default="linear",
+                            help="linear (default): fine-tune the encoder with a linear layer; svm: keep the encoder "
+                                 "frozen and fit an RBF SVM on its sentence embeddings (the paper's USE+SVM form; "
+                                 "minutes on a CPU; embeddings go through the shared embedding cache)")
+        parser.add_argument("--svm-c", default="1,4,16",
+                            help="--head svm: comma-separated C values; the best on validation is kept (default 1,4,16)")
         _common(parser, lr=3e-5, max_length=128)
         parser.set_defaults(func=run_ishate, ishate_task=task)
 
@@ -78,6 +84,7 @@ def _train(args: argparse.Namespace, data) -> int:
     from pragmeter.classify.job import run_recipe
     from pragmeter.classify.training import FineTuneConfig
 
+    svm_c = _c_values(args.svm_c) if getattr(args, "head", "linear") == "svm" else None  # checked before data loads
     output = Path(args.output)
     if (output / "config.json").exists() and not args.overwrite:
         raise PragmeterError(f"{output} already holds a model; pass --overwrite to replace it")
@@ -90,11 +97,28 @@ def _train(args: argparse.Namespace, data) -> int:
                          max_length=args.max_length, seed=args.seed, select_on=args.select_on,
                          eval_batch_size=args.eval_batch_size, group_by_length=not args.no_length_grouping,
                          precision=args.precision)
-    work = Path(args.work_dir) if args.work_dir else output.with_name(output.name + ".work")
     command = "pragmeter " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    if svm_c is not None:
+        from pragmeter.classify.job import run_svm_recipe
+
+        run_svm_recipe(data, args.encoder, svm_c, output, args.select_on, args.device,
+                       "fp32" if args.precision == "auto" else args.precision, command, not args.no_progress,
+                       args.tune_decision_bias)
+        return 0
+    work = Path(args.work_dir) if args.work_dir else output.with_name(output.name + ".work")
     run_recipe(data, args.encoder, config, output, work, args.device, command, not args.no_progress,
                tune_bias=args.tune_decision_bias)
     return 0
+
+
+def _c_values(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise PragmeterError(f"--svm-c {text!r}: expected comma-separated positive numbers, e.g. 1,4,16") from None
+    if not values or any(not v > 0 for v in values):
+        raise PragmeterError(f"--svm-c {text!r}: expected comma-separated positive numbers, e.g. 1,4,16")
+    return values
 
 
 def run_inli(args: argparse.Namespace) -> int:

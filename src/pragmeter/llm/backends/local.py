@@ -39,10 +39,10 @@ def classifier_input(messages: Messages, input_kind: str) -> tuple[str, str | No
 
 class LocalClassifierBackend(ChatBackend):
     def __init__(self, path: str, device: str | None = None, batch_size: int = 64):
-        from pragmeter.classify.model import TextClassifier
+        from pragmeter.classify.loading import load_classifier
 
         self.path = path
-        self.classifier = TextClassifier.load(path, device)
+        self.classifier = load_classifier(path, device)
         self.batch_size = batch_size
         self.concurrency = batch_size  # so that a full batch of requests can wait together
         self._pending: list[tuple[str, str | None, asyncio.Future]] = []
@@ -67,12 +67,11 @@ class LocalClassifierBackend(ChatBackend):
                 "recipe": settings.recipe, "weights_sha256": self._weights_digest()}
 
     def _weights_digest(self) -> str:
-        from pathlib import Path
-
+        from pragmeter.classify.loading import weights_file
         from pragmeter.data.root import sha256_of
 
         if not hasattr(self, "_digest"):
-            self._digest = sha256_of(Path(self.path) / "model.safetensors")
+            self._digest = sha256_of(weights_file(self.path))
         return self._digest
 
     def decoding(self, max_tokens: int | None) -> dict:

@@ -1,0 +1,222 @@
+"""A frozen sentence encoder with an RBF support-vector machine on its embeddings: the ISHate paper's USE+SVM form
+(Ocampo et al., EACL 2023, Table 3), with a sentence-transformers encoder instead of USE.
+
+Nothing of the encoder is trained: each text is embedded once (L2-normalised; through the shared on-disk embedding
+cache, so runs that share texts, like the augmentation rows of one task, embed them once), and scikit-learn's
+``SVC`` (libsvm, one-vs-one) is fitted for each C of a grid; the C with the best validation metric is kept. On a
+CPU this takes minutes where fine-tuning takes tens of minutes to hours.
+
+A model folder holds ``svm.safetensors`` (support vectors, dual coefficients, intercepts, support counts per
+class), ``config.json`` (pragmeter settings as for a fine-tuned folder, plus the kernel's gamma and C), the README.md
+card and metrics.json. Prediction is numpy over those arrays (no pickle is ever written or read); it reproduces
+scikit-learn's one-vs-one decision values and their one-vs-rest vote scores. ``probabilities`` are the softmax of
+those vote scores: they order labels as the SVM does, but are not calibrated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from pragmeter.classify.examples import Examples
+from pragmeter.classify.model import ClassifierSettings, check_precision, decide, pick_device
+from pragmeter.errors import PragmeterError
+from pragmeter.io.atomic import replace_folder
+from pragmeter.metrics.classification import classification_report
+
+C_GRID = (1.0, 4.0, 16.0)
+_ARRAYS = ("support_vectors", "dual_coef", "intercept", "n_support")
+_KERNEL_ROWS = 1024  # texts per kernel block: bounds memory at rows x support vectors doubles
+
+
+class EmbeddingSVMClassifier:
+    WEIGHTS_FILE = "svm.safetensors"
+
+    def __init__(self, settings: ClassifierSettings, arrays: dict[str, np.ndarray], gamma: float, c: float,
+                 device: str | None = None, precision: str = "fp32"):
+        if settings.input_kind != "single":
+            raise PragmeterError("the svm head classifies single texts; sentence pairs need the fine-tuned head")
+        self.settings, self.gamma, self.c = settings, float(gamma), float(c)
+        self.precision = check_precision(precision)
+        self.device = pick_device(device)
+        self.arrays = {name: np.asarray(arrays[name]) for name in _ARRAYS}
+        self._encoder = None
+
+    @property
+    def labels(self) -> list[str]:
+        return self.settings.labels
+
+    # -- training -------------------------------------------------------------------------------------
+    @classmethod
+    def fit(cls, settings: ClassifierSettings, train: Examples, val: Examples, c_values: Sequence[float] = C_GRID,
+            select_on: str = "macro_f1", device: str | None = None, precision: str = "fp32",
+            progress: bool = True) -> tuple["EmbeddingSVMClassifier", list[dict]]:
+        """Fit one SVC per C on ``train``'s embeddings and keep the best on ``val`` (first C among ties).
+        Returns the classifier and one history row per C."""
+        from sklearn.svm import SVC
+
+        unknown = sorted(set(train.labels) - set(settings.labels))
+        if unknown:
+            raise PragmeterError(f"training labels {unknown} are not among the recipe's labels {settings.labels}")
+        from pragmeter.encoders import load_encoder
+
+        probe = cls(settings, {n: np.zeros(0) for n in _ARRAYS}, 0.0, 0.0, device, precision)
+        probe._encoder = load_encoder(settings.base_encoder, str(probe.device))
+        settings.max_length = int(probe._encoder.max_seq_length)  # what the embeddings were truncated to
+        x_train = probe.embed(train.texts, progress)
+        x_val = probe.embed(val.texts, progress)
+        y_train = np.array([settings.labels.index(label) for label in train.labels])
+        best, history = None, []
+        for c in c_values:
+            started = time.perf_counter()
+            svm = SVC(C=float(c), kernel="rbf", gamma="scale", cache_size=2000).fit(x_train, y_train)
+            model = cls(settings, _arrays_of(svm, len(settings.labels)), svm._gamma, c, device, precision)
+            model._encoder = probe._encoder
+            report = classification_report(val.labels, model.decide(model.probabilities_of(x_val)), settings.labels)
+            row = {"C": float(c), "support_vectors": int(svm.support_vectors_.shape[0]),
+                   "val_accuracy": report["accuracy"], "val_macro_f1": report["macro_f1"],
+                   "train_seconds": round(time.perf_counter() - started, 1)}
+            history.append(row)
+            print(f"svm C={c:g}: validation {select_on} {report[select_on]:.4f} ({row['support_vectors']} support "
+                  f"vectors, {row['train_seconds']} s)", file=sys.stderr)
+            if best is None or report[select_on] > best[0]:
+                best = (report[select_on], model)
+        return best[1], history
+
+    # -- inference ------------------------------------------------------------------------------------
+    def embed(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
+        """L2-normalised sentence embeddings (float32), through the shared embedding cache."""
+        import torch
+        from tqdm import tqdm
+
+        from pragmeter.encoders import default_batch_size, embeddings_dir, load_encoder
+        from pragmeter.encoders.embedding_cache import EmbeddingCache
+
+        cache = EmbeddingCache(embeddings_dir(), self.settings.base_encoder)
+        unique = list(dict.fromkeys(texts))
+        missing = sum(1 for t in unique if t not in cache)
+        with tqdm(total=missing, desc=f"encoding with {self.settings.base_encoder}", unit="text",
+                  disable=not progress or not missing or None, file=sys.stderr) as bar:
+            def encode(batch: list[str]) -> np.ndarray:
+                if self._encoder is None:
+                    self._encoder = load_encoder(self.settings.base_encoder, str(self.device))
+                with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
+                    return self._encoder.encode(batch, batch_size=default_batch_size(str(self.device)),
+                                                convert_to_numpy=True, show_progress_bar=False)
+
+            matrix = np.asarray(cache.get_or_compute(unique, encode, progress=bar.update), dtype=np.float32)
+        row = {text: i for i, text in enumerate(unique)}
+        vectors = matrix[[row[t] for t in texts]] if len(texts) else np.zeros((0, matrix.shape[1]), np.float32)
+        return vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+
+    def decision_values(self, vectors: np.ndarray) -> np.ndarray:
+        """One-vs-one decision values (rows x label pairs (0,1), (0,2), … (1,2), …), as scikit-learn's
+        ``decision_function`` with ``decision_function_shape='ovo'``."""
+        sv, coef = self.arrays["support_vectors"].astype(np.float64), self.arrays["dual_coef"].astype(np.float64)
+        starts = np.concatenate([[0], np.cumsum(self.arrays["n_support"])]).astype(int)
+        k = len(self.labels)
+        out = np.zeros((len(vectors), k * (k - 1) // 2))
+        sv_norms = (sv ** 2).sum(1)
+        for begin in range(0, len(vectors), _KERNEL_ROWS):
+            x = vectors[begin:begin + _KERNEL_ROWS].astype(np.float64)
+            squared = np.maximum((x ** 2).sum(1)[:, None] + sv_norms[None, :] - 2.0 * x @ sv.T, 0.0)
+            kernel = np.exp(-self.gamma * squared)
+            pair = 0
+            for i in range(k):
+                for j in range(i + 1, k):
+                    rows_i, rows_j = slice(starts[i], starts[i + 1]), slice(starts[j], starts[j + 1])
+                    out[begin:begin + len(x), pair] = (kernel[:, rows_i] @ coef[j - 1, rows_i]
+                                                       + kernel[:, rows_j] @ coef[i, rows_j]
+                                                       + self.arrays["intercept"][pair])
+                    pair += 1
+        return out
+
+    def vote_scores(self, vectors: np.ndarray) -> np.ndarray:
+        """One-vs-rest scores: votes of the one-vs-one machines plus their summed confidences squashed into
+        (-1/3, 1/3), so confidence only breaks ties between vote counts (scikit-learn's ``ovr`` shape)."""
+        values = self.decision_values(vectors)
+        k = len(self.labels)
+        votes, confidence = np.zeros((len(vectors), k)), np.zeros((len(vectors), k))
+        pair = 0
+        for i in range(k):
+            for j in range(i + 1, k):
+                votes[:, i] += values[:, pair] >= 0
+                votes[:, j] += values[:, pair] < 0
+                confidence[:, i] += values[:, pair]
+                confidence[:, j] -= values[:, pair]
+                pair += 1
+        return votes + confidence / (3.0 * (np.abs(confidence) + 1.0))
+
+    def probabilities_of(self, vectors: np.ndarray) -> np.ndarray:
+        scores = self.vote_scores(vectors)
+        scores = np.exp(scores - scores.max(axis=1, keepdims=True))
+        return (scores / scores.sum(axis=1, keepdims=True)).astype(np.float32)
+
+    def probabilities(self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 64,
+                      progress: bool = False) -> np.ndarray:
+        """Softmax of the one-vs-rest vote scores, rows in input order, columns in ``labels`` order (not
+        calibrated; ``batch_size`` is unused: embeddings go through the encoder's own batches)."""
+        if pairs is not None:
+            raise PragmeterError("this model classifies single texts")
+        return self.probabilities_of(self.embed(texts, progress))
+
+    def predict(self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 64,
+                progress: bool = False) -> list[str]:
+        return self.decide(self.probabilities(texts, pairs, batch_size, progress))
+
+    def decide(self, probabilities: np.ndarray) -> list[str]:
+        return decide(probabilities, self.labels, self.settings.decision_bias)
+
+    # -- folders --------------------------------------------------------------------------------------
+    def save(self, folder: str | os.PathLike, card: str, metrics: dict | None = None) -> Path:
+        """Write the folder atomically (a sibling staging folder replaces ``folder``)."""
+        from safetensors.numpy import save_file
+
+        def write(staging: Path) -> None:
+            save_file({name: np.ascontiguousarray(value) for name, value in self.arrays.items()},
+                      str(staging / self.WEIGHTS_FILE))
+            config = {"pragmeter": asdict(self.settings),
+                      "svm": {"kernel": "rbf", "gamma": self.gamma, "C": self.c, "precision": self.precision}}
+            (staging / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+            (staging / "README.md").write_text(card, encoding="utf-8")
+            if metrics is not None:
+                (staging / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+
+        return replace_folder(Path(folder), write)
+
+    @classmethod
+    def load(cls, folder: str | os.PathLike, device: str | None = None, precision: str = "auto") -> "EmbeddingSVMClassifier":
+        from safetensors import SafetensorError
+        from safetensors.numpy import load_file
+
+        folder = Path(folder)
+        config_path = folder / "config.json"
+        try:
+            config = json.loads(config_path.read_text(encoding="utf-8"))
+            settings, svm = ClassifierSettings(**config["pragmeter"]), config["svm"]
+            arrays = load_file(str(folder / cls.WEIGHTS_FILE))
+            missing = [name for name in _ARRAYS if name not in arrays]
+            if missing:
+                raise KeyError(missing[0])
+            gamma, c = float(svm["gamma"]), float(svm["C"])
+        except (OSError, ValueError, KeyError, TypeError, SafetensorError) as error:
+            raise PragmeterError(f"{folder} is not a readable svm classifier folder ({type(error).__name__}: "
+                                 f"{error})") from None
+        return cls(settings, arrays, gamma, c, device, svm.get("precision", "fp32") if precision == "auto" else precision)
+
+
+def _arrays_of(svm, n_labels: int) -> dict[str, np.ndarray]:
+    """The arrays of a fitted scikit-learn SVC that prediction needs, with every label present."""
+    if len(svm.classes_) != n_labels:
+        raise PragmeterError(f"the training data hold {len(svm.classes_)} of the {n_labels} labels; the svm head "
+                             f"needs examples of every label")
+    return {"support_vectors": svm.support_vectors_.astype(np.float32),
+            "dual_coef": svm.dual_coef_.astype(np.float64), "intercept": svm.intercept_.astype(np.float64),
+            "n_support": svm.n_support_.astype(np.int64)}

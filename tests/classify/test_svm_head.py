@@ -1,0 +1,114 @@
+"""The frozen-encoder SVM head (`classifier train ishate-a|b --head svm`): its numpy prediction is scikit-learn's,
+and on a real ISHate slice the folder reloads to its own test report and serves `classifier predict` and the local
+backend; bad settings and folders fail in one line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.svm import SVC
+
+from pragmeter.classify.loading import load_classifier
+from pragmeter.classify.model import ClassifierSettings
+from pragmeter.classify.recipes import ishate
+from pragmeter.classify.svm import EmbeddingSVMClassifier, _arrays_of
+from pragmeter.cli import main
+from pragmeter.errors import PragmeterError
+from pragmeter.metrics.classification import classification_report
+
+LABELS = ["non-hateful", "non-subtle", "subtle"]
+
+
+def overlapping_blobs(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Three overlapping classes of unit vectors (so that the machines disagree and votes tie now and then)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(3, 8))
+    y = rng.integers(0, 3, n)
+    x = centres[y] + 1.5 * rng.normal(size=(n, 8))
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32), y
+
+
+def test_numpy_prediction_is_scikit_learns():
+    x, y = overlapping_blobs(400, 0)
+    x_new, _ = overlapping_blobs(300, 1)
+    fitted = SVC(C=2.0, kernel="rbf", gamma="scale").fit(x, y)
+    model = EmbeddingSVMClassifier(ClassifierSettings(LABELS, "all-MiniLM-L6-v2", 256, "single"),
+                                   _arrays_of(fitted, 3), fitted._gamma, 2.0, "cpu")
+    ovo = SVC(C=2.0, kernel="rbf", gamma="scale", decision_function_shape="ovo").fit(x, y)
+    assert np.allclose(model.decision_values(x_new), ovo.decision_function(x_new), atol=1e-8)
+    assert np.allclose(model.vote_scores(x_new), fitted.decision_function(x_new), atol=1e-8)
+    probabilities = model.probabilities_of(x_new)
+    assert np.allclose(probabilities.sum(axis=1), 1.0, atol=1e-6)
+    assert model.decide(probabilities) == [LABELS[i] for i in fitted.decision_function(x_new).argmax(axis=1)]
+
+
+@pytest.fixture(scope="module")
+def svm_folder(tmp_path_factory, data_root):
+    folder = tmp_path_factory.mktemp("svm") / "ishate-b-svm"
+    code = main(["classifier", "train", "ishate-b", "--head", "svm", "--svm-c", "0.5,8", "--limit-train", "1500",
+                 "--limit-eval", "300", "--output", str(folder), "--device", "cpu", "--no-progress",
+                 "--data-root", str(data_root)])
+    assert code == 0
+    return folder, json.loads((folder / "metrics.json").read_text())
+
+
+def test_c_is_chosen_on_validation_and_the_folder_holds_no_pickle(svm_folder):
+    folder, metrics = svm_folder
+    history = metrics["history"]
+    assert metrics["head"] == "svm" and [row["C"] for row in history] == [0.5, 8.0]
+    best = max(history, key=lambda row: row["val_macro_f1"])  # first among ties, as the fit keeps it
+    assert history[metrics["best_epoch"] - 1]["C"] == best["C"]
+    config = json.loads((folder / "config.json").read_text())
+    assert config["svm"]["C"] == best["C"] and config["svm"]["gamma"] > 0
+    assert config["pragmeter"]["max_length"] > 0 and config["pragmeter"]["base_encoder"] == "all-MiniLM-L6-v2"
+    names = {p.name for p in folder.iterdir()}
+    assert names == {"svm.safetensors", "config.json", "README.md", "metrics.json"}
+    card = (folder / "README.md").read_text()
+    assert "support-vector machine" in card and "| C | support vectors |" in card
+
+
+def test_reloaded_folder_reproduces_its_test_report(svm_folder, data_root):
+    folder, metrics = svm_folder
+    test = ishate.build("subtle", root=data_root).test.head(300)
+    reloaded = load_classifier(folder, "cpu")
+    assert isinstance(reloaded, EmbeddingSVMClassifier)
+    report = classification_report(test.labels, reloaded.predict(test.texts), reloaded.labels)
+    assert json.dumps(report, sort_keys=True) == json.dumps(metrics["test"], sort_keys=True)
+    assert metrics["test"]["accuracy"] > 0.6  # far above chance: the embeddings carry the task
+
+
+def test_predict_and_the_local_backend_read_an_svm_folder(svm_folder, tmp_path, data_root):
+    folder, _ = svm_folder
+    texts = ishate.build("subtle", root=data_root).test.head(6).texts
+    source = tmp_path / "posts.csv"
+    pd.DataFrame({"id": range(6), "text": texts}).to_csv(source, index=False)
+    target = tmp_path / "labelled.csv"
+    assert main(["classifier", "predict", "--model", str(folder), "--input", str(source), "--output", str(target),
+                 "--device", "cpu", "--no-progress"]) == 0
+    out = pd.read_csv(target)
+    assert list(out["prediction"]) == load_classifier(folder, "cpu").predict(texts)
+    assert np.allclose(out[[f"p_{label}" for label in LABELS]].sum(axis=1), 1.0, atol=1e-5)
+    assert main(["eval", "--tasks", "ishate_subtle", "--model", f"local:{folder}", "--model-args", "device=cpu",
+                 "--output", str(tmp_path / "eval"), "--limit", "6", "--no-progress", "--data-root",
+                 str(data_root)]) == 0
+    payload = json.loads((tmp_path / "eval" / "results.json").read_text())
+    assert payload["results"]["ishate_subtle"]["invalid"] == 0
+    assert len(payload["model"]["weights_sha256"]) == 64
+
+
+def test_bad_settings_and_folders_fail_in_one_line(tmp_path, capsys, svm_folder):
+    assert main(["classifier", "train", "ishate-a", "--head", "svm", "--svm-c", "4,-1",
+                 "--output", str(tmp_path / "x")]) != 0
+    assert "--svm-c" in capsys.readouterr().err
+    with pytest.raises(PragmeterError, match="single texts"):
+        EmbeddingSVMClassifier(ClassifierSettings(LABELS, "all-MiniLM-L6-v2", 256, "pair"),
+                               {}, 1.0, 1.0, "cpu")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text((svm_folder[0] / "config.json").read_text())
+    (broken / "svm.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(PragmeterError, match="not a readable svm classifier folder"):
+        load_classifier(broken)
