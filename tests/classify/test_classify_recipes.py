@@ -58,7 +58,7 @@ def test_augmentation_touches_only_the_train_split_and_keeps_labels(data_root):
         assert 0 < made <= counts["non-subtle"] - counts["subtle"], name
     local = [t for t, g in zip(extra.texts, extra.groups) if g.startswith("aug:local-")]
     assert not set(local) & set(plain.train.texts)
-    # (The released BT set has 3 texts that are also dev/test messages; pragmeter's own variants have none.)
+    # (build drops the released BT set's copies of dev/test messages; pragmeter's own variants make none.)
     assert not set(local) & set(plain.val.texts + plain.test.texts)
 
 
@@ -73,3 +73,21 @@ def test_augment_minority_balances_against_the_named_class(data_root):
 def test_unknown_augmentation_is_a_clear_error(data_root):
     with pytest.raises(PragmeterError, match="unknown augmentation"):
         ishate.build("implicit", "local-gpt", root=data_root)
+
+
+def test_released_rewrites_of_dev_and_test_posts_are_dropped(data_root):
+    from pragmeter.classify.examples import Examples
+
+    kept = ishate.build("subtle", "bt", root=data_root, keep_heldout_rewrites=True)
+    clean = ishate.build("subtle", "bt", root=data_root)
+    heldout = set(clean.val.texts + clean.test.texts)
+    released = kept.train.texts[len(kept.train) - kept.arguments["augmented_examples"]["bt"]:]
+    cleaned = clean.train.texts[len(clean.train) - clean.arguments["augmented_examples"]["bt"]:]
+    dropped = clean.arguments["heldout_rewrites_dropped"]["bt"]
+    assert dropped == len(released) - len(cleaned) and 0 < dropped < len(released) / 2
+    assert len(set(released) & heldout) >= 3 and not set(cleaned) & heldout  # the verbatim copies go
+    assert kept.arguments["heldout_rewrites_kept"] and "heldout_rewrites_dropped" not in kept.arguments
+    # The rule itself: a rewrite of a training post stays, a rewrite of a held-out post goes.
+    train = Examples(["the weather is warm and sunny today"], ["subtle"])
+    added = Examples(["the weather is warm and sunny", "they will leave and go somewhere else soon"], ["subtle"] * 2)
+    assert ishate.heldout_rewrites(added, train, ["they will just leave and go somewhere else"]) == [1]

@@ -7,6 +7,12 @@ Augmentation (training split only; dev and test are never touched), comma-separa
 - pragmeter's offline implementations (local-rsa, local-aav, local-ri, local-rne, local-eda, or local-all for
   all five), grown from the train split's minority class until it balances the explicit / non-subtle class, as
   in the paper.
+
+The released sets hold rewrites of dev and test posts too (found 2026-11-25: in Task B's back-translations, 34 of
+179 texts are closer to a dev or test post than to any training post, 3 of them verbatim; Task A's ALL holds 147
+such texts), which would let a model see rewritten evaluation posts in training. They are dropped by default: an
+added text goes when its word Jaccard with some dev or test post is at least ``HELDOUT_JACCARD`` and higher than
+with every training post. ``keep_heldout_rewrites=True`` keeps them (the released files as the paper used them).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pragmeter.data.root import dataset_checksums
 from pragmeter.datasets.ishate import LABEL_NAMES, files, load_ishate, read_released, released_file
 from pragmeter.errors import PragmeterError
 
+HELDOUT_JACCARD = 0.5
 RELEASED = ("rsa", "aav", "rne", "ri", "ra", "eda", "bt", "gm", "gm_revised", "all")
 LOCAL_ALL = "local-all"
 # Paper Table 3, F1 of the minority class on test: best overall, and DeBERTa without augmentation.
@@ -57,8 +64,19 @@ def released_examples(task: str, method: str, root: str | os.PathLike | None) ->
     return Examples(texts=[str(t) for t in frame["text"]], labels=labels, groups=[f"aug:{method}"] * len(frame))
 
 
+def heldout_rewrites(added: Examples, train: Examples, heldout: list[str],
+                     threshold: float = HELDOUT_JACCARD) -> list[int]:
+    """Indices of ``added`` texts written from a held-out post: word Jaccard with some ``heldout`` text at least
+    ``threshold`` and higher than with every ``train`` text."""
+    from pragmeter.metrics.overlap import max_word_jaccard
+
+    nearest_heldout, _ = max_word_jaccard(added.texts, heldout)
+    nearest_train, _ = max_word_jaccard(added.texts, train.texts)
+    return [i for i, (h, t) in enumerate(zip(nearest_heldout, nearest_train)) if h >= threshold and h > t]
+
+
 def build(task: str = "implicit", augment: str | None = None, seed: int = 0,
-          root: str | os.PathLike | None = None) -> RecipeData:
+          root: str | os.PathLike | None = None, keep_heldout_rewrites: bool = False) -> RecipeData:
     if task not in LABEL_NAMES:
         raise PragmeterError(f"ISHate has no task {task!r}; choose implicit (Task A) or subtle (Task B)")
     methods = parse_augment(augment)
@@ -66,11 +84,16 @@ def build(task: str = "implicit", augment: str | None = None, seed: int = 0,
     train = original
     minority = LABEL_NAMES[task][2]
     read = [p for split in ("train", "dev", "test") for p in files(task, split)]
-    additions = {}
+    val, test = split_examples(task, "dev", root), split_examples(task, "test", root)
+    additions, dropped = {}, {}
     for method in methods:
         if method in RELEASED:
             extra = released_examples(task, method, root)
             read.append(released_file(task, method))
+            if not keep_heldout_rewrites:
+                leaked = set(heldout_rewrites(extra, original, val.texts + test.texts))
+                dropped[method] = len(leaked)
+                extra = extra.subset([i for i in range(len(extra)) if i not in leaked])
         else:
             extra = augment_minority(original, make_augmenter(method, root), minority, LABEL_NAMES[task][1], seed)
             extra.groups = [f"aug:{method}"] * len(extra)
@@ -81,8 +104,10 @@ def build(task: str = "implicit", augment: str | None = None, seed: int = 0,
                  for n in ("scalarity", "speculative", "special_tokens", "entities_list")]
     return RecipeData(
         name=f"ishate-{'a' if task == 'implicit' else 'b'}", labels=list(LABEL_NAMES[task]), input_kind="single",
-        train=train, val=split_examples(task, "dev", root), test=split_examples(task, "test", root),
-        arguments={"task": task, "augment": ",".join(methods) or "none", "augmented_examples": additions},
+        train=train, val=val, test=test,
+        arguments={"task": task, "augment": ",".join(methods) or "none", "augmented_examples": additions,
+                   **({"heldout_rewrites_dropped": dropped} if dropped else {}),
+                   **({"heldout_rewrites_kept": True} if keep_heldout_rewrites and methods else {})},
         answer_words={label: label for label in LABEL_NAMES[task]},
         data_files=dataset_checksums(sorted(set(read))),
         description=f"ISHate Task {'A' if task == 'implicit' else 'B'} ({task}), augmentation: "

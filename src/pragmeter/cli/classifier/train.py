@@ -70,6 +70,9 @@ def register(subparsers) -> None:
                             help="comma-separated: released sets rsa, aav, rne, ri, ra, eda, bt, gm, gm_revised, all; "
                                  "offline methods local-rsa, local-aav, local-ri, local-rne, local-eda, local-all "
                                  "(training split only)")
+        parser.add_argument("--keep-heldout-rewrites", action="store_true",
+                            help="keep the released augmentation texts that were written from dev or test posts "
+                                 "(dropped by default: see docs/results.md; the paper trained with them)")
         parser.add_argument("--head", choices=["linear", "svm"], default="linear",
                             help="linear (default): fine-tune the encoder with a linear layer; svm: keep the encoder "
                                  "frozen and fit an RBF SVM on its sentence embeddings (the paper's USE+SVM form; "
@@ -131,4 +134,4 @@ def run_inli(args: argparse.Namespace) -> int:
 def run_ishate(args: argparse.Namespace) -> int:
     from pragmeter.classify.recipes.ishate import build
 
-    return _train(args, build(args.ishate_task, args.augment, args.seed, args.data_root))
+    return _train(args, build(args.ishate_task, args.augment, args.seed, args.data_root, args.keep_heldout_rewrites))
