@@ -83,11 +83,11 @@ def register(subparsers) -> None:
         parser.set_defaults(func=run_ishate, ishate_task=task)
 
 
-def _train(args: argparse.Namespace, data) -> int:
+def _train(args: argparse.Namespace, data, svm_c: list[float] | None = None) -> int:
+    """Fine-tune (or, with ``svm_c``, fit the frozen-encoder SVM head for those C values) and save."""
     from pragmeter.classify.job import run_recipe
     from pragmeter.classify.training import FineTuneConfig
 
-    svm_c = _c_values(args.svm_c) if getattr(args, "head", "linear") == "svm" else None  # checked before data loads
     output = Path(args.output)
     if (output / "config.json").exists() and not args.overwrite:
         raise PragmeterError(f"{output} already holds a model; pass --overwrite to replace it")
@@ -134,4 +134,6 @@ def run_inli(args: argparse.Namespace) -> int:
 def run_ishate(args: argparse.Namespace) -> int:
     from pragmeter.classify.recipes.ishate import build
 
-    return _train(args, build(args.ishate_task, args.augment, args.seed, args.data_root, args.keep_heldout_rewrites))
+    svm_c = _c_values(args.svm_c) if args.head == "svm" else None  # a bad --svm-c fails before the data load
+    return _train(args, build(args.ishate_task, args.augment, args.seed, args.data_root, args.keep_heldout_rewrites),
+                  svm_c)
