@@ -112,3 +112,30 @@ def test_bad_settings_and_folders_fail_in_one_line(tmp_path, capsys, svm_folder)
     (broken / "svm.safetensors").write_bytes(b"not a safetensors file")
     with pytest.raises(PragmeterError, match="not a readable svm classifier folder"):
         load_classifier(broken)
+
+
+def test_an_interrupted_fit_resumes_without_refitting_its_finished_c_values(tmp_path, capsys, data_root):
+    """A run stopped after C=0.5 (here: a run asked only for it) leaves a checkpoint; the full run in the same work
+    folder reads C=0.5 from it, fits only C=8, and ends as a run from scratch does; other data are refused."""
+    def train(output: str, c_values: str, limit: str = "600", work: str = "work") -> int:
+        return main(["classifier", "train", "ishate-b", "--head", "svm", "--svm-c", c_values, "--limit-train", limit,
+                     "--limit-eval", "200", "--output", str(tmp_path / output), "--work-dir", str(tmp_path / work),
+                     "--device", "cpu", "--no-progress", "--data-root", str(data_root)])
+
+    assert train("first", "0.5") == 0
+    first = json.loads((tmp_path / "first" / "metrics.json").read_text())
+    capsys.readouterr()
+    assert train("resumed", "0.5,8") == 0
+    err = capsys.readouterr().err
+    assert "svm C=0.5: fitted before" in err and "svm C=8: fitted before" not in err
+    resumed = json.loads((tmp_path / "resumed" / "metrics.json").read_text())
+    assert resumed["history"][0] == first["history"][0]  # train_seconds included: read, not refitted
+    assert train("scratch", "0.5,8", work="fresh") == 0
+    scratch = json.loads((tmp_path / "scratch" / "metrics.json").read_text())
+    strip = lambda rows: [{k: v for k, v in row.items() if k != "train_seconds"} for row in rows]  # noqa: E731
+    assert strip(resumed["history"]) == strip(scratch["history"]) and resumed["test"] == scratch["test"]
+    assert (tmp_path / "resumed" / "svm.safetensors").read_bytes() == (tmp_path / "scratch" / "svm.safetensors").read_bytes()
+    capsys.readouterr()
+    assert train("other", "0.5", limit="500") == 2
+    err = capsys.readouterr().err
+    assert "holds checkpoints of a different run" in err and len(err.strip().splitlines()) == 1

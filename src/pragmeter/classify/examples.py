@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -39,6 +41,15 @@ class Examples:
         join = lambda a, b: None if a is None else a + b  # noqa: E731
         return Examples(self.texts + other.texts, self.labels + other.labels, join(self.pairs, other.pairs),
                         join(self.groups, other.groups))
+
+
+def run_fingerprint(settings: dict, *splits: Examples) -> str:
+    """What a resumed run must share with the interrupted one: its settings and every example of ``splits``."""
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
+    for examples in splits:
+        for row in zip(examples.texts, examples.pairs or [""] * len(examples), examples.labels):
+            digest.update("\x1f".join(row).encode("utf-8") + b"\x1e")
+    return digest.hexdigest()
 
 
 @dataclass

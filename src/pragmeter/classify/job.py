@@ -60,9 +60,10 @@ def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: P
 
 def run_svm_recipe(data: RecipeData, encoder: str, c_values: list[float], output: Path, select_on: str = "macro_f1",
                    device: str | None = None, precision: str = "fp32", command: str = "", progress: bool = True,
-                   tune_bias: bool = False) -> dict:
-    """The frozen encoder + RBF SVM form (:class:`EmbeddingSVMClassifier`): fit one SVM per C, keep the best on
-    validation, then test and save as :func:`run_recipe` does."""
+                   tune_bias: bool = False, work_dir: Path | None = None) -> dict:
+    """The frozen encoder + RBF SVM form (:class:`EmbeddingSVMClassifier`): fit one SVM per C (checkpointed in
+    ``work_dir``, so an interrupted run resumes), keep the best on validation, then test and save as
+    :func:`run_recipe` does."""
     from pragmeter.classify.svm import EmbeddingSVMClassifier
 
     if data.input_kind != "single":
@@ -70,7 +71,8 @@ def run_svm_recipe(data: RecipeData, encoder: str, c_values: list[float], output
                              "fine-tuned head (--head linear)")
     # max_length 0 here: fit records the encoder's own max_seq_length (embeddings are cached per encoder name)
     classifier, history = EmbeddingSVMClassifier.fit(recipe_settings(data, encoder, 0), data.train,
-                                                     data.val, c_values, select_on, device, precision, progress)
+                                                     data.val, c_values, select_on, device, precision, progress,
+                                                     work_dir)
     best = next(i for i, row in enumerate(history, 1) if row["C"] == classifier.c)
     training = {"head": "svm", "train_config": {"head": "svm", "kernel": "rbf", "gamma": "scale",
                                                 "C_grid": [float(c) for c in c_values], "select_on": select_on,

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pragmeter.classify.examples import Examples
+from pragmeter.classify.examples import Examples, run_fingerprint
 from pragmeter.classify.model import ClassifierSettings, check_precision, decide, pick_device
 from pragmeter.errors import PragmeterError
-from pragmeter.io.atomic import replace_folder
+from pragmeter.io.atomic import atomic_path, replace_folder, write_json_atomic
 from pragmeter.metrics.classification import classification_report
 
 C_GRID = (1.0, 4.0, 16.0)
@@ -57,9 +57,10 @@ class EmbeddingSVMClassifier:
     @classmethod
     def fit(cls, settings: ClassifierSettings, train: Examples, val: Examples, c_values: Sequence[float] = C_GRID,
             select_on: str = "macro_f1", device: str | None = None, precision: str = "fp32",
-            progress: bool = True) -> tuple["EmbeddingSVMClassifier", list[dict]]:
+            progress: bool = True, work_dir: str | os.PathLike | None = None) -> tuple["EmbeddingSVMClassifier", list[dict]]:
         """Fit one SVC per C on ``train``'s embeddings and keep the best on ``val`` (first C among ties).
-        Returns the classifier and one history row per C."""
+        Returns the classifier and one history row per C. With ``work_dir``, each fitted C is checkpointed there
+        and an interrupted run resumes without refitting the C values it finished."""
         from sklearn.svm import SVC
 
         unknown = sorted(set(train.labels) - set(settings.labels))
@@ -67,22 +68,33 @@ class EmbeddingSVMClassifier:
             raise PragmeterError(f"training labels {unknown} are not among the recipe's labels {settings.labels}")
         from pragmeter.encoders import load_encoder
 
-        probe = cls(settings, {n: np.zeros(0) for n in _ARRAYS}, 0.0, 0.0, device, precision)
-        probe._encoder = load_encoder(settings.base_encoder, str(probe.device))
-        settings.max_length = int(probe._encoder.max_seq_length)  # what the embeddings were truncated to
-        x_train = probe.embed(train.texts, progress)
-        x_val = probe.embed(val.texts, progress)
+        # An instance without machines embeds the texts; every fitted model shares its encoder.
+        embedder = cls(settings, {n: np.zeros(0) for n in _ARRAYS}, 0.0, 0.0, device, precision)
+        embedder._encoder = load_encoder(settings.base_encoder, str(embedder.device))
+        settings.max_length = int(embedder._encoder.max_seq_length)  # what the embeddings were truncated to
+        x_train = embedder.embed(train.texts, progress)
+        x_val = embedder.embed(val.texts, progress)
         y_train = np.array([settings.labels.index(label) for label in train.labels])
+        checkpoints = _Checkpoints(work_dir, run_fingerprint({"settings": asdict(settings), "precision": precision,
+                                                              "kernel": "rbf", "gamma": "scale"}, train, val))
         best, history = None, []
         for c in c_values:
-            started = time.perf_counter()
-            svm = SVC(C=float(c), kernel="rbf", gamma="scale", cache_size=2000).fit(x_train, y_train)
-            model = cls(settings, _arrays_of(svm, len(settings.labels)), svm._gamma, c, device, precision)
-            model._encoder = probe._encoder
+            done = checkpoints.load(c)
+            if done is not None:
+                arrays, gamma, row = done
+                print(f"svm C={c:g}: fitted before, read from {checkpoints.folder}", file=sys.stderr)
+            else:
+                started = time.perf_counter()
+                svm = SVC(C=float(c), kernel="rbf", gamma="scale", cache_size=2000).fit(x_train, y_train)
+                arrays, gamma = _arrays_of(svm, len(settings.labels)), float(svm._gamma)
+                row = {"C": float(c), "support_vectors": int(svm.support_vectors_.shape[0]),
+                       "train_seconds": round(time.perf_counter() - started, 1)}
+            model = cls(settings, arrays, gamma, c, device, precision)
+            model._encoder = embedder._encoder
             report = classification_report(val.labels, model.decide(model.probabilities_of(x_val)), settings.labels)
-            row = {"C": float(c), "support_vectors": int(svm.support_vectors_.shape[0]),
-                   "val_accuracy": report["accuracy"], "val_macro_f1": report["macro_f1"],
-                   "train_seconds": round(time.perf_counter() - started, 1)}
+            row = {**row, "val_accuracy": report["accuracy"], "val_macro_f1": report["macro_f1"]}
+            if done is None:
+                checkpoints.save(c, arrays, gamma, row)
             history.append(row)
             print(f"svm C={c:g}: validation {select_on} {report[select_on]:.4f} ({row['support_vectors']} support "
                   f"vectors, {row['train_seconds']} s)", file=sys.stderr)
@@ -220,3 +232,46 @@ def _arrays_of(svm, n_labels: int) -> dict[str, np.ndarray]:
     return {"support_vectors": svm.support_vectors_.astype(np.float32),
             "dual_coef": svm.dual_coef_.astype(np.float64), "intercept": svm.intercept_.astype(np.float64),
             "n_support": svm.n_support_.astype(np.int64)}
+
+
+class _Checkpoints:
+    """One file per fitted C in the work folder, and a state.json naming the run they belong to (settings and
+    data): an interrupted fit resumes from them; a different run in the same folder is refused."""
+
+    def __init__(self, folder: str | os.PathLike | None, key: str):
+        self.folder = None if folder is None else Path(folder)
+        self.key = key
+        self.fitted: dict[str, dict] = {}
+        state_path = None if self.folder is None else self.folder / "state.json"
+        if state_path is not None and state_path.is_file():
+            try:
+                state = json.loads(state_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as error:
+                raise PragmeterError(f"{state_path} is not readable ({error}); delete the folder or pass another "
+                                     f"--work-dir") from None
+            if state.get("fingerprint") != key or state.get("head") != "svm":
+                raise PragmeterError(f"{self.folder} holds checkpoints of a different run (other settings or data); "
+                                     f"pass another --work-dir or delete it")
+            self.fitted = state.get("fitted", {})
+
+    def _file(self, c: float) -> Path:
+        return self.folder / f"svm-C{float(c)!r}.safetensors"
+
+    def load(self, c: float) -> tuple[dict[str, np.ndarray], float, dict] | None:
+        entry = self.fitted.get(repr(float(c)))
+        if entry is None or not self._file(c).is_file():
+            return None
+        from safetensors.numpy import load_file
+
+        return load_file(str(self._file(c))), float(entry["gamma"]), entry["row"]
+
+    def save(self, c: float, arrays: dict[str, np.ndarray], gamma: float, row: dict) -> None:
+        if self.folder is None:
+            return
+        from safetensors.numpy import save_file
+
+        # The arrays first, then the state that names them: a crash between the two only loses this C.
+        with atomic_path(self._file(c)) as tmp:
+            save_file({name: np.ascontiguousarray(value) for name, value in arrays.items()}, str(tmp))
+        self.fitted[repr(float(c))] = {"gamma": gamma, "row": row}
+        write_json_atomic(self.folder / "state.json", {"head": "svm", "fingerprint": self.key, "fitted": self.fitted})

@@ -14,7 +14,6 @@ the same path as an uninterrupted one.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import sys
@@ -25,7 +24,7 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
-from pragmeter.classify.examples import Examples
+from pragmeter.classify.examples import Examples, run_fingerprint
 from pragmeter.classify.model import TextClassifier, decide
 from pragmeter.errors import PragmeterError
 from pragmeter.metrics.classification import classification_report
@@ -106,11 +105,7 @@ def tune_decision_bias(probabilities: np.ndarray, golds: list[str], labels: list
 
 def fingerprint(config: FineTuneConfig, classifier: TextClassifier, train: Examples, val: Examples) -> str:
     """What a resumed run must share with the interrupted one: settings, labels and data."""
-    digest = hashlib.sha256(json.dumps({**asdict(config), **asdict(classifier.settings)}, sort_keys=True).encode())
-    for examples in (train, val):
-        for row in zip(examples.texts, examples.pairs or [""] * len(examples), examples.labels):
-            digest.update("\x1f".join(row).encode("utf-8") + b"\x1e")
-    return digest.hexdigest()
+    return run_fingerprint({**asdict(config), **asdict(classifier.settings)}, train, val)
 
 
 def _optimizer(model: torch.nn.Module, config: FineTuneConfig) -> torch.optim.AdamW:

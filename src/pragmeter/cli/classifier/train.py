@@ -101,14 +101,14 @@ def _train(args: argparse.Namespace, data, svm_c: list[float] | None = None) -> 
                          eval_batch_size=args.eval_batch_size, group_by_length=not args.no_length_grouping,
                          precision=args.precision)
     command = "pragmeter " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    work = Path(args.work_dir) if args.work_dir else output.with_name(output.name + ".work")
     if svm_c is not None:
         from pragmeter.classify.job import run_svm_recipe
 
         run_svm_recipe(data, args.encoder, svm_c, output, args.select_on, args.device,
                        "fp32" if args.precision == "auto" else args.precision, command, not args.no_progress,
-                       args.tune_decision_bias)
+                       args.tune_decision_bias, work)
         return 0
-    work = Path(args.work_dir) if args.work_dir else output.with_name(output.name + ".work")
     run_recipe(data, args.encoder, config, output, work, args.device, command, not args.no_progress,
                tune_bias=args.tune_decision_bias)
     return 0
