@@ -1,0 +1,47 @@
+"""Minority-class F1 per augmentation method, our frozen-encoder SVM rows beside the ISHate paper's USE+SVM rows
+(Ocampo et al., EACL 2023, Table 3 and appendix Table 6): one markdown row per method.
+
+    python tools/ishate_method_table.py runs/cls_svm minilm     # folders RUNS/ishate-{a,b}-METHOD-minilm
+"""
+import json
+import sys
+from pathlib import Path
+
+# Paper, USE+SVM, test F1 of the implicit (Task A) and subtle (Task B) class; every augmented row trained on the
+# released files as they are (held-out rewrites included).
+PAPER_USE_SVM = {"none": (0.390, 0.178), "rsa": (0.367, 0.182), "aav": (0.356, 0.174), "rne": (0.384, 0.174),
+                 "ri": (0.371, 0.140), "ra": (0.392, 0.182), "eda": (0.383, 0.172), "bt": (0.496, 0.548),
+                 "gm": (0.378, 0.215), "gm_revised": (0.394, 0.239), "all": (0.426, 0.260)}
+METHODS = ["none", "rsa", "aav", "rne", "ri", "ra", "eda", "bt", "gm", "gm_revised", "all",
+           "local-rsa", "local-aav", "local-rne", "local-ri", "local-eda", "local-all"]
+
+
+def cell(folder: Path) -> str:
+    if not (folder / "metrics.json").is_file():
+        return "not run"
+    m = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    prf = m["test"]["precision_recall_f1"][m["settings"]["labels"][-1]]
+    added = sum(m["arguments"].get("augmented_examples", {}).values())
+    dropped = sum(m["arguments"].get("heldout_rewrites_dropped", {}).values())
+    return (f"{prf['precision']:.3f} / {prf['recall']:.3f} / **{prf['f1']:.3f}** (+{added:,}"
+            + (f", −{dropped}" if dropped else "") + ")")
+
+
+def folder(runs: Path, task: str, method: str, encoder: str) -> Path:
+    """RUNS/ishate-T-ENCODER (no augmentation) or RUNS/ishate-T-METHOD-ENCODER; for ALL the leak-free run of
+    2026-11-25 is named ...-clean (the unsuffixed folder was trained on the files as released)."""
+    if method == "none":
+        return runs / f"ishate-{task}-{encoder}"
+    clean = runs / f"ishate-{task}-{method}-{encoder}-clean"
+    return clean if clean.is_dir() else runs / f"ishate-{task}-{method}-{encoder}"
+
+
+if __name__ == "__main__":
+    runs, encoder = Path(sys.argv[1]), sys.argv[2]
+    print("| augmentation | Task A implicit P / R / F1 (texts added, held-out rewrites dropped) | paper USE+SVM F1 "
+          "| Task B subtle P / R / F1 (texts added, dropped) | paper USE+SVM F1 |")
+    print("|---|---|---|---|---|")
+    for method in METHODS:
+        paper = [f"{v:.3f}" for v in PAPER_USE_SVM[method]] if method in PAPER_USE_SVM else ["–", "–"]
+        a, b = (cell(folder(runs, task, method, encoder)) for task in "ab")
+        print(f"| {method} | {a} | {paper[0]} | {b} | {paper[1]} |")
