@@ -9,20 +9,34 @@ import sys
 from pathlib import Path
 
 
+def read_metrics(folder: Path) -> dict:
+    return json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+
+
+def minority_cell(m: dict) -> str:
+    """The minority (last) label's test precision / recall / F1."""
+    prf = m["test"]["precision_recall_f1"][m["settings"]["labels"][-1]]
+    return f"{prf['precision']:.3f} / {prf['recall']:.3f} / **{prf['f1']:.3f}**"
+
+
+def augmentation_counts(m: dict) -> tuple[int, int]:
+    """Texts added by augmentation, and released texts dropped as rewrites of held-out posts."""
+    args = m["arguments"]
+    return (sum(args.get("augmented_examples", {}).values()),
+            sum(args.get("heldout_rewrites_dropped", {}).values()))
+
+
 def row(folder: Path) -> str:
-    m = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    m = read_metrics(folder)
     args, test, labels = m["arguments"], m["test"], m["settings"]["labels"]
     prf = test["precision_recall_f1"]
-    added = sum(args.get("augmented_examples", {}).values())
-    dropped = sum(args.get("heldout_rewrites_dropped", {}).values())
+    added, dropped = augmentation_counts(m)
     chosen = m["history"][m["best_epoch"] - 1]
     choice = f"C={chosen['C']:g}" if m.get("head") == "svm" else f"epoch {m['best_epoch']}"
     seconds = sum(r.get("train_seconds", 0) for r in m["history"])
-    minority = prf[labels[-1]]
     cells = [folder.name, args.get("augment", "none"), f"{added:,}", f"{dropped:,}",
              f"{choice} (val macro-F1 {chosen['val_macro_f1']:.3f})",
-             *(f"{prf[label]['f1']:.3f}" for label in labels[:-1]),
-             f"{minority['precision']:.3f} / {minority['recall']:.3f} / **{minority['f1']:.3f}**",
+             *(f"{prf[label]['f1']:.3f}" for label in labels[:-1]), minority_cell(m),
              f"{test['macro_f1']:.3f} / {test['accuracy']:.3f}", f"{seconds:,.0f}"]
     return "| " + " | ".join(cells) + " |"
 

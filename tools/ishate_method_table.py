@@ -3,9 +3,10 @@
 
     python tools/ishate_method_table.py runs/cls_svm minilm     # folders RUNS/ishate-{a,b}-METHOD-minilm
 """
-import json
 import sys
 from pathlib import Path
+
+from classifier_table import augmentation_counts, minority_cell, read_metrics  # tools/ is sys.path[0]
 
 # Paper, USE+SVM, test F1 of the implicit (Task A) and subtle (Task B) class; every augmented row trained on the
 # released files as they are (held-out rewrites included).
@@ -19,12 +20,9 @@ METHODS = ["none", "rsa", "aav", "rne", "ri", "ra", "eda", "bt", "gm", "gm_revis
 def cell(folder: Path) -> str:
     if not (folder / "metrics.json").is_file():
         return "not run"
-    m = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
-    prf = m["test"]["precision_recall_f1"][m["settings"]["labels"][-1]]
-    added = sum(m["arguments"].get("augmented_examples", {}).values())
-    dropped = sum(m["arguments"].get("heldout_rewrites_dropped", {}).values())
-    return (f"{prf['precision']:.3f} / {prf['recall']:.3f} / **{prf['f1']:.3f}** (+{added:,}"
-            + (f", −{dropped}" if dropped else "") + ")")
+    m = read_metrics(folder)
+    added, dropped = augmentation_counts(m)
+    return f"{minority_cell(m)} (+{added:,}" + (f", −{dropped}" if dropped else "") + ")"
 
 
 def folder(runs: Path, task: str, method: str, encoder: str) -> Path:

@@ -189,11 +189,8 @@ class EmbeddingSVMClassifier:
     # -- folders --------------------------------------------------------------------------------------
     def save(self, folder: str | os.PathLike, card: str, metrics: dict | None = None) -> Path:
         """Write the folder atomically (a sibling staging folder replaces ``folder``)."""
-        from safetensors.numpy import save_file
-
         def write(staging: Path) -> None:
-            save_file({name: np.ascontiguousarray(value) for name, value in self.arrays.items()},
-                      str(staging / self.WEIGHTS_FILE))
+            _save_arrays(self.arrays, staging / self.WEIGHTS_FILE)
             config = {"pragmeter": asdict(self.settings),
                       "svm": {"kernel": "rbf", "gamma": self.gamma, "C": self.c, "precision": self.precision}}
             (staging / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
@@ -234,6 +231,12 @@ def _arrays_of(svm, n_labels: int) -> dict[str, np.ndarray]:
             "n_support": svm.n_support_.astype(np.int64)}
 
 
+def _save_arrays(arrays: dict[str, np.ndarray], path: Path) -> None:
+    from safetensors.numpy import save_file
+
+    save_file({name: np.ascontiguousarray(value) for name, value in arrays.items()}, str(path))
+
+
 class _Checkpoints:
     """One file per fitted C in the work folder, and a state.json naming the run they belong to (settings and
     data): an interrupted fit resumes from them; a different run in the same folder is refused."""
@@ -242,8 +245,8 @@ class _Checkpoints:
         self.folder = None if folder is None else Path(folder)
         self.key = key
         self.fitted: dict[str, dict] = {}
-        state_path = None if self.folder is None else self.folder / "state.json"
-        if state_path is not None and state_path.is_file():
+        if self.folder is not None and (self.folder / "state.json").is_file():
+            state_path = self.folder / "state.json"
             try:
                 state = json.loads(state_path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as error:
@@ -268,10 +271,8 @@ class _Checkpoints:
     def save(self, c: float, arrays: dict[str, np.ndarray], gamma: float, row: dict) -> None:
         if self.folder is None:
             return
-        from safetensors.numpy import save_file
-
         # The arrays first, then the state that names them: a crash between the two only loses this C.
         with atomic_path(self._file(c)) as tmp:
-            save_file({name: np.ascontiguousarray(value) for name, value in arrays.items()}, str(tmp))
+            _save_arrays(arrays, tmp)
         self.fitted[repr(float(c))] = {"gamma": gamma, "row": row}
         write_json_atomic(self.folder / "state.json", {"head": "svm", "fingerprint": self.key, "fitted": self.fitted})
