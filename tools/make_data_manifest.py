@@ -15,6 +15,10 @@ from urllib.parse import quote
 
 ROW = re.compile(r"^\| `([^`]+)` \| `([^@]+)@([0-9a-f]+):([^`]+)` \| ([\d,]+) \| `([0-9a-f]{64})` \|$")
 SUMMARY_ROW = re.compile(r"^\| `([^`/]+)` \|")
+# Three-column rows (local file, upstream path, sha256) of a section that names its repository once:
+# "from `owner/repo` @ `commit`, folder `path/`"; a local file "prepared from" others has no upstream URL.
+SHORT_ROW = re.compile(r"^\| `([^`]+)` \| (?:`([^`]+)`|prepared from [^|]+) \| `([0-9a-f]{64})` \|$")
+SECTION_REPO = re.compile(r"from `([\w.-]+/[\w.-]+)` @ `([0-9a-f]{40})`, folder `([^`]*)`")
 
 
 def licences(text: str) -> dict[str, str]:
@@ -34,10 +38,21 @@ def licences(text: str) -> dict[str, str]:
 
 def main(sources_md: str) -> None:
     text = Path(sources_md).read_text(encoding="utf-8")
+    data_dir = Path(sources_md).parent  # sizes of files listed without one (three-column rows)
     full_commits = set(re.findall(r"\b[0-9a-f]{40}\b", text))
     licence_of = licences(text)
     files = {}
+    section = None
     for line in text.splitlines():
+        section = (m.groups() if (m := SECTION_REPO.search(line)) else section)
+        if (m := SHORT_ROW.match(line.strip())) and section:
+            local, upstream_path, sha = m.groups()
+            repo, commit, folder = section
+            files[local] = {"sha256": sha, "size": (data_dir / local).stat().st_size,
+                            "url": (f"https://raw.githubusercontent.com/{repo}/{commit}/{quote(upstream_path)}"
+                                    if upstream_path else f"prepared from the other {local.split('/')[0]}/ files"),
+                            "licence": licence_of.get(local.split("/")[0], "not stated in SOURCES.md")}
+            continue
         m = ROW.match(line.strip())
         if not m:
             continue

@@ -1,5 +1,6 @@
 """``pragmeter impscore evaluate``: ImpScore on the corpus test split, the ranking/choice/battery OOD checks on user files,
-and the Spearman check against the Stanford Politeness ratings. ``--baseline hedging`` runs the OOD checks with the
+the Spearman check against the Stanford Politeness ratings, and the human-written evidence suite that chooses the
+default (``human``). ``--baseline hedging`` runs the OOD checks with the
 hedge-word baseline instead of a model (same code path)."""
 
 from __future__ import annotations
@@ -53,11 +54,21 @@ def register(subparsers) -> None:
     add_data_root_option(politeness)
     politeness.set_defaults(func=run_politeness)
 
-    for sub in (corpus, ranking, choice, battery, politeness):
+    human = kinds.add_parser(
+        "human", help="the human-written evidence suite that chooses the default (bootstrap 95%% CIs)",
+        description="Floyd et al.'s expert battery (utterance above its meant reading; meant reading closest), the "
+                    "Stanford Politeness ρ, and implicit-above-explicit on the held-out pairs of every corpus source "
+                    "that people wrote. LLM-written sets are printed after it, as a separate block that never decides.")
+    human.add_argument("--seed", type=int, default=0, help="bootstrap and politeness-sample seed (default 0)")
+    human.add_argument("--politeness-sample", type=int, default=2000, help="politeness requests scored (default 2000)")
+    add_data_root_option(human)
+    human.set_defaults(func=run_human)
+
+    for sub in (corpus, ranking, choice, battery, politeness, human):
         add_model_options(sub)
         sub.add_argument("--output", default=None, help="write the full results as JSON here")
         sub.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
-    for sub in (ranking, choice, battery, politeness):
+    for sub in (ranking, choice, battery, politeness, human):
         sub.add_argument("--baseline", choices=["hedging"], default=None,
                          help="evaluate a baseline instead of a model: 'hedging' = hedge-word count as implicitness, "
                               "word overlap as pragmatic distance")
@@ -175,4 +186,24 @@ def run_politeness(args: argparse.Namespace) -> int:
     _write(args, {"model": model.signature(), "domains": list(domains), "sample": args.sample, "seed": args.seed,
                   **result, "per_item": [{"id": r.id, "politeness": r.score, "score": s}
                                          for r, s in zip(requests, scores, strict=True)]})
+    return 0
+
+
+def run_human(args: argparse.Namespace) -> int:
+    """The human-written suite, then the LLM-written block; one table each."""
+    from pragmeter.impscore.corpus import build_corpus
+    from pragmeter.impscore.evaluators import SUITE_CORPUS_SEED, HumanSuite, llm_written_suite, summary_table
+
+    _check_output(args)
+    corpus = build_corpus(["all"], seed=SUITE_CORPUS_SEED, root=args.data_root)[0]
+    human = HumanSuite(args.data_root, args.seed, args.politeness_sample, corpus=corpus)
+    llm = llm_written_suite(args.data_root, args.seed, corpus=corpus)
+    model = _scorer(args)
+    result, llm_result = human(model), llm(model)
+    print(f"model: {model.signature()}")
+    print(f"human-written evidence (decision = mean of floyd_battery and pairs_macro): {result['decision']:.3f}")
+    print(summary_table(result["summary"]))
+    print("\nLLM-written sets (reported, never deciding alone)")
+    print(summary_table(llm_result["summary"]))
+    _write(args, {"model": model.signature(), "human": result, "llm_written": llm_result})
     return 0

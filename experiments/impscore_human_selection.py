@@ -1,0 +1,104 @@
+"""Which ImpScore recipe agrees best with people? Train heads for each variant and seed on one corpus (frozen encoder,
+embeddings cached) and score each on the human-written suite (``pragmeter impscore evaluate human``), the
+in-distribution test accuracy on the paper's sources, and the LLM-written sets (reported, never deciding alone).
+
+    python experiments/impscore_human_selection.py --corpus corpus_all.parquet --output selection.jsonl \\
+        --variants '[{"name": "paper+graded", "sources": "paper,written_graded_everyday",
+                      "source_weights": {"written_graded_everyday": 4}, "alpha": 8}]' --seeds 0,1,2
+
+``sources`` takes source names and presets (``paper``, ``figurative``, ``generated``, ``human``: the human-written
+pair sources of the suite); other keys are TrainConfig fields. One JSON line per (variant, seed) is appended to
+``--output`` as it finishes, so an interrupted run resumes where it stopped. The corpus must be the suite's
+(``pragmeter impscore corpus build --sources all``, seed 0), whose test split the suite holds out.
+Result: docs/results.md, "ImpScore on human-written evidence".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import fields
+from pathlib import Path
+
+import pandas as pd
+
+from pragmeter.datasets.pairs.registry import PRESETS
+from pragmeter.encoders import embeddings_dir
+from pragmeter.encoders.embedding_cache import EmbeddingCache
+from pragmeter.impscore.evaluators import HUMAN_PAIR_SOURCES, HumanSuite, llm_written_suite
+from pragmeter.impscore.model import ImpScore
+from pragmeter.impscore.training import TrainConfig, embed_corpus, evaluate_heads, train_heads
+
+PRESET_NAMES = {**PRESETS, "human": list(HUMAN_PAIR_SOURCES)}
+
+
+def expand(sources: str) -> list[str]:
+    out: list[str] = []
+    for name in sources.split(","):
+        out += PRESET_NAMES.get(name, [name])
+    return list(dict.fromkeys(out))
+
+
+def figure(value) -> float:
+    return round(float(value["value"] if isinstance(value, dict) else value), 4)
+
+
+def run_variant(corpus: pd.DataFrame, variant: dict, seed: int, encoder: str, human: HumanSuite, llm, limit: int) -> dict:
+    sources = expand(variant.get("sources", "paper"))
+    part = corpus[corpus["source"].isin(sources)]
+    if limit:
+        part = part.groupby("split", group_keys=False).head(limit)
+    known = {f.name for f in fields(TrainConfig)}
+    config = TrainConfig(**{k: v for k, v in variant.items() if k in known}, encoder=encoder, seed=seed)
+    splits = embed_corpus(part, encoder, embeddings_dir(), show_progress=False)
+    started = time.perf_counter()
+    result = train_heads(splits, config, show_progress=False)
+    paper_test = part[(part["split"] == "test") & part["source"].isin(PRESETS["paper"])]
+    in_distribution, _ = evaluate_heads(result.heads, embed_corpus(paper_test, encoder, embeddings_dir(),
+                                                                   show_progress=False)["test"])
+    model = ImpScore(result.heads, encoder, {"name": variant["name"]}, embedding_cache=EmbeddingCache(embeddings_dir(), encoder))
+    summary, llm_summary = human(model)["summary"], llm(model)["summary"]
+    return {"variant": variant["name"], "seed": seed, "encoder": encoder, "train_seconds": round(time.perf_counter() - started, 1),
+            "paper_test_implicitness": round(in_distribution["implicitness_accuracy"], 4),
+            "paper_test_pragmatics": round(in_distribution["pragmatics_accuracy"], 4),
+            "human": {k: figure(v) for k, v in summary.items()},
+            "llm_written": {k: figure(v) for k, v in llm_summary.items()}, "recipe": variant}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", required=True, help="the suite's corpus (all sources, seed 0), parquet")
+    parser.add_argument("--variants", required=True, help="JSON list of variants, or a file holding one")
+    parser.add_argument("--seeds", default="0,1,2", help="comma-separated training seeds (default 0,1,2)")
+    parser.add_argument("--encoder", default="all-MiniLM-L6-v2")
+    parser.add_argument("--output", required=True, help="JSON lines, appended per (variant, seed); resumes")
+    parser.add_argument("--limit", type=int, default=0, help="rows per split (smoke runs; 0 = all)")
+    parser.add_argument("--politeness-sample", type=int, default=2000)
+    args = parser.parse_args(argv)
+    text = Path(args.variants).read_text() if Path(args.variants).is_file() else args.variants
+    variants = json.loads(text)
+    corpus = pd.read_parquet(args.corpus)
+    output = Path(args.output)
+    done = set()
+    if output.exists():
+        done = {(row["variant"], row["seed"]) for row in map(json.loads, output.read_text().splitlines()) if row}
+    human = HumanSuite(politeness_sample=args.politeness_sample, corpus=corpus)
+    llm = llm_written_suite(corpus=corpus)
+    for variant in variants:
+        for seed in (int(s) for s in args.seeds.split(",")):
+            if (variant["name"], seed) in done:
+                continue
+            row = run_variant(corpus, variant, seed, args.encoder, human, llm, args.limit)
+            with output.open("a", encoding="utf-8") as handle:  # one whole line per finished run
+                handle.write(json.dumps(row) + "\n")
+            print(json.dumps({k: row[k] for k in ("variant", "seed", "paper_test_implicitness", "paper_test_pragmatics")}
+                             | {"decision": row["human"]["decision"], "floyd": row["human"]["floyd_battery"],
+                                "pairs": row["human"]["pairs_macro"], "dev_rank": row["llm_written"]["dev_ranking"]}),
+                  file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

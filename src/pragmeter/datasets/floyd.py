@@ -1,0 +1,63 @@
+"""The Metaphor and Maxims items of Floyd, Jouravlev et al.'s pragmatics battery (as released with Hu et al., ACL 2023):
+expert-written short stories ending in an utterance that means more than it says, with options of which one
+(``answer``) is the meant, non-literal reading.
+
+Evaluation only: the repository states no licence, so the items are read from the data root, never trained on and
+never copied into the package (SOURCES.md). Every item is checked; a malformed one is a DataError naming the file,
+item and field.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from pragmeter.data.root import data_file
+from pragmeter.errors import DataError
+
+BATTERY = "floyd_dev/floyd_dev_battery.json"
+
+
+@dataclass(frozen=True)
+class FloydItem:
+    task: str  # "Metaphor" or "Maxims"
+    id: str
+    utterance: str
+    scenario: str
+    options: tuple[str, ...]
+    answer: int  # index of the meant reading
+
+    @property
+    def meaning(self) -> str:
+        return self.options[self.answer]
+
+
+def _string(path, index: int, field: str, value) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise DataError(f"{path}: item {index}, field {field!r}: expected a non-empty string")
+    return value
+
+
+def load_floyd_battery(root: str | os.PathLike | None = None) -> list[FloydItem]:
+    """The 40 items of ``floyd_dev/floyd_dev_battery.json`` (checksum verified)."""
+    from pragmeter.io import read_json
+
+    path = data_file(BATTERY, root)
+    raw = read_json(path, dict, '{"items": [...]}').get("items")
+    if not isinstance(raw, list) or not raw:
+        raise DataError(f'{path}: expected a non-empty "items" list')
+    items = []
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise DataError(f"{path}: item {index}: expected an object")
+        options = item.get("options")
+        if not isinstance(options, list) or len(options) < 2:
+            raise DataError(f"{path}: item {index}, field 'options': expected a list of at least 2 sentences")
+        answer = item.get("answer")
+        if not isinstance(answer, int) or isinstance(answer, bool) or not 0 <= answer < len(options):
+            raise DataError(f"{path}: item {index}, field 'answer': expected an index from 0 to {len(options) - 1}")
+        items.append(FloydItem(_string(path, index, "task", item.get("task")), str(item.get("id", index)),
+                               _string(path, index, "utterance", item.get("utterance")),
+                               _string(path, index, "scenario", item.get("scenario")),
+                               tuple(_string(path, index, f"options[{i}]", o) for i, o in enumerate(options)), answer))
+    return items

@@ -1,0 +1,120 @@
+"""The evaluator interface and the human-written suite, on the real data files."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pragmeter.cli import main
+from pragmeter.datasets.floyd import load_floyd_battery
+from pragmeter.errors import DataError
+from pragmeter.impscore.evaluators import (HUMAN_PAIR_SOURCES, LLM_PAIR_SOURCES, BatteryEvaluator, HumanSuite,
+                                           PairOrderEvaluator, format_figure, held_out_pairs, with_interval)
+from pragmeter.impscore.hedging import HedgingBaseline
+
+
+@pytest.fixture(scope="module")
+def suite_corpus():
+    from pragmeter.impscore.corpus import build_corpus
+
+    return build_corpus(["all"], seed=0)[0]
+
+
+class LengthScorer:
+    """Longer text = more implicit: a transparent scorer whose figures can be computed by hand."""
+
+    def score(self, texts):
+        return np.array([len(t) for t in texts], dtype=float)
+
+    def pragmatic_distance(self, a, b):
+        return np.abs(np.array([len(x) for x in a], float) - np.array([len(y) for y in b], float))
+
+    def signature(self) -> str:
+        return "length"
+
+
+def test_floyd_battery_reads_the_forty_expert_items(data_root):
+    items = load_floyd_battery(data_root)
+    assert len(items) == 40
+    assert {i.task for i in items} == {"Metaphor", "Maxims"}
+    assert sum(i.task == "Metaphor" for i in items) == 20
+    assert items[0].utterance == "This town is a chimney."
+    assert items[0].meaning == "The town is not one of the cleanest ones."
+
+
+def test_floyd_battery_refuses_a_changed_file(tmp_path, data_root):
+    target = tmp_path / "floyd_dev" / "floyd_dev_battery.json"
+    target.parent.mkdir()
+    payload = json.loads((data_root / "floyd_dev" / "floyd_dev_battery.json").read_text())
+    payload["items"][0]["answer"] = 0
+    target.write_text(json.dumps(payload))
+    with pytest.raises(DataError, match="floyd_dev_battery.json"):
+        load_floyd_battery(tmp_path)
+
+
+def test_pair_order_matches_a_hand_count_and_carries_an_interval():
+    evaluator = PairOrderEvaluator(["a long one", "xx", "abcdef"], ["short", "yyy", "abc"], name="toy")
+    result = evaluator(LengthScorer())
+    figure = result["implicit_above_explicit"]
+    assert figure["value"] == pytest.approx(2 / 3) and figure["n"] == 3
+    assert figure["ci95"][0] <= figure["value"] <= figure["ci95"][1]
+    assert evaluator.primary(result) == pytest.approx(2 / 3)
+    assert format_figure(figure).endswith("n=3")
+
+
+def test_interval_is_seeded_and_narrows_with_n():
+    small, large = with_interval([1, 0] * 10, seed=3), with_interval([1, 0] * 500, seed=3)
+    assert small == with_interval([1, 0] * 10, seed=3)
+    assert large["ci95"][1] - large["ci95"][0] < small["ci95"][1] - small["ci95"][0]
+
+
+def test_battery_evaluator_on_floyd_with_a_scorer_that_prefers_long_text(data_root):
+    from pragmeter.impscore.ood import BatteryItem
+
+    items = [BatteryItem(i.id, i.task, i.utterance, list(i.options), i.answer) for i in load_floyd_battery(data_root)]
+    result = BatteryEvaluator(items, "floyd")(LengthScorer())
+    expected = np.mean([len(i.utterance) > len(i.meaning) for i in items])
+    assert result["implicitness_accuracy"]["value"] == pytest.approx(expected)
+    assert set(result["per_category"]) == {"Metaphor", "Maxims"}
+
+
+def test_held_out_pairs_are_never_in_the_train_split(suite_corpus):
+    pairs = held_out_pairs(list(HUMAN_PAIR_SOURCES), corpus=suite_corpus)
+    train = suite_corpus[suite_corpus["split"] == "train"]
+    train_texts = set(train["implicit"]) | set(train["explicit"])
+    for source, (implicit, explicit) in pairs.items():
+        assert len(implicit) >= 50, source  # every human-written source contributes a usable held-out set
+        assert not (set(implicit) & train_texts), source
+    # only hand-written files of IMPLI, FLUTE's gold test, Fig-QA's dev file
+    test = suite_corpus[suite_corpus["split"] == "test"]
+    impli = test[test["source"] == "impli"]
+    assert len(pairs["impli"][0]) < len(impli)
+    assert not set(LLM_PAIR_SOURCES) & set(pairs)
+
+
+def test_human_suite_decision_with_the_real_default_minilm_model(suite_corpus, data_root):
+    from pragmeter.impscore.model import ImpScore
+
+    suite = HumanSuite(data_root, politeness_sample=200, corpus=suite_corpus)
+    result = suite(ImpScore.load("impscore-minilm-paper-conversation", backend="onnx"))
+    summary = result["summary"]
+    assert summary["floyd_battery"]["n"] == 40
+    assert {f"pairs:{s}" for s in HUMAN_PAIR_SOURCES} <= set(summary)
+    macro = np.mean([summary[f"pairs:{s}"]["value"] for s in HUMAN_PAIR_SOURCES])
+    assert summary["pairs_macro"] == pytest.approx(macro)
+    assert result["decision"] == pytest.approx((summary["floyd_battery"]["value"] + macro) / 2)
+    # a trained ImpScore orders the human-written pairs far above chance; the hedge-word count does not
+    assert macro > 0.7
+    assert suite(HedgingBaseline())["summary"]["pairs_macro"] < macro - 0.1
+
+
+def test_cli_human_suite_writes_its_figures(tmp_path):
+    out = tmp_path / "human.json"
+    assert main(["impscore", "evaluate", "human", "--baseline", "hedging", "--politeness-sample", "100",
+                 "--output", str(out)]) == 0
+    payload = json.loads(out.read_text())
+    assert payload["human"]["summary"]["floyd_battery"]["n"] == 40
+    assert "dev_ranking" in payload["llm_written"]["summary"]
+    assert payload["run"]["command"]
