@@ -97,11 +97,12 @@ def test_held_out_pairs_are_never_in_the_train_split(suite_corpus):
 def test_human_suite_decision_with_the_real_default_minilm_model(suite_corpus, data_root):
     from pragmeter.impscore.model import ImpScore
 
-    suite = HumanSuite(data_root, politeness_sample=200, corpus=suite_corpus)
+    suite = HumanSuite(data_root, politeness_sample=200, corpus=suite_corpus, pairs_per_source=60)
     result = suite(ImpScore.load("impscore-minilm-paper-conversation", backend="onnx"))
     summary = result["summary"]
     assert summary["floyd_battery"]["n"] == 40
     assert {f"pairs:{s}" for s in HUMAN_PAIR_SOURCES} <= set(summary)
+    assert all(summary[f"pairs:{s}"]["n"] <= 60 for s in HUMAN_PAIR_SOURCES)
     macro = np.mean([summary[f"pairs:{s}"]["value"] for s in HUMAN_PAIR_SOURCES])
     assert summary["pairs_macro"] == pytest.approx(macro)
     assert result["decision"] == pytest.approx((summary["floyd_battery"]["value"] + macro) / 2)

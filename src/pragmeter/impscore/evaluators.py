@@ -165,7 +165,7 @@ HUMAN_PAIR_SOURCES: dict[str, tuple[str, ...] | None] = {
     "figqa": ("dev.csv",),
 }
 # Reported beside the suite, never deciding alone: pairs one side of which a model wrote.
-LLM_PAIR_SOURCES = ("capp", "llm_graded_capp", "written_graded_everyday", "written_graded_offrecord")
+LLM_PAIR_SOURCES = ("capp", "llm_graded_capp", "written_graded_everyday", "written_graded_offrecord")  # ⊂ LLM_WRITTEN_SOURCES
 # The corpus the held-out splits come from: every source, seed 0 (splits are drawn per source, so a model trained on
 # any subset of this corpus's train split has never seen these pairs).
 SUITE_CORPUS_SEED = 0
@@ -216,8 +216,14 @@ class HumanSuite(SuiteEvaluator):
     primary_metric = "decision"
 
     def __init__(self, root: str | os.PathLike | None = None, seed: int = 0, politeness_sample: int = 2000,
-                 corpus=None):
+                 corpus=None, pairs_per_source: int | None = None):
         pairs = held_out_pairs(list(HUMAN_PAIR_SOURCES), root, corpus=corpus)
+        if pairs_per_source:  # a seeded sample per source (quick checks; the figures of record use every pair)
+            rng = np.random.default_rng(seed)
+            for source, (implicit, explicit) in pairs.items():
+                if len(implicit) > pairs_per_source:
+                    keep = np.sort(rng.choice(len(implicit), pairs_per_source, replace=False))
+                    pairs[source] = ([implicit[i] for i in keep], [explicit[i] for i in keep])
         self.pair_names = [f"pairs:{s}" for s in HUMAN_PAIR_SOURCES if pairs[s][0]]
         evaluators = [floyd_battery_evaluator(root, seed), politeness_evaluator(root, politeness_sample, seed)]
         evaluators += [PairOrderEvaluator(*pairs[s], name=f"pairs:{s}", seed=seed) for s in HUMAN_PAIR_SOURCES if pairs[s][0]]

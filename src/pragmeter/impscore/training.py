@@ -268,6 +268,18 @@ def licence_section(licences: dict[str, str]) -> str:
     return f"\n## Sources and licences\n| source | licence |\n|---|---|\n{rows}\n{note}"
 
 
+def llm_written_section(sources: list[str]) -> str:
+    """Which of the training sources hold sentences that a language model wrote (their cards say which model)."""
+    from pragmeter.datasets.pairs.registry import LLM_WRITTEN_SOURCES
+
+    written = [s for s in sources if s in LLM_WRITTEN_SOURCES]
+    if not written:
+        return "\n## Sentences written by a language model\nNone: people wrote every sentence (or a rule made it from theirs).\n"
+    return ("\n## Sentences written by a language model\n" + ", ".join(written) + ": one side of these sources' pairs was "
+            "written by a language model (src/pragmeter/data/generated/README.md names the model and prompt of each; "
+            "CAPP's paraphrases are its authors' machine rewrites). Every other source is text that people wrote.\n")
+
+
 def model_card(name: str, result: TrainResult, corpus_info: dict) -> str:
     cfg, test = result.config, result.test
     table = result.test_per_source
@@ -291,7 +303,7 @@ Rebuilt ImpScore corpus (`pragmeter corpus build`), sources: {', '.join(corpus_i
 Pairs: train {result.counts.get('train', 0):,}, val {result.counts.get('val', 0):,}, test {result.counts.get('test', 0):,}
 (8:1:1 per source, grouped by implicit sentence, seed {cfg.seed}). Corpus sha256: `{corpus_info.get('sha256', 'n/a')}`.
 
-{licence_section(corpus_info.get('licences', {}))}
+{licence_section(corpus_info.get('licences', {}))}{llm_written_section(corpus_info.get('sources', []))}
 ## Training
 Adam lr {cfg.lr}, weight decay {cfg.weight_decay}, batch {cfg.batch_size}, {cfg.epochs} epochs, γ1 = {cfg.gamma1},
 γ2 = {cfg.gamma2}, α = {cfg.alpha}{weights}; best validation implicitness accuracy at epoch {result.best_epoch}.

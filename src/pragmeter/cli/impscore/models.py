@@ -1,24 +1,36 @@
-"""``pragmeter models``: the ImpScore models shipped in the package, with their encoder and test metrics."""
+"""``pragmeter impscore models``: the shipped ImpScore models — purpose, encoder, speed, accuracy, human-suite
+figures and licence terms."""
 
 from __future__ import annotations
 
 import argparse
-import json
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("models", help="list the shipped ImpScore models")
+    parser.add_argument("--measure", action="store_true",
+                        help="time each model on this machine (sentences/s) instead of the recorded figure")
     parser.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from pragmeter.impscore.model import CONFIG_FILE, MODELS_DIR, default_model, shipped_models
+def _cell(value, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
-    default = default_model()
-    print("name\tencoder\ttest_implicitness_acc\ttest_pragmatics_acc\tdefault")
-    for name in shipped_models():
-        config = json.loads((MODELS_DIR / name / CONFIG_FILE).read_text(encoding="utf-8"))
-        test = config.get("metrics", {}).get("test", {})
-        print(f"{name}\t{config['encoder']}\t{test.get('implicitness_accuracy', float('nan')):.4f}\t"
-              f"{test.get('pragmatics_accuracy', float('nan')):.4f}\t{'yes' if name == default else ''}")
+
+def run(args: argparse.Namespace) -> int:
+    from pragmeter.impscore.catalogue import catalogue
+
+    rows = catalogue(measure=args.measure)
+    speed = "sentences/s (this machine)" if args.measure else "sentences/s (recorded)"
+    print(f"| model | encoder | {speed} | paper test imp. / prag. | human suite | Floyd (a) | human pairs | licence |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        name = f"**{row['name']}** (default)" if row["default"] else row["name"]
+        print(f"| {name} | {row['encoder']} | {_cell(row['sentences_per_second'], 0)} | "
+              f"{_cell(row['paper_test_implicitness'])} / {_cell(row['paper_test_pragmatics'])} | "
+              f"{_cell(row['human_decision'])} | {_cell(row['floyd_battery'])} | {_cell(row['human_pairs'])} | "
+              f"{row['licence']} |")
+    print()
+    for row in rows:
+        print(f"{row['name']}: {row['purpose'] or '(no purpose recorded)'}")
     return 0

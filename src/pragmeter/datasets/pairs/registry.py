@@ -16,5 +16,8 @@ SOURCES: dict[str, Callable[..., SourcePairs]] = {**PAPER_SOURCES, **PAIR_SOURCE
 PRESETS: dict[str, list[str]] = {"paper": list(PAPER_SOURCES), "figurative": list(PAIR_SOURCES),
                                   "generated": list(GENERATED_SOURCES), "all": list(SOURCES)}
 DEFAULT_SOURCES = PRESETS["paper"]
+# Sources one side of whose pairs a language model wrote (ours, and CAPP's machine paraphrases): model cards name them,
+# and the human-written evidence suite leaves them out.
+LLM_WRITTEN_SOURCES: list[str] = [*GENERATED_SOURCES, "capp"]
 # Data folder of a source whose name is not its folder (for the licence the manifest records).
 FOLDERS = {"inli_train": "inli", "ishate_train": "ishate"}

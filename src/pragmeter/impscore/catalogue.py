@@ -1,0 +1,61 @@
+"""The shipped ImpScore models as a user chooses among them: purpose, encoder, speed, in-distribution accuracy on the
+paper's sources, the human-written suite's figures and licence terms — all read from each model's config.json
+(``purpose``, ``evaluation``), written there at release time by ``tools/record_model_figures.py``."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from pragmeter.impscore.model import CONFIG_FILE, MODELS_DIR, default_model, shipped_models
+
+
+def licence_terms(config: dict) -> str:
+    """'non-commercial (imppres, ...)' when any training source is NC-licensed, else 'see card' / 'permissive'."""
+    licences = config.get("training", {}).get("corpus", {}).get("licences") or {}
+    restricted = sorted(source for source, licence in licences.items() if "NC" in licence)
+    if restricted:
+        return f"non-commercial ({', '.join(restricted)})"
+    return "permissive" if licences else "see card"
+
+
+def model_config(name: str) -> dict:
+    return json.loads((MODELS_DIR / name / CONFIG_FILE).read_text(encoding="utf-8"))
+
+
+def measure_throughput(name: str, texts: list[str], repeats: int = 2) -> float:
+    """Sentences per second of ``ImpScore.load(name).score`` on this machine (best of ``repeats``, after a warm-up)."""
+    from pragmeter.impscore.model import ImpScore
+
+    model = ImpScore.load(name)
+    model.score(texts[:16])
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        model.score(texts)
+        best = min(best, time.perf_counter() - started)
+    return len(texts) / best
+
+
+def catalogue(measure: bool = False) -> list[dict]:
+    """One row per shipped model (the default first)."""
+    texts = None
+    if measure:
+        from pragmeter.impscore.ood import development_sentences
+
+        texts = list(dict.fromkeys(development_sentences()))[:256]
+    rows = []
+    default = default_model()
+    for name in sorted(shipped_models(), key=lambda n: (n != default, n)):
+        config = model_config(name)
+        evaluation = config.get("evaluation", {})
+        paper, human, speed = evaluation.get("paper_test", {}), evaluation.get("human", {}), evaluation.get("speed", {})
+        rows.append({"name": name, "default": name == default, "purpose": config.get("purpose", ""),
+                     "encoder": config["encoder"],
+                     "sentences_per_second": (measure_throughput(name, texts) if measure
+                                              else speed.get("sentences_per_second")),
+                     "paper_test_implicitness": paper.get("implicitness_accuracy"),
+                     "paper_test_pragmatics": paper.get("pragmatics_accuracy"),
+                     "human_decision": human.get("decision"), "floyd_battery": human.get("floyd_battery"),
+                     "human_pairs": human.get("pairs_macro"), "licence": licence_terms(config)})
+    return rows
