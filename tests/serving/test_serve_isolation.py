@@ -116,7 +116,7 @@ def test_small_request_is_not_stuck_behind_a_huge_one(onnx_model, sentences):
     finished: list[str] = []
 
     async def scenario():
-        batcher = MicroBatcher(encoder.encode, max_texts=16, max_wait_ms=0, slice_texts=8)
+        batcher = MicroBatcher(encoder.encode, max_texts=16, max_wait_ms=0)
         await batcher.start()
 
         async def tagged(name, texts):

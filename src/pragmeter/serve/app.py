@@ -1,12 +1,14 @@
 """The ImpScore HTTP service (FastAPI): score, rank, distance, health, version, and a web page at ``/``.
 
 All encoder work goes through one MicroBatcher, so concurrent requests share encoder batches; the heads (three
-small matrix products) run per request. The OpenAPI schema is at ``/openapi.json``; the interactive docs pages
+small matrix products) run per request. A request whose client hangs up while it waits is withdrawn from the
+batcher (its texts are not encoded), and one that waits past the request timeout is answered 503. The OpenAPI schema is at ``/openapi.json``; the interactive docs pages
 are off because they load scripts from a CDN, and this service works offline.
 """
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import asynccontextmanager
 from importlib import resources
 
@@ -17,8 +19,8 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 
 from pragmeter import __version__
-from pragmeter.serve.batcher import EncoderFailed, MicroBatcher, QueueFull
-from pragmeter.serve.limits import BodySizeLimit, Limits
+from pragmeter.serve.batcher import DeadlineExceeded, EncoderFailed, MicroBatcher, QueueFull
+from pragmeter.serve.limits import BodyBudget, BodyGuard, Limits
 
 
 class TextsRequest(BaseModel):
@@ -60,8 +62,36 @@ class ErrorResponse(BaseModel):
 
 
 # The answers to bad input as they are sent (a one-line detail), documented in place of FastAPI's default 422.
-ERRORS = {413: {"model": ErrorResponse, "description": "too many texts, too long a text or too large a body"},
-          422: {"model": ErrorResponse, "description": "malformed JSON, wrong types or empty texts"}}
+ERRORS = {408: {"model": ErrorResponse, "description": "the body did not arrive within the body timeout"},
+          413: {"model": ErrorResponse, "description": "too many texts, too long a text or too large a body"},
+          422: {"model": ErrorResponse, "description": "malformed JSON, wrong types or empty texts"},
+          503: {"model": ErrorResponse, "description": "busy (too many queued texts or buffered bodies) or no answer "
+                                                       "within the request timeout; see Retry-After"}}
+
+
+class ClientGone(Exception):
+    """The client hung up while its request waited for the encoder."""
+
+
+async def _hung_up(request: Request) -> None:
+    """Return when the client disconnects (the body has been read, so receive() waits for that alone)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _unless_hung_up(request: Request, work):
+    """The result of the awaitable ``work``, or ClientGone (``work`` cancelled) as soon as the client hangs up."""
+    task = asyncio.ensure_future(work)
+    watch = asyncio.ensure_future(_hung_up(request))
+    try:
+        done, _ = await asyncio.wait({task, watch}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watch.cancel()
+        if not task.done():
+            task.cancel()  # the client is gone (or this handler was cancelled): withdraw the texts
+    if task not in done:
+        raise ClientGone()
+    return task.result()
 
 
 def _validation_message(error: RequestValidationError) -> str:
@@ -77,6 +107,7 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
     import torch
 
     limits = limits or Limits()
+    budget = BodyBudget(limits.max_buffered_bytes)
     batcher = MicroBatcher(model.encode, max_texts=max_batch, max_wait_ms=max_wait_ms,
                            max_queued_texts=limits.max_queued_texts)
     page = resources.files("pragmeter.serve").joinpath("static/index.html").read_text(encoding="utf-8")
@@ -92,9 +123,11 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
                   description="Implicitness scores and pragmatic distances of sentences (ImpScore). "
                               f"Limits: {limits.max_texts} texts per request, {limits.max_chars} characters per "
                               f"text, {limits.max_body_bytes} bytes per body (413 beyond); malformed or unencodable "
-                              f"text → 422; more than {limits.max_queued_texts} texts waiting → 503 with "
+                              f"text → 422; a body not received within {limits.body_timeout:g} s → 408; more than "
+                              f"{limits.max_queued_texts} texts waiting, more than {limits.max_buffered_bytes} bytes "
+                              f"of bodies buffered, or no answer within {limits.request_timeout:g} s → 503 with "
                               "Retry-After.")
-    app.add_middleware(BodySizeLimit, max_bytes=limits.max_body_bytes)
+    app.add_middleware(BodyGuard, limits=limits, budget=budget)
     app.state.batcher = batcher
 
     @app.exception_handler(RequestValidationError)
@@ -106,12 +139,21 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
         return JSONResponse(status_code=503, content={"detail": str(error)},
                             headers={"Retry-After": str(error.retry_after)})
 
+    @app.exception_handler(DeadlineExceeded)
+    async def late(_request: Request, error: DeadlineExceeded) -> JSONResponse:
+        return JSONResponse(status_code=503, content={"detail": str(error)},
+                            headers={"Retry-After": str(error.retry_after)})
+
+    @app.exception_handler(ClientGone)
+    async def gone(_request: Request, _error: ClientGone) -> JSONResponse:  # sent to no one: the socket is closed
+        return JSONResponse(status_code=503, content={"detail": "the client disconnected"})
+
     @app.exception_handler(EncoderFailed)
     async def failed(_request: Request, error: EncoderFailed) -> JSONResponse:
         return JSONResponse(status_code=500, content={"detail": str(error)})
 
-    async def heads(texts: list[str]):
-        embeddings = await batcher.encode(texts)
+    async def heads(texts: list[str], http: Request):
+        embeddings = await _unless_hung_up(http, batcher.encode(texts, timeout=limits.request_timeout))
         with torch.inference_mode():
             return model.heads(torch.as_tensor(np.asarray(embeddings), dtype=torch.float32))
 
@@ -126,7 +168,7 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
     @app.get("/health", summary="liveness: the model is loaded and the batcher runs")
     async def health() -> dict:
         return {"status": "ok", "queued_requests": batcher.queued, "queued_texts": batcher.queued_texts,
-                "batcher": batcher.stats.to_dict()}
+                "buffered_body_bytes": budget.held, "batcher": batcher.stats.to_dict()}
 
     @app.get("/version", summary="package, model and limits")
     async def version() -> dict:
@@ -134,16 +176,16 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
                 "backend": model.backend, "limits": limits.to_dict()}
 
     @app.post("/score", response_model=ScoreResponse, responses=ERRORS, summary="implicitness of each text")
-    async def score(request: TextsRequest) -> ScoreResponse:
+    async def score(request: TextsRequest, http: Request) -> ScoreResponse:
         limits.check(request.texts)
-        implicitness, _, _ = await heads(request.texts)
+        implicitness, _, _ = await heads(request.texts, http)
         return ScoreResponse(scores=implicitness.tolist())
 
     @app.post("/rank", response_model=RankResponse, responses=ERRORS,
               summary="texts ordered by implicitness, most implicit first")
-    async def rank(request: RankRequest) -> RankResponse:
+    async def rank(request: RankRequest, http: Request) -> RankResponse:
         limits.check(request.texts)
-        implicitness, h_p, _ = await heads(request.texts)
+        implicitness, h_p, _ = await heads(request.texts, http)
         values = implicitness.tolist()
         order = sorted(range(len(values)), key=lambda i: (-values[i], i))
         ranking = [RankedText(rank=r + 1, index=i, text=request.texts[i], score=values[i])
@@ -156,10 +198,10 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
 
     @app.post("/distance", response_model=DistanceResponse, responses=ERRORS,
               summary="pragmatic distance of each pair")
-    async def distance(request: DistanceRequest) -> DistanceResponse:
+    async def distance(request: DistanceRequest, http: Request) -> DistanceResponse:
         flat = [text for pair in request.pairs for text in pair]
         limits.check(flat, field="pairs", where=lambda index: f"pairs[{index // 2}][{index % 2}]")
-        _, h_p, _ = await heads(flat)
+        _, h_p, _ = await heads(flat, http)
         return DistanceResponse(distances=distances(h_p[0::2], h_p[1::2]))
 
     return app

@@ -6,8 +6,11 @@ at most ``max_wait_ms`` for more while the batch is not full), encodes it in a w
 request its rows. While one batch is being encoded the next one gathers, so under load batches fill by themselves.
 
 Isolation between requests:
-- a batch takes at most ``slice_texts`` texts of each waiting request per round, round-robin, so a small request
-  is never stuck behind a huge one (large requests are split into slices that interleave with the others);
+- each batch shares its room equally between all waiting requests (a request that needs less leaves the rest to
+  the others), and the requests served last go to the back of the line, so a small request is answered in the
+  batch after the one being encoded however many big ones wait (big requests are encoded in slices that interleave);
+- a request whose caller stops waiting (the client hung up: its task is cancelled) or whose ``timeout`` passes
+  leaves the queue at once, and none of its texts still waiting reaches the encoder;
 - when an encoder call fails, each request of that batch is retried on its own, so only the offending one fails;
 - at most ``max_queued_texts`` texts wait at once; beyond that ``encode`` raises QueueFull (the service's 503).
 """
@@ -33,6 +36,15 @@ class QueueFull(Exception):
         self.retry_after = retry_after
 
 
+class DeadlineExceeded(Exception):
+    """The request was not answered within its timeout; its texts were taken off the queue."""
+
+    def __init__(self, timeout: float, retry_after: int) -> None:
+        super().__init__(f"no answer within {timeout:g} s (the request timeout): the service is overloaded and "
+                         f"dropped this request; retry in {retry_after} s")
+        self.retry_after = retry_after
+
+
 class EncoderFailed(Exception):
     """The encoder failed on this request's own texts (the other requests of its batch were answered)."""
 
@@ -47,12 +59,15 @@ class BatcherStats:
     retried_batches: int = 0
     failed_requests: int = 0
     rejected_requests: int = 0
+    abandoned_requests: int = 0  # the caller stopped waiting before the answer (the client hung up)
+    timed_out_requests: int = 0
 
     def to_dict(self) -> dict:
         return {"requests": self.requests, "texts": self.texts, "batches": self.batches,
                 "largest_batch": self.largest_batch, "busy_seconds": round(self.busy_seconds, 3),
                 "retried_batches": self.retried_batches, "failed_requests": self.failed_requests,
-                "rejected_requests": self.rejected_requests}
+                "rejected_requests": self.rejected_requests, "abandoned_requests": self.abandoned_requests,
+                "timed_out_requests": self.timed_out_requests}
 
 
 @dataclass(eq=False)
@@ -62,6 +77,11 @@ class _Request:
     scheduled: int = 0  # texts handed to a batch so far
     filled: int = 0  # rows of ``out`` written so far
     out: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def waiting(self) -> int:
+        """Texts not yet handed to a batch."""
+        return len(self.texts) - self.scheduled
 
     def deliver(self, start: int, rows: np.ndarray) -> None:
         if self.future.done():  # failed earlier, or the client went away (cancelled)
@@ -80,12 +100,11 @@ _Segment = tuple[_Request, int, int]
 
 class MicroBatcher:
     def __init__(self, encode: Callable[[list[str]], np.ndarray], max_texts: int = 256,
-                 max_wait_ms: float = 2.0, max_queued_texts: int = 4096, slice_texts: int = 32) -> None:
+                 max_wait_ms: float = 2.0, max_queued_texts: int = 4096) -> None:
         self._encode = encode
         self.max_texts = max_texts
         self.max_wait = max_wait_ms / 1000
         self.max_queued_texts = max_queued_texts
-        self.slice_texts = slice_texts
         self.stats = BatcherStats()
         self._pending: deque[_Request] = deque()
         self._queued_texts = 0
@@ -120,10 +139,12 @@ class MicroBatcher:
         rate = self.stats.texts / self.stats.busy_seconds if self.stats.busy_seconds > 0 else 0.0
         return max(1, int(np.ceil(self._queued_texts / rate))) if rate > 0 else 1
 
-    async def encode(self, texts: Sequence[str]) -> np.ndarray:
+    async def encode(self, texts: Sequence[str], timeout: float | None = None) -> np.ndarray:
         """Embeddings of ``texts``, computed together with whatever other requests are waiting.
 
-        Raises QueueFull when the queue has no room, EncoderFailed when the encoder fails on these texts."""
+        Raises QueueFull when the queue has no room, DeadlineExceeded when no answer came within ``timeout``
+        seconds, EncoderFailed when the encoder fails on these texts. Cancelling the call (the client went away)
+        takes its texts off the queue as a timeout does."""
         if self._arrived is None:
             raise RuntimeError("MicroBatcher.start() was not awaited")
         texts = list(texts)
@@ -137,30 +158,60 @@ class MicroBatcher:
         self._pending.append(request)
         self._queued_texts += len(texts)
         self._arrived.set()
-        return await request.future
+        try:
+            async with asyncio.timeout(timeout) as deadline:
+                return await request.future
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            self.stats.timed_out_requests += 1
+            raise DeadlineExceeded(timeout, self._retry_after()) from None
+        except asyncio.CancelledError:
+            self.stats.abandoned_requests += 1
+            raise
+        finally:
+            self._forget(request)
+
+    def _forget(self, request: _Request) -> None:
+        """Take a request that will not be answered (cancelled, timed out, failed) off the queue."""
+        if not request.future.done():
+            request.future.cancel()  # rows of a batch already in the encoder are then ignored
+        if request in self._pending:
+            self._pending.remove(request)
+            self._queued_texts -= request.waiting
 
     def _drop_finished(self) -> None:
-        """Forget requests that failed or were cancelled before all their texts were scheduled."""
+        """Forget requests that failed before all their texts were scheduled (their caller may not have run yet)."""
         for request in [r for r in self._pending if r.future.done()]:
-            self._pending.remove(request)
-            self._queued_texts -= len(request.texts) - request.scheduled
+            self._forget(request)
 
     def _take(self) -> list[_Segment]:
-        """Up to ``max_texts`` texts, ``slice_texts`` per request per round, oldest request first."""
+        """Up to ``max_texts`` texts shared equally between the waiting requests, in line order.
+
+        Each pass offers every request still wanting texts an equal part of the room left (at least one text);
+        what small requests leave goes to the others in the next pass. Requests that got texts and still wait go
+        to the back of the line, so when there are more requests than room the next batch starts with the others."""
         self._drop_finished()
-        segments: list[_Segment] = []
-        size = 0
-        while size < self.max_texts and self._pending:
-            for request in list(self._pending):
-                take = min(len(request.texts) - request.scheduled, self.slice_texts, self.max_texts - size)
-                if take <= 0:
+        room = self.max_texts
+        shares: dict[_Request, int] = {}
+        wanting = list(self._pending)
+        while room > 0 and wanting:
+            each = max(1, room // len(wanting))
+            for request in list(wanting):
+                give = min(request.waiting - shares.get(request, 0), each, room)
+                shares[request] = shares.get(request, 0) + give
+                room -= give
+                if shares[request] == request.waiting:
+                    wanting.remove(request)
+                if room == 0:
                     break
-                segments.append((request, request.scheduled, request.scheduled + take))
-                request.scheduled += take
-                size += take
-                if request.scheduled == len(request.texts):
-                    self._pending.remove(request)
-        self._queued_texts -= size
+        segments: list[_Segment] = []
+        for request, count in shares.items():
+            segments.append((request, request.scheduled, request.scheduled + count))
+            request.scheduled += count
+        self._pending = deque([r for r in self._pending if r not in shares]
+                              + [r for r in self._pending if r in shares and r.waiting])
+        self._queued_texts -= self.max_texts - room
         return segments
 
     async def _gather(self) -> list[_Segment]:

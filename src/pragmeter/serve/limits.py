@@ -1,11 +1,15 @@
-"""Request limits of the ImpScore service: texts per request, characters per text, bytes per body, queued texts.
+"""Request limits of the ImpScore service: texts per request, characters per text, bytes per body, buffered
+bodies, seconds to send a body and to wait for an answer, queued texts.
 
-Too large → 413 with a message naming the limit; malformed or unencodable text → 422; queue full → 503 (see
+Too large → 413 with a message naming the limit; malformed or unencodable text → 422; a body not sent in time →
+408; queue full, too many bytes of bodies buffered or no answer in time → 503 with Retry-After (see
 ``pragmeter.serve.app``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
@@ -20,6 +24,9 @@ class Limits:
     max_chars: int = 2000  # per text
     max_body_bytes: int = 1 << 20
     max_queued_texts: int = 4096  # waiting for the encoder across all requests (more → 503 with Retry-After)
+    request_timeout: float = 60.0  # seconds a request waits for the encoder before 503 (its texts leave the queue)
+    body_timeout: float = 10.0  # seconds to receive a whole body (slower → 408, connection closed)
+    max_buffered_bytes: int = 64 << 20  # bytes of bodies held at once across connections (more → 503)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -44,50 +51,113 @@ class Limits:
                 raise HTTPException(422, f"{where(index)} {reason}")
 
 
-class BodySizeLimit:
-    """ASGI middleware: answer 413 to a body larger than ``max_bytes`` before it is read into memory."""
+class BodyBudget:
+    """The bytes of request bodies held in memory across all connections, against one bound."""
 
-    def __init__(self, app, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-        self.message = f"request body larger than {max_bytes} bytes (the limit per request)"
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def take(self, size: int) -> bool:
+        if self.held + size > self.limit:
+            return False
+        self.held += size
+        return True
+
+    def release(self, size: int) -> None:
+        self.held -= size
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, detail: str, retry_after: int | None = None) -> None:
+        super().__init__(detail)
+        self.status, self.detail, self.retry_after = status, detail, retry_after
+
+
+class BodyGuard:
+    """ASGI middleware: read each request body whole before the app sees it, within ``limits.max_body_bytes``
+    (413), within ``limits.body_timeout`` seconds from the first byte awaited (408: a stalled or trickling client
+    cannot hold a connection and its bytes), and within the ``budget`` shared by all connections (503 with
+    Retry-After: stalled bodies cannot pile up in memory). The bytes count against the budget until the response
+    is sent; refusals close the connection, since the rest of the body is not read."""
+
+    def __init__(self, app, limits: Limits, budget: BodyBudget) -> None:
+        self.app, self.limits, self.budget = app, limits, budget
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._reject(send)
-            return
-        received = 0
-        started = False
-
-        async def counting_receive():
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    # FastAPI turns an HTTPException raised while reading the body into its response.
-                    raise HTTPException(413, self.message)
-            return message
-
-        async def tracking_send(message):
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
+        held = 0
         try:
-            await self.app(scope, counting_receive, tracking_send)
-        except HTTPException:  # raised while reading outside FastAPI's handling
-            if not started:
-                await self._reject(send)
+            try:
+                body, held = await self._read(scope, receive)
+            except _Refused as refusal:
+                await _reject(send, refusal)
+                return
+            if body is None:  # the client hung up before sending its whole body: no one to answer
+                return
+            replayed = False
 
-    async def _reject(self, send) -> None:
-        import json
+            async def replay():
+                nonlocal replayed
+                if replayed:  # after the body, receive() reports the client hanging up (watched while encoding)
+                    return await receive()
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
 
-        body = json.dumps({"detail": self.message}).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+            await self.app(scope, replay, send)
+        finally:
+            self.budget.release(held)
+
+    async def _read(self, scope, receive) -> tuple[bytes | None, int]:
+        """(the whole body, or None if the client hung up; the bytes taken from the budget, which the caller
+        releases). Raises _Refused, holding nothing, when the body is too large, late or finds the budget spent."""
+        limits = self.limits
+        too_large = _Refused(413, f"request body larger than {limits.max_body_bytes} bytes (the limit per request)")
+
+        def busy() -> _Refused:
+            return _Refused(503, f"the service is holding {self.budget.held} bytes of buffered request bodies (the "
+                                 f"limit is {self.budget.limit}); retry in 1 s", retry_after=1)
+
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit():
+            if int(declared) > limits.max_body_bytes:
+                raise too_large
+            if self.budget.held + int(declared) > self.budget.limit:
+                raise busy()
+        chunks: list[bytes] = []
+        held = 0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limits.body_timeout
+        try:
+            while True:
+                try:
+                    message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+                except TimeoutError:
+                    raise _Refused(408, f"the request body did not arrive within {limits.body_timeout:g} s "
+                                        "(the body timeout)") from None
+                if message["type"] == "http.disconnect":
+                    return None, held
+                chunk = message.get("body", b"")
+                if held + len(chunk) > limits.max_body_bytes:
+                    raise too_large
+                if not self.budget.take(len(chunk)):
+                    raise busy()
+                held += len(chunk)
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), held
+        except _Refused:
+            self.budget.release(held)  # refused: the caller holds nothing
+            raise
+
+
+async def _reject(send, refusal: _Refused) -> None:
+    body = json.dumps({"detail": refusal.detail}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+               (b"connection", b"close")]
+    if refusal.retry_after is not None:
+        headers.append((b"retry-after", str(refusal.retry_after).encode()))
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

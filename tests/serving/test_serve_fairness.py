@@ -1,0 +1,321 @@
+"""A fair service: small requests are not starved by big ones, abandoned requests are not encoded, a request
+waits at most its deadline, and stalled or oversized bodies neither hang a connection nor pin memory.
+
+The encoder here is a fake with a known cost per batch (the heads are real), so that latencies can be compared
+with batch times and the texts that reach the encoder can be counted; the service runs on a real uvicorn on
+127.0.0.1, since disconnects and stalled bodies only exist on real sockets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+import zlib
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+httpx = pytest.importorskip("httpx")
+uvicorn = pytest.importorskip("uvicorn")
+
+from pragmeter.serve.app import create_app  # noqa: E402
+from pragmeter.serve.batcher import MicroBatcher  # noqa: E402
+from pragmeter.serve.limits import Limits  # noqa: E402
+
+DIM = 16
+
+
+class SlowModel:
+    """An ImpScore whose encoder takes ``seconds`` per call (plus ``per_text`` per text), can be held with ``gate``,
+    and records every text it encodes; the heads are real ImpScore heads (seeded)."""
+
+    encoder_name = "fake-encoder"
+    backend = "fake"
+
+    def __init__(self, seconds: float = 0.0, per_text: float = 0.0) -> None:
+        import torch
+
+        from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+
+        torch.manual_seed(0)
+        self.heads = ImpScoreHeads(HeadsConfig(DIM, dim=8))
+        self.seconds, self.per_text = seconds, per_text
+        self.gate = threading.Event()
+        self.gate.set()
+        self.started = 0  # encoder calls begun
+        self.encoded: list[str] = []
+        self.batch_seconds: list[float] = []
+
+    def signature(self) -> str:
+        return "fake"
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.started += 1
+        began = time.perf_counter()
+        self.gate.wait(60)
+        time.sleep(self.seconds + self.per_text * len(texts))
+        self.encoded.extend(texts)
+        self.batch_seconds.append(time.perf_counter() - began)
+        return np.stack([np.random.default_rng(zlib.crc32(t.encode())).standard_normal(DIM) for t in texts])
+
+
+@contextmanager
+def live(app):
+    """``app`` on uvicorn at a free 127.0.0.1 port, in a thread; yields the base URL."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+def health(base: str) -> dict:
+    return httpx.get(base + "/health", timeout=10).json()
+
+
+def wait_for(condition, seconds: float = 10, what: str = "condition") -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def raw_post(base: str, body: bytes, declared: int | None = None, path: str = "/score",
+             chunked: bool = False) -> socket.socket:
+    """A socket that has sent a POST's headers and ``body`` (all of it, or the start of a longer ``declared``;
+    with ``chunked``, one chunk of a body of unknown length)."""
+    port = int(base.rsplit(":", 1)[1])
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    if chunked:
+        framing, body = "Transfer-Encoding: chunked", f"{len(body):x}\r\n".encode() + body + b"\r\n"
+    else:
+        framing = f"Content-Length: {len(body) if declared is None else declared}"
+    sock.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                 f"{framing}\r\n\r\n".encode() + body)
+    return sock
+
+
+def read_response(sock: socket.socket) -> tuple[int, dict, bytes]:
+    """(status, headers, body) of the response on ``sock``, read until the server closes the connection."""
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except ConnectionResetError:  # the server closed with unread body bytes: what it sent before is kept
+        pass
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    headers = dict(line.lower().split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), headers, body
+
+
+def texts_body(prefix: str, count: int) -> bytes:
+    return json.dumps({"texts": [f"{prefix} sentence number {i}" for i in range(count)]}).encode()
+
+
+# --- item 6: fairness between requests ---------------------------------------------------------------------------
+
+def test_small_request_is_served_within_a_batch_or_two_behind_many_big_ones():
+    """12 requests of 128 texts, then one of 2: with batches of 32 filled from the front of the queue the small one
+    waited for all 48 batches; each batch shares its room between all waiting requests, so it waits for the batch
+    in the encoder and is answered in the next. A lone big request still fills whole batches."""
+    model = SlowModel(0.005)
+
+    async def scenario() -> tuple[int, int]:
+        batcher = MicroBatcher(model.encode, max_texts=32, max_wait_ms=0)
+        await batcher.start()
+        try:
+            big = [asyncio.create_task(batcher.encode([f"big {i} {j}" for j in range(128)])) for i in range(12)]
+            while model.started == 0:
+                await asyncio.sleep(0.001)
+            asked = model.started
+            await batcher.encode(["small one", "small two"])
+            waited = model.started - asked
+            await asyncio.gather(*big)
+            alone = model.started
+            await batcher.encode([f"alone {j}" for j in range(128)])
+            return waited, model.started - alone
+        finally:
+            await batcher.stop()
+
+    waited, alone_batches = asyncio.run(scenario())
+    assert waited <= 2, f"the 2-text request waited for {waited} encoder batches behind 12 big requests"
+    assert alone_batches == 4
+
+
+def test_abandoned_requests_are_not_encoded():
+    """Six 128-text requests whose clients hang up while the encoder is busy: their texts leave the queue at once,
+    none of them reaches the encoder, and a later small request is answered."""
+    model = SlowModel()
+    model.gate.clear()
+    app = create_app(model, Limits(max_texts=128), max_batch=32, max_wait_ms=0)
+    with live(app) as base:
+        blocker: list = []
+        thread = threading.Thread(target=lambda: blocker.append(
+            httpx.post(base + "/score", content=texts_body("first", 32), timeout=60,
+                       headers={"content-type": "application/json"})))
+        thread.start()
+        wait_for(lambda: model.started == 1, what="the first batch to reach the encoder")
+        sockets = [raw_post(base, texts_body(f"abandoned {i}", 128)) for i in range(6)]
+        wait_for(lambda: health(base)["queued_texts"] == 6 * 128, what="the abandoned texts to be queued")
+        for sock in sockets:
+            sock.close()
+        wait_for(lambda: health(base)["queued_texts"] == 0, seconds=5, what="abandoned texts to leave the queue")
+        model.gate.set()
+        thread.join(60)
+        assert blocker[0].status_code == 200
+        small = httpx.post(base + "/score", json={"texts": ["still here", "and answered"]}, timeout=30)
+        assert small.status_code == 200 and len(small.json()["scores"]) == 2
+        assert not [text for text in model.encoded if text.startswith("abandoned")]
+        assert health(base)["batcher"]["abandoned_requests"] == 6
+
+
+def test_request_deadline_answers_503_and_drops_its_texts():
+    """With --request-timeout 0.5 and the encoder stuck, a request is answered 503 (one line, Retry-After) within
+    about its deadline, its texts leave the queue and are never encoded."""
+    model = SlowModel()
+    model.gate.clear()
+    app = create_app(model, Limits(max_texts=128, request_timeout=0.5), max_batch=8, max_wait_ms=0)
+    with live(app) as base:
+        stuck = threading.Thread(target=lambda: httpx.post(base + "/score", json={"texts": ["in the encoder"]},
+                                                           timeout=60))
+        stuck.start()
+        wait_for(lambda: model.started == 1, what="the first batch to reach the encoder")
+        started = time.monotonic()
+        late = httpx.post(base + "/score", json={"texts": ["late one", "late two"]}, timeout=30)
+        elapsed = time.monotonic() - started
+        assert late.status_code == 503 and 0.4 <= elapsed < 5
+        detail = late.json()["detail"]
+        assert "0.5 s" in detail and "\n" not in detail and int(late.headers["Retry-After"]) >= 1
+        assert health(base)["queued_texts"] == 0
+        model.gate.set()
+        stuck.join(60)
+        assert not [text for text in model.encoded if text.startswith("late")]
+        assert health(base)["batcher"]["timed_out_requests"] >= 1
+
+
+def test_small_requests_p95_under_load_with_big_and_abandoned_clients():
+    """A bounded load test on loopback (~4 s): big clients looping on 128-text requests, clients that send a big
+    request and hang up, and small clients (2 texts). The small requests' p95 latency stays within a few encoder
+    batch times; abandoned requests get no texts encoded once gone; nothing answers other than 200. (The batch
+    time is made long against the HTTP work of the clients and the server, which share this process and the
+    machine's cores, so that the figure measures the queue.)"""
+    model = SlowModel(0.15, per_text=0.0005)  # ~0.18 s for a full batch of 64
+    app = create_app(model, Limits(max_texts=128), max_batch=64, max_wait_ms=2)
+    small: list[float] = []
+    statuses: list[int] = []
+
+    async def loop_client(base: str, until: float, texts: int, tag: str, record: list | None) -> None:
+        async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+            n = 0
+            while time.monotonic() < until:
+                started = time.perf_counter()
+                answer = await http.post("/score", json={"texts": [f"{tag} {n} {j}" for j in range(texts)]})
+                statuses.append(answer.status_code)
+                if record is not None:
+                    record.append(time.perf_counter() - started)
+                n += 1
+
+    async def abandoning_client(base: str, until: float, tag: str) -> None:
+        host, port = base.rsplit("/", 1)[1].split(":")
+        n = 0
+        while time.monotonic() < until:
+            body = texts_body(f"abandoned {tag} {n}", 128)
+            _, writer = await asyncio.open_connection(host, int(port))
+            writer.write(f"POST /score HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+                         f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            await writer.drain()
+            await asyncio.sleep(0.05)
+            writer.close()
+            n += 1
+
+    async def load(base: str) -> None:
+        until = time.monotonic() + 4
+        await asyncio.gather(*(loop_client(base, until, 128, f"big {i}", None) for i in range(4)),
+                             *(abandoning_client(base, until, str(i)) for i in range(3)),
+                             *(loop_client(base, until, 2, f"small {i}", small) for i in range(3)))
+
+    with live(app) as base:
+        asyncio.run(load(base))
+        wait_for(lambda: health(base)["queued_texts"] == 0, what="the queue to drain")
+        stats = health(base)["batcher"]
+    batch = float(np.mean(model.batch_seconds))
+    p95 = float(np.percentile(small, 95))
+    assert set(statuses) == {200}
+    assert len(small) >= 10
+    assert p95 <= 5 * batch + 0.25, f"small requests' p95 {p95:.3f} s, a batch takes {batch:.3f} s"
+    # An abandoned request gets its share of the batches formed before its client hangs up, nothing after.
+    abandoned_encoded = sum(text.startswith("abandoned") for text in model.encoded)
+    assert stats["abandoned_requests"] >= 4
+    assert abandoned_encoded <= 0.25 * 128 * stats["abandoned_requests"], (abandoned_encoded, stats)
+    print(f"small p95 {p95:.3f} s, batch {batch:.3f} s, {len(small)} small requests, "
+          f"{abandoned_encoded} abandoned texts encoded of {128 * stats['abandoned_requests']}, {stats}")
+
+
+# --- item 7: bodies --------------------------------------------------------------------------------------------
+
+def test_stalled_body_is_cut_off_with_408():
+    """A client that sends the headers and part of a body and then stops gets 408 after --body-timeout, and the
+    connection is closed; the bytes it had sent are released."""
+    app = create_app(SlowModel(), Limits(body_timeout=0.5))
+    with live(app) as base:
+        sock = raw_post(base, b'{"texts": ["a sentence that never', declared=5000)
+        started = time.monotonic()
+        status, headers, body = read_response(sock)
+        sock.close()
+        assert status == 408 and time.monotonic() - started < 10
+        detail = json.loads(body)["detail"]
+        assert "0.5 s" in detail and "\n" not in detail and headers.get("connection") == "close"
+        assert health(base)["buffered_body_bytes"] == 0
+
+
+def test_buffered_bodies_are_bounded_across_connections():
+    """Bodies being read count against one budget: while two stalled bodies hold most of it, a third body that
+    would pass it gets 503 at once; when the stalled clients hang up or time out the bytes are released and new
+    requests are served."""
+    limits = Limits(max_body_bytes=100_000, max_buffered_bytes=150_000, body_timeout=3)
+    app = create_app(SlowModel(), limits)
+    with live(app) as base:
+        first = raw_post(base, b"x" * 70_000, declared=90_000)
+        wait_for(lambda: health(base)["buffered_body_bytes"] == 70_000, what="the first body to be buffered")
+        second = raw_post(base, b"x" * 60_000, declared=70_000)
+        wait_for(lambda: health(base)["buffered_body_bytes"] == 130_000, what="the second body to be buffered")
+        for third in (raw_post(base, b"x" * 10_000, declared=40_000),  # refused on its Content-Length
+                      raw_post(base, b"x" * 30_000, chunked=True)):  # refused when its bytes pass the bound
+            status, headers, body = read_response(third)
+            third.close()
+            assert status == 503 and int(headers["retry-after"]) >= 1
+            assert "130000 bytes of buffered request bodies (the limit is 150000)" in json.loads(body)["detail"]
+            assert health(base)["buffered_body_bytes"] == 130_000
+        first.close()  # hangs up mid-body: its bytes are released at once
+        wait_for(lambda: health(base)["buffered_body_bytes"] == 60_000, seconds=5, what="a hang-up's release")
+        status, _, _ = read_response(second)  # the other one times out
+        second.close()
+        assert status == 408
+        assert health(base)["buffered_body_bytes"] == 0
+        assert httpx.post(base + "/score", json={"texts": ["served again"]}, timeout=30).status_code == 200
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--request-timeout", "0", "--request-timeout must be a positive number of seconds, got 0.0"),
+    ("--body-timeout", "nan", "--body-timeout must be a positive number of seconds, got nan"),
+    ("--max-buffered-bytes", "0", "--max-buffered-bytes must be positive, got 0"),
+])
+def test_serve_refuses_bad_timeouts_and_budget_in_one_line(capsys, option, value, message):
+    from pragmeter.cli import main
+
+    assert main(["serve", option, value]) == 2
+    assert capsys.readouterr().err.strip() == f"pragmeter serve: error: {message}"
