@@ -4,10 +4,6 @@ documented responses match their schemas."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-
 import pytest
 
 pytest.importorskip("fastapi")
@@ -21,33 +17,17 @@ from schemathesis.specs.openapi.checks import response_schema_conformance  # noq
 EXAMPLES_PER_OPERATION = 30
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def service():
     """The real service (shipped default model, torch encoder, small limits) on 127.0.0.1 in this process."""
-    import uvicorn
-
     from pragmeter.impscore.model import ImpScore
     from pragmeter.serve.app import create_app
     from pragmeter.serve.limits import Limits
+    from pragmeter.testing.asgi import running
 
     app = create_app(ImpScore.load(), Limits(max_texts=8, max_chars=300, max_body_bytes=8000), max_wait_ms=5)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 60
-    while not server.started and time.time() < deadline:
-        time.sleep(0.05)
-    assert server.started, "the service did not start"
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with running(app) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")

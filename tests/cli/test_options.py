@@ -42,6 +42,9 @@ def refused(capsys, *argv) -> str:
     (["score", "--actors", "0", "--engine", "ray", "hi"], "argument --actors: must be a whole number >= 1"),
     (["serve", "--port", "70000"], "--port must be in 0..65535, got 70000"),
     (["serve", "--max-queued-texts", "0"], "--max-queued-texts must be positive, got 0"),
+    (["serve", "--max-buffered-bytes", "0"], "--max-buffered-bytes must be positive, got 0"),
+    (["serve", "--request-timeout", "0"], "--request-timeout must be a positive number of seconds, got 0.0"),
+    (["serve", "--body-timeout", "nan"], "--body-timeout must be a positive number of seconds, got nan"),
 ])
 def test_bad_options_are_refused_in_one_line(capsys, argv, message):
     pytest.importorskip("torch")

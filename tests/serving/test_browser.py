@@ -4,9 +4,6 @@ the ranking back. Skipped only when /usr/bin/chromium is absent (.ci/run install
 from __future__ import annotations
 
 import shutil
-import socket
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -22,23 +19,11 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists() and not shutil.which("chro
 
 @pytest.fixture(scope="module")
 def server_url(onnx_model):
-    import uvicorn
-
     from pragmeter.serve.app import create_app
+    from pragmeter.testing.asgi import running
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(onnx_model), host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with running(create_app(onnx_model)) as base:
+        yield base + "/"
 
 
 def test_typing_sentences_shows_them_ranked(server_url, onnx_model, posts, tmp_path):

@@ -2,8 +2,9 @@
 
 All encoder work goes through one MicroBatcher, so concurrent requests share encoder batches; the heads (three
 small matrix products) run per request. A request whose client hangs up while it waits is withdrawn from the
-batcher (its texts are not encoded), and one that waits past the request timeout is answered 503. The OpenAPI schema is at ``/openapi.json``; the interactive docs pages
-are off because they load scripts from a CDN, and this service works offline.
+batcher (its texts are not encoded), and one that waits past the request timeout is answered 503. Bodies are read
+whole by ``limits.BodyGuard`` before any handler runs. The OpenAPI schema is at ``/openapi.json``; the interactive
+docs pages are off because they load scripts from a CDN, and this service works offline.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ Too large → 413 with a message naming the limit; malformed or unencodable text
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -52,11 +53,17 @@ class Limits:
 
 
 class BodyBudget:
-    """The bytes of request bodies held in memory across all connections, against one bound."""
+    """The bytes of request bodies held in memory across all connections, against one bound.
+
+    When the bodies held fall back to none after many megabytes, the C heap is trimmed: glibc otherwise keeps the
+    freed chunks resident (400 stalled 1 MB bodies left the server ~400 MB larger after they were gone)."""
+
+    TRIM_AFTER = 16 << 20  # bytes released since the last trim
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.held = 0
+        self._released = 0
 
     def take(self, size: int) -> bool:
         if self.held + size > self.limit:
@@ -66,6 +73,17 @@ class BodyBudget:
 
     def release(self, size: int) -> None:
         self.held -= size
+        self._released += size
+        if self.held == 0 and self._released >= self.TRIM_AFTER:
+            self._released = 0
+            _trim_heap()
+
+
+def _trim_heap() -> None:
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
 
 
 class _Refused(Exception):
