@@ -32,8 +32,8 @@ HEAVY_FILES = {"tests/llm/test_real_llm.py": 46, "tests/serving/test_ray_engine.
                "tests/impscore/test_model.py": 27, "tests/classify/test_classify_models.py": 23,
                "tests/eval/test_eval_end_to_end.py": 18, "tests/impscore/test_training.py": 16,
                "tests/llm/test_gguf_backend.py": 13, "tests/impscore/test_corpus.py": 13,
-               "tests/adversarial/test_table_readers.py": 12, "tests/impscore/test_ood_dev_sets.py": 11,
-               "tests/datasets/test_written_graded.py": 10}
+               "tests/adversarial/test_table_readers.py": 12, "tests/serving/test_serve_fairness.py": 12,
+               "tests/impscore/test_ood_dev_sets.py": 11, "tests/datasets/test_written_graded.py": 10}
 
 
 def pytest_collection_modifyitems(config, items) -> None:
