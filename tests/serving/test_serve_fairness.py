@@ -138,6 +138,32 @@ def test_small_request_is_served_within_a_batch_or_two_behind_many_big_ones():
     assert alone_batches == 4
 
 
+def test_batches_are_full_and_shared_equally():
+    """Requests of 5, 100 and 100 texts with room for 64: the small one is taken whole and the two big ones split
+    the rest; with more requests than room, the next batch starts with those the last one left out."""
+    from pragmeter.serve.batcher import _Request
+
+    loop = asyncio.new_event_loop()
+
+    def queue(batcher: MicroBatcher, *counts: int) -> list[_Request]:
+        requests = [_Request([f"text {i}" for i in range(count)], loop.create_future()) for count in counts]
+        batcher._pending.extend(requests)
+        batcher._queued_texts += sum(counts)
+        return requests
+
+    try:
+        shared = MicroBatcher(lambda texts: np.zeros((len(texts), 1)), max_texts=64)
+        queue(shared, 5, 100, 100)
+        assert [end - start for _, start, end in shared._take()] == [5, 30, 29]
+        assert shared.queued_texts == 141
+        rotated = MicroBatcher(lambda texts: np.zeros((len(texts), 1)), max_texts=4)
+        requests = queue(rotated, *[2] * 6)
+        assert [r for r, _, _ in rotated._take()] == requests[:4]
+        assert [r for r, _, _ in rotated._take()] == requests[4:] + requests[:2]
+    finally:
+        loop.close()
+
+
 def test_abandoned_requests_are_not_encoded():
     """Six 128-text requests whose clients hang up while the encoder is busy: their texts leave the queue at once,
     none of them reaches the encoder, and a later small request is answered."""

@@ -197,14 +197,16 @@ class MicroBatcher:
         wanting = list(self._pending)
         while room > 0 and wanting:
             each = max(1, room // len(wanting))
-            for request in list(wanting):
+            still: list[_Request] = []
+            for request in wanting:
+                if room == 0:
+                    break
                 give = min(request.waiting - shares.get(request, 0), each, room)
                 shares[request] = shares.get(request, 0) + give
                 room -= give
-                if shares[request] == request.waiting:
-                    wanting.remove(request)
-                if room == 0:
-                    break
+                if shares[request] < request.waiting:
+                    still.append(request)
+            wanting = still
         segments: list[_Segment] = []
         for request, count in shares.items():
             segments.append((request, request.scheduled, request.scheduled + count))
