@@ -92,7 +92,10 @@ class CachedClient:
                 completion = await self.backend.complete(messages, max_tokens, sample, top_logprobs)
             except BackendFailed as error:
                 return Answer(None, cached=False, error=str(error))
-        if self.cache is not None:  # failures are not cached: a rerun retries them
+        # Failures are not cached, nor are answers without text (a server's transient glitch would otherwise be
+        # replayed for ever): a rerun asks them again.
+        empty = not (completion.text or "").strip() and completion.top_logprobs is None
+        if self.cache is not None and not empty:
             entry = {"text": completion.text, "finish_reason": completion.finish_reason,
                      "model": self.backend.identity().get("model"), "time": time.time()}
             if completion.top_logprobs is not None:

@@ -6,7 +6,8 @@ or by default the answer's first word-piece (up to 4 letters, as a tokenizer wou
 distractor tokens. ``GET /health`` answers 200 like llama.cpp's. Optional latency per request, and fault
 injection: with probability ``fault_rate`` a request gets one of ``faults``:
 "429" (with Retry-After), "500", "timeout" (hangs past the client's timeout), "drop" (closes the connection
-without answering) or "null" (200 with null content). Every request is counted per prompt (``calls``).
+without answering), "null" (200 with null content) or "trickle" (a 200 answer sent one byte every ``trickle``
+seconds, so every read succeeds but the whole answer takes minutes; not in the default mix). Every request is counted per prompt (``calls``).
 """
 
 from __future__ import annotations
@@ -61,10 +62,11 @@ class _QuietServer(ThreadingHTTPServer):
 class FakeChatServer:
     def __init__(self, responder: Callable[[dict], str | None], latency: float = 0.0, fault_rate: float = 0.0,
                  faults: tuple[str, ...] = FAULTS, retry_after: str = "1", hang: float = 2.0, seed: int = 0,
-                 port: int = 0, logprobs: bool = True):
+                 port: int = 0, logprobs: bool = True, trickle: float = 0.2):
         self.responder, self.latency = responder, latency
         self.logprobs = logprobs  # False: a server that ignores logprobs requests (as some do)
         self.fault_rate, self.faults, self.retry_after, self.hang = fault_rate, faults, retry_after, hang
+        self.trickle = trickle
         self.calls: Counter[str] = Counter()
         self.faults_sent: Counter[str] = Counter()
         self._random = random.Random(seed)
@@ -98,7 +100,7 @@ class FakeChatServer:
             def log_message(self, *args):  # keep test output clean
                 pass
 
-            def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
+            def _send(self, status: int, payload: dict, headers: dict | None = None, trickle: float = 0.0) -> None:
                 body = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -106,7 +108,13 @@ class FakeChatServer:
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(body)
+                if not trickle:
+                    self.wfile.write(body)
+                    return
+                for index in range(len(body)):
+                    self.wfile.write(body[index:index + 1])
+                    self.wfile.flush()
+                    time.sleep(trickle)
 
             def do_GET(self):  # noqa: N802 (http.server naming)
                 if self.path.rstrip("/") == "/health":
@@ -137,7 +145,8 @@ class FakeChatServer:
                     answer = None if fault == "null" else server.responder(request)
                     if not server.logprobs:
                         request = {k: v for k, v in request.items() if k not in ("logprobs", "top_logprobs")}
-                    self._send(200, completion_payload(request, answer))
+                    self._send(200, completion_payload(request, answer),
+                               trickle=server.trickle if fault == "trickle" else 0.0)
 
         return Handler
 

@@ -5,19 +5,24 @@ Model arguments (``--model-args k=v,…``):
   environment variable, sent as a Bearer token and never written anywhere), temperature (default 0),
   max_tokens (default: the task's), seed, top_p, presence_penalty, frequency_penalty (default: not sent),
   concurrency (default 8),
-  timeout (seconds per request, default 120), max_retries (default 8), backoff (first retry delay, default 1 s),
-  max_backoff (default 60 s).
+  timeout (seconds per request attempt, a total deadline from sending to the last byte of the answer, default 120),
+  max_retries (default 8), backoff (first retry delay, default 1 s), max_backoff (default 60 s).
 
 Retries with exponential backoff and full jitter on 429, 408, 5xx, timeouts, dropped connections and
 unreadable bodies; a Retry-After (or retry-after-ms) header sets the delay instead. 401/403/404 stop the run;
-other 4xx fail that request only. Null or empty content is returned as an answer with ``text`` None/"".
+other 4xx fail that request only. Null or empty content is returned as an answer with ``text`` None/"";
+content sent as a list of parts (``[{"type": "text", "text": …}]``) is the joined text of its text parts, content
+of any other type (a number, an object) is no text (an invalid answer), and so is a body over MAX_BODY_BYTES
+(not read further, so a runaway server cannot fill the memory).
 Asked for ``top_logprobs``, the first token's alternatives are returned; a server that sends none stops the run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime
 import email.utils
+import json
 import os
 import random
 import time
@@ -33,6 +38,7 @@ from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend
 _RETRY_STATUS = {408, 409, 425, 429}
 _FATAL_STATUS = {401, 403, 404}
 MAX_RETRY_AFTER = 600.0  # seconds; a longer Retry-After is treated as this
+MAX_BODY_BYTES = 1 << 20  # an answer body larger than this is an invalid answer (answers are a few hundred bytes)
 # Optional decoding arguments sent only when given (name -> type); subclasses add server-specific ones.
 OPENAI_DECODING = {"top_p": float, "presence_penalty": float, "frequency_penalty": float}
 _TRANSPORT = {"api_key_env", "concurrency", "timeout", "max_retries", "backoff", "max_backoff"}
@@ -62,10 +68,27 @@ def retry_after_seconds(headers: httpx.Headers | dict, now: float | None = None)
     try:
         return max(0.0, float(value))
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value.strip() else None
-        if parsed is None:
-            return None
-        return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (ValueError, TypeError, IndexError):  # neither seconds nor a date ("soon"): as if absent
+        return None
+    if parsed.tzinfo is None:  # a date without a zone is UTC in HTTP
+        parsed = parsed.replace(tzinfo=datetime.timezone.utc)
+    return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
+
+
+def content_text(content: object) -> str | None:
+    """The answer text of a message's ``content``: a string as is; a list of parts (OpenAI's newer shape) joined
+    from its text parts; anything else (a number, an object, a list without text parts) None, an invalid answer."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [part.get("text") for part in content
+                 if isinstance(part, dict) and part.get("type") in ("text", "output_text")]
+        if texts and all(isinstance(text, str) for text in texts):
+            return "".join(texts)
+    return None
 
 
 def decoding_args(args: dict[str, str], kinds: dict[str, type]) -> dict:
@@ -153,7 +176,7 @@ class OpenAIChatBackend(ChatBackend):
 
     def _completion(self, payload: dict, top_logprobs: int | None) -> Completion:
         choice = payload["choices"][0]
-        content = (choice.get("message") or {}).get("content")
+        content = content_text((choice.get("message") or {}).get("content"))
         alternatives = None
         if top_logprobs:
             tokens = (choice.get("logprobs") or {}).get("content")
@@ -178,33 +201,48 @@ class OpenAIChatBackend(ChatBackend):
             asked = None
             url = f"{self.base_url}/chat/completions"  # read each attempt: a restarted local server moves
             try:
-                response = await self._http().post(url, json=body)
-            except httpx.TimeoutException:
+                status, headers, raw = await self._post(url, body)
+            except (httpx.TimeoutException, TimeoutError):
                 problem = f"timeout after {self.timeout:g} s"
             except httpx.TransportError as error:
                 problem = f"connection error ({type(error).__name__})"
                 if await self._repaired():
                     continue
             else:
-                status = response.status_code
+                text = "" if raw is None else raw[:200].decode("utf-8", errors="replace")
+                if status == 200 and raw is None:
+                    return Completion(text=None, finish_reason=f"body over {MAX_BODY_BYTES} bytes")
                 if status == 200:
                     try:
-                        return self._completion(response.json(), top_logprobs)
-                    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+                        return self._completion(json.loads(raw), top_logprobs)
+                    except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
                         problem = "unreadable response body"
                 elif status in _FATAL_STATUS:
-                    raise BackendFatal(f"{url} answered HTTP {status}: {response.text[:200]!r} "
+                    raise BackendFatal(f"{url} answered HTTP {status}: {text!r} "
                                        f"(check model={self.model!r} and ${self.api_key_env})")
                 elif status in _RETRY_STATUS or status >= 500:
                     problem = f"HTTP {status}"
-                    asked = retry_after_seconds(response.headers)
+                    asked = retry_after_seconds(headers)
                     if status >= 500 and await self._repaired():
                         continue
                 else:
-                    raise BackendFailed(f"HTTP {status}: {response.text[:200]}")
+                    raise BackendFailed(f"HTTP {status}: {text}")
             if attempt < self.max_retries:
                 await asyncio.sleep(self._delay(attempt, asked))
         raise BackendFailed(f"gave up after {self.max_retries + 1} attempts: {problem}")
+
+    async def _post(self, url: str, body: dict) -> tuple[int, httpx.Headers, bytes | None]:
+        """(status, headers, body) of one attempt within ``timeout`` in total (httpx's timeout is per read, so a
+        server trickling one byte at a time would hold the request for ever); body None when over MAX_BODY_BYTES."""
+        async with asyncio.timeout(self.timeout):
+            async with self._http().stream("POST", url, json=body) as response:
+                chunks, size = [], 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > MAX_BODY_BYTES:
+                        return response.status_code, response.headers, None
+                    chunks.append(chunk)
+                return response.status_code, response.headers, b"".join(chunks)
 
     async def aclose(self) -> None:
         if self._client is not None:
