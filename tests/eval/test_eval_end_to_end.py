@@ -137,7 +137,8 @@ def test_unreachable_server_marks_items_failed_and_exits_non_zero(tmp_path, caps
     code = main(["eval", "--tasks", "inli", "--limit", "3", "--output", str(tmp_path), "--no-progress",
                  "--model-args", "base_url=http://127.0.0.1:9/v1,model=m,max_retries=1,backoff=0.01"])
     result = json.loads((tmp_path / "results.json").read_text())["results"]["inli"]
-    assert code == 1 and result["errors"] == result["invalid"] == 3
+    # Failed requests are not answers: not scored (no invalid answers, no metrics), and the run is incomplete.
+    assert code == 3 and result["errors"] == 3 and result["invalid"] == 0 and result["n_answered"] == 0
     assert "connection error" in result["first_error"] and "connection error" in capsys.readouterr().err
 
 

@@ -149,7 +149,8 @@ def _check_vocabulary(path: Path, column: str, predictions: list, golds: list) -
 
 
 def from_samples(path: Path, gold_value: str | None = None, model: dict | None = None) -> Predictions:
-    """A harness per-sample log; every sample (item × run) is one trial, invalid answers count as wrong."""
+    """A harness per-sample log; every answered sample (item × run) is one trial, invalid answers count as wrong;
+    requests that failed after every retry were not answered and are left out, as in the harness metrics."""
     from pragmeter.io import read_records
 
     numbered = read_records(path)
@@ -157,7 +158,7 @@ def from_samples(path: Path, gold_value: str | None = None, model: dict | None =
         raise DataError(f"{path}: no samples")
     texts, correct = [], []
     for line_number, record in numbered:
-        if gold_value is not None and _norm(record.get("gold")) != _norm(gold_value):
+        if record.get("error") or (gold_value is not None and _norm(record.get("gold")) != _norm(gold_value)):
             continue
         text = record.get("text")
         if not isinstance(text, str) or not text.strip():

@@ -12,6 +12,10 @@ import sys
 
 from pragmeter.errors import PragmeterError
 
+# Exit status of a run that wrote its output but some requests failed after every retry (eval, generate): the output
+# is marked incomplete, and the same command again asks only what failed.
+INCOMPLETE = 3
+
 
 class RenamedFlag(argparse.Action):
     """An old flag spelling: stores into the new flag's destination and says the new name on stderr."""

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option, add_overwrite_option, add_progress_option, refuse_existing
+from pragmeter.cli.common import (INCOMPLETE, add_data_root_option, add_overwrite_option, add_progress_option,
+                                  refuse_existing)
 from pragmeter.errors import PragmeterError
 
 
@@ -16,7 +17,9 @@ def register(subparsers) -> None:
         description="Evaluate a model served by any OpenAI-compatible server with the papers' protocols. Writes "
                     "OUTPUT/results.json (metrics, settings, hashes, signature) and with --log-samples "
                     "OUTPUT/samples_<task>.jsonl. Responses are cached in OUTPUT/cache/responses.jsonl as they "
-                    "arrive, so rerunning an interrupted command resumes it. List tasks with `pragmeter tasks`.")
+                    "arrive, so rerunning an interrupted command resumes it. Requests that fail after every retry are "
+                    "not scored: the run exits 3 with results.json marked \"complete\": false, and the same command "
+                    "again (no --overwrite needed) asks only those. List tasks with `pragmeter tasks`.")
     parser.add_argument("--tasks", required=True, help="comma-separated task or group names (e.g. inli,drinq)")
     parser.add_argument("--model", default="openai-chat",
                         help="backend (default openai-chat); gguf:FILE_OR_NAME runs a local GGUF model with llama.cpp "
@@ -63,7 +66,7 @@ def task_arguments(pairs: list[str], names: dict[str, tuple[str, ...]]) -> dict[
 def run(args: argparse.Namespace) -> int:
     from pragmeter.eval import registry
     from pragmeter.llm.backends import load_backend, parse_model_args
-    from pragmeter.eval.runner import EvalConfig, evaluate, print_summary
+    from pragmeter.eval.runner import EvalConfig, evaluate, finished_results, print_summary
 
     if args.limit is not None and args.limit < 1:
         raise PragmeterError("--limit must be at least 1")
@@ -82,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
             if "mode" in cls.arguments:
                 per_task.setdefault(cls.name, {}).setdefault("mode", args.mode)
     tasks = [cls(per_task.get(cls.name), data_root=args.data_root) for cls in classes]
-    refuse_existing([Path(args.output) / "results.json"], args.overwrite)
+    finished = finished_results(Path(args.output))
+    refuse_existing([finished] if finished else [], args.overwrite)
     backend = load_backend(args.model, parse_model_args(args.model_args))
     judge = None
     if args.judge_model:
@@ -100,7 +104,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"results: {output / 'results.json'}", file=sys.stderr)
     failed = {name: r for name, r in payload["results"].items() if r["errors"]}
     for name, result in failed.items():
-        print(f"warning: {name}: {result['errors']} request(s) failed after retries (rerun to retry them), "
-              f"e.g. {result['first_error']}", file=sys.stderr)
-    everything_failed = failed and all(r["errors"] == r["n_requests"] for r in payload["results"].values())
-    return 1 if everything_failed else 0
+        print(f"warning: {name}: {result['errors']} of {result['n_asked']} request(s) failed after retries and "
+              f"are not scored, e.g. {result['first_error']}", file=sys.stderr)
+    if failed:
+        print(f"pragmeter eval: incomplete: {output / 'results.json'} is marked incomplete; run the same command "
+              "again to ask only the failed requests", file=sys.stderr)
+        return INCOMPLETE
+    return 0

@@ -11,7 +11,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option, add_input_option, add_progress_option
+from pragmeter.cli.common import INCOMPLETE, add_data_root_option, add_input_option, add_progress_option
 from pragmeter.errors import PragmeterError
 
 
@@ -136,11 +136,12 @@ def _run(args: argparse.Namespace, pipeline) -> int:
     result = asyncio.run(main())
     failed = session.failed_requests()
     if failed:
-        print(f"warning: {failed} request(s) failed after retries and were left out; rerun the same command to "
-              "retry them (answers already received are reused)", file=sys.stderr)
+        print(f"warning: {failed} request(s) failed after retries and were left out; the output is marked "
+              "incomplete: rerun the same command to retry them (answers already received are reused; no "
+              "--overwrite needed)", file=sys.stderr)
     if result is not None and len(result) == 0:  # an empty output is a failed run, never a silent success
         raise PragmeterError(f"no rows generated ({session.why_empty()}); see the stage counts above")
-    return 0
+    return INCOMPLETE if failed else 0
 
 
 def run_pairs(args: argparse.Namespace) -> int:

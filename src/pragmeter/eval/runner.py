@@ -99,10 +99,17 @@ async def _evaluate(config: EvalConfig) -> dict:
 
 
 async def _task_results(task: Task, samples: list[Sample], context: ScoreContext, config: EvalConfig) -> dict:
+    # A request that failed after every retry is not an answer: it is left out of the scores (and asked again by a
+    # rerun), never counted as a wrong answer. A run with no answer at all has no metrics.
+    answered = [s for s in samples if s.error is None]
     per_run = []
     for run in range(task.runs):
-        per_run.append(await task.score([s for s in samples if s.run == run], context))
-    metrics = per_run[0] if task.runs == 1 else task.combine_runs(per_run, samples)
+        run_samples = [s for s in answered if s.run == run]
+        per_run.append(await task.score(run_samples, context) if run_samples else {})
+    if not all(per_run):
+        metrics = per_run[0] if task.runs == 1 else {}
+    else:
+        metrics = per_run[0] if task.runs == 1 else task.combine_runs(per_run, answered)
     settings = config.backend.settings()
     max_tokens = settings.get("max_tokens") or task.max_tokens
     signature = task.signature(model_signature(settings, task.max_tokens))
@@ -120,8 +127,11 @@ async def _task_results(task: Task, samples: list[Sample], context: ScoreContext
         "runs": per_run if task.runs > 1 else None,
         "n_items": len(samples) // task.runs,
         "n_requests": len(samples),
-        "invalid": sum(not s.valid for s in samples),
-        "errors": sum(s.error is not None for s in samples),
+        "n_asked": len(samples),
+        "n_answered": len(answered),
+        "complete": len(answered) == len(samples),
+        "invalid": sum(not s.valid for s in answered),
+        "errors": len(samples) - len(answered),
         "first_error": next((s.error for s in samples if s.error is not None), None),
         "cache_hits": sum(s.cached for s in samples),
         "arguments": task.args,
@@ -147,10 +157,26 @@ def evaluate(config: EvalConfig) -> dict:
         "limit": config.limit,
         "sample": {"n": config.sample, "seed": config.sample_seed, "stratified_by": "gold"} if config.sample else None,
         "results": results,
+        # False while some request failed after every retry: the same command resumes it (no --overwrite needed)
+        "complete": all(r["complete"] for r in results.values()),
         "signature": signature,
     }
     write_results(config.output, payload)
     return payload
+
+
+def finished_results(output: Path) -> Path | None:
+    """``output/results.json`` when it holds a complete run (what ``--overwrite`` guards), else None: an
+    incomplete run (``"complete": false``) is resumed by the same command."""
+    path = output / "results.json"
+    if not path.is_file():
+        return None
+    try:
+        import json
+
+        return None if json.loads(path.read_text(encoding="utf-8")).get("complete") is False else path
+    except (OSError, ValueError, AttributeError):
+        return path  # unreadable: not ours to judge, so it is guarded as a finished one
 
 
 def summary_lines(payload: dict) -> list[str]:
@@ -161,8 +187,13 @@ def summary_lines(payload: dict) -> list[str]:
             value = f"{value['mean']:.4f} ± {value['sd']:.4f}"
         elif isinstance(value, float):
             value = f"{value:.4f}"
+        elif value is None:
+            value = "n/a"
+        asked = result.get("n_asked", result["n_requests"])
+        answered = result.get("n_answered", asked - result["errors"])
         lines.append(f"{name}: {result['headline']}={value}  items={result['n_items']} "
-                     f"invalid={result['invalid']} errors={result['errors']} cached={result['cache_hits']}")
+                     f"answered {answered}/{asked} invalid={result['invalid']} errors={result['errors']} "
+                     f"cached={result['cache_hits']}")
     return lines
 
 

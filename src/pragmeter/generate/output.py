@@ -22,12 +22,23 @@ def report_path(output: Path) -> Path:
     return output.with_name(output.name + ".report.json")
 
 
+def incomplete(output: Path) -> bool:
+    """True when ``output`` was written by a run that is not finished: its report says ``"complete": false``
+    (requests failed after every retry, or no row came out). The same command replaces it without --overwrite."""
+    import json
+
+    try:
+        return json.loads(report_path(output).read_text(encoding="utf-8")).get("complete") is False
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def check_output(output: Path, overwrite: bool) -> None:
     """Fail before any request is sent, not after hours of generation."""
     from pragmeter.io import check_output as check
 
     try:
-        check(output, overwrite)
+        check(output, overwrite or incomplete(output))
     except PragmeterError as error:
         raise PragmeterError(f"{error} (cached answers are reused)") from None
 
@@ -35,8 +46,11 @@ def check_output(output: Path, overwrite: bool) -> None:
 def write_report(output: Path, session: GenerationSession, pipeline: str, rows: int, extra: dict | None = None) -> None:
     from pragmeter.provenance import RunRecord
 
+    failed = session.failed_requests()
     write_json_atomic(report_path(output), {
-        "pipeline": pipeline, "output": str(output), "rows": rows, "model": session.settings(),
+        "pipeline": pipeline, "output": str(output), "rows": rows,
+        # False: rerunning the same command resumes the run (asks what failed) and replaces this output
+        "complete": rows > 0 and failed == 0, "failed_requests": failed, "model": session.settings(),
         "prompt_hashes": session.prompt_hashes, "stages": [c.record() for c in session.stages],
         "command": list(sys.argv), "run": RunRecord.now().to_dict(), **(extra or {}),
     })
@@ -44,7 +58,7 @@ def write_report(output: Path, session: GenerationSession, pipeline: str, rows: 
 
 def write_rows(frame: pd.DataFrame, output: Path, overwrite: bool, session: GenerationSession, pipeline: str,
                extra: dict | None = None) -> None:
-    write_table(frame, output, overwrite=overwrite)
+    write_table(frame, output, overwrite=overwrite or incomplete(output))
     write_report(output, session, pipeline, len(frame), extra)
     print(f"{pipeline}: wrote {len(frame)} rows to {output}", file=session.stream)
 
