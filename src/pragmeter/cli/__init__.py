@@ -9,6 +9,7 @@ Modules here parse arguments and print; the work is done by the library.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -84,6 +85,17 @@ def _command_of(argv: list[str]) -> str | None:
     return module if module in COMMANDS and not first.startswith("-") else None
 
 
+def _output_lock(args: argparse.Namespace):
+    """Every command that writes ``--output`` holds its lock for the whole run (pragmeter.io.lock): a second run
+    into the same output refuses at once instead of replacing the first one's results."""
+    output = getattr(args, "output", None)
+    if not output:
+        return contextlib.nullcontext()
+    from pragmeter.io.lock import output_lock
+
+    return output_lock(output)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = resolve_alias(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(only=_command_of(argv))
@@ -102,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        code = args.func(args)
+        with _output_lock(args):
+            code = args.func(args)
     except PragmeterError as error:
         print(f"pragmeter {args.command}: error: {error}", file=sys.stderr)
         return error.exit_code

@@ -1,8 +1,9 @@
 """Reading and writing user files (txt/csv/tsv/jsonl/parquet, JSON) with clear errors, atomically."""
 
 from pragmeter.io.atomic import atomic_path, write_json_atomic
+from pragmeter.io.lock import OutputBusy, output_lock
 from pragmeter.io.tables import (check_input, check_output, read_json, read_records, read_table, read_text,
                                  require_column, write_table)
 
-__all__ = ["atomic_path", "check_input", "check_output", "read_json", "read_records", "read_table", "read_text",
-           "require_column", "write_json_atomic", "write_table"]
+__all__ = ["OutputBusy", "atomic_path", "check_input", "check_output", "output_lock", "read_json", "read_records",
+           "read_table", "read_text", "require_column", "write_json_atomic", "write_table"]

@@ -1,0 +1,112 @@
+"""Two runs into one output at once: the second refuses in one line naming the output and the holder's pid, so
+nothing is lost and nothing is silently replaced (issue 36, item 1). A lock left by a killed run never blocks."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pragmeter.io import OutputBusy, output_lock
+from pragmeter.io.lock import lock_path
+from pragmeter.testing.fake_server import constant
+
+CLI = [sys.executable, "-c", "import sys; from pragmeter.cli import main; sys.exit(main())"]
+HOLD = ("import sys, time; from pragmeter.io import output_lock\n"
+        "with output_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)\n")
+
+
+def environment() -> dict:
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    return {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
+            "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def hold(target: Path) -> subprocess.Popen:
+    process = subprocess.Popen([sys.executable, "-c", HOLD, str(target)], env=environment(), stdout=subprocess.PIPE,
+                               text=True)
+    assert process.stdout.readline().strip() == "held"
+    return process
+
+
+def test_a_held_output_is_refused_with_the_holders_pid(tmp_path):
+    target = tmp_path / "out"
+    holder = hold(target)
+    try:
+        with pytest.raises(OutputBusy, match=rf"{target} is being written by another pragmeter run \(pid {holder.pid}"):
+            with output_lock(target):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with output_lock(target) as path:  # the kernel released the killed holder's lock: a stale file never blocks
+        assert path == lock_path(target) and path.read_text().strip() == str(os.getpid())
+    assert not lock_path(target).exists()  # released and removed: nothing left beside the output
+
+
+def test_a_stale_lock_file_does_not_block(tmp_path):
+    target = tmp_path / "out.csv"
+    lock_path(target).write_text("999999\n")  # written by a run that died
+    with output_lock(target):
+        pass
+
+
+def eval_command(server, output: Path, task: str) -> list[str]:
+    return [*CLI, "eval", "--tasks", task, "--limit", "20", "--output", str(output), "--no-progress",
+            "--model-args", f"base_url={server.url},model=fake-model,concurrency=1"]
+
+
+def start_both(first: list[str], second: list[str], first_started) -> tuple[subprocess.CompletedProcess, ...]:
+    """Start ``first``; once ``first_started()`` holds, start ``second``; wait for both."""
+    env = environment()
+    a = subprocess.Popen(first, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 300
+    while not first_started() and a.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    b = subprocess.Popen(second, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    done = []
+    for process in (a, b):
+        out, err = process.communicate(timeout=600)
+        done.append(subprocess.CompletedProcess(process.args, process.returncode, out, err))
+    return tuple(done)
+
+
+def test_two_evals_into_one_folder_at_once(tmp_path, fake_server):
+    server = fake_server(constant("Neutral"), latency=0.5)
+    first, second = start_both(eval_command(server, tmp_path, "inli"), eval_command(server, tmp_path, "drinq_vanilla"),
+                               lambda: server.total_calls > 0)
+    assert first.returncode == 0, first.stderr
+    assert second.returncode == 2, second.stderr
+    assert "is being written by another pragmeter run (pid" in second.stderr and "Traceback" not in second.stderr
+    assert len(second.stderr.strip().splitlines()) == 1
+    results = json.loads((tmp_path / "results.json").read_text())["results"]
+    assert set(results) == {"inli"}  # the finished run's results, whole; the refused run asked nothing
+    assert server.total_calls == 20
+
+
+def test_two_trainings_into_one_folder_at_once(tmp_path, private_cache, data_root):
+    output = tmp_path / "model"
+
+    def train(c: str) -> list[str]:
+        return [*CLI, "classifier", "train", "ishate-a", "--head", "svm", "--svm-c", c, "--limit-train", "32",
+                "--limit-eval", "16", "--output", str(output), "--device", "cpu", "--no-progress",
+                "--data-root", str(data_root)]
+
+    runs = dict(zip((1.0, 4.0), start_both(train("1"), train("4"), lambda: True)))  # both at once
+    assert sorted(run.returncode for run in runs.values()) == [0, 2], [run.stderr for run in runs.values()]
+    (winner,) = [c for c, run in runs.items() if run.returncode == 0]
+    (loser,) = [run for run in runs.values() if run.returncode == 2]
+    assert "Traceback" not in loser.stderr and len(loser.stderr.strip().splitlines()) == 1
+    assert ("is being written by another pragmeter run" in loser.stderr
+            or "already holds a model" in loser.stderr)  # the winner may have finished before the other started
+    metrics = json.loads((output / "metrics.json").read_text())
+    assert metrics["train_config"]["C_grid"] == [winner]  # the finished model, not replaced by the other run's
+    from pragmeter.classify.loading import load_classifier
+
+    assert load_classifier(output, "cpu").labels == metrics["settings"]["labels"]
