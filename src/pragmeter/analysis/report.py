@@ -65,6 +65,18 @@ def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "model"
 
 
+def page_names(models: list[str]) -> dict[str, str]:
+    """Model -> its page's file name: the slug, and where several models share a slug (``llama3:8b`` and
+    ``llama3/8b``; or differ only in case, one file on macOS and Windows; or a model called ``index``) the slug and
+    a short hash of the name, so no model's page replaces another's or the index."""
+    import hashlib
+    from collections import Counter
+
+    shared = Counter([*(slug(m).lower() for m in models), "index"])  # index.html is the index's
+    return {m: f"{slug(m)}-{hashlib.sha256(m.encode()).hexdigest()[:8]}.html" if shared[slug(m).lower()] > 1
+            else f"{slug(m)}.html" for m in models}
+
+
 def scan(root: Path, skip: Path | None = None) -> Found:
     from pragmeter.io import read_json
 
@@ -127,9 +139,10 @@ class Markup(str):
 
 
 class PageWriter:
-    def __init__(self, output: Path):
+    def __init__(self, output: Path, models: list[str] | None = None):
         self.output = output
         self.plots = output / "plots"
+        self.pages = page_names(models or [])
 
     def image(self, folder: Path, name: str, alt: str) -> str:
         path = folder / name
@@ -252,7 +265,7 @@ class PageWriter:
         return "".join(parts)
 
     def page(self, model: str, found: Found, others: list[str]) -> str:
-        nav = " ".join(f'<a href="{_e(slug(m))}.html">{_e(m)}</a>' for m in others)
+        nav = " ".join(f'<a href="{_e(self.pages[m])}">{_e(m)}</a>' for m in others)
         settings = next((p.get("model") for _, p in found.benchmarks.get(model, [])), None)
         generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
         return (
@@ -268,7 +281,7 @@ class PageWriter:
             + "</body></html>\n")
 
     def index(self, models: list[str], found: Found) -> str:
-        rows = [[self.link(self.output / f"{slug(m)}.html", m), len(found.benchmarks.get(m, [])),
+        rows = [[self.link(self.output / self.pages[m], m), len(found.benchmarks.get(m, [])),
                  len(found.stratified.get(m, [])), len(found.generation.get(m, []))] for m in models]
         return (f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>pragmeter reports</title>"
                 f"<style>{CSS}</style></head><body><h1>pragmeter reports</h1>"
@@ -291,11 +304,11 @@ def render(results_dir: Path, output: Path) -> list[Path]:
                              "profile_*.json found")
     if not models:
         models = ["datasets"]
-    writer = PageWriter(output)
+    writer = PageWriter(output, models)
     output.mkdir(parents=True, exist_ok=True)
     pages = []
     for model in models:
-        path = output / f"{slug(model)}.html"
+        path = output / writer.pages[model]
         with atomic_path(path) as tmp:
             tmp.write_text(writer.page(model, found, [m for m in models if m != model]), encoding="utf-8")
         pages.append(path)
