@@ -110,7 +110,7 @@ def test_bad_settings_and_folders_fail_in_one_line(tmp_path, capsys, svm_folder)
     broken.mkdir()
     (broken / "config.json").write_text((svm_folder[0] / "config.json").read_text())
     (broken / "svm.safetensors").write_bytes(b"not a safetensors file")
-    with pytest.raises(PragmeterError, match="not a readable svm classifier folder"):
+    with pytest.raises(PragmeterError, match="svm.safetensors: not readable safetensors"):
         load_classifier(broken)
 
 

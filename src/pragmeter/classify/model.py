@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import DataError, PragmeterError
 
 INPUT_KINDS = ("pair", "single")
 PRECISIONS = ("auto", "fp32", "bf16")  # auto: bf16 autocast on CUDA, fp32 on CPU
@@ -45,6 +45,43 @@ class ClassifierSettings:
     def __post_init__(self):
         if self.input_kind not in INPUT_KINDS:
             raise PragmeterError(f"input kind {self.input_kind!r} is not one of {', '.join(INPUT_KINDS)}")
+
+
+TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model",
+                   "tokenizer.model")  # any one of them holds a vocabulary; without all, transformers makes up one
+
+
+def first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
+
+
+def read_settings(folder: Path) -> tuple[Path, dict, ClassifierSettings]:
+    """(config path, config, settings) of a classifier folder, checked: a DataError naming config.json when it is
+    not JSON, or its ``pragmeter`` settings are missing, of the wrong type or name no distinct labels."""
+    path = folder / "config.json"
+    if not path.is_file():
+        raise PragmeterError(f"{folder} is not a classifier folder (no config.json)")
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise DataError(f"{path}: not readable JSON ({first_line(error)})") from None
+    if not isinstance(config, dict):
+        raise DataError(f"{path}: not a JSON object")
+    raw = config.get("pragmeter")
+    if not raw:
+        raise PragmeterError(f"{path} has no 'pragmeter' settings; train it with `pragmeter classifier train`")
+    try:
+        settings = ClassifierSettings(**raw)
+    except (TypeError, PragmeterError) as error:
+        raise DataError(f"{path}: 'pragmeter' settings are malformed ({error})") from None
+    labels = settings.labels
+    if not (isinstance(labels, list) and labels and all(isinstance(label, str) and label for label in labels)
+            and len(set(labels)) == len(labels)):
+        raise DataError(f"{path}: 'pragmeter' labels must be a list of distinct label names, got {labels!r}")
+    if not isinstance(settings.max_length, int) or not isinstance(settings.decision_bias, dict):
+        raise DataError(f"{path}: 'pragmeter' max_length must be a number and decision_bias an object")
+    return path, config, settings
 
 
 def decide(probabilities: np.ndarray, labels: Sequence[str], decision_bias: dict[str, float]) -> list[str]:
@@ -103,20 +140,44 @@ class TextClassifier:
 
     @classmethod
     def load(cls, folder: str | os.PathLike, device: str | None = None, precision: str = "auto") -> "TextClassifier":
+        """Open a folder written by :meth:`save`, checked so that a damaged one fails in one line naming the file
+        instead of loading as another model: a vocabulary file is there (else transformers builds a 5-token one),
+        the labels are the model's ``id2label`` (else predictions are renamed) and the weights are exactly the
+        ones the config describes (else transformers drops or re-initialises layers)."""
+        from safetensors import SafetensorError
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         folder = Path(folder)
-        config_path = folder / "config.json"
-        if not config_path.is_file():
-            raise PragmeterError(f"{folder} is not a classifier folder (no config.json)")
-        settings = json.loads(config_path.read_text(encoding="utf-8")).get("pragmeter")
-        if not settings:
-            raise PragmeterError(f"{config_path} has no 'pragmeter' settings; train it with `pragmeter train`")
-        if not (folder / "model.safetensors").is_file():
+        config_path, config, settings = read_settings(folder)
+        id2label = config.get("id2label")
+        try:
+            outputs = {int(key): value for key, value in id2label.items()}
+        except (AttributeError, TypeError, ValueError):
+            outputs = None
+        if outputs != dict(enumerate(settings.labels)):
+            raise DataError(f"{config_path}: 'pragmeter' labels {settings.labels} do not match the model's id2label "
+                            f"{id2label} (predictions would be renamed)")
+        weights = folder / cls.WEIGHTS_FILE
+        if not weights.is_file():
             raise PragmeterError(f"{folder} has no model.safetensors (pickled weights are never loaded)")
-        tokenizer = AutoTokenizer.from_pretrained(folder)
-        model = AutoModelForSequenceClassification.from_pretrained(folder, use_safetensors=True)
-        return cls(model, tokenizer, ClassifierSettings(**settings), pick_device(device), precision)
+        if not any((folder / name).is_file() for name in TOKENIZER_FILES):
+            raise DataError(f"{folder / 'tokenizer.json'}: missing (no vocabulary file in the folder: "
+                            f"{', '.join(TOKENIZER_FILES)}); copy the whole model folder")
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(folder)
+        except (OSError, ValueError, TypeError, KeyError, RuntimeError) as error:
+            raise DataError(f"{folder / 'tokenizer.json'}: the tokenizer cannot be loaded ({first_line(error)})") from None
+        try:
+            model, info = AutoModelForSequenceClassification.from_pretrained(folder, use_safetensors=True,
+                                                                             output_loading_info=True)
+        except (OSError, ValueError, TypeError, KeyError, RuntimeError, SafetensorError) as error:
+            raise DataError(f"{weights}: cannot be loaded with {config_path.name} ({first_line(error)})") from None
+        mismatch = [f"{len(info[key])} {what} (e.g. {sorted(info[key])[0]})"
+                    for key, what in (("missing_keys", "missing"), ("unexpected_keys", "not in the config"),
+                                      ("mismatched_keys", "of another shape")) if info.get(key)]
+        if mismatch:
+            raise DataError(f"{weights}: the weights do not match {config_path.name}: {'; '.join(map(str, mismatch))}")
+        return cls(model, tokenizer, settings, pick_device(device), precision)
 
     def save(self, folder: str | os.PathLike, card: str, metrics: dict | None = None) -> Path:
         """Write the folder atomically: everything (weights, config, tokenizer, README.md card, metrics.json)

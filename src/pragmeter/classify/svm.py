@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from pragmeter.classify.examples import Examples, run_fingerprint
-from pragmeter.classify.model import ClassifierSettings, check_precision, decide, pick_device
-from pragmeter.errors import PragmeterError
+from pragmeter.classify.model import ClassifierSettings, check_precision, decide, pick_device, read_settings
+from pragmeter.errors import DataError, PragmeterError
 from pragmeter.io.atomic import atomic_path, replace_folder, write_json_atomic
 from pragmeter.metrics.classification import classification_report
 
@@ -206,19 +206,35 @@ class EmbeddingSVMClassifier:
         from safetensors.numpy import load_file
 
         folder = Path(folder)
-        config_path = folder / "config.json"
+        config_path, config, settings = read_settings(folder)
+        weights = folder / cls.WEIGHTS_FILE
         try:
-            config = json.loads(config_path.read_text(encoding="utf-8"))
-            settings, svm = ClassifierSettings(**config["pragmeter"]), config["svm"]
-            arrays = load_file(str(folder / cls.WEIGHTS_FILE))
-            missing = [name for name in _ARRAYS if name not in arrays]
-            if missing:
-                raise KeyError(missing[0])
+            svm = config["svm"]
             gamma, c = float(svm["gamma"]), float(svm["C"])
-        except (OSError, ValueError, KeyError, TypeError, SafetensorError) as error:
-            raise PragmeterError(f"{folder} is not a readable svm classifier folder ({type(error).__name__}: "
-                                 f"{error})") from None
+        except (KeyError, TypeError, ValueError) as error:
+            raise DataError(f"{config_path}: no readable 'svm' settings (gamma and C; {type(error).__name__}: "
+                            f"{error})") from None
+        try:
+            arrays = load_file(str(weights))
+        except (OSError, SafetensorError) as error:
+            raise DataError(f"{weights}: not readable safetensors ({type(error).__name__}: {error})") from None
+        problem = _shape_problem(arrays, len(settings.labels))
+        if problem:
+            raise DataError(f"{weights}: {problem} (config.json names {len(settings.labels)} labels)")
         return cls(settings, arrays, gamma, c, device, svm.get("precision", "fp32") if precision == "auto" else precision)
+
+
+def _shape_problem(arrays: dict[str, np.ndarray], n_labels: int) -> str | None:
+    """Why the arrays are not a one-vs-one SVC over ``n_labels`` labels, or None."""
+    missing = [name for name in _ARRAYS if name not in arrays]
+    if missing:
+        return f"no array {missing[0]!r}"
+    vectors, dual, intercept, counts = (arrays[name] for name in _ARRAYS)
+    if (counts.shape != (n_labels,) or vectors.ndim != 2 or int(counts.sum()) != vectors.shape[0]
+            or dual.shape != (n_labels - 1, vectors.shape[0]) or intercept.shape != (n_labels * (n_labels - 1) // 2,)):
+        return (f"arrays of shapes {', '.join(f'{n} {tuple(arrays[n].shape)}' for n in _ARRAYS)} are not an SVM "
+                f"over {n_labels} labels")
+    return None
 
 
 def _arrays_of(svm, n_labels: int) -> dict[str, np.ndarray]:

@@ -1,0 +1,181 @@
+"""Damaged model folders are refused in one line naming the file, exit 2 — never a traceback, and never a silently
+different model (issue 36, items 3, 4 and 11): classifier folders (a missing tokenizer, labels that disagree with the
+model's id2label, a config that drops half the layers, broken JSON and weights) and ImpScore folders (missing or
+mistyped config keys, truncated, empty or pickled heads, heads of another shape than the config says, an encoder
+of another width), with the torch and ONNX backends."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pragmeter.cli import main
+from pragmeter.impscore.model import MODELS_DIR
+
+LABELS = ["explicit", "implicit", "non-hateful"]
+
+
+def one_line_naming(capsys, name: str) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    lines = [line for line in err.strip().splitlines() if line.startswith("pragmeter")]
+    assert len(lines) == 1 and name in lines[0], err
+    return lines[0]
+
+
+# ---------------------------------------------------------------------------------------------- classifier folders
+@pytest.fixture(scope="module")
+def classifier_folder(tmp_path_factory) -> Path:
+    """A fine-tuned-classifier folder as `classifier train` writes it (an untrained head: these tests read folders)."""
+    from pragmeter.classify.model import ClassifierSettings, TextClassifier
+
+    folder = tmp_path_factory.mktemp("clf") / "model"
+    settings = ClassifierSettings(labels=LABELS, base_encoder="all-MiniLM-L6-v2", max_length=64, input_kind="single")
+    TextClassifier.from_encoder("all-MiniLM-L6-v2", settings, "cpu").save(folder, "card", {})
+    return folder
+
+
+@pytest.fixture(scope="module")
+def svm_folder(tmp_path_factory) -> Path:
+    from pragmeter.classify.model import ClassifierSettings
+    from pragmeter.classify.svm import EmbeddingSVMClassifier
+
+    folder = tmp_path_factory.mktemp("svm") / "model"
+    settings = ClassifierSettings(labels=LABELS, base_encoder="all-MiniLM-L6-v2", max_length=256, input_kind="single")
+    rng = np.random.default_rng(0)
+    arrays = {"support_vectors": rng.normal(size=(6, 384)).astype(np.float32), "dual_coef": rng.normal(size=(2, 6)),
+              "intercept": rng.normal(size=3), "n_support": np.array([2, 2, 2])}
+    EmbeddingSVMClassifier(settings, arrays, 0.5, 1.0, "cpu").save(folder, "card", {})
+    return folder
+
+
+def edit_json(path: Path, change) -> None:
+    config = json.loads(path.read_text())
+    change(config)
+    path.write_text(json.dumps(config))
+
+
+def truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def pickled(path: Path) -> None:
+    path.write_bytes(pickle.dumps({"weights": [1.0, 2.0]}))
+
+
+CLASSIFIER_DAMAGE = {
+    "no tokenizer files": ("tokenizer.json", lambda f: (f / "tokenizer.json").unlink()),
+    "labels reversed against id2label": ("config.json", lambda f: edit_json(
+        f / "config.json", lambda c: c["pragmeter"].update(labels=LABELS[::-1]))),
+    "config with half the layers": ("model.safetensors", lambda f: edit_json(
+        f / "config.json", lambda c: c.update(num_hidden_layers=3))),
+    "config with more layers than the weights": ("model.safetensors", lambda f: edit_json(
+        f / "config.json", lambda c: c.update(num_hidden_layers=12))),
+    "config not JSON": ("config.json", lambda f: (f / "config.json").write_text("{not json")),
+    "config a list": ("config.json", lambda f: (f / "config.json").write_text("[1, 2]")),
+    "labels not a list": ("config.json", lambda f: edit_json(
+        f / "config.json", lambda c: c["pragmeter"].update(labels="explicit"))),
+    "unknown settings key": ("config.json", lambda f: edit_json(
+        f / "config.json", lambda c: c["pragmeter"].update(colour="blue"))),
+    "truncated weights": ("model.safetensors", lambda f: truncate(f / "model.safetensors")),
+    "empty weights": ("model.safetensors", lambda f: (f / "model.safetensors").write_bytes(b"")),
+    "pickled weights": ("model.safetensors", lambda f: pickled(f / "model.safetensors")),
+}
+SVM_DAMAGE = {
+    "truncated svm weights": ("svm.safetensors", lambda f: truncate(f / "svm.safetensors")),
+    "pickled svm weights": ("svm.safetensors", lambda f: pickled(f / "svm.safetensors")),
+    "svm config without svm": ("config.json", lambda f: edit_json(f / "config.json", lambda c: c.pop("svm"))),
+    "svm config not JSON": ("config.json", lambda f: (f / "config.json").write_text("")),
+    "svm labels against the weights": ("svm.safetensors", lambda f: edit_json(
+        f / "config.json", lambda c: c["pragmeter"].update(labels=LABELS[:2]))),
+}
+
+
+def predict(folder: Path, tmp_path: Path) -> int:
+    source = tmp_path / "in.csv"
+    source.write_text("text\nIt is cold in here.\n", encoding="utf-8")
+    return main(["classifier", "predict", "--model", str(folder), "--input", str(source),
+                 "--output", str(tmp_path / "out.csv"), "--device", "cpu", "--no-progress"])
+
+
+@pytest.mark.parametrize("case", sorted(CLASSIFIER_DAMAGE))
+def test_a_damaged_classifier_folder_is_refused_naming_the_file(case, classifier_folder, tmp_path, capsys):
+    name, damage = CLASSIFIER_DAMAGE[case]
+    folder = shutil.copytree(classifier_folder, tmp_path / "model")
+    damage(folder)
+    assert predict(folder, tmp_path) == 2
+    one_line_naming(capsys, str(folder / name))
+    assert not (tmp_path / "out.csv").exists()
+
+
+@pytest.mark.parametrize("case", sorted(SVM_DAMAGE))
+def test_a_damaged_svm_folder_is_refused_naming_the_file(case, svm_folder, tmp_path, capsys):
+    name, damage = SVM_DAMAGE[case]
+    folder = shutil.copytree(svm_folder, tmp_path / "model")
+    damage(folder)
+    assert predict(folder, tmp_path) == 2
+    one_line_naming(capsys, str(folder / name))
+
+
+def test_an_intact_classifier_folder_still_loads(classifier_folder, svm_folder, tmp_path):
+    assert predict(classifier_folder, tmp_path) == 0
+    assert predict(svm_folder, tmp_path / "svm") == 0 if (tmp_path / "svm").mkdir() is None else False
+
+
+# ---------------------------------------------------------------------------------------------- ImpScore folders
+MINILM = MODELS_DIR / "impscore-minilm-paper-conversation"
+
+
+def heads_of_dim(folder: Path, dim: int) -> None:
+    """Heads of another projection size than config.json says (an interrupted `impscore train --overwrite`)."""
+    from safetensors.numpy import save_file
+
+    width = json.loads((folder / "config.json").read_text())["heads"]["embedding_dim"]
+    rng = np.random.default_rng(0)
+    save_file({"W_p": rng.normal(size=(width, dim)).astype(np.float32),
+               "W_s": rng.normal(size=(width, dim)).astype(np.float32),
+               "W_t": rng.normal(size=(dim, dim)).astype(np.float32)}, str(folder / "heads.safetensors"))
+
+
+def without_head(folder: Path, name: str) -> None:
+    from safetensors.numpy import load_file, save_file
+
+    weights = load_file(str(folder / "heads.safetensors"))
+    weights.pop(name)
+    save_file(weights, str(folder / "heads.safetensors"))
+
+
+IMPSCORE_DAMAGE = {
+    "config not JSON": ("config.json", lambda f: (f / "config.json").write_text('{"format": ')),
+    "config a list": ("config.json", lambda f: (f / "config.json").write_text("[]")),
+    "no encoder": ("config.json", lambda f: edit_json(f / "config.json", lambda c: c.pop("encoder"))),
+    "no heads": ("config.json", lambda f: edit_json(f / "config.json", lambda c: c.pop("heads"))),
+    "heads a list": ("config.json", lambda f: edit_json(f / "config.json", lambda c: c.update(heads=[64]))),
+    "encoder a number": ("config.json", lambda f: edit_json(f / "config.json", lambda c: c.update(encoder=7))),
+    "dim a string": ("config.json", lambda f: edit_json(f / "config.json", lambda c: c["heads"].update(dim="64"))),
+    "unknown transform": ("config.json", lambda f: edit_json(
+        f / "config.json", lambda c: c["heads"].update(transform="sideways"))),
+    "truncated heads": ("heads.safetensors", lambda f: truncate(f / "heads.safetensors")),
+    "empty heads": ("heads.safetensors", lambda f: (f / "heads.safetensors").write_bytes(b"")),
+    "pickled heads": ("heads.safetensors", lambda f: pickled(f / "heads.safetensors")),
+    "heads of another dim": ("heads.safetensors", lambda f: heads_of_dim(f, 32)),
+    "a head missing": ("heads.safetensors", lambda f: without_head(f, "W_t")),
+    "encoder of another width": ("config.json", lambda f: edit_json(
+        f / "config.json", lambda c: c.update(encoder="all-mpnet-base-v2"))),
+}
+
+
+@pytest.mark.parametrize("backend", ["torch", "onnx"])
+@pytest.mark.parametrize("case", sorted(IMPSCORE_DAMAGE))
+def test_a_damaged_impscore_folder_is_refused_naming_the_file(case, backend, tmp_path, capsys):
+    name, damage = IMPSCORE_DAMAGE[case]
+    folder = shutil.copytree(MINILM, tmp_path / "model")
+    damage(folder)
+    assert main(["score", "--impscore", str(folder), "--backend", backend, "--device", "cpu",
+                 "It is cold in here."]) == 2
+    one_line_naming(capsys, str(folder / name))
