@@ -179,3 +179,38 @@ def test_a_damaged_impscore_folder_is_refused_naming_the_file(case, backend, tmp
     assert main(["score", "--impscore", str(folder), "--backend", backend, "--device", "cpu",
                  "It is cold in here."]) == 2
     one_line_naming(capsys, str(folder / name))
+
+
+def test_impscore_train_overwrite_that_dies_while_saving_keeps_the_old_model(tmp_path, monkeypatch):
+    """The folder is written atomically: a save that dies half-way (here: after the heads and config, at the
+    per-source table) leaves the old model whole, not new dim-32 heads beside the old config."""
+    import pandas as pd
+
+    from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+    from pragmeter.impscore.training import TrainConfig, TrainResult, save_trained
+
+    folder = shutil.copytree(MINILM, tmp_path / "model")
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    result = TrainResult(ImpScoreHeads(HeadsConfig(embedding_dim=384, dim=32)), TrainConfig(dim=32), best_epoch=1,
+                         test_per_source=pd.DataFrame({"source": ["x"], "pairs": [3], "implicitness_accuracy": [1.0],
+                                                         "pragmatics_accuracy": [0.5]}))
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", disk_full)
+    with pytest.raises(OSError):
+        save_trained(result, folder, "new", {"sources": ["test"]})
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    monkeypatch.undo()
+    save_trained(result, folder, "new", {"sources": ["test"]})  # and a save that ends replaces it whole
+    config = json.loads((folder / "config.json").read_text())
+    assert config["heads"]["dim"] == 32 and (folder / "test_per_source.csv").is_file()
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["model"]  # no staging folder left behind
+    assert oct((folder / "heads.safetensors").stat().st_mode & 0o777) == oct(0o666 & ~current_umask())
+
+
+def current_umask() -> int:
+    from pragmeter.io.atomic import current_umask as umask
+
+    return umask()

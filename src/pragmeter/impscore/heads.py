@@ -18,8 +18,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-TRANSFORMS = ("p2s", "s2p", "both")
-METRICS = ("cosine", "euclidean")
+from pragmeter.impscore.numpy_heads import METRICS, TRANSFORMS  # their one home, importable without torch
 
 
 @dataclass(frozen=True)

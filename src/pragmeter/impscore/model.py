@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import DataError, PragmeterError
 from pragmeter.impscore.numpy_heads import NumpyHeads
 
 log = logging.getLogger("pragmeter")
@@ -79,6 +79,46 @@ def unencodable_reason(text: str) -> str | None:
     return None
 
 
+def read_model_config(folder: Path) -> dict:
+    """A model folder's config.json, checked (a DataError naming it when it is not JSON, or its encoder or heads
+    entries are missing or of the wrong type)."""
+    from pragmeter.impscore.numpy_heads import heads_config_problem
+
+    path = folder / CONFIG_FILE
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise DataError(f"{path}: not readable JSON ({type(error).__name__}: {error})") from None
+    if not isinstance(config, dict) or config.get("format") != FORMAT:
+        found = config.get("format") if isinstance(config, dict) else type(config).__name__
+        raise DataError(f"{path}: not a pragmeter ImpScore config (format={found!r})")
+    if not isinstance(config.get("encoder"), str) or not config["encoder"].strip():
+        raise DataError(f"{path}: 'encoder' must name the sentence encoder, got {config.get('encoder')!r}")
+    problem = heads_config_problem(config.get("heads"))
+    if problem:
+        raise DataError(f"{path}: 'heads' {problem}")
+    return config
+
+
+def read_heads(folder: Path, config: dict) -> dict[str, np.ndarray]:
+    """The heads' weights (numpy), checked against the config: a DataError naming heads.safetensors when it is not
+    a safetensors file (truncated, empty, a pickle) or its tensors are not the shapes the config's heads need."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    from pragmeter.impscore.numpy_heads import heads_weights_problem
+
+    path = folder / WEIGHTS_FILE
+    try:
+        weights = load_file(str(path))
+    except (OSError, ValueError, SafetensorError) as error:
+        raise DataError(f"{path}: not readable safetensors ({type(error).__name__}: {error})") from None
+    problem = heads_weights_problem(config["heads"], {name: value.shape for name, value in weights.items()})
+    if problem:
+        raise DataError(f"{path}: {problem} (written by another training than {CONFIG_FILE}?)")
+    return weights
+
+
 @dataclass
 class Features:
     """Pragmatic (h_p) and semantic (h_s) features, one row per sentence."""
@@ -109,6 +149,7 @@ class ImpScore:
         self.batch_size = batch_size  # None: CPU_BATCH_SIZE on a CPU, GPU_BATCH_SIZE on a GPU
         self.embedding_cache = embedding_cache
         self.truncated = 0  # texts longer than the encoder's limit seen so far (truncated by the encoder)
+        self.config_path: Path | None = None  # the folder's config.json (named when the encoder does not fit)
         self._encoder = None
 
     @property
@@ -137,27 +178,17 @@ class ImpScore:
         ``dtype``/``batch_size`` say otherwise), "onnx" (ONNX Runtime, same numbers, faster on CPU) or
         "onnx-int8" (int8-quantized weights; see pragmeter.encoders.onnx)."""
         folder = resolve_model_dir(name_or_path)
-        config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
-        if config.get("format") != FORMAT:
-            raise PragmeterError(f"{folder / CONFIG_FILE}: not a pragmeter ImpScore config (format={config.get('format')!r})")
+        config = read_model_config(folder)
         from pragmeter.encoders import require_encoder
 
         require_encoder(config["encoder"])  # a missing encoder fails now, before any work, with the install command
-        if backend in BACKENDS and backend != "torch" and device in (None, "cpu"):
-            from safetensors.numpy import load_file as load_numpy
-
-            heads = NumpyHeads(config["heads"], load_numpy(folder / WEIGHTS_FILE))
-        else:
-            import torch
-            from safetensors.torch import load_file
-
-            from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
-
-            heads = ImpScoreHeads(HeadsConfig(**config["heads"]))
-            heads.load_state_dict(load_file(folder / WEIGHTS_FILE))
-            heads.to(torch.device(device or "cpu"))
-        return cls(heads, config["encoder"], config, device=device, batch_size=batch_size,
-                   embedding_cache=embedding_cache, backend=backend, dtype=dtype)
+        heads = NumpyHeads(config["heads"], read_heads(folder, config))  # checked against the config, both backends
+        if not (backend in BACKENDS and backend != "torch" and device in (None, "cpu")):
+            heads = heads.to_torch(device)
+        model = cls(heads, config["encoder"], config, device=device, batch_size=batch_size,
+                    embedding_cache=embedding_cache, backend=backend, dtype=dtype)
+        model.config_path = folder / CONFIG_FILE
+        return model
 
     def save(self, folder: str | os.PathLike, card: str | None = None, extra_config: dict | None = None) -> Path:
         from safetensors.torch import save_file
@@ -240,8 +271,14 @@ class ImpScore:
         if not texts:
             return np.zeros((0, self.heads_config.embedding_dim), dtype=np.float32)
         if self.embedding_cache is not None:
-            return self.embedding_cache.get_or_compute(texts, self._encode_now)
-        return np.asarray(self._encode_now(texts), dtype=np.float32)
+            embeddings = self.embedding_cache.get_or_compute(texts, self._encode_now)
+        else:
+            embeddings = np.asarray(self._encode_now(texts), dtype=np.float32)
+        width = self.heads_config.embedding_dim
+        if embeddings.ndim != 2 or embeddings.shape[1] != width:  # else the heads fail on a matrix product
+            raise DataError(f"{self.config_path or 'the model config'}: encoder {self.encoder_name!r} gives "
+                            f"{embeddings.shape[-1]}-wide embeddings; the heads take {width} (embedding_dim)")
+        return embeddings
 
     # ---------------------------------------------------------------- scores
     def _heads_on(self, embeddings: np.ndarray):

@@ -11,6 +11,45 @@ from types import SimpleNamespace
 import numpy as np
 
 
+TRANSFORMS = ("p2s", "s2p", "both")
+METRICS = ("cosine", "euclidean")
+_DEFAULTS = {"dim": 64, "transform": "p2s", "imp_metric": "cosine", "prag_metric": "euclidean"}
+
+
+def heads_config_problem(config: object) -> str | None:
+    """Why a model config's ``heads`` entry cannot describe ImpScore heads, or None (checked before any weight is
+    read, without torch: the ONNX path never imports it)."""
+    if not isinstance(config, dict):
+        return f"must be an object with embedding_dim, dim, transform, imp_metric, prag_metric; got {config!r}"
+    unknown = sorted(set(config) - {"embedding_dim", *_DEFAULTS})
+    if unknown:
+        return f"has unknown key(s) {', '.join(map(str, unknown))}"
+    for key in ("embedding_dim", "dim"):
+        value = config.get(key, _DEFAULTS.get(key))
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            return f"{key} must be a whole number >= 1, got {value!r}"
+    for key, allowed in (("transform", TRANSFORMS), ("imp_metric", METRICS), ("prag_metric", METRICS)):
+        if config.get(key, _DEFAULTS[key]) not in allowed:
+            return f"{key} must be one of {', '.join(allowed)}, got {config[key]!r}"
+    return None
+
+
+def heads_weights_problem(config: dict, shapes: dict[str, tuple[int, ...]]) -> str | None:
+    """Why weights of these shapes are not the heads ``config`` describes (a valid one), or None."""
+    width, dim = config["embedding_dim"], config.get("dim", _DEFAULTS["dim"])
+    expected = {"W_p": (width, dim), "W_s": (width, dim), "W_t": (dim, dim)}
+    if config.get("transform", _DEFAULTS["transform"]) == "both":
+        expected["W_t2"] = (dim, dim)
+    for name, shape in expected.items():
+        if name not in shapes:
+            return f"no tensor {name!r}"
+        if tuple(shapes[name]) != shape:
+            return (f"tensor {name!r} has shape {list(shapes[name])}, the config's heads (embedding_dim {width}, "
+                    f"dim {dim}) need {list(shape)}")
+    extra = sorted(set(shapes) - set(expected))
+    return f"unexpected tensor(s) {', '.join(extra)}" if extra else None
+
+
 def _distance(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
     if metric == "cosine":  # as torch.nn.functional.cosine_similarity: norms clamped at 1e-8
         norms = np.maximum(np.linalg.norm(a, axis=-1), 1e-8) * np.maximum(np.linalg.norm(b, axis=-1), 1e-8)
@@ -22,8 +61,7 @@ class NumpyHeads:
     def __init__(self, config: dict, weights: dict[str, np.ndarray]) -> None:
         self.config_dict = dict(config)
         # Attribute access like HeadsConfig (embedding_dim, dim, transform, imp_metric, prag_metric).
-        self.config = SimpleNamespace(**{"dim": 64, "transform": "p2s", "imp_metric": "cosine",
-                                         "prag_metric": "euclidean", **config})
+        self.config = SimpleNamespace(**{**_DEFAULTS, **config})
         self.weights = {name: np.asarray(value, dtype=np.float32) for name, value in weights.items()}
 
     def eval(self) -> "NumpyHeads":

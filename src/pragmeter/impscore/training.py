@@ -20,6 +20,7 @@ import pandas as pd
 import torch
 
 from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+from pragmeter.io.atomic import replace_folder
 from pragmeter.provenance import RunRecord
 from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
 from pragmeter.metrics.triplets import format_accuracy, per_source_metrics, triplet_metrics
@@ -340,8 +341,13 @@ def save_trained(result: TrainResult, folder: str | Path, name: str, corpus_info
     extra = {"name": name, "training": {**asdict(result.config), "best_epoch": result.best_epoch,
                                         "counts": result.counts, "corpus": info},
              "metrics": {"val": result.val, "test": result.test}}
-    folder = model.save(folder, card=model_card(name, result, info), extra_config=extra)
-    if result.test_per_source is not None:
-        result.test_per_source.to_csv(folder / "test_per_source.csv", index=False)
-    (folder / "history.json").write_text(json.dumps(result.history, indent=1) + "\n", encoding="utf-8")
-    return folder
+
+    def write(staging: Path) -> None:
+        model.save(staging, card=model_card(name, result, info), extra_config=extra)
+        if result.test_per_source is not None:
+            result.test_per_source.to_csv(staging / "test_per_source.csv", index=False)
+        (staging / "history.json").write_text(json.dumps(result.history, indent=1) + "\n", encoding="utf-8")
+
+    # Atomically (as classifier folders): a run killed while saving leaves the old model whole, never new heads
+    # beside the old config.
+    return replace_folder(Path(folder), write)

@@ -63,6 +63,7 @@ def replace_folder(folder: Path, write) -> Path:
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     write(staging)
+    _normal_permissions(staging)
     if folder.exists():
         old = folder.with_name(f".{folder.name}.old")
         shutil.rmtree(old, ignore_errors=True)
@@ -72,3 +73,12 @@ def replace_folder(folder: Path, write) -> Path:
     else:
         staging.rename(folder)
     return folder
+
+
+def _normal_permissions(folder: Path) -> None:
+    """Give every file the user's umask: libraries that write through a private temporary file (safetensors,
+    transformers' save_pretrained) leave 0600, which other users of a shared model folder cannot read."""
+    mode = 0o666 & ~current_umask()
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            os.chmod(path, mode)

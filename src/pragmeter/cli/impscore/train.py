@@ -51,7 +51,9 @@ def register(subparsers) -> None:
     impscore.add_argument("--seed", type=int, default=0)
     impscore.add_argument("--device", type=torch_device, default="cpu")
     add_embedding_cache_options(impscore, no_cache=False)
-    impscore.add_argument("--overwrite", action="store_true", help="write into an existing model folder")
+    impscore.add_argument("--overwrite", action="store_true",
+                          help="replace an existing model folder (atomically: a run killed while saving leaves the old "
+                               "model whole)")
     add_data_root_option(impscore)
     impscore.set_defaults(func=run_impscore)
 
