@@ -114,9 +114,11 @@ def test_bad_settings_and_folders_fail_in_one_line(tmp_path, capsys, svm_folder)
         load_classifier(broken)
 
 
-def test_an_interrupted_fit_resumes_without_refitting_its_finished_c_values(tmp_path, capsys, data_root):
-    """A run stopped after C=0.5 (here: a run asked only for it) leaves a checkpoint; the full run in the same work
-    folder reads C=0.5 from it, fits only C=8, and ends as a run from scratch does; other data are refused."""
+def test_an_interrupted_fit_resumes_without_refitting_its_finished_c_values(tmp_path, capsys, data_root, monkeypatch):
+    """A run stopped after C=0.5 (here: a run asked only for it, whose checkpoints are kept as an interrupted run's
+    are; a finished run removes them) leaves a checkpoint; the full run in the same work folder reads C=0.5 from it,
+    fits only C=8, and ends as a run from scratch does; other data are refused."""
+    monkeypatch.setattr("pragmeter.classify.job.remove_checkpoints", lambda work_dir: None)
     def train(output: str, c_values: str, limit: str = "600", work: str = "work") -> int:
         return main(["classifier", "train", "ishate-b", "--head", "svm", "--svm-c", c_values, "--limit-train", limit,
                      "--limit-eval", "200", "--output", str(tmp_path / output), "--work-dir", str(tmp_path / work),

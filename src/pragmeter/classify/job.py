@@ -13,7 +13,8 @@ from pragmeter.classify.card import model_card
 from pragmeter.provenance import RunRecord
 from pragmeter.classify.examples import RecipeData
 from pragmeter.classify.model import ClassifierSettings, TextClassifier
-from pragmeter.classify.training import Trainer, FineTuneConfig, FineTuneResult, tune_decision_bias
+from pragmeter.classify.training import (Trainer, FineTuneConfig, FineTuneResult, remove_checkpoints,
+                                        tune_decision_bias)
 from pragmeter.encoders import canonical_name
 from pragmeter.errors import PragmeterError
 from pragmeter.metrics.classification import accuracy_by_group, classification_report, correct
@@ -54,8 +55,10 @@ def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: P
     trainer.load_best(result)
     training = {"head": "linear", "transformers": transformers.__version__, "train_config": asdict(config),
                 "best_epoch": result.best_epoch, "history": result.history}
-    return test_and_save(data, classifier, training, output, command, progress, tune_bias, config.select_on,
+    info = test_and_save(data, classifier, training, output, command, progress, tune_bias, config.select_on,
                          config.eval_batch_size)
+    remove_checkpoints(work_dir)
+    return info
 
 
 def run_svm_recipe(data: RecipeData, encoder: str, c_values: list[float], output: Path, select_on: str = "macro_f1",
@@ -78,7 +81,9 @@ def run_svm_recipe(data: RecipeData, encoder: str, c_values: list[float], output
                                                 "C_grid": [float(c) for c in c_values], "select_on": select_on,
                                                 "precision": precision},
                 "best_epoch": best, "history": history}
-    return test_and_save(data, classifier, training, output, command, progress, tune_bias, select_on)
+    info = test_and_save(data, classifier, training, output, command, progress, tune_bias, select_on)
+    remove_checkpoints(work_dir)
+    return info
 
 
 def test_and_save(data: RecipeData, classifier, training: dict, output: Path, command: str, progress: bool,

@@ -168,6 +168,24 @@ def _weights(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {k: v.detach().cpu().clone().contiguous() for k, v in model.state_dict().items()}
 
 
+CHECKPOINT_FILES = ("state.json", "last-*.safetensors", "optimizer-*.safetensors", "best-*.safetensors",
+                    "svm-C*.safetensors")  # what the fine-tuning loop and the svm head write into a work folder
+
+
+def remove_checkpoints(work_dir: Path | None) -> None:
+    """Once the model folder is saved, its checkpoints (hundreds of MB for a fine-tuned encoder) serve no resume:
+    remove them, and the work folder when that leaves it empty (a --work-dir keeps whatever else it holds)."""
+    if work_dir is None or not Path(work_dir).is_dir():
+        return
+    for pattern in CHECKPOINT_FILES:
+        for path in Path(work_dir).glob(pattern):
+            path.unlink(missing_ok=True)
+    try:
+        Path(work_dir).rmdir()
+    except OSError:  # not empty
+        pass
+
+
 class Trainer:
     """Runs the epoch loop of one training job in ``work_dir``."""
 

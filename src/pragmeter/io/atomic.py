@@ -40,12 +40,25 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     os.close(fd)
     tmp_path = Path(tmp)
     try:
-        yield tmp_path
+        with naming(target):
+            yield tmp_path
         os.chmod(tmp_path, 0o666 & ~current_umask())  # mkstemp creates 0600; give the file normal permissions
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+@contextmanager
+def naming(target: Path) -> Iterator[None]:
+    """An OSError without a file name (a write that found the disk full: ENOSPC, EFBIG, EDQUOT) gets ``target``'s,
+    so the one-line error says which output could not be written."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is not None or error.errno is None:
+            raise
+        raise OSError(error.errno, error.strerror or str(error), str(target)) from error
 
 
 def write_json_atomic(target: str | os.PathLike, payload: object) -> None:
@@ -62,7 +75,8 @@ def replace_folder(folder: Path, write) -> Path:
     staging = folder.with_name(f".{folder.name}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
-    write(staging)
+    with naming(folder):
+        write(staging)
     _normal_permissions(staging)
     if folder.exists():
         old = folder.with_name(f".{folder.name}.old")
