@@ -108,7 +108,7 @@ class GenerationSession:
 
     @staticmethod
     def _check(text: str | None, parse: Callable[[str], Any]) -> tuple[str, Any, str | None]:
-        if text is None or not text.strip():
+        if not isinstance(text, str) or not text.strip():
             return "empty", None, "no content"
         try:
             value = parse(text)

@@ -16,7 +16,7 @@ class LabelParser:
         self._pattern = re.compile(rf"(?<![\w-])({alternatives})(?![\w-])", re.IGNORECASE)
 
     def __call__(self, text: str | None) -> str | None:
-        if not text:
+        if not isinstance(text, str) or not text:  # no text (or not text at all): an invalid answer, never a crash
             return None
         found = {self.words[m.lower()] for m in self._pattern.findall(text)}
         return found.pop() if len(found) == 1 else None
@@ -24,7 +24,7 @@ class LabelParser:
 
 def json_object(text: str | None) -> dict | None:
     """The first JSON object in ``text`` (code fences, quotes and prose around it tolerated), else None."""
-    if not text:
+    if not isinstance(text, str) or not text:
         return None
     decoder = json.JSONDecoder()
     for start in (m.start() for m in re.finditer(r"\{", text)):
@@ -41,7 +41,7 @@ def json_field(text: str | None, field: str) -> object | None:
     """``field`` of the first JSON object in ``text``; falls back to a ``"field": value`` regex for JSON that
     does not parse (unescaped quotes, trailing commas, cut-off output)."""
     value = (json_object(text) or {}).get(field)
-    if value is not None or not text:
+    if value is not None or not isinstance(text, str) or not text:
         return value
     found = re.search(rf"""["']?{re.escape(field)}["']?\s*:\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[-+]?\d+(?:\.\d+)?)""",
                       text)
