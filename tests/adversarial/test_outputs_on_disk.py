@@ -66,3 +66,17 @@ def test_a_finished_training_leaves_no_checkpoints(tmp_path, private_cache, data
         assert (output / "svm.safetensors").is_file()
     assert not output.with_name("model.work").exists()  # the default work folder is gone
     assert sorted(p.name for p in own.iterdir()) == ["notes.txt"]  # a given one keeps what is not ours
+
+
+def test_a_model_that_does_not_fit_names_the_file(tmp_path, private_cache, data_root):
+    """safetensors raises its own error type for a full disk: still one line naming the file, not a traceback."""
+    output = tmp_path / "model"
+    done = subprocess.run([*CLI, "classifier", "train", "ishate-a", "--head", "svm", "--svm-c", "1",
+                           "--limit-train", "32", "--limit-eval", "16", "--output", str(output), "--device", "cpu",
+                           "--no-progress", "--data-root", str(data_root)],
+                          env=environment(), capture_output=True, text=True, timeout=600,
+                          preexec_fn=small_files(20_000))  # the svm checkpoint (32 x 384 floats) is larger
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "File too large" in done.stderr and str(output) in done.stderr.strip().splitlines()[-1]
+    assert not (output / "svm.safetensors").exists()

@@ -29,6 +29,7 @@ from pragmeter.classify.model import TextClassifier, decide
 from pragmeter.errors import PragmeterError
 from pragmeter.metrics.classification import classification_report
 from pragmeter.io import write_json_atomic
+from pragmeter.io.atomic import naming
 
 SELECT_ON = ("macro_f1", "accuracy")
 LENGTH_WINDOW = 50  # batches per sorted window: large enough to pad little, small enough to stay random
@@ -196,6 +197,10 @@ class Trainer:
         self.progress = progress
 
     def _save_checkpoint(self, optimizer, result: FineTuneResult, epoch: int, key: str, improved: bool) -> None:
+        with naming(self.work_dir):  # a full disk names the work folder, in one line
+            self._write_checkpoint(optimizer, result, epoch, key, improved)
+
+    def _write_checkpoint(self, optimizer, result: FineTuneResult, epoch: int, key: str, improved: bool) -> None:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         weights = _weights(self.classifier.model)
         # Epoch-stamped files first, state.json (which names the epoch) last, old files removed after it: a

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,14 +52,21 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
 
 @contextmanager
 def naming(target: Path) -> Iterator[None]:
-    """An OSError without a file name (a write that found the disk full: ENOSPC, EFBIG, EDQUOT) gets ``target``'s,
-    so the one-line error says which output could not be written."""
+    """An OSError without a file name (a write that found the disk full: ENOSPC, EFBIG, EDQUOT), or a library's
+    error that wraps one ("… (os error 28)"), becomes an OSError naming ``target``, so the one-line error says which
+    output could not be written."""
     try:
         yield
     except OSError as error:
         if error.filename is not None or error.errno is None:
             raise
         raise OSError(error.errno, error.strerror or str(error), str(target)) from error
+    except Exception as error:  # noqa: BLE001 - Rust libraries (safetensors) raise their own type for an OSError
+        found = re.search(r"\(os error (\d+)\)", str(error))
+        if found is None:
+            raise
+        number = int(found.group(1))
+        raise OSError(number, os.strerror(number), str(target)) from error
 
 
 def write_json_atomic(target: str | os.PathLike, payload: object) -> None:
