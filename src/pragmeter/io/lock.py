@@ -11,12 +11,15 @@ training to end would hide it.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from pragmeter.errors import PragmeterError
+
+log = logging.getLogger("pragmeter")
 
 
 class OutputBusy(PragmeterError):
@@ -42,16 +45,27 @@ def _holder(fd: int) -> str:
 def output_lock(output: str | os.PathLike) -> Iterator[Path]:
     """Hold ``output``'s lock for the ``with`` block; OutputBusy (exit 2) when another live process holds it."""
     path = lock_path(output)
-    path.parent.mkdir(parents=True, exist_ok=True)
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as error:  # e.g. a writable output folder in a read-only parent: the run is not refused
+            log.warning("cannot lock %s (%s: %s); going on without the lock", output, path,
+                        error.strerror or error)
+            yield path
+            return
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except BlockingIOError:
             holder = _holder(fd)
             os.close(fd)
             raise OutputBusy(f"{output} is being written by another pragmeter run (pid {holder}, lock {path}); "
                              "wait for it to end or give another output") from None
+        except OSError as error:  # a file system without locks (some network mounts)
+            os.close(fd)
+            log.warning("cannot lock %s (%s); going on without the lock", output, error.strerror or error)
+            yield path
+            return
         # The previous holder removes the file as it releases it: a lock taken on a file that is no longer the one
         # at ``path`` locks nothing, so take it again on the current file.
         try:
@@ -63,8 +77,11 @@ def output_lock(output: str | os.PathLike) -> Iterator[Path]:
             pass
         os.close(fd)
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        except OSError:  # a full disk: the lock holds without the pid (a second run says "pid unknown")
+            pass
         yield path
     finally:
         try:
