@@ -28,7 +28,7 @@ from pragmeter.encoders import embeddings_dir, load_encoder
 from pragmeter.impscore import ood
 from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
 from pragmeter.impscore.training import TrainConfig, embed_corpus, train_heads
-from pragmeter.metrics.triplets import triplet_metrics
+from pragmeter.impscore.accuracy import triplet_metrics
 
 ENCODER = "all-MiniLM-L6-v2"
 

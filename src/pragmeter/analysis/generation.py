@@ -124,7 +124,7 @@ def write_generation_check(generations: list[Generation], scores: dict[tuple[int
 
     from pragmeter.analysis.plots import generation_figure
     from pragmeter.provenance import RunRecord
-    from pragmeter.eval.task import text_hash
+    from pragmeter.text import text_hash
     from pragmeter.io import atomic_path, write_json_atomic
 
     output.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ import torch
 from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
 from pragmeter.provenance import RunRecord
 from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
-from pragmeter.metrics.triplets import format_accuracy, per_source_metrics, triplet_metrics
+from pragmeter.impscore.accuracy import format_accuracy, per_source_metrics, triplet_metrics
 
 log = logging.getLogger("pragmeter")
 

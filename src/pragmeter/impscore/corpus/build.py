@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pragmeter.datasets.pairs.base import SourcePairs, folder_licence, normalise
+from pragmeter.datasets.pairs.base import SourcePairs, folder_licence
+from pragmeter.text import normalise
 from pragmeter.errors import DataError
 from pragmeter.datasets.pairs.registry import DEFAULT_SOURCES, FOLDERS, PRESETS, SOURCES
 
