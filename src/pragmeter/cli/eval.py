@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option, add_overwrite_option, add_progress_option, refuse_existing
+from pragmeter.cli.common import (add_data_root_option, add_llm_options, add_overwrite_option, add_progress_option,
+                                  add_response_cache_options, load_chat_backend, refuse_existing)
 from pragmeter.errors import PragmeterError
 
 
@@ -18,12 +19,7 @@ def register(subparsers) -> None:
                     "OUTPUT/samples_<task>.jsonl. Responses are cached in OUTPUT/cache/responses.jsonl as they "
                     "arrive, so rerunning an interrupted command resumes it. List tasks with `pragmeter tasks`.")
     parser.add_argument("--tasks", required=True, help="comma-separated task or group names (e.g. inli,drinq)")
-    parser.add_argument("--model", default="openai-chat",
-                        help="backend (default openai-chat); gguf:FILE_OR_NAME runs a local GGUF model with llama.cpp "
-                             "(e.g. gguf:qwen2.5-coder-1.5b)")
-    parser.add_argument("--model-args", default="",
-                        help="KEY=VALUE pairs, comma-separated: base_url, model, api_key_env, temperature, max_tokens, "
-                             "seed, top_p, concurrency, timeout, max_retries (gguf: also threads, ctx_size, parallel)")
+    add_llm_options(parser)
     parser.add_argument("--mode", choices=("generate", "logprob"), default=None,
                         help="answer mode of every task: generate (parse the answer) or logprob (score the options "
                              "by log-probability; the server must return logprobs); same as --task-arg TASK.mode=…")
@@ -40,8 +36,7 @@ def register(subparsers) -> None:
                              "smaller one, so a reduced run grows into the full one through the cache)")
     parser.add_argument("--sample-seed", type=int, default=0, help="seed of --sample (default 0)")
     parser.add_argument("--log-samples", action="store_true", help="write every prompt, answer, parse and gold")
-    parser.add_argument("--cache", default=None, help="response cache file (default OUTPUT/cache/responses.jsonl)")
-    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
+    add_response_cache_options(parser, "OUTPUT/cache/responses.jsonl")
     add_progress_option(parser)
     add_data_root_option(parser)
     parser.set_defaults(func=run)
@@ -62,7 +57,6 @@ def task_arguments(pairs: list[str], names: dict[str, tuple[str, ...]]) -> dict[
 
 def run(args: argparse.Namespace) -> int:
     from pragmeter.eval import registry
-    from pragmeter.llm.backends import load_backend, parse_model_args
     from pragmeter.eval.runner import EvalConfig, evaluate, print_summary
 
     if args.limit is not None and args.limit < 1:
@@ -83,14 +77,11 @@ def run(args: argparse.Namespace) -> int:
                 per_task.setdefault(cls.name, {}).setdefault("mode", args.mode)
     tasks = [cls(per_task.get(cls.name), data_root=args.data_root) for cls in classes]
     refuse_existing([Path(args.output) / "results.json"], args.overwrite)
-    backend = load_backend(args.model, parse_model_args(args.model_args))
-    judge = None
-    if args.judge_model:
-        judge_args = parse_model_args(args.judge_model_args)
-        judge_args.setdefault("temperature", "1")
-        judge = load_backend(args.judge_model, judge_args)
+    backend = load_chat_backend(args.model, args.model_args)
+    judge = load_chat_backend(args.judge_model, args.judge_model_args, temperature="1") if args.judge_model else None
     output = Path(args.output)
-    cache = None if args.no_cache else Path(args.cache) if args.cache else output / "cache" / "responses.jsonl"
+    cache = (None if args.no_response_cache else Path(args.response_cache) if args.response_cache
+             else output / "cache" / "responses.jsonl")
     payload = evaluate(EvalConfig(
         tasks=tasks, backend=backend, judge=judge, output=output, limit=args.limit, sample=args.sample,
         sample_seed=args.sample_seed, log_samples=args.log_samples,

@@ -6,7 +6,8 @@ import argparse
 import sys
 
 
-from pragmeter.cli.common import add_impscore_options, add_progress_option, load_model
+from pragmeter.cli.common import (add_embedding_cache_options, add_impscore_options, add_overwrite_option,
+                                  add_progress_option, load_model)
 from pragmeter.errors import PragmeterError
 from pragmeter.scale.options import add_arguments as add_ray_options
 
@@ -23,11 +24,10 @@ def register(subparsers) -> None:
     parser.add_argument("--input", help="file to score")
     parser.add_argument("--column", default="text", help="text column of --input (default: text)")
     parser.add_argument("--output", help="output file (format from its extension)")
-    parser.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+    add_overwrite_option(parser, "--output if it exists")
     add_progress_option(parser)
     parser.add_argument("--strict", action="store_true", help="exit 1 when any row could not be scored")
-    parser.add_argument("--no-cache", action="store_true",
-                        help="do not reuse or store embeddings in the on-disk cache (used by resumed file jobs)")
+    add_embedding_cache_options(parser, folder=False)
     add_impscore_options(parser)
     add_ray_options(parser)
     parser.set_defaults(func=run)

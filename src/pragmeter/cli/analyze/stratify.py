@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pragmeter.cli.common import (add_impscore_options, add_input_option, add_overwrite_option, load_model,
-                                  refuse_existing)
+from pragmeter.cli.common import (add_embedding_cache_options, add_impscore_options, add_input_option,
+                                  add_overwrite_option, load_model, refuse_existing)
 from pragmeter.errors import PragmeterError
 
 
@@ -35,7 +35,7 @@ def register(subparsers) -> None:
     parser.add_argument("--output", default=None,
                         help="output folder (default: the results folder, or the input file's folder)")
     add_overwrite_option(parser)
-    parser.add_argument("--no-cache", action="store_true", help="do not reuse or store embeddings on disk")
+    add_embedding_cache_options(parser, folder=False)
     add_impscore_options(parser)
     parser.set_defaults(func=run)
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import (RenamedFlag, add_data_root_option, add_input_option, add_progress_option,
-                                  positive_int, torch_device)
+from pragmeter.cli.common import (RenamedFlag, add_data_root_option, add_input_option, add_overwrite_option,
+                                  add_progress_option, positive_int, torch_device)
 
 
 def register(subparsers) -> None:
@@ -27,7 +27,7 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument("--batch-size", type=positive_int, default=64)
     parser.add_argument("--device", type=torch_device, default=None)
-    parser.add_argument("--overwrite", action="store_true")
+    add_overwrite_option(parser, "--predictions and the output files if they exist")
     add_progress_option(parser)
     add_data_root_option(parser)
     parser.set_defaults(func=run)

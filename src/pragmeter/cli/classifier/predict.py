@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pragmeter.cli.common import add_progress_option, positive_int, torch_device
+from pragmeter.cli.common import add_overwrite_option, add_progress_option, positive_int, torch_device
 
 PREDICTION_COLUMN, ERROR_COLUMN = "prediction", "prediction_error"
 
@@ -26,7 +26,7 @@ def register(subparsers) -> None:
                         help="hypothesis column for pair models (default hypothesis)")
     parser.add_argument("--batch-size", type=positive_int, default=64)
     parser.add_argument("--device", type=torch_device, default=None, help="cpu, cuda… (default: cuda when available)")
-    parser.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+    add_overwrite_option(parser, "--output if it exists")
     add_progress_option(parser)
     parser.set_defaults(func=run)
 

@@ -7,7 +7,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option, add_progress_option, positive_int, torch_device
+from pragmeter.cli.common import (add_data_root_option, add_overwrite_option, add_progress_option, positive_int,
+                                  torch_device)
 from pragmeter.errors import PragmeterError
 
 
@@ -39,7 +40,7 @@ def _common(parser: argparse.ArgumentParser, lr: float, max_length: int) -> None
                         help="checkpoints for resuming (default: OUTPUT.work beside the output folder)")
     parser.add_argument("--limit-train", type=int, default=None, help="first N training examples (smoke runs)")
     parser.add_argument("--limit-eval", type=int, default=None, help="first N validation and test examples")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing model folder")
+    add_overwrite_option(parser, "an existing model folder")
     add_progress_option(parser)
     add_data_root_option(parser)
 

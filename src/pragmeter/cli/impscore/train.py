@@ -7,7 +7,8 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option, add_embedding_cache_options, positive_int, torch_device
+from pragmeter.cli.common import (add_data_root_option, add_embedding_cache_options, add_overwrite_option, positive_int,
+                                  torch_device)
 from pragmeter.errors import PragmeterError
 
 
@@ -51,7 +52,7 @@ def register(subparsers) -> None:
     impscore.add_argument("--seed", type=int, default=0)
     impscore.add_argument("--device", type=torch_device, default="cpu")
     add_embedding_cache_options(impscore, no_cache=False)
-    impscore.add_argument("--overwrite", action="store_true", help="write into an existing model folder")
+    add_overwrite_option(impscore, "an existing model folder (written into)")
     add_data_root_option(impscore)
     impscore.set_defaults(func=run_impscore)
 
