@@ -42,19 +42,6 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def task_arguments(pairs: list[str], names: dict[str, tuple[str, ...]]) -> dict[str, dict[str, str]]:
-    """``["inli.split=val"]`` -> {"inli": {"split": "val"}}; a group name applies to all its tasks."""
-    by_task: dict[str, dict[str, str]] = {}
-    for pair in pairs:
-        target, sep, value = pair.partition("=")
-        task, dot, key = target.partition(".")
-        if not sep or not dot or not task or not key:
-            raise PragmeterError(f"--task-arg {pair!r} is not TASK.KEY=VALUE")
-        for member in names.get(task, (task,)):
-            by_task.setdefault(member, {})[key] = value
-    return by_task
-
-
 def run(args: argparse.Namespace) -> int:
     from pragmeter.eval import registry
     from pragmeter.eval.runner import EvalConfig, evaluate, print_summary
@@ -63,19 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise PragmeterError("--limit must be at least 1")
     if args.sample is not None and (args.sample < 1 or args.limit is not None):
         raise PragmeterError("--sample must be at least 1, and not given with --limit")
-    classes = registry.resolve(args.tasks)
-    per_task = task_arguments(args.task_arg, registry.groups())
-    unknown = set(per_task) - {cls.name for cls in classes}
-    if unknown:
-        raise PragmeterError(f"--task-arg names task(s) not being run: {', '.join(sorted(unknown))}")
-    if args.mode:
-        without = [cls.name for cls in classes if "mode" not in cls.arguments]
-        if without and args.mode != "generate":
-            raise PragmeterError(f"--mode {args.mode}: task(s) {', '.join(without)} have no such mode")
-        for cls in classes:
-            if "mode" in cls.arguments:
-                per_task.setdefault(cls.name, {}).setdefault("mode", args.mode)
-    tasks = [cls(per_task.get(cls.name), data_root=args.data_root) for cls in classes]
+    tasks = registry.instantiate(args.tasks, args.task_arg, args.mode, args.data_root)
     refuse_existing([Path(args.output) / "results.json"], args.overwrite)
     backend = load_chat_backend(args.model, args.model_args)
     judge = load_chat_backend(args.judge_model, args.judge_model_args, temperature="1") if args.judge_model else None
