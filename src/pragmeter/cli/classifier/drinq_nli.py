@@ -39,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
     from pragmeter.classify.drinq import evaluate_drinq
     from pragmeter.data.root import dataset_checksums, sha256_of
     from pragmeter.datasets.drinq import FILES
-    from pragmeter.io import check_output, write_json_atomic, write_table
-    from pragmeter.provenance import RunRecord
+    from pragmeter.io import check_output, write_table
+    from pragmeter.provenance import write_results_json
 
     for target in filter(None, (args.output, args.predictions)):
         check_output(target, args.overwrite)
@@ -52,9 +52,8 @@ def run(args: argparse.Namespace) -> int:
               f"n={metrics['n']}")
     if args.output:
         checksums = {args.input: sha256_of(Path(args.input))} if args.input else dataset_checksums(list(FILES))
-        write_json_atomic(args.output, {"task": "drinq-nli", "model": str(args.model), "limit": args.limit,
-                                        "command": list(sys.argv), "run": RunRecord.now().to_dict(),
-                                        "dataset_checksums": checksums, **metrics})
+        write_results_json(args.output, {"task": "drinq-nli", "model": str(args.model), "limit": args.limit,
+                                         "command": list(sys.argv), "dataset_checksums": checksums, **metrics})
     if args.predictions:
         write_table(pd.DataFrame(rows), args.predictions, overwrite=args.overwrite)
     return 0
