@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 
@@ -32,27 +31,18 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from pragmeter.analysis.generation import default_topics, generate, read_topics, write_generation_check
+    from pragmeter.analysis.generation import default_topics, generation_check, read_topics
     from pragmeter.impscore.model import ImpScore
 
     if args.runs < 1:
         raise PragmeterError("--runs must be at least 1")
     topics = read_topics(args.topics) if args.topics else default_topics()
     backend = load_chat_backend(args.model, args.model_args, temperature="1")
-    settings = backend.settings()
     output = Path(args.output)
     refuse_existing([output / "generation_check.json"], args.overwrite)
     cache = None if args.no_response_cache else output / "cache" / "responses.jsonl"
     impscore = ImpScore.load(args.impscore, device=args.device, batch_size=args.batch_size)  # fail before asking
-    generations = asyncio.run(generate(backend, topics, args.runs, cache, progress=not args.no_progress))
-    valid = [g for g in generations if g.sentences is not None]
-    flat = [s for g in valid for s in g.sentences]
-    values = impscore.score(flat) if flat else np.zeros(0)
-    width = len(valid[0].sentences) if valid else 0
-    scores = {(g.run, g.topic): values[i * width:(i + 1) * width] for i, g in enumerate(valid)}
-    payload = write_generation_check(generations, scores, args.runs, topics, output, settings, impscore.signature())
+    payload = generation_check(backend, impscore, topics, args.runs, output, cache, progress=not args.no_progress)
     for level in payload["levels"]:
         mean = "-" if level["mean"] is None else f"{level['mean']:.4f}"
         sd = "-" if level["sd_over_runs"] is None else f"{level['sd_over_runs']:.4f}"
