@@ -7,7 +7,6 @@ agreement (Emphasized-Talk annotation filter), inli-hypothesis-baseline (the INL
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 
@@ -109,28 +108,16 @@ def register(subparsers) -> None:
     baseline.set_defaults(func=run_baseline)
 
 
-def _session(args: argparse.Namespace):
+def _run(args: argparse.Namespace, pipeline) -> int:
     from pragmeter.generate.output import check_output, default_cache
-    from pragmeter.generate.session import GenerationSession
+    from pragmeter.generate.session import run_pipeline
 
     output = Path(args.output)
     check_output(output, args.overwrite)
     backend = load_chat_backend(args.model, args.model_args)
     cache = (None if args.no_response_cache else Path(args.response_cache) if args.response_cache
              else default_cache(output))
-    return GenerationSession(backend, cache, retries=args.retries, progress=not args.no_progress)
-
-
-def _run(args: argparse.Namespace, pipeline) -> int:
-    session = _session(args)
-
-    async def main():
-        try:
-            return await pipeline(session, Path(args.output))
-        finally:
-            await session.aclose()
-
-    result = asyncio.run(main())
+    result, session = run_pipeline(pipeline, backend, output, cache, args.retries, progress=not args.no_progress)
     failed = session.failed_requests()
     if failed:
         print(f"warning: {failed} request(s) failed after retries and were left out; rerun the same command to "
