@@ -170,6 +170,18 @@ def refuse_existing(paths, overwrite: bool) -> None:
         check_output(path, overwrite)
 
 
+def report_rows(errors: list[str], done: str, output, error_column: str, first) -> int:
+    """Print "DONE n of N rows -> OUTPUT" and, where rows failed, a warning naming the first
+    (``first(row, reason)`` says where it is); the number of rows that failed."""
+    failed = sum(map(bool, errors))
+    print(f"{done} {len(errors) - failed} of {len(errors)} rows -> {output}", file=sys.stderr)
+    if failed:
+        row = next(i for i, error in enumerate(errors) if error)
+        print(f"warning: {failed} row(s) not {done} (reason in column '{error_column}'; first: "
+              f"{first(row, errors[row])})", file=sys.stderr)
+    return failed
+
+
 def add_progress_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from pragmeter.cli.common import (add_embedding_cache_options, add_impscore_options, add_overwrite_option,
-                                  add_progress_option, load_model, positive_int)
+                                  add_progress_option, load_model, positive_int, report_rows)
 from pragmeter.errors import PragmeterError
 from pragmeter.impscore.scoring import ERROR_COLUMN, SCORE_COLUMN, score_frame
 
@@ -39,8 +39,8 @@ def add_ray_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--id-column", default="id", help="row id column of the input (default id; made when absent)")
     group.add_argument("--ray-address", default=None,
                        help="Ray cluster to join (default: $RAY_ADDRESS, else a local instance)")
-    group.add_argument("--actors", type=positive_int, default=None, help="scoring actors (default: cluster CPUs or GPUs "
-                                                                "/ per-actor share)")
+    group.add_argument("--actors", type=positive_int, default=None,
+                       help="scoring actors (default: cluster CPUs or GPUs / per-actor share)")
     group.add_argument("--cpus-per-actor", type=float, default=1, help="CPUs per actor (default 1)")
     group.add_argument("--gpus-per-actor", type=float, default=0,
                        help="GPUs per actor (default 0; >0 runs the encoder in torch on cuda)")
@@ -85,13 +85,8 @@ def score_file(args: argparse.Namespace) -> int:
 
     frame = score_frame(model, frame, args.column, progress=False if args.no_progress else None)
     write_table(frame, output, overwrite=args.overwrite)
-    errors = frame[ERROR_COLUMN].tolist()
-    failed = sum(map(bool, errors))
-    print(f"scored {len(errors) - failed} of {len(errors)} rows -> {output}", file=sys.stderr)
-    if failed:
-        first = next(i for i, e in enumerate(errors) if e)
-        print(f"warning: {failed} row(s) not scored (reason in column '{ERROR_COLUMN}'; first: row {first + 1}, "
-              f"field {args.column!r}: {errors[first]})", file=sys.stderr)
+    failed = report_rows(frame[ERROR_COLUMN].tolist(), "scored", output, ERROR_COLUMN,
+                         lambda row, reason: f"row {row + 1}, field {args.column!r}: {reason}")
     _report_truncation(model)
     return 1 if failed and args.strict else 0
 

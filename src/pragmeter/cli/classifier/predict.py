@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from pragmeter.cli.common import add_overwrite_option, add_progress_option, positive_int, torch_device
+from pragmeter.cli.common import add_overwrite_option, add_progress_option, positive_int, report_rows, torch_device
 
 from pragmeter.classify.labelling import ERROR_COLUMN, PREDICTION_COLUMN
 
@@ -41,11 +40,6 @@ def run(args: argparse.Namespace) -> int:
     out = label_frame(load_classifier(args.model, args.device), frame, args.input, args.column, args.premise_column,
                       args.hypothesis_column, args.batch_size, progress=not args.no_progress)
     write_table(out, args.output, overwrite=args.overwrite)
-    errors = out[ERROR_COLUMN].tolist()
-    failed = sum(map(bool, errors))
-    print(f"labelled {len(out) - failed} of {len(out)} rows -> {args.output}", file=sys.stderr)
-    if failed:
-        first = next(row for row, error in enumerate(errors) if error)
-        print(f"warning: {failed} row(s) not labelled (reason in column '{ERROR_COLUMN}'; first: "
-              f"{args.input}: data row {first + 1}: {errors[first]})", file=sys.stderr)
+    report_rows(out[ERROR_COLUMN].tolist(), "labelled", args.output, ERROR_COLUMN,
+                lambda row, reason: f"{args.input}: data row {row + 1}: {reason}")
     return 0
