@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 from pragmeter.cli.common import (RenamedFlag, add_data_root_option, add_input_option, add_overwrite_option,
                                   add_progress_option, positive_int, torch_device)
@@ -34,13 +32,8 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from pragmeter.classify.drinq import evaluate_drinq
-    from pragmeter.data.root import dataset_checksums, sha256_of
-    from pragmeter.datasets.drinq import FILES
-    from pragmeter.io import check_output, write_table
-    from pragmeter.provenance import write_results_json
+    from pragmeter.classify.drinq import evaluate_drinq, write_drinq_outputs
+    from pragmeter.io import check_output
 
     for target in filter(None, (args.output, args.predictions)):
         check_output(target, args.overwrite)
@@ -50,10 +43,6 @@ def run(args: argparse.Namespace) -> int:
         m = metrics[name]
         print(f"accuracy vs {name}: {m['accuracy']:.4f} (95% CI {m['ci95'][0]:.4f}–{m['ci95'][1]:.4f}), "
               f"n={metrics['n']}")
-    if args.output:
-        checksums = {args.input: sha256_of(Path(args.input))} if args.input else dataset_checksums(list(FILES))
-        write_results_json(args.output, {"task": "drinq-nli", "model": str(args.model), "limit": args.limit,
-                                         "command": list(sys.argv), "dataset_checksums": checksums, **metrics})
-    if args.predictions:
-        write_table(pd.DataFrame(rows), args.predictions, overwrite=args.overwrite)
+    write_drinq_outputs(metrics, rows, args.model, args.input, args.limit, args.output, args.predictions,
+                        args.overwrite)
     return 0
