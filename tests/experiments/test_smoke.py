@@ -35,7 +35,8 @@ def classifier_runs(tmp_path_factory, data_root) -> Path:
 
 
 def test_every_experiment_has_a_smoke_test():
-    tested = {"classifier_table.py", "ishate_method_table.py", "inli_split_overlap.py", "impscore_ablation.py"}
+    tested = {"classifier_table.py", "ishate_method_table.py", "inli_split_overlap.py", "impscore_ablation.py",
+              "impscore_human_selection.py"}
     assert set(SCRIPTS) == tested
 
 
@@ -56,6 +57,22 @@ def test_inli_split_overlap(data_root):
     out = run_script("inli_split_overlap.py", "--limit", "20", "--data-root", data_root)
     assert "premise: " in out and "of 20 test items occur in train" in out
     assert out.strip().splitlines()[-1].endswith("(of 20)")
+
+
+def test_impscore_human_selection(tmp_path, data_root):
+    from pragmeter.impscore.corpus import build_corpus
+    from pragmeter.impscore.evaluators import HUMAN_PAIR_SOURCES
+
+    corpus, _ = build_corpus(sources=["bbh_snarks", *HUMAN_PAIR_SOURCES], seed=0, root=data_root, cap=60)
+    corpus.to_parquet(tmp_path / "corpus.parquet")
+    variants = [{"name": "tiny", "sources": "bbh_snarks", "epochs": 1}]
+    args = ["--corpus", tmp_path / "corpus.parquet", "--output", tmp_path / "selection.jsonl", "--variants",
+            json.dumps(variants), "--seeds", "0", "--limit", "40", "--politeness-sample", "50"]
+    run_script("impscore_human_selection.py", *args)
+    rows = [json.loads(line) for line in (tmp_path / "selection.jsonl").read_text().splitlines()]
+    assert [(r["variant"], r["seed"]) for r in rows] == [("tiny", 0)] and "decision" in rows[0]["human"]
+    run_script("impscore_human_selection.py", *args)  # finished (variant, seed) pairs are not run again
+    assert len((tmp_path / "selection.jsonl").read_text().splitlines()) == 1
 
 
 def test_impscore_ablation(tmp_path, data_root):
