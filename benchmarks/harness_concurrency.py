@@ -25,7 +25,7 @@ def timed_run(url: str, items: int, concurrency: int) -> float:
     with tempfile.TemporaryDirectory() as output:
         start = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            code = main(["eval", "--tasks", "inli", "--limit", str(items), "--output", output, "--no-cache",
+            code = main(["eval", "--tasks", "inli", "--limit", str(items), "--output", output, "--no-response-cache",
                          "--no-progress", "--model-args", f"base_url={url},model=fake,concurrency={concurrency}"])
         elapsed = time.perf_counter() - start
     if code != 0:

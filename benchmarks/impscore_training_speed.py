@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from pathlib import Path
 
 import torch
 from machine import MachineWatch
@@ -21,7 +20,7 @@ from pragmeter.encoders import load_encoder
 from pragmeter.impscore.corpus import build_corpus
 from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
 from pragmeter.impscore.losses import ImpScoreLoss
-from pragmeter.impscore.training import TrainConfig, embed_corpus, train_heads
+from pragmeter.impscore.training import TrainConfig, train
 
 
 def official_style(pairs, val_pairs, encoder_name: str, epochs: int, batch_size: int, seed: int) -> float:
@@ -51,12 +50,12 @@ def official_style(pairs, val_pairs, encoder_name: str, epochs: int, batch_size:
 
 
 def ours(corpus, encoder_name: str, epochs: int, batch_size: int, seed: int) -> float:
-    """pragmeter's path from an empty cache: encode each distinct text once, then train on the cache."""
+    """pragmeter's path from an empty cache (``impscore.training.train``, no model folder written): encode each
+    distinct text once, then train on the cache."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as cache:
-        splits = embed_corpus(corpus, encoder_name, Path(cache), show_progress=False)
-        train_heads(splits, TrainConfig(encoder=encoder_name, epochs=epochs, batch_size=batch_size, seed=seed),
-                    show_progress=False)
+        train(TrainConfig(encoder=encoder_name, epochs=epochs, batch_size=batch_size, seed=seed), None, corpus,
+              cache_root=cache, show_progress=False)
     return time.perf_counter() - started
 
 

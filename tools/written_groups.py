@@ -20,7 +20,6 @@ writes a parquet file plus ``<output>.report.json`` with the counts and drop rea
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from collections import Counter
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pragmeter.data.root import sha256_of
 from pragmeter.impscore.ood import close_development_sentence
 
 LEVELS = ("level1", "level2", "level3", "level4")
@@ -55,7 +55,7 @@ def main() -> None:
     for spec in args.inputs:
         path, _, prompt = spec.partition("@")
         path = Path(path)
-        prompt_sha256 = hashlib.sha256(Path(prompt).read_bytes()).hexdigest()[:16]
+        prompt_sha256 = sha256_of(Path(prompt))[:16]
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue

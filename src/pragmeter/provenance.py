@@ -58,6 +58,14 @@ class RunRecord:
         return record
 
 
+def write_results_json(path: str | os.PathLike, payload: dict, signature: str | None = None) -> None:
+    """A results JSON with its ``run`` record, written atomically: the one writer of commands whose output is a
+    single results file (``classifier drinq-nli``, ``impscore evaluate``)."""
+    from pragmeter.io.atomic import write_json_atomic
+
+    write_json_atomic(path, {**payload, "run": RunRecord.now(signature).to_dict()})
+
+
 def read_run_record(payload: dict) -> RunRecord:
     """The run record of a results payload, from the current ``run`` object or any older shape."""
     if isinstance(payload.get("run"), dict):

@@ -157,3 +157,23 @@ def test_the_old_positional_input_still_works_and_names_the_new_form(tmp_path, c
     assert main(["analyze", "correlate", "--input", str(table), "--x", "a", "--y", "b", "--json"]) == 0
     again = capsys.readouterr()
     assert again.err == "" and json.loads(again.out) == json.loads(captured.out)
+
+
+def test_the_response_cache_has_its_own_flag_and_the_old_spelling_still_works(capsys, tmp_path, fake_server):
+    """--cache means the embedding cache everywhere; the LLM response cache is --response-cache (--cache and
+    --no-cache keep working on the LLM commands for one release, with the new name on stderr)."""
+    server = fake_server(lambda request: "yes")
+    common = ["eval", "--tasks", "inli", "--limit", "2", "--model-args", f"base_url={server.url},model=fake",
+              "--no-progress"]
+    new = tmp_path / "new.jsonl"
+    assert main([*common, "--output", str(tmp_path / "a"), "--response-cache", str(new)]) in (0, 1)
+    assert "is now" not in capsys.readouterr().err and new.is_file()
+    old = tmp_path / "old.jsonl"
+    assert main([*common, "--output", str(tmp_path / "b"), "--cache", str(old)]) in (0, 1)
+    assert "pragmeter: --cache is now --response-cache" in capsys.readouterr().err and old.is_file()
+    assert main([*common, "--output", str(tmp_path / "c"), "--no-cache"]) in (0, 1)
+    assert "pragmeter: --no-cache is now --no-response-cache" in capsys.readouterr().err
+    assert not (tmp_path / "c" / "cache").exists()
+    calls = server.total_calls
+    assert main([*common, "--output", str(tmp_path / "d"), "--response-cache", str(new)]) in (0, 1)
+    assert server.total_calls == calls  # answered from the cache the first run wrote

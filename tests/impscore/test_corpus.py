@@ -11,7 +11,7 @@ import pytest
 from pragmeter.data.root import data_file
 from pragmeter.errors import DataError
 from pragmeter.impscore.corpus import build_corpus, load_corpus
-from pragmeter.impscore.corpus.build import normalise
+from pragmeter.text import normalise
 from pragmeter.datasets.pairs.negation import negate
 
 

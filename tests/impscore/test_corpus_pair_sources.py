@@ -10,7 +10,7 @@ import pytest
 from pragmeter.cli import main
 from pragmeter.data import root as data_root_module
 from pragmeter.datasets.pairs import PAIR_SOURCES
-from pragmeter.datasets.pairs.base import normalise
+from pragmeter.text import normalise
 from pragmeter.errors import DataError
 from pragmeter.impscore.corpus import build_corpus
 from pragmeter.impscore.corpus.build import resolve_sources

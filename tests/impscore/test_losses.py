@@ -9,7 +9,7 @@ import torch
 
 from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
 from pragmeter.impscore.losses import ImpScoreLoss, margin_losses, triplet_outputs
-from pragmeter.metrics.triplets import per_source_metrics, triplet_metrics
+from pragmeter.impscore.accuracy import per_source_metrics, triplet_metrics
 
 
 def swap_heads(**kwargs) -> ImpScoreHeads:

@@ -7,17 +7,27 @@ import pytest
 import torch
 
 from pragmeter import ImpScore
-from pragmeter.impscore.training import TrainConfig, embed_corpus, save_trained, train_heads
+from pragmeter.errors import PragmeterError
+from pragmeter.impscore.training import TrainConfig, embed_corpus, save_trained, train, train_heads
 
 
 @pytest.fixture(scope="module")
-def splits(tmp_path_factory, corpus_and_report):
+def small_corpus(corpus_and_report):
     corpus, _ = corpus_and_report
     parts = [corpus[corpus["split"] == s].groupby("source").head(n) for s, n in (("train", 60), ("val", 10), ("test", 10))]
     import pandas as pd
 
-    small = pd.concat(parts)
-    return embed_corpus(small, "all-MiniLM-L6-v2", tmp_path_factory.mktemp("cache"), show_progress=False)
+    return pd.concat(parts)
+
+
+@pytest.fixture(scope="module")
+def embedding_cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+@pytest.fixture(scope="module")
+def splits(small_corpus, embedding_cache):
+    return embed_corpus(small_corpus, "all-MiniLM-L6-v2", embedding_cache, show_progress=False)
 
 
 def config(**kwargs) -> TrainConfig:
@@ -110,3 +120,19 @@ def test_in_batch_negatives_change_what_is_learned_and_are_named_in_the_card(spl
     folder = save_trained(in_batch, tmp_path / "model", "tiny-in-batch", {"sources": ["test"]})
     assert "in-batch hardest negatives × 0.5" in (folder / "README.md").read_text(encoding="utf-8")
     assert ImpScore.load(folder).config["training"]["in_batch_negatives"] == 0.5
+
+
+def test_train_goes_from_a_corpus_to_a_model_folder_as_the_separate_steps_do(small_corpus, splits, embedding_cache,
+                                                                               tmp_path):
+    result = train(config(epochs=2), tmp_path / "model", small_corpus, cache_root=embedding_cache, show_progress=False)
+    steps = train_heads(splits, config(epochs=2), show_progress=False)
+    assert result.folder == tmp_path / "model" and result.test == steps.test
+    loaded = ImpScore.load(result.folder)
+    corpus = loaded.config["training"]["corpus"]
+    assert corpus["sources"] == sorted(small_corpus["source"].unique()) and len(corpus["sha256"]) == 64
+    with pytest.raises(PragmeterError, match="already holds a model"):
+        train(config(epochs=1), result.folder, small_corpus, cache_root=embedding_cache, show_progress=False)
+    with pytest.raises(PragmeterError, match="no 'val' rows"):
+        train(config(), None, small_corpus[small_corpus["split"] != "val"], cache_root=embedding_cache)
+    with pytest.raises(PragmeterError, match="--source-weight: source weights name sources not in the corpus: nope"):
+        train(config(source_weights={"nope": 2.0}), None, small_corpus, cache_root=embedding_cache)

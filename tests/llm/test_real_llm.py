@@ -56,7 +56,7 @@ def runs(model_file, tmp_path_factory):
         code = main(["eval", "--tasks", "inli,drinq_vanilla", "--model", f"gguf:{MODEL}", "--model-args", MODEL_ARGS,
                      "--task-arg", f"inli.mode={inli_mode}", "--task-arg", f"drinq_vanilla.mode={drinq_mode}",
                      "--task-arg", "inli.shots=0", "--task-arg", "drinq_vanilla.shots=0", "--limit", "2", "--log-samples", "--no-progress",
-                     "--cache", str(root / "responses.jsonl"), "--output", str(root / name)])
+                     "--response-cache", str(root / "responses.jsonl"), "--output", str(root / name)])
         assert code == 0
     assert set(server_children(model_file)) <= before  # every server the runs started is gone
     return root

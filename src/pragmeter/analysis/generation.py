@@ -124,7 +124,7 @@ def write_generation_check(generations: list[Generation], scores: dict[tuple[int
 
     from pragmeter.analysis.plots import generation_figure
     from pragmeter.provenance import RunRecord
-    from pragmeter.eval.task import text_hash
+    from pragmeter.text import text_hash
     from pragmeter.io import atomic_path, write_json_atomic
 
     output.mkdir(parents=True, exist_ok=True)
@@ -148,3 +148,20 @@ def write_generation_check(generations: list[Generation], scores: dict[tuple[int
                "topics": topics, **summary, "plots": [png], "samples_file": log, "run": RunRecord.now(text_hash(PROMPT)).to_dict()}
     write_json_atomic(output / "generation_check.json", payload)
     return payload
+
+
+def generation_check(backend, impscore, topics: list[str], runs: int, output: Path, cache: Path | None,
+                     progress: bool = True) -> dict:
+    """The paper's generation check (A.15) end to end: ask ``backend`` for the graded sentences of every topic
+    ``runs`` times (answers cached in ``cache``), score the valid answers with ``impscore`` and write
+    ``output/generation_check.json``, its plot and ``generations.jsonl``; the payload written."""
+    import asyncio
+
+    settings = backend.settings()  # as configured, before any request
+    generations = asyncio.run(generate(backend, topics, runs, cache, progress=progress))
+    valid = [g for g in generations if g.sentences is not None]
+    flat = [s for g in valid for s in g.sentences]
+    values = impscore.score(flat) if flat else np.zeros(0)
+    width = len(valid[0].sentences) if valid else 0
+    scores = {(g.run, g.topic): values[i * width:(i + 1) * width] for i, g in enumerate(valid)}
+    return write_generation_check(generations, scores, runs, topics, output, settings, impscore.signature())

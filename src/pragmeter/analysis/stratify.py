@@ -239,6 +239,17 @@ def write_stratified(predictions: Predictions, scores: np.ndarray, output: Path,
     return payload
 
 
+def stratify_predictions(predictions: Predictions, output: Path, impscore) -> dict:
+    """Score (unless the input had scores; ``impscore()`` gives the ImpScore model, loaded only when needed),
+    stratify and write one input; its payload. An input left without items is an error naming its filter."""
+    if not predictions.texts:
+        raise PragmeterError(f"{predictions.source}: no items left to stratify"
+                             + (f" ({predictions.filter})" if predictions.filter else ""))
+    model = None if predictions.scores is not None else impscore()
+    return write_stratified(predictions, score_predictions(predictions, model), output,
+                            None if model is None else model.signature())
+
+
 def _is_sample_log(path: Path) -> bool:
     """A per-sample log of the harness (its records have task, prompt and parsed), not a predictions table."""
     from pragmeter.io import read_records

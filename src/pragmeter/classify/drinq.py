@@ -75,3 +75,26 @@ def evaluate_drinq(model: str | os.PathLike, root=None, path=None, limit: int | 
     classifier = load_classifier(model, device)
     rows = answer(classifier, items, batch_size, progress)
     return score(rows, seed), rows
+
+
+def write_drinq_outputs(metrics: dict, rows: list[dict], model: str | os.PathLike, path: str | os.PathLike | None,
+                        limit: int | None, output: str | os.PathLike | None = None,
+                        predictions: str | os.PathLike | None = None, overwrite: bool = False) -> None:
+    """The results JSON (``output``: metrics, model, the data's checksums, the run record) and the per-item table
+    (``predictions``) of :func:`evaluate_drinq`; ``path`` is the user's file, None for the release."""
+    import sys
+    from pathlib import Path
+
+    import pandas as pd
+
+    from pragmeter.data.root import dataset_checksums, sha256_of
+    from pragmeter.datasets.drinq import FILES
+    from pragmeter.io import write_table
+    from pragmeter.provenance import write_results_json
+
+    if output:
+        checksums = {str(path): sha256_of(Path(path))} if path else dataset_checksums(list(FILES))
+        write_results_json(output, {"task": "drinq-nli", "model": str(model), "limit": limit, "command": list(sys.argv),
+                                    "dataset_checksums": checksums, **metrics})
+    if predictions:
+        write_table(pd.DataFrame(rows), predictions, overwrite=overwrite)

@@ -118,3 +118,25 @@ def test_and_save(data: RecipeData, classifier, training: dict, output: Path, co
     classifier.save(output, model_card(info), info)
     print(f"test accuracy {test['accuracy']:.4f}, macro-F1 {test['macro_f1']:.4f} -> {output}", file=sys.stderr)
     return info
+
+
+def train_classifier(data: RecipeData, encoder: str, output: str | Path, config: FineTuneConfig, *,
+                     svm_c: list[float] | None = None, device: str | None = None, work_dir: str | Path | None = None,
+                     limit_train: int | None = None, limit_eval: int | None = None, tune_bias: bool = False,
+                     command: str = "", progress: bool = True, overwrite: bool = False) -> dict | None:
+    """A recipe's data -> classifier folder: the fine-tuned encoder, or with ``svm_c`` the frozen encoder's RBF SVM
+    for those C values (``config`` gives selection metric and precision). ``limit_train``/``limit_eval`` keep the
+    first examples (smoke runs); ``work_dir`` (default OUTPUT.work) holds the checkpoints a rerun resumes from."""
+    output = Path(output)
+    if (output / "config.json").exists() and not overwrite:
+        raise PragmeterError(f"{output} already holds a model; pass --overwrite to replace it")
+    data.train = data.train.head(limit_train)
+    data.val, data.test = data.val.head(limit_eval), data.test.head(limit_eval)
+    if not len(data.train) or not len(data.val):
+        raise PragmeterError("no training or validation examples (check --limit-train / --limit-eval)")
+    work = Path(work_dir) if work_dir else output.with_name(output.name + ".work")
+    if svm_c is not None:
+        precision = "fp32" if config.precision == "auto" else config.precision
+        return run_svm_recipe(data, encoder, svm_c, output, config.select_on, device, precision, command, progress,
+                              tune_bias, work)
+    return run_recipe(data, encoder, config, output, work, device, command, progress, tune_bias=tune_bias)

@@ -18,22 +18,27 @@ INCOMPLETE = 3
 
 
 class RenamedFlag(argparse.Action):
-    """An old flag spelling: stores into the new flag's destination and says the new name on stderr."""
+    """An old flag spelling: stores into the new flag's destination and says the new name on stderr. With
+    ``nargs=0`` it is an old switch and stores ``const`` (True unless given)."""
 
     def __init__(self, option_strings, dest, new: str, **kwargs):
         self.new = new
+        if kwargs.get("nargs") == 0:
+            kwargs.setdefault("const", True)
         super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None):
         print(f"pragmeter: {option_string} is now {self.new}", file=sys.stderr)
-        setattr(namespace, self.dest, values)
+        setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
 
 
-def add_impscore_options(parser: argparse.ArgumentParser, batch_size: bool = True) -> None:
-    """``--impscore`` (the instrument), its encoder batch size and device; ``--model`` stays as the old name."""
+def add_impscore_options(parser: argparse.ArgumentParser, batch_size: bool = True, old_name: bool = True) -> None:
+    """``--impscore`` (the instrument), its encoder batch size and device; ``--model`` stays as the old name
+    (``old_name``) where the command has no model under test of that name."""
     parser.add_argument("--impscore", default=None,
                         help="ImpScore model: shipped name or model folder (default: the shipped default)")
-    parser.add_argument("--model", dest="impscore", action=RenamedFlag, new="--impscore")
+    if old_name:
+        parser.add_argument("--model", dest="impscore", action=RenamedFlag, new="--impscore")
     if batch_size:
         parser.add_argument("--batch-size", type=positive_int, default=64, help="ImpScore encoder batch size (default 64)")
     parser.add_argument("--device", type=torch_device, default=None,
@@ -90,20 +95,47 @@ def add_data_root_option(parser: argparse.ArgumentParser) -> None:
                         help="folder with the upstream data files (default: $PRAGMETER_DATA, else ../shared/data)")
 
 
-def add_embedding_cache_options(parser: argparse.ArgumentParser, no_cache: bool = True) -> None:
-    """``--cache DIR`` (and ``--no-cache``) for the on-disk embedding cache (``--cache-dir`` is the old name)."""
-    parser.add_argument("--cache", default=None, help="embedding cache folder (default: $PRAGMETER_CACHE/embeddings)")
-    parser.add_argument("--cache-dir", dest="cache", action=RenamedFlag, new="--cache")
+def add_embedding_cache_options(parser: argparse.ArgumentParser, folder: bool = True, no_cache: bool = True) -> None:
+    """``--cache DIR`` and ``--no-cache``: the on-disk embedding cache, and only that, on every command that has
+    them (``--cache-dir`` is the old name of ``--cache``)."""
+    if folder:
+        parser.add_argument("--cache", default=None,
+                            help="embedding cache folder (default: $PRAGMETER_CACHE/embeddings)")
+        parser.add_argument("--cache-dir", dest="cache", action=RenamedFlag, new="--cache")
     if no_cache:
         parser.add_argument("--no-cache", action="store_true", help="do not reuse or store embeddings on disk")
 
 
-def add_llm_options(parser: argparse.ArgumentParser, role: str = "model under test") -> None:
-    """``--model BACKEND[:TARGET]`` and ``--model-args`` of a chat model (as for ``pragmeter eval``)."""
-    parser.add_argument("--model", default="openai-chat", help=f"backend of the {role} (default openai-chat)")
-    parser.add_argument("--model-args", default="",
-                        help="KEY=VALUE pairs, comma-separated: base_url, model, api_key_env, temperature, max_tokens, "
-                             "seed, top_p, concurrency, timeout, max_retries")
+MODEL_ARGS_HELP = ("KEY=VALUE pairs, comma-separated: base_url, model, api_key_env, temperature, max_tokens, seed, "
+                   "top_p, concurrency, timeout, max_retries (gguf: also threads, ctx_size, parallel)")
+
+
+def add_llm_options(parser: argparse.ArgumentParser, role: str = "model under test", args_note: str = "") -> None:
+    """``--model BACKEND[:TARGET]`` and ``--model-args`` of a chat model."""
+    parser.add_argument("--model", default="openai-chat",
+                        help=f"backend of the {role} (default openai-chat); gguf:FILE_OR_NAME runs a local GGUF model "
+                             "with llama.cpp, local:FOLDER a fine-tuned classifier")
+    parser.add_argument("--model-args", default="", help=MODEL_ARGS_HELP + args_note)
+
+
+def add_response_cache_options(parser: argparse.ArgumentParser, default: str | None) -> None:
+    """``--response-cache FILE`` (when ``default`` names the default file) and ``--no-response-cache``: the LLM
+    response cache that makes an interrupted run resume. ``--cache``/``--no-cache`` are their old names, kept for
+    one release: everywhere else they mean the embedding cache."""
+    if default:
+        parser.add_argument("--response-cache", default=None, help=f"LLM response cache file (default {default})")
+        parser.add_argument("--cache", dest="response_cache", action=RenamedFlag, new="--response-cache")
+    parser.add_argument("--no-response-cache", action="store_true", help="neither read nor write the response cache")
+    parser.add_argument("--no-cache", dest="no_response_cache", action=RenamedFlag, new="--no-response-cache", nargs=0)
+
+
+def load_chat_backend(spec: str, model_args: str, **defaults: str):
+    """The chat backend ``--model``/``--model-args`` name (``defaults``: model arguments unless given). The local
+    classifier backend lives in classify/ and joins llm's backend registry here, at the top layer."""
+    import pragmeter.classify.backend  # noqa: F401  (registers ``local``)
+    from pragmeter.llm.backends import load_backend, parse_model_args
+
+    return load_backend(spec, {**defaults, **parse_model_args(model_args)})
 
 
 def add_input_option(parser: argparse.ArgumentParser, help: str, required: bool = True,
@@ -129,8 +161,8 @@ def resolve_input(args: argparse.Namespace) -> str | None:
     return None
 
 
-def add_overwrite_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--overwrite", action="store_true", help="replace output files that exist")
+def add_overwrite_option(parser: argparse.ArgumentParser, what: str = "output files that exist") -> None:
+    parser.add_argument("--overwrite", action="store_true", help=f"replace {what}")
 
 
 def refuse_existing(paths, overwrite: bool) -> None:
@@ -140,6 +172,18 @@ def refuse_existing(paths, overwrite: bool) -> None:
 
     for path in paths:
         check_output(path, overwrite)
+
+
+def report_rows(errors: list[str], done: str, output, error_column: str, first) -> int:
+    """Print "DONE n of N rows -> OUTPUT" and, where rows failed, a warning naming the first
+    (``first(row, reason)`` says where it is); the number of rows that failed."""
+    failed = sum(map(bool, errors))
+    print(f"{done} {len(errors) - failed} of {len(errors)} rows -> {output}", file=sys.stderr)
+    if failed:
+        row = next(i for i, error in enumerate(errors) if error)
+        print(f"warning: {failed} row(s) not {done} (reason in column '{error_column}'; first: "
+              f"{first(row, errors[row])})", file=sys.stderr)
+    return failed
 
 
 def add_progress_option(parser: argparse.ArgumentParser) -> None:

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import (INCOMPLETE, add_data_root_option, add_overwrite_option, add_progress_option,
-                                  refuse_existing)
+from pragmeter.cli.common import (INCOMPLETE, add_data_root_option, add_llm_options, add_overwrite_option,
+                                  add_progress_option, add_response_cache_options, load_chat_backend, refuse_existing)
 from pragmeter.errors import PragmeterError
 
 
@@ -21,12 +21,7 @@ def register(subparsers) -> None:
                     "not scored: the run exits 3 with results.json marked \"complete\": false, and the same command "
                     "again (no --overwrite needed) asks only those. List tasks with `pragmeter tasks`.")
     parser.add_argument("--tasks", required=True, help="comma-separated task or group names (e.g. inli,drinq)")
-    parser.add_argument("--model", default="openai-chat",
-                        help="backend (default openai-chat); gguf:FILE_OR_NAME runs a local GGUF model with llama.cpp "
-                             "(e.g. gguf:qwen2.5-coder-1.5b)")
-    parser.add_argument("--model-args", default="",
-                        help="KEY=VALUE pairs, comma-separated: base_url, model, api_key_env, temperature, max_tokens, "
-                             "seed, top_p, concurrency, timeout, max_retries (gguf: also threads, ctx_size, parallel)")
+    add_llm_options(parser)
     parser.add_argument("--mode", choices=("generate", "logprob"), default=None,
                         help="answer mode of every task: generate (parse the answer) or logprob (score the options "
                              "by log-probability; the server must return logprobs); same as --task-arg TASK.mode=…")
@@ -43,58 +38,28 @@ def register(subparsers) -> None:
                              "smaller one, so a reduced run grows into the full one through the cache)")
     parser.add_argument("--sample-seed", type=int, default=0, help="seed of --sample (default 0)")
     parser.add_argument("--log-samples", action="store_true", help="write every prompt, answer, parse and gold")
-    parser.add_argument("--cache", default=None, help="response cache file (default OUTPUT/cache/responses.jsonl)")
-    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
+    add_response_cache_options(parser, "OUTPUT/cache/responses.jsonl")
     add_progress_option(parser)
     add_data_root_option(parser)
     parser.set_defaults(func=run)
 
 
-def task_arguments(pairs: list[str], names: dict[str, tuple[str, ...]]) -> dict[str, dict[str, str]]:
-    """``["inli.split=val"]`` -> {"inli": {"split": "val"}}; a group name applies to all its tasks."""
-    by_task: dict[str, dict[str, str]] = {}
-    for pair in pairs:
-        target, sep, value = pair.partition("=")
-        task, dot, key = target.partition(".")
-        if not sep or not dot or not task or not key:
-            raise PragmeterError(f"--task-arg {pair!r} is not TASK.KEY=VALUE")
-        for member in names.get(task, (task,)):
-            by_task.setdefault(member, {})[key] = value
-    return by_task
-
-
 def run(args: argparse.Namespace) -> int:
     from pragmeter.eval import registry
-    from pragmeter.llm.backends import load_backend, parse_model_args
     from pragmeter.eval.runner import EvalConfig, evaluate, finished_results, print_summary
 
     if args.limit is not None and args.limit < 1:
         raise PragmeterError("--limit must be at least 1")
     if args.sample is not None and (args.sample < 1 or args.limit is not None):
         raise PragmeterError("--sample must be at least 1, and not given with --limit")
-    classes = registry.resolve(args.tasks)
-    per_task = task_arguments(args.task_arg, registry.groups())
-    unknown = set(per_task) - {cls.name for cls in classes}
-    if unknown:
-        raise PragmeterError(f"--task-arg names task(s) not being run: {', '.join(sorted(unknown))}")
-    if args.mode:
-        without = [cls.name for cls in classes if "mode" not in cls.arguments]
-        if without and args.mode != "generate":
-            raise PragmeterError(f"--mode {args.mode}: task(s) {', '.join(without)} have no such mode")
-        for cls in classes:
-            if "mode" in cls.arguments:
-                per_task.setdefault(cls.name, {}).setdefault("mode", args.mode)
-    tasks = [cls(per_task.get(cls.name), data_root=args.data_root) for cls in classes]
+    tasks = registry.instantiate(args.tasks, args.task_arg, args.mode, args.data_root)
     finished = finished_results(Path(args.output))
     refuse_existing([finished] if finished else [], args.overwrite)
-    backend = load_backend(args.model, parse_model_args(args.model_args))
-    judge = None
-    if args.judge_model:
-        judge_args = parse_model_args(args.judge_model_args)
-        judge_args.setdefault("temperature", "1")
-        judge = load_backend(args.judge_model, judge_args)
+    backend = load_chat_backend(args.model, args.model_args)
+    judge = load_chat_backend(args.judge_model, args.judge_model_args, temperature="1") if args.judge_model else None
     output = Path(args.output)
-    cache = None if args.no_cache else Path(args.cache) if args.cache else output / "cache" / "responses.jsonl"
+    cache = (None if args.no_response_cache else Path(args.response_cache) if args.response_cache
+             else output / "cache" / "responses.jsonl")
     payload = evaluate(EvalConfig(
         tasks=tasks, backend=backend, judge=judge, output=output, limit=args.limit, sample=args.sample,
         sample_seed=args.sample_seed, log_samples=args.log_samples,

@@ -7,26 +7,23 @@ agreement (Emphasized-Talk annotation filter), inli-hypothesis-baseline (the INL
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import INCOMPLETE, add_data_root_option, add_input_option, add_progress_option
+from pragmeter.cli.common import (INCOMPLETE, add_data_root_option, add_input_option, add_llm_options,
+                                  add_overwrite_option, add_progress_option, add_response_cache_options,
+                                  load_chat_backend)
 from pragmeter.errors import PragmeterError
 
 
 def _llm_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", required=True, help="file to write (csv, tsv, jsonl or parquet; agreement: json)")
-    parser.add_argument("--model", default="openai-chat", help="backend (default openai-chat)")
-    parser.add_argument("--model-args", default="",
-                        help="KEY=VALUE pairs, comma-separated: base_url, model, api_key_env, temperature, seed, "
-                             "concurrency, max_retries… (as for pragmeter eval)")
-    parser.add_argument("--cache", default=None, help="response cache (default OUTPUT.responses.jsonl); rerun to resume")
-    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
+    add_llm_options(parser)
+    add_response_cache_options(parser, "OUTPUT.responses.jsonl; rerun to resume")
     parser.add_argument("--retries", type=int, default=2,
                         help="new samples asked for an empty, refused or malformed answer before dropping it (default 2)")
     parser.add_argument("--seed", type=int, default=0, help="seed of names, splits, negatives and option order")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
+    add_overwrite_option(parser, "an existing output file")
     add_progress_option(parser)
 
 
@@ -112,28 +109,16 @@ def register(subparsers) -> None:
     baseline.set_defaults(func=run_baseline)
 
 
-def _session(args: argparse.Namespace):
+def _run(args: argparse.Namespace, pipeline) -> int:
     from pragmeter.generate.output import check_output, default_cache
-    from pragmeter.generate.session import GenerationSession
-    from pragmeter.llm.backends import load_backend, parse_model_args
+    from pragmeter.generate.session import run_pipeline
 
     output = Path(args.output)
     check_output(output, args.overwrite)
-    backend = load_backend(args.model, parse_model_args(args.model_args))
-    cache = None if args.no_cache else Path(args.cache) if args.cache else default_cache(output)
-    return GenerationSession(backend, cache, retries=args.retries, progress=not args.no_progress)
-
-
-def _run(args: argparse.Namespace, pipeline) -> int:
-    session = _session(args)
-
-    async def main():
-        try:
-            return await pipeline(session, Path(args.output))
-        finally:
-            await session.aclose()
-
-    result = asyncio.run(main())
+    backend = load_chat_backend(args.model, args.model_args)
+    cache = (None if args.no_response_cache else Path(args.response_cache) if args.response_cache
+             else default_cache(output))
+    result, session = run_pipeline(pipeline, backend, output, cache, args.retries, progress=not args.no_progress)
     failed = session.failed_requests()
     if failed:
         print(f"warning: {failed} request(s) failed after retries and were left out; the output is marked "

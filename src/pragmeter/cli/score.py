@@ -5,11 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-
-from pragmeter.cli.common import add_impscore_options, add_progress_option, load_model
+from pragmeter.cli.common import (add_embedding_cache_options, add_impscore_options, add_overwrite_option,
+                                  add_progress_option, load_model, positive_int, report_rows)
 from pragmeter.errors import PragmeterError
-from pragmeter.scale.options import add_arguments as add_ray_options
-
 from pragmeter.impscore.scoring import ERROR_COLUMN, SCORE_COLUMN, score_frame
 
 
@@ -23,21 +21,37 @@ def register(subparsers) -> None:
     parser.add_argument("--input", help="file to score")
     parser.add_argument("--column", default="text", help="text column of --input (default: text)")
     parser.add_argument("--output", help="output file (format from its extension)")
-    parser.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+    add_overwrite_option(parser, "--output if it exists")
     add_progress_option(parser)
     parser.add_argument("--strict", action="store_true", help="exit 1 when any row could not be scored")
-    parser.add_argument("--no-cache", action="store_true",
-                        help="do not reuse or store embeddings in the on-disk cache (used by resumed file jobs)")
+    add_embedding_cache_options(parser, folder=False)
     add_impscore_options(parser)
     add_ray_options(parser)
     parser.set_defaults(func=run)
 
 
+def add_ray_options(parser: argparse.ArgumentParser) -> None:
+    """Options of ``pragmeter score`` that only the Ray engine reads."""
+    group = parser.add_argument_group("Ray engine (--engine ray; needs the 'ray' extra)")
+    group.add_argument("--engine", choices=["local", "ray"], default="local",
+                       help="local: this process (default); ray: Ray Data actors, --input a file or folder, "
+                            "--output a folder of parquet parts")
+    group.add_argument("--id-column", default="id", help="row id column of the input (default id; made when absent)")
+    group.add_argument("--ray-address", default=None,
+                       help="Ray cluster to join (default: $RAY_ADDRESS, else a local instance)")
+    group.add_argument("--actors", type=positive_int, default=None,
+                       help="scoring actors (default: cluster CPUs or GPUs / per-actor share)")
+    group.add_argument("--cpus-per-actor", type=float, default=1, help="CPUs per actor (default 1)")
+    group.add_argument("--gpus-per-actor", type=float, default=0,
+                       help="GPUs per actor (default 0; >0 runs the encoder in torch on cuda)")
+    parser.add_argument("--backend", choices=["onnx", "onnx-int8", "torch"], default=None,
+                        help="how the encoder runs (default: onnx when ONNX Runtime is installed and no GPU is asked "
+                             "for, else torch; Ray: onnx on CPU actors, torch on GPU actors)")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.engine == "ray":
-        from pragmeter.scale.ray_engine import run_cli
-
-        return run_cli(args)
+        return score_on_ray(args)
     if args.input:
         if args.texts:
             raise PragmeterError("give sentences or --input, not both")
@@ -71,12 +85,25 @@ def score_file(args: argparse.Namespace) -> int:
 
     frame = score_frame(model, frame, args.column, progress=False if args.no_progress else None)
     write_table(frame, output, overwrite=args.overwrite)
-    errors = frame[ERROR_COLUMN].tolist()
-    failed = sum(map(bool, errors))
-    print(f"scored {len(errors) - failed} of {len(errors)} rows -> {output}", file=sys.stderr)
-    if failed:
-        first = next(i for i, e in enumerate(errors) if e)
-        print(f"warning: {failed} row(s) not scored (reason in column '{ERROR_COLUMN}'; first: row {first + 1}, "
-              f"field {args.column!r}: {errors[first]})", file=sys.stderr)
+    failed = report_rows(frame[ERROR_COLUMN].tolist(), "scored", output, ERROR_COLUMN,
+                         lambda row, reason: f"row {row + 1}, field {args.column!r}: {reason}")
     _report_truncation(model)
     return 1 if failed and args.strict else 0
+
+
+def score_on_ray(args: argparse.Namespace) -> int:
+    """``pragmeter score --engine ray``."""
+    from pragmeter.scale.ray_engine import score_with_ray
+
+    if args.texts or not args.input or not args.output:
+        raise PragmeterError("--engine ray scores files: give --input FILE_OR_FOLDER --output FOLDER")
+    summary = score_with_ray(args.input, args.output, model=args.impscore, column=args.column,
+                             id_column=args.id_column, backend=args.backend, actors=args.actors,
+                             cpus_per_actor=args.cpus_per_actor, gpus_per_actor=args.gpus_per_actor,
+                             batch_size=args.batch_size, overwrite=args.overwrite, address=args.ray_address,
+                             device=args.device, dtype=getattr(args, "dtype", None))
+    print(f"scored {summary['scored']} of {summary['rows']} rows from {summary['files']} file(s) with "
+          f"{summary['actors']} actor(s) ({summary['backend']}) -> {args.output}", file=sys.stderr)
+    if summary["failed"]:
+        print(f"warning: {summary['failed']} row(s) not scored (reason in column '{ERROR_COLUMN}')", file=sys.stderr)
+    return 1 if summary["failed"] and args.strict else 0

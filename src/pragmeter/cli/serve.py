@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
         from pragmeter.serve.app import create_app
         from pragmeter.serve.limits import Limits
+        from pragmeter.serve.listen import listening_socket
     except ImportError as error:
         raise PragmeterError(f"pragmeter serve needs the 'serve' extra ({error.name} is missing): "
                              "pip install 'pragmeter[serve]'") from None
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if not (math.isfinite(args.max_wait_ms) and args.max_wait_ms >= 0):
         raise PragmeterError(f"--max-wait-ms must be >= 0, got {args.max_wait_ms}")
     # Bind before loading the model: a busy port fails at once, and the URL printed is the one really served.
-    sock = _bind(args.host, args.port)
+    sock = listening_socket(args.host, args.port)
     try:
         model = ImpScore.load(args.impscore, device=args.device, backend=args.backend)
         model.encode(["warm up the encoder"])  # export/load now, not on the first request
@@ -81,23 +82,3 @@ def run(args: argparse.Namespace) -> int:
     finally:
         sock.close()
     return 0
-
-
-def _bind(host: str, port: int):
-    import socket
-
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-    except socket.gaierror as error:
-        raise PragmeterError(f"cannot listen on {host}:{port}: unknown host ({error.strerror})") from None
-    family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: restart over TIME_WAIT
-        sock.bind(address)
-        sock.listen(2048)
-    except OSError as error:
-        sock.close()
-        raise PragmeterError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
-    sock.set_inheritable(True)
-    return sock

@@ -69,7 +69,7 @@ def collection_from_file(dataset: str | Path, column: str = "text", label_column
     """A user table as a collection: texts of ``column``, groupings by the ``label_columns``, paired texts of
     ``pair_column``, comparisons ``A:B`` of the first label column. Rows without a text are skipped and counted."""
     from pragmeter.data.root import sha256_of
-    from pragmeter.impscore.model import invalid_text_reason
+    from pragmeter.text import invalid_text_reason
     from pragmeter.io import read_table, require_column
 
     path = Path(dataset)

@@ -47,7 +47,8 @@ def parse_options(options: str) -> tuple[tuple[str, str], ...]:
     return tuple((letter, text.strip()) for letter, text in zip(letters, parts[2::2]))
 
 
-def _normalise(text: str) -> str:
+def _option_key(text: str) -> str:
+    """An option's text compared with the implied comment: case, spacing and final punctuation left out."""
     return re.sub(r"\s+", " ", text).strip().rstrip(".!?").strip().lower()
 
 
@@ -78,7 +79,7 @@ def load_drinq(root: str | os.PathLike | None = None, path: str | os.PathLike | 
         if consensus not in LETTERS:
             raise DataError(f"{where}: field 'consensus' is {consensus!r}, expected a letter A–E")
         implied = record["implied_comment"].strip()
-        matches = [letter for letter, text in options if _normalise(text) == _normalise(implied)]
+        matches = [letter for letter, text in options if _option_key(text) == _option_key(implied)]
         items.append(DrinqItem(
             id=f"drinq-{row}", question=record["question"].strip(), context=record["context"].strip(),
             options=options, consensus=consensus, implied_comment=implied,

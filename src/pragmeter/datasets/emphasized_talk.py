@@ -19,7 +19,6 @@ the count so such items can be analysed or excluded.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from pragmeter.data.root import data_file
 from pragmeter.errors import DataError
+from pragmeter.io.tables import read_json
 
 FILE = "emphasized_talk/data.json"
 FILES = (FILE,)
@@ -79,12 +79,20 @@ def locate(word: str, text: str, start: int = 0) -> tuple[tuple[int, int], int, 
 
 
 def read_dialogues(root: str | os.PathLike | None = None, path: str | os.PathLike | None = None) -> dict:
-    """data.json as loaded: previous turn -> {"current": …, "emphasis": {word: [implications]}}."""
+    """data.json (or ``path``, a file of your own in its schema), its shape checked: previous turn ->
+    {"current": text, "emphasis": {word: [implication, …]}}, every implication a non-empty text."""
     path = data_file(FILE, root) if path is None else Path(path)
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise DataError(f"{path}: invalid JSON at line {error.lineno} ({error.msg})") from None
+    data = read_json(path, dict, "dialogues in the Emphasized-Talk data.json schema")
+    for number, value in enumerate(data.values()):
+        emphasis = value.get("emphasis") if isinstance(value, dict) else None
+        if not isinstance(emphasis, dict) or not isinstance(value.get("current"), str):
+            raise DataError(f"{path}: dialogue {number}: expected 'current' (text) and an 'emphasis' object")
+        for word, implications in emphasis.items():
+            if (not isinstance(implications, list) or not implications
+                    or not all(isinstance(i, str) and i.strip() for i in implications)):
+                raise DataError(f"{path}: dialogue {number}: emphasis {word!r}: expected a list of non-empty texts "
+                                "(at least one)")
+    return data
 
 
 def load_emphasized_talk(root: str | os.PathLike | None = None,
@@ -95,17 +103,12 @@ def load_emphasized_talk(root: str | os.PathLike | None = None,
     items = []
     for dialogue, (context_key, value) in enumerate(data.items()):
         where = f"{path}: dialogue {dialogue}"
-        current = value.get("current")
-        emphasis = value.get("emphasis")
+        current, emphasis = value["current"], value["emphasis"]  # shapes checked by read_dialogues
         # One pinned dialogue (690) has an empty 'emphasis' object: it contributes no item.
-        if not isinstance(current, str) or not isinstance(emphasis, dict):
-            raise DataError(f"{where}: expected 'current' (text) and an 'emphasis' object")
         speaker = _SPEAKER.match(current)
         body_start = speaker.end() if speaker else 0  # never mark the speaker digit
         context = tuple(turn.strip() for turn in context_key.split("<br>") if turn.strip())
         for index, (word, references) in enumerate(emphasis.items()):
-            if not isinstance(references, list) or not references or not all(isinstance(r, str) for r in references):
-                raise DataError(f"{where}: emphasis {word!r}: expected a non-empty list of implications")
             found = locate(word, current, body_start)
             if found is None:
                 raise DataError(f"{where}: emphasized word {word!r} does not occur in the current turn {current!r}")

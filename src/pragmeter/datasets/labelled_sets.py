@@ -204,3 +204,20 @@ def load_builtin(name: str, root: Root = None, cap: int | None = DEFAULT_CAP, se
     collection = loader(root, pair_cap=cap, seed=seed) if name == "latent_hatred" else loader(root)
     first = next(iter(collection.groupings), None)
     return sample_per_label(collection, first, cap, seed)
+
+
+def load_collections(source: str, root: Root = None, column: str = "text", label_columns: list[str] | tuple = (),
+                     pair_column: str | None = None, compare: list[str] | tuple = (), max_per_label: int | None = None,
+                     seed: int = DEFAULT_SEED) -> list[TextCollection]:
+    """What ``analyze profile --input`` names: a built-in set, ``all`` of them, or a user file (with its text,
+    label and pair columns); built-in sets are capped at ``DEFAULT_CAP`` per label unless ``max_per_label``."""
+    from pragmeter.datasets.collection import collection_from_file
+
+    if source == "all" or source in BUILTINS:
+        if label_columns or pair_column or compare:
+            raise PragmeterError("--label-column/--pair-column/--compare apply to files; built-in sets have their own")
+        cap = max_per_label if max_per_label is not None else DEFAULT_CAP
+        return [load_builtin(name, root, cap, seed) for name in (list(BUILTINS) if source == "all" else [source])]
+    if Path(source).exists():  # the reader names what is wrong with it (a folder, unreadable...)
+        return [collection_from_file(source, column, label_columns, pair_column, compare, max_per_label, seed)]
+    raise PragmeterError(f"{source!r} is neither a file nor a built-in dataset ({', '.join(BUILTINS)}, all)")

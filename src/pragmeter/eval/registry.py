@@ -55,3 +55,35 @@ def resolve(names: str | list[str]) -> list[type[Task]]:
     if not chosen:
         raise PragmeterError("no task given; list them with `pragmeter tasks`")
     return chosen
+
+
+def task_arguments(pairs: list[str], names: dict[str, tuple[str, ...]]) -> dict[str, dict[str, str]]:
+    """``["inli.split=val"]`` -> {"inli": {"split": "val"}}; a group name applies to all its tasks."""
+    by_task: dict[str, dict[str, str]] = {}
+    for pair in pairs:
+        target, sep, value = pair.partition("=")
+        task, dot, key = target.partition(".")
+        if not sep or not dot or not task or not key:
+            raise PragmeterError(f"--task-arg {pair!r} is not TASK.KEY=VALUE")
+        for member in names.get(task, (task,)):
+            by_task.setdefault(member, {})[key] = value
+    return by_task
+
+
+def instantiate(names: str | list[str], task_args: list[str] = (), mode: str | None = None,
+                data_root=None) -> list[Task]:
+    """The tasks ``names`` lists, built with their ``TASK.KEY=VALUE`` arguments (checked now, before any request);
+    ``mode`` (generate or logprob) becomes every task's ``mode`` argument unless one is given for it."""
+    classes = resolve(names)
+    per_task = task_arguments(list(task_args), groups())
+    unknown = set(per_task) - {cls.name for cls in classes}
+    if unknown:
+        raise PragmeterError(f"--task-arg names task(s) not being run: {', '.join(sorted(unknown))}")
+    if mode:
+        without = [cls.name for cls in classes if "mode" not in cls.arguments]
+        if without and mode != "generate":
+            raise PragmeterError(f"--mode {mode}: task(s) {', '.join(without)} have no such mode")
+        for cls in classes:
+            if "mode" in cls.arguments:
+                per_task.setdefault(cls.name, {}).setdefault("mode", mode)
+    return [cls(per_task.get(cls.name), data_root=data_root) for cls in classes]

@@ -13,7 +13,8 @@ from pragmeter.provenance import RunRecord
 from pragmeter.llm.backends.base import BackendFatal, ChatBackend
 from pragmeter.llm.batch import Prompt, answer_all, cached_clients
 from pragmeter.eval.results import model_signature, write_results, write_samples
-from pragmeter.eval.task import Sample, ScoreContext, Task, text_hash
+from pragmeter.eval.task import Sample, ScoreContext, Task
+from pragmeter.text import text_hash
 from pragmeter.llm import choice
 
 
@@ -36,14 +37,13 @@ def stratified_order(task: Task, seed: int) -> list:
     """The task's items in a seeded order whose every prefix is stratified by gold answer: each label's items
     are shuffled (by a hash of seed and item id), then labels take turns in proportion to their size
     (Sainte-Laguë), so the first N items keep the label shares and a larger N extends a smaller one."""
-    import hashlib
     from collections import defaultdict
 
     groups: dict[str, list] = defaultdict(list)
     for item in task.items():
         groups[str(task.gold(item))].append(item)
     for group in groups.values():
-        group.sort(key=lambda item: hashlib.sha256(f"{seed}:{task.item_id(item)}".encode()).hexdigest())
+        group.sort(key=lambda item: text_hash(f"{seed}:{task.item_id(item)}"))
     taken = dict.fromkeys(groups, 0)
     order = []
     for _ in range(sum(map(len, groups.values()))):

@@ -11,7 +11,6 @@ so no answer is unparseable. ``choices(item)`` gives the options' answer texts f
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from abc import ABC, abstractmethod
@@ -23,6 +22,7 @@ from typing import Any, ClassVar
 from pragmeter.errors import PragmeterError
 from pragmeter.llm.client import CachedClient
 from pragmeter.metrics.intervals import mean_sd
+from pragmeter.text import text_hash
 from pragmeter.llm import choice
 
 
@@ -33,10 +33,6 @@ def load_template(name: str) -> str:
 
 
 JUDGE_MAX_TOKENS = 512  # judges analyse before scoring
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pragmeter.errors import DataError
+from pragmeter.datasets.emphasized_talk import read_dialogues
 from pragmeter.generate.output import check_output, report_path, write_report
 from pragmeter.generate.prompts import prompt_hash, prompt_text
 from pragmeter.generate.session import GenerationSession
@@ -37,22 +37,8 @@ def agreement_prompt(implications: list[str]) -> str:
     return f"{prompt_text(PROMPT_FILE).strip()}\n\nSentences:\n{sentences}"
 
 
-def read_annotations(path: Path) -> dict:
-    from pragmeter.io import read_json
-
-    data = read_json(path, dict, "dialogues in the Emphasized-Talk data.json schema")
-    for number, value in enumerate(data.values()):
-        emphasis = value.get("emphasis") if isinstance(value, dict) else None
-        if not isinstance(emphasis, dict) or not isinstance(value.get("current"), str):
-            raise DataError(f"{path}: dialogue {number}: expected 'current' (text) and an 'emphasis' object")
-        for word, implications in emphasis.items():
-            if not isinstance(implications, list) or not all(isinstance(i, str) and i.strip() for i in implications):
-                raise DataError(f"{path}: dialogue {number}: emphasis {word!r}: expected a list of non-empty texts")
-    return data
-
-
 async def filter_agreement(session: GenerationSession, input_path: Path, output: Path, overwrite: bool) -> dict:
-    data = read_annotations(input_path)
+    data = read_dialogues(path=input_path)
     asked = [(context, word) for context, value in data.items() for word, implications in value["emphasis"].items()
              if len(implications) >= 2]
     outcomes = await session.stage(

@@ -35,7 +35,7 @@ from pragmeter.generate.prompts import prompt_hash, prompt_text
 from pragmeter.generate.session import GenerationSession
 from pragmeter.generate.validation import ABSTAINED, Malformed
 from pragmeter.llm.parsing import json_object
-from pragmeter.impscore.corpus.build import normalise
+from pragmeter.text import normalise
 
 CONTEXT_FILE = "drinq_context_generation.txt"
 DEFAULT_FILE = "drinq_default_interpretation.txt"

@@ -26,7 +26,7 @@ from pragmeter.generate.output import write_rows
 from pragmeter.generate.prompts import fill, prompt_hash, prompt_text, python_prompts
 from pragmeter.generate.session import GenerationSession
 from pragmeter.generate.validation import Malformed, labelled_lines
-from pragmeter.impscore.corpus.build import normalise
+from pragmeter.text import normalise
 from pragmeter.io import read_table, require_column
 
 AUGMENTATION = "inli_implicature_augmentation.txt"

@@ -21,7 +21,8 @@ from pragmeter.generate.output import read_texts, write_rows
 from pragmeter.generate.prompts import prompt_hash, prompt_text
 from pragmeter.generate.session import GenerationSession
 from pragmeter.generate.validation import Malformed
-from pragmeter.impscore.corpus.build import COLUMNS, assign_splits, garbage_reason, normalise, sample_negatives
+from pragmeter.impscore.corpus.build import COLUMNS, assign_splits, garbage_reason, sample_negatives
+from pragmeter.text import normalise
 
 PROMPT_FILE = "impscore_explicit_generation.txt"
 # --source-type -> the paper source whose prompt it uses by default (any paper source can be named instead).

@@ -8,11 +8,11 @@ arguments (never executes the file). Placeholders are filled left to right with 
 from __future__ import annotations
 
 import ast
-import hashlib
 from functools import cache
 from importlib import resources
 
 from pragmeter.errors import PragmeterError
+from pragmeter.text import text_hash
 
 
 @cache
@@ -22,7 +22,7 @@ def prompt_text(name: str) -> str:
 
 def prompt_hash(text: str) -> str:
     """First 16 hex digits of the template's sha256: written on every generated row."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return text_hash(text)[:16]
 
 
 def _literal(node: ast.AST, names: dict[str, str], where: str) -> str:

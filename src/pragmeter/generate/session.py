@@ -8,6 +8,7 @@ sends no request that had been answered — retries included, since retry ``k`` 
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -167,3 +168,18 @@ class GenerationSession:
         await self.backend.aclose()
         if self.cache is not None:
             self.cache.close()
+
+
+def run_pipeline(pipeline: Callable[[GenerationSession, Path], Any], backend: ChatBackend, output: Path,
+                 cache_path: Path | None, retries: int = 2, progress: bool = True) -> tuple[Any, GenerationSession]:
+    """Run one generation pipeline (``pipeline(session, output)``, a coroutine) to its end with a fresh session,
+    closing the backend after; (its result, the session: failed requests, why an output is empty)."""
+    session = GenerationSession(backend, cache_path, retries=retries, progress=progress)
+
+    async def main():
+        try:
+            return await pipeline(session, output)
+        finally:
+            await session.aclose()
+
+    return asyncio.run(main()), session

@@ -22,12 +22,13 @@ HEDGES: tuple[str, ...] = (
 _WORD = re.compile(r"[a-z0-9']+")
 
 
-def _normalise(text: str) -> str:
+def _padded_words(text: str) -> str:
+    """Lower-cased words with plain apostrophes and dots, space-padded, so a hedge matches whole words only."""
     return " " + " ".join(text.lower().replace("’", "'").replace("…", "...").split()) + " "
 
 
 def hedge_count(text: str) -> int:
-    padded = _normalise(text)
+    padded = _padded_words(text)
     count = 0
     for hedge in HEDGES:
         if hedge[0].isalpha():

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ import numpy as np
 
 from pragmeter.errors import DataError, PragmeterError
 from pragmeter.impscore.numpy_heads import NumpyHeads
+from pragmeter.text import invalid_text_reason
 
 log = logging.getLogger("pragmeter")
 
@@ -55,28 +55,6 @@ def resolve_model_dir(name_or_path: str | os.PathLike | None) -> Path:
         return shipped
     names = ", ".join(shipped_models()) or "(none)"
     raise PragmeterError(f"no ImpScore model at {name_or_path!r}: give a model folder or one of: {names}")
-
-
-def invalid_text_reason(text: object) -> str | None:
-    """Why a value cannot be scored, or None when it can."""
-    if text is None or (isinstance(text, float) and math.isnan(text)):
-        return "missing value"
-    if not isinstance(text, str):
-        return f"not a string ({type(text).__name__})"
-    if not text.strip():
-        return "empty text"
-    return unencodable_reason(text)
-
-
-def unencodable_reason(text: str) -> str | None:
-    """Why an encoder's tokenizer cannot take ``text`` (a lone surrogate, a NUL), or None when it can."""
-    if "\x00" in text:
-        return f"contains a NUL character at position {text.index(chr(0))}"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:  # only lone surrogates fail: valid JSON, but not Unicode text
-        return f"contains a lone surrogate U+{ord(text[error.start]):04X} at position {error.start}"
-    return None
 
 
 def read_model_config(folder: Path) -> dict:

@@ -57,7 +57,7 @@ def score_values(model, values: list, progress: bool | None = False) -> tuple[np
     ``progress``: a tqdm bar on stderr (None: only when stderr is a terminal)."""
     import pandas as pd
 
-    from pragmeter.impscore.model import invalid_text_reason
+    from pragmeter.text import invalid_text_reason
 
     # Ray hands string columns over with pd.NA for missing values; the local reader gives NaN or None.
     values = [None if v is pd.NA else v for v in values]

@@ -12,6 +12,7 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
 from pragmeter.io.atomic import replace_folder
 from pragmeter.provenance import RunRecord
 from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
-from pragmeter.metrics.triplets import format_accuracy, per_source_metrics, triplet_metrics
+from pragmeter.impscore.accuracy import format_accuracy, per_source_metrics, triplet_metrics
 
 log = logging.getLogger("pragmeter")
 
@@ -85,6 +86,7 @@ class TrainResult:
     test_per_source: pd.DataFrame | None = None
     counts: dict = field(default_factory=dict)
     seconds: float = 0.0
+    folder: Path | None = None  # the model folder, once saved
 
 
 def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_size: int | None = None,
@@ -351,3 +353,46 @@ def save_trained(result: TrainResult, folder: str | Path, name: str, corpus_info
     # Atomically (as classifier folders): a run killed while saving leaves the old model whole, never new heads
     # beside the old config.
     return replace_folder(Path(folder), write)
+
+
+def train(config: TrainConfig, output: str | Path | None = None, corpus: pd.DataFrame | str | Path | None = None, *,
+          name: str | None = None, data_root: str | Path | None = None, cache_root: str | Path | None = None,
+          overwrite: bool = False, show_progress: bool = True,
+          on_corpus_report: Callable[[str], None] | None = None) -> TrainResult:
+    """Corpus -> trained ImpScore: the corpus (a frame, a corpus file or the official all_data.csv, or None: built
+    from the data root, its per-source table given to ``on_corpus_report``), its fingerprint and licences, the
+    split and source-weight checks (before the long embedding step), the cached embeddings, training, and the
+    model folder ``output`` (not written when None). ``result.folder`` is the folder written.
+
+    Raises PragmeterError for a folder that holds a model (unless ``overwrite``), a corpus without train or val
+    rows, or source weights naming sources the corpus lacks."""
+    from pragmeter.encoders import embeddings_dir
+    from pragmeter.errors import PragmeterError
+    from pragmeter.impscore.corpus.build import build_corpus, corpus_fingerprint, format_report, load_corpus
+
+    if output is not None and (Path(output) / "config.json").exists() and not overwrite:
+        raise PragmeterError(f"{output} already holds a model; pass --overwrite to replace it")
+    if isinstance(corpus, pd.DataFrame):
+        info = {"file": "given as a table"}
+    elif corpus is not None:
+        info, corpus = {"file": str(corpus)}, load_corpus(corpus, seed=config.seed)
+    else:
+        corpus, report = build_corpus(seed=config.seed, root=data_root)
+        info = {"file": "built from the data root"}
+        if on_corpus_report is not None:
+            on_corpus_report(format_report(report))
+    info.update(sources=sorted(corpus["source"].unique()), sha256=corpus_fingerprint(corpus),
+                licences=source_licences(corpus))
+    for split in ("train", "val"):
+        if not (corpus["split"] == split).any():
+            raise PragmeterError(f"the corpus has no {split!r} rows; training needs train and val splits")
+    try:
+        check_source_weights(config.source_weights, corpus["source"].unique(), "the corpus")
+    except ValueError as error:
+        raise PragmeterError(f"--source-weight: {error}") from None
+    splits = embed_corpus(corpus, config.encoder, Path(cache_root) if cache_root else embeddings_dir(),
+                          config.encode_batch_size, None, show_progress=show_progress)
+    result = train_heads(splits, config, show_progress=show_progress)
+    if output is not None:
+        result.folder = save_trained(result, output, name or Path(output).name, info)
+    return result

@@ -10,11 +10,12 @@ that cannot be read or written (read-only folder, full disk) is warned about onc
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
 from pathlib import Path
+
+from pragmeter.text import text_hash
 
 log = logging.getLogger("pragmeter")
 
@@ -22,7 +23,7 @@ log = logging.getLogger("pragmeter")
 def cache_key(identity: dict, decoding: dict, messages: list[dict], sample: int = 0) -> str:
     payload = json.dumps({"identity": identity, "decoding": decoding, "sample": sample, "messages": messages},
                          sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return text_hash(payload)
 
 
 class ResponseCache:

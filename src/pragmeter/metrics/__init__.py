@@ -4,7 +4,6 @@
 - ``intervals``: Wilson, percentile bootstrap, Welch and paired-t intervals, mean ± SD over runs
 - ``correlation``: Pearson, Kendall τ, Spearman ρ, logistic trend slope
 - ``summary``: distribution summaries and histograms
-- ``triplets``: ImpScore's implicitness and pragmatics accuracy on (implicit, explicit, negative) triplets
 - ``bertscore``: BERTScore with a local encoder, offline
 - ``overlap``: word sets and their Jaccard index (copy and near-copy checks of generated text)
 """

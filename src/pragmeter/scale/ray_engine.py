@@ -13,7 +13,6 @@ must be installed on every node.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sys
@@ -146,21 +145,3 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     failed = int((written[ERROR_COLUMN] != "").sum())
     return {"rows": len(written), "scored": len(written) - failed, "failed": failed, "files": len(files),
             "actors": actors, "backend": backend, "device": device or "cpu", "gpus_per_actor": gpus_per_actor}
-
-
-def run_cli(args: argparse.Namespace) -> int:
-    """``pragmeter score --engine ray``."""
-    if args.texts or not args.input or not args.output:
-        raise PragmeterError("--engine ray scores files: give --input FILE_OR_FOLDER --output FOLDER")
-    if args.actors is not None and args.actors < 1:
-        raise PragmeterError("--actors must be positive")
-    summary = score_with_ray(args.input, args.output, model=args.impscore, column=args.column,
-                             id_column=args.id_column, backend=args.backend, actors=args.actors,
-                             cpus_per_actor=args.cpus_per_actor, gpus_per_actor=args.gpus_per_actor,
-                             batch_size=args.batch_size, overwrite=args.overwrite, address=args.ray_address,
-                             device=args.device, dtype=getattr(args, "dtype", None))
-    print(f"scored {summary['scored']} of {summary['rows']} rows from {summary['files']} file(s) with "
-          f"{summary['actors']} actor(s) ({summary['backend']}) -> {args.output}", file=sys.stderr)
-    if summary["failed"]:
-        print(f"warning: {summary['failed']} row(s) not scored (reason in column '{ERROR_COLUMN}')", file=sys.stderr)
-    return 1 if summary["failed"] and args.strict else 0

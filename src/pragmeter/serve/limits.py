@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 
 from fastapi import HTTPException
 
-from pragmeter.impscore.model import unencodable_reason
+from pragmeter.text import unencodable_reason
 
 
 @dataclass(frozen=True)

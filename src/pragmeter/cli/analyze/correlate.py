@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from pragmeter.cli.common import add_input_option
-from pragmeter.errors import PragmeterError
-
-if TYPE_CHECKING:  # pandas is imported when the command runs: building the CLI parser stays fast
-    import pandas as pd
 
 
 def register(subparsers) -> None:
@@ -30,47 +23,11 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def _numeric(series: pd.Series, column: str, path: str) -> pd.Series:
-    import pandas as pd
-
-    series = series.mask(series.map(lambda v: isinstance(v, str) and not v.strip()))  # blank = missing
-    values = pd.to_numeric(series, errors="coerce")
-    bad = series.notna() & values.isna()
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise PragmeterError(f"{path}: data row {row + 1}: column {column!r} is {series.iloc[row]!r}, not a number")
-    return values
-
-
 def run(args: argparse.Namespace) -> int:
-    import pandas as pd
+    from pragmeter.analysis.correlate import correlate_columns
 
-    from pragmeter.io import read_table, require_column
-    from pragmeter.metrics.correlation import correlations
-
-    left = read_table(args.input)
-    x = _numeric(require_column(left, args.x, args.input), args.x, args.input)
-    if args.y_table:
-        if not args.on:
-            raise PragmeterError("--y-table needs --on KEY (the column that identifies a row in both tables)")
-        keys = [k.strip() for k in args.on.split(",")]
-        right = read_table(args.y_table)
-        for key in keys:
-            require_column(left, key, args.input)
-            require_column(right, key, args.y_table)
-        y_values = _numeric(require_column(right, args.y, args.y_table), args.y, args.y_table)
-        right = right[keys].assign(_y=y_values)
-        if right.duplicated(keys).any():
-            raise PragmeterError(f"{args.y_table}: key {args.on!r} is not unique")
-        merged = left[keys].assign(_x=x).merge(right, on=keys, how="inner")
-        pairs = merged[["_x", "_y"]]
-    else:
-        pairs = pd.DataFrame({"_x": x, "_y": _numeric(require_column(left, args.y, args.input), args.y, args.input)})
-    complete = pairs.dropna()
-    if len(complete) < 3:
-        raise PragmeterError(f"{args.input}: only {len(complete)} rows have both {args.x!r} and {args.y!r}; need at least 3")
-    result = {"x": args.x, "y": args.y, **correlations(complete["_x"].to_numpy(float), complete["_y"].to_numpy(float)),
-              "dropped": int(len(pairs) - len(complete))}
+    on = [k.strip() for k in args.on.split(",")] if args.on else None
+    result = correlate_columns(args.input, args.x, args.y, args.y_table, on)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pragmeter.cli.common import (add_data_root_option, add_impscore_options, add_input_option, add_overwrite_option,
-                                  load_model, refuse_existing)
+from pragmeter.cli.common import (add_data_root_option, add_embedding_cache_options, add_impscore_options,
+                                  add_input_option, add_overwrite_option, load_model, refuse_existing)
 from pragmeter.errors import PragmeterError
 
 
@@ -35,32 +35,20 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of sampling and pairs (default 0)")
     parser.add_argument("--output", default="profiles", help="output folder (default: profiles)")
     add_overwrite_option(parser)
-    parser.add_argument("--no-cache", action="store_true", help="do not reuse or store embeddings on disk")
+    add_embedding_cache_options(parser, folder=False)
     add_impscore_options(parser)
     add_data_root_option(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pragmeter.datasets.labelled_sets import BUILTINS, DEFAULT_CAP, load_builtin
     from pragmeter.analysis.profile import compute_profile, write_profile
+    from pragmeter.datasets.labelled_sets import load_collections
 
     if args.pairs < 1:
         raise PragmeterError("--pairs must be at least 1")
-    if args.input == "all" or args.input in BUILTINS:
-        if args.label_column or args.pair_column or args.compare:
-            raise PragmeterError("--label-column/--pair-column/--compare apply to files; built-in sets have their own")
-        names = list(BUILTINS) if args.input == "all" else [args.input]
-        cap = args.max_per_label if args.max_per_label is not None else DEFAULT_CAP
-        collections = [load_builtin(name, args.data_root, cap, args.seed) for name in names]
-    elif Path(args.input).exists():  # the reader names what is wrong with it (a folder, unreadable...)
-        from pragmeter.datasets.collection import collection_from_file
-
-        collections = [collection_from_file(args.input, args.column, args.label_column, args.pair_column,
-                                            args.compare, args.max_per_label, args.seed)]
-    else:
-        raise PragmeterError(f"{args.input!r} is neither a file nor a built-in dataset "
-                             f"({', '.join(BUILTINS)}, all)")
+    collections = load_collections(args.input, args.data_root, args.column, args.label_column, args.pair_column,
+                                   args.compare, args.max_per_label, args.seed)
     output = Path(args.output)
     refuse_existing([output / f"profile_{c.name}.json" for c in collections]
                     + ([output / "profiles_overview.json"] if len(collections) > 1 else []), args.overwrite)

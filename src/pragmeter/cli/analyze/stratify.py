@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pragmeter.cli.common import (add_impscore_options, add_input_option, add_overwrite_option, load_model,
-                                  refuse_existing)
+from pragmeter.cli.common import (add_embedding_cache_options, add_impscore_options, add_input_option,
+                                  add_overwrite_option, load_model, refuse_existing)
 from pragmeter.errors import PragmeterError
 
 
@@ -35,15 +35,15 @@ def register(subparsers) -> None:
     parser.add_argument("--output", default=None,
                         help="output folder (default: the results folder, or the input file's folder)")
     add_overwrite_option(parser)
-    parser.add_argument("--no-cache", action="store_true", help="do not reuse or store embeddings on disk")
+    add_embedding_cache_options(parser, folder=False)
     add_impscore_options(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pragmeter.analysis.stratify import score_predictions, write_stratified
+    from functools import cache
 
-    from pragmeter.analysis.stratify import load_predictions
+    from pragmeter.analysis.stratify import load_predictions, stratify_predictions
 
     inputs = load_predictions(args.input, args.gold_value, args.text_column, args.gold_column, args.prediction_column,
                               args.correct_column, args.score_column)
@@ -54,22 +54,18 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.input)
     output = Path(args.output) if args.output else path if path.is_dir() else path.parent
     refuse_existing([output / f"stratified_{p.name}.json" for p in inputs], args.overwrite)
-    model = None
-    for predictions in inputs:
-        if not predictions.texts:
-            raise PragmeterError(f"{predictions.source}: no items left to stratify"
-                                 + (f" ({predictions.filter})" if predictions.filter else ""))
-        signature = None
-        if predictions.scores is None:
-            if model is None:
-                model = load_model(args)
-                if not args.no_cache:
-                    from pragmeter.encoders.embedding_cache import attach_embedding_cache
 
-                    attach_embedding_cache(model)
-            signature = model.signature()
-        scores = score_predictions(predictions, model)
-        payload = write_stratified(predictions, scores, output, signature)
+    @cache
+    def impscore():  # loaded once, and only for inputs without a score column
+        model = load_model(args)
+        if not args.no_cache:
+            from pragmeter.encoders.embedding_cache import attach_embedding_cache
+
+            attach_embedding_cache(model)
+        return model
+
+    for predictions in inputs:
+        payload = stratify_predictions(predictions, output, impscore)
         print(f"{payload['name']}: n={payload['n']} accuracy={payload['accuracy']:.4f} -> "
               f"{output / ('stratified_' + payload['name'] + '.json')}")
         for b in payload["bins"]:

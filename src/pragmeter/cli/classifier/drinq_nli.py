@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-from pragmeter.cli.common import (RenamedFlag, add_data_root_option, add_input_option, add_progress_option,
-                                  positive_int, torch_device)
+from pragmeter.cli.common import (RenamedFlag, add_data_root_option, add_input_option, add_overwrite_option,
+                                  add_progress_option, positive_int, torch_device)
 
 
 def register(subparsers) -> None:
@@ -27,20 +25,15 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument("--batch-size", type=positive_int, default=64)
     parser.add_argument("--device", type=torch_device, default=None)
-    parser.add_argument("--overwrite", action="store_true")
+    add_overwrite_option(parser, "--predictions and the output files if they exist")
     add_progress_option(parser)
     add_data_root_option(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from pragmeter.classify.drinq import evaluate_drinq
-    from pragmeter.data.root import dataset_checksums, sha256_of
-    from pragmeter.datasets.drinq import FILES
-    from pragmeter.io import check_output, write_json_atomic, write_table
-    from pragmeter.provenance import RunRecord
+    from pragmeter.classify.drinq import evaluate_drinq, write_drinq_outputs
+    from pragmeter.io import check_output
 
     for target in filter(None, (args.output, args.predictions)):
         check_output(target, args.overwrite)
@@ -50,11 +43,6 @@ def run(args: argparse.Namespace) -> int:
         m = metrics[name]
         print(f"accuracy vs {name}: {m['accuracy']:.4f} (95% CI {m['ci95'][0]:.4f}–{m['ci95'][1]:.4f}), "
               f"n={metrics['n']}")
-    if args.output:
-        checksums = {args.input: sha256_of(Path(args.input))} if args.input else dataset_checksums(list(FILES))
-        write_json_atomic(args.output, {"task": "drinq-nli", "model": str(args.model), "limit": args.limit,
-                                        "command": list(sys.argv), "run": RunRecord.now().to_dict(),
-                                        "dataset_checksums": checksums, **metrics})
-    if args.predictions:
-        write_table(pd.DataFrame(rows), args.predictions, overwrite=args.overwrite)
+    write_drinq_outputs(metrics, rows, args.model, args.input, args.limit, args.output, args.predictions,
+                        args.overwrite)
     return 0

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from pragmeter.cli.common import add_progress_option, positive_int, torch_device
+from pragmeter.cli.common import add_overwrite_option, add_progress_option, positive_int, report_rows, torch_device
 
-PREDICTION_COLUMN, ERROR_COLUMN = "prediction", "prediction_error"
+from pragmeter.classify.labelling import ERROR_COLUMN, PREDICTION_COLUMN
 
 
 def register(subparsers) -> None:
@@ -26,54 +25,21 @@ def register(subparsers) -> None:
                         help="hypothesis column for pair models (default hypothesis)")
     parser.add_argument("--batch-size", type=positive_int, default=64)
     parser.add_argument("--device", type=torch_device, default=None, help="cpu, cuda… (default: cuda when available)")
-    parser.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+    add_overwrite_option(parser, "--output if it exists")
     add_progress_option(parser)
     parser.set_defaults(func=run)
 
 
-def _errors(frame, columns: list[str], path: str) -> list[str]:
-    """Per row, why it cannot be labelled ("" when it can): the first of ``columns`` without a text."""
-    from pragmeter.io import require_column
-
-    values = [require_column(frame, column, path).tolist() for column in columns]
-    errors = []
-    for row in range(len(frame)):
-        empty = [c for c, v in zip(columns, values) if not isinstance(v[row], str) or not v[row].strip()]
-        errors.append(f"field {empty[0]!r} is empty or not text" if empty else "")
-    return errors
-
-
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
-
+    from pragmeter.classify.labelling import label_frame
     from pragmeter.classify.loading import load_classifier
-    from pragmeter.errors import PragmeterError
     from pragmeter.io import check_output, read_table, write_table
 
-    if args.batch_size < 1:
-        raise PragmeterError("--batch-size must be at least 1")
     check_output(args.output, args.overwrite)
     frame = read_table(args.input)  # read and checked before the model loads: a bad file fails fast
-    classifier = load_classifier(args.model, args.device)
-    pair = classifier.settings.input_kind == "pair"
-    columns = [args.premise_column, args.hypothesis_column] if pair else [args.column]
-    errors = _errors(frame, columns, args.input)
-    valid = [row for row, error in enumerate(errors) if not error]
-    texts = [frame[columns[0]].iloc[row] for row in valid]
-    pairs = [frame[columns[1]].iloc[row] for row in valid] if pair else None
-    probabilities = np.full((len(frame), len(classifier.labels)), np.nan)
-    if valid:
-        probabilities[valid] = classifier.probabilities(texts, pairs, args.batch_size, progress=not args.no_progress)
-    out = frame.copy()
-    decided = iter(classifier.decide(probabilities[valid]))  # with the folder's decision bias
-    out[PREDICTION_COLUMN] = [next(decided) if not e else "" for e in errors]
-    for i, label in enumerate(classifier.labels):
-        out[f"p_{label}"] = probabilities[:, i]
-    out[ERROR_COLUMN] = errors
+    out = label_frame(load_classifier(args.model, args.device), frame, args.input, args.column, args.premise_column,
+                      args.hypothesis_column, args.batch_size, progress=not args.no_progress)
     write_table(out, args.output, overwrite=args.overwrite)
-    print(f"labelled {len(valid)} of {len(out)} rows -> {args.output}", file=sys.stderr)
-    if len(valid) < len(out):
-        first = errors.index(next(e for e in errors if e))
-        print(f"warning: {len(out) - len(valid)} row(s) not labelled (reason in column '{ERROR_COLUMN}'; first: "
-              f"{args.input}: data row {first + 1}: {errors[first]})", file=sys.stderr)
+    report_rows(out[ERROR_COLUMN].tolist(), "labelled", args.output, ERROR_COLUMN,
+                lambda row, reason: f"{args.input}: data row {row + 1}: {reason}")
     return 0

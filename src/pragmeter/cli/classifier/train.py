@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option, add_progress_option, positive_int, torch_device
+from pragmeter.cli.common import (add_data_root_option, add_overwrite_option, add_progress_option, positive_int,
+                                  torch_device)
 from pragmeter.errors import PragmeterError
 
 
@@ -39,7 +39,7 @@ def _common(parser: argparse.ArgumentParser, lr: float, max_length: int) -> None
                         help="checkpoints for resuming (default: OUTPUT.work beside the output folder)")
     parser.add_argument("--limit-train", type=int, default=None, help="first N training examples (smoke runs)")
     parser.add_argument("--limit-eval", type=int, default=None, help="first N validation and test examples")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing model folder")
+    add_overwrite_option(parser, "an existing model folder")
     add_progress_option(parser)
     add_data_root_option(parser)
 
@@ -85,32 +85,18 @@ def register(subparsers) -> None:
 
 def _train(args: argparse.Namespace, data, svm_c: list[float] | None = None) -> int:
     """Fine-tune (or, with ``svm_c``, fit the frozen-encoder SVM head for those C values) and save."""
-    from pragmeter.classify.job import run_recipe
+    from pragmeter.classify.job import train_classifier
     from pragmeter.classify.training import FineTuneConfig
 
-    output = Path(args.output)
-    if (output / "config.json").exists() and not args.overwrite:
-        raise PragmeterError(f"{output} already holds a model; pass --overwrite to replace it")
-    data.train = data.train.head(args.limit_train)
-    data.val, data.test = data.val.head(args.limit_eval), data.test.head(args.limit_eval)
-    if not len(data.train) or not len(data.val):
-        raise PragmeterError("no training or validation examples (check --limit-train / --limit-eval)")
     config = FineTuneConfig(epochs=args.epochs, batch_size=args.batch_size, grad_accumulation=args.grad_accumulation,
-                         lr=args.lr, weight_decay=args.weight_decay, warmup_ratio=args.warmup_ratio,
-                         max_length=args.max_length, seed=args.seed, select_on=args.select_on,
-                         eval_batch_size=args.eval_batch_size, group_by_length=not args.no_length_grouping,
-                         precision=args.precision)
-    command = "pragmeter " + " ".join(shlex.quote(a) for a in sys.argv[1:])
-    work = Path(args.work_dir) if args.work_dir else output.with_name(output.name + ".work")
-    if svm_c is not None:
-        from pragmeter.classify.job import run_svm_recipe
-
-        run_svm_recipe(data, args.encoder, svm_c, output, args.select_on, args.device,
-                       "fp32" if args.precision == "auto" else args.precision, command, not args.no_progress,
-                       args.tune_decision_bias, work)
-        return 0
-    run_recipe(data, args.encoder, config, output, work, args.device, command, not args.no_progress,
-               tune_bias=args.tune_decision_bias)
+                            lr=args.lr, weight_decay=args.weight_decay, warmup_ratio=args.warmup_ratio,
+                            max_length=args.max_length, seed=args.seed, select_on=args.select_on,
+                            eval_batch_size=args.eval_batch_size, group_by_length=not args.no_length_grouping,
+                            precision=args.precision)
+    train_classifier(data, args.encoder, args.output, config, svm_c=svm_c, device=args.device, work_dir=args.work_dir,
+                     limit_train=args.limit_train, limit_eval=args.limit_eval, tune_bias=args.tune_decision_bias,
+                     command="pragmeter " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+                     progress=not args.no_progress, overwrite=args.overwrite)
     return 0
 
 

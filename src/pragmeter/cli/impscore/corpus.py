@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pragmeter.cli.common import add_data_root_option
+from pragmeter.cli.common import add_data_root_option, add_overwrite_option
 
 
 def register(subparsers) -> None:
@@ -25,7 +25,7 @@ def register(subparsers) -> None:
     build.add_argument("--seed", type=int, default=0, help="seed for splits and negatives (default 0)")
     build.add_argument("--cap", type=int, default=None, metavar="N",
                        help="at most N pairs per source (whole groups, seeded); a source's own lower cap wins")
-    build.add_argument("--overwrite", action="store_true", help="replace --output if it exists")
+    add_overwrite_option(build, "--output if it exists")
     add_data_root_option(build)
     build.set_defaults(func=run_build)
     sources = commands.add_parser("sources", help="list the corpus sources")

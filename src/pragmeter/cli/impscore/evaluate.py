@@ -96,7 +96,7 @@ def run_corpus(args: argparse.Namespace) -> int:
     from pragmeter.encoders import embeddings_dir
     from pragmeter.errors import PragmeterError
     from pragmeter.impscore.corpus import build_corpus, load_corpus
-    from pragmeter.metrics.triplets import format_accuracy, per_source_metrics
+    from pragmeter.impscore.accuracy import format_accuracy, per_source_metrics
     from pragmeter.impscore.training import embed_corpus, evaluate_heads
 
     _check_output(args)

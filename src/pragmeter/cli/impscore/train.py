@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import fields
-from pathlib import Path
 
-from pragmeter.cli.common import add_data_root_option, add_embedding_cache_options, positive_int, torch_device
-from pragmeter.errors import PragmeterError
+from pragmeter.cli.common import (add_data_root_option, add_embedding_cache_options, add_overwrite_option, positive_int,
+                                  torch_device)
 
 
 def register(subparsers) -> None:
@@ -51,9 +50,8 @@ def register(subparsers) -> None:
     impscore.add_argument("--seed", type=int, default=0)
     impscore.add_argument("--device", type=torch_device, default="cpu")
     add_embedding_cache_options(impscore, no_cache=False)
-    impscore.add_argument("--overwrite", action="store_true",
-                          help="replace an existing model folder (atomically: a run killed while saving leaves the old "
-                               "model whole)")
+    add_overwrite_option(impscore, "an existing model folder (atomically: a run killed while saving leaves the old "
+                                   "model whole)")
     add_data_root_option(impscore)
     impscore.set_defaults(func=run_impscore)
 
@@ -81,40 +79,14 @@ def source_weight(text: str) -> tuple[str, float]:
 
 
 def run_impscore(args: argparse.Namespace) -> int:
-    from pragmeter.encoders import canonical_name, embeddings_dir
-    from pragmeter.impscore.corpus import build_corpus, load_corpus
-    from pragmeter.impscore.corpus.build import corpus_fingerprint, format_report
-    from pragmeter.impscore.training import (TrainConfig, check_source_weights, embed_corpus, save_trained,
-                                             source_licences, train_heads)
+    from pragmeter.encoders import canonical_name
+    from pragmeter.impscore.training import TrainConfig, train
 
-    output = Path(args.output)
-    if (output / "config.json").exists() and not args.overwrite:
-        raise PragmeterError(f"{output} already holds a model; pass --overwrite to replace it")
     values = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if hasattr(args, f.name)}
-    values["encoder"] = canonical_name(args.encoder)
-    values["source_weights"] = dict(args.source_weights)
-    config = TrainConfig(**values)
-    if args.corpus:
-        corpus = load_corpus(args.corpus, seed=args.seed)
-        corpus_info = {"file": str(args.corpus), "sources": sorted(corpus["source"].unique())}
-    else:
-        corpus, report = build_corpus(seed=args.seed, root=args.data_root)
-        print(format_report(report), file=sys.stderr)
-        corpus_info = {"file": "built from the data root", "sources": sorted(corpus["source"].unique())}
-    corpus_info["sha256"] = corpus_fingerprint(corpus)
-    corpus_info["licences"] = source_licences(corpus)
-    for split in ("train", "val"):
-        if not (corpus["split"] == split).any():
-            raise PragmeterError(f"the corpus has no {split!r} rows; training needs train and val splits")
-    cache_root = Path(args.cache) if args.cache else embeddings_dir()
-    try:  # before the (long) embedding step
-        check_source_weights(config.source_weights, corpus["source"].unique(), "the corpus")
-    except ValueError as error:
-        raise PragmeterError(f"--source-weight: {error}") from None
-    splits = embed_corpus(corpus, config.encoder, cache_root, args.encode_batch_size, None)
-    result = train_heads(splits, config)
-    folder = save_trained(result, output, args.name or output.name, corpus_info)
-    test = result.test
+    config = TrainConfig(**{**values, "encoder": canonical_name(args.encoder), "source_weights": dict(args.source_weights)})
+    result = train(config, args.output, args.corpus, name=args.name, data_root=args.data_root, cache_root=args.cache,
+                   overwrite=args.overwrite, on_corpus_report=lambda table: print(table, file=sys.stderr))
+    folder, test = result.folder, result.test
     print(f"best epoch {result.best_epoch}; test implicitness accuracy {test.get('implicitness_accuracy', float('nan')):.4f}, "
           f"pragmatics accuracy {test.get('pragmatics_accuracy', float('nan')):.4f} -> {folder}")
     return 0

@@ -110,11 +110,6 @@ def text(value) -> str:
     return " ".join(str(value).split()) if isinstance(value, str) else ""
 
 
-def normalise(value: str) -> str:
-    """Comparison key of a text: whitespace collapsed, case folded."""
-    return " ".join(value.split()).casefold()
-
-
 def match_case(reference: str, value: str) -> str:
     """``value`` with a capital first letter when ``reference`` has one: automatic substitutions leave a lower-case
     start that would otherwise tell the explicit side apart by form alone."""

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 
-from pragmeter.datasets.pairs.base import (DEFAULT_CAP, SourcePairs, match_case, normalise, origin, read_delimited,
+from pragmeter.datasets.pairs.base import (DEFAULT_CAP, SourcePairs, match_case, origin, read_delimited,
                                            text)
+from pragmeter.text import normalise
 
 NAME = "impli"
 LICENCE = "Apache-2.0"

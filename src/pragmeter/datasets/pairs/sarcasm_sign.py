@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from pragmeter.datasets.pairs.base import DEFAULT_CAP, SourcePairs, normalise, origin, read_delimited, text
+from pragmeter.datasets.pairs.base import DEFAULT_CAP, SourcePairs, origin, read_delimited, text
+from pragmeter.text import normalise
 
 NAME = "sarcasm_sign"
 LICENCE = "none stated"

@@ -21,13 +21,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pragmeter.datasets.pairs.base import SourcePairs, folder_licence, normalise
+from pragmeter.datasets.pairs.base import SourcePairs, folder_licence
+from pragmeter.datasets.pairs.official import OFFICIAL_COLUMNS, is_official, official_pairs, require_values
+from pragmeter.text import normalise
 from pragmeter.errors import DataError
 from pragmeter.datasets.pairs.registry import DEFAULT_SOURCES, FOLDERS, PRESETS, SOURCES
 
 COLUMNS = ["pair_id", "source", "implicit", "explicit", "negative", "negative_pair_id", "split", "pragmatic"]
 PROVENANCE_COLUMNS = ["origin", "licence", "group", "hard_negative"]
-OFFICIAL_COLUMNS = ["pos_implicit", "pos_explicit", "neg_implicit", "neg_explicit"]
 SPLITS = (("train", 0.8), ("val", 0.1), ("test", 0.1))
 MAX_CHARS = 2000
 
@@ -286,24 +287,7 @@ def format_report(report: pd.DataFrame) -> str:
 
 def from_official(frame: pd.DataFrame, path: str | os.PathLike, seed: int = 0) -> pd.DataFrame:
     """Convert the official all_data.csv schema to ours (its pairs already carry their negatives)."""
-    missing = [c for c in OFFICIAL_COLUMNS if c not in frame.columns]
-    if missing:
-        raise DataError(f"{path}: missing column(s) {', '.join(missing)}; available: {', '.join(map(str, frame.columns))}")
-    for column in OFFICIAL_COLUMNS:
-        empty = frame[column].isna() | (frame[column].astype(str).str.strip() == "")
-        if empty.any():
-            row = int(np.flatnonzero(empty.to_numpy())[0])
-            raise DataError(f"{path}: data row {row + 1}, field {column!r}: empty value")
-    out = pd.DataFrame({
-        "pair_id": np.arange(len(frame)),
-        "source": frame["source"].astype(str) if "source" in frame.columns else "all_data",
-        "implicit": frame["pos_implicit"].astype(str),
-        "explicit": frame["pos_explicit"].astype(str),
-        "negative": frame["neg_explicit"].astype(str),
-        "negative_pair_id": -1,
-        "pragmatic": True,
-        "origin": [f"{Path(path).name}#{i}" for i in range(len(frame))],
-    })
+    out = official_pairs(frame, path)
     out["split"] = assign_splits(out, seed)
     return with_provenance(out[COLUMNS + ["origin"]])
 
@@ -321,18 +305,14 @@ def load_corpus(path: str | os.PathLike, seed: int = 0) -> pd.DataFrame:
     from pragmeter.io import read_table
 
     frame = read_table(path)
-    if set(OFFICIAL_COLUMNS) <= set(frame.columns):
+    if is_official(frame):
         return from_official(frame, path, seed)
     needed = ["source", "implicit", "explicit", "negative"]
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise DataError(f"{path}: not a corpus file: missing column(s) {', '.join(missing)} "
                         f"(expected {', '.join(COLUMNS)} or the official {', '.join(OFFICIAL_COLUMNS)})")
-    for column in ("implicit", "explicit", "negative"):
-        empty = frame[column].isna() | (frame[column].astype(str).str.strip() == "")
-        if empty.any():
-            row = int(np.flatnonzero(empty.to_numpy())[0])
-            raise DataError(f"{path}: data row {row + 1}, field {column!r}: empty value")
+    require_values(frame, ["implicit", "explicit", "negative"], path)
     if "split" not in frame.columns:
         frame["split"] = assign_splits(frame, seed)
     if "pair_id" not in frame.columns:

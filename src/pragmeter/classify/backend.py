@@ -1,4 +1,6 @@
-"""``--model local:PATH``: a fine-tuned classifier folder from ``pragmeter train`` answers the harness's tasks.
+"""``--model local:PATH``: a fine-tuned classifier folder from ``pragmeter classifier train`` answers the harness's
+tasks. It joins the chat backends through :func:`pragmeter.llm.backends.register_backend` (``llm/`` never imports
+``classify/``): importing this module registers it under ``local``.
 
 The task's chat prompt is read back into the classifier's input: for pair models the last ``Premise:`` and
 ``Hypothesis:`` lines of the last user message (the INLI task's template ends with them), for single-text
@@ -15,6 +17,7 @@ import asyncio
 import re
 
 from pragmeter.errors import PragmeterError
+from pragmeter.llm.backends import register_backend
 from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages, reject_unknown_args
 
 _KNOWN = {"device", "batch_size"}
@@ -119,4 +122,4 @@ class LocalClassifierBackend(ChatBackend):
             future.set_result(label)
 
 
-BACKEND = LocalClassifierBackend
+register_backend("local", LocalClassifierBackend)

@@ -1,6 +1,6 @@
 """Source ablation and training variants of ImpScore, scored on our OOD development sets (issue 11).
 
-    python tools/impscore_ablation.py CORPUS[,CORPUS…] '[{"name": "all"}, {"name": "fig", "keep": "fig", "seeds": [0, 1, 2]}]'
+    python experiments/impscore_ablation.py CORPUS[,CORPUS…] '[{"name": "all"}, {"name": "fig", "keep": "fig", "seeds": [0, 1, 2]}]'
 
 Each variant is a JSON object: ``keep`` (source list, or "fig" for every non-paper source), ``drop`` (sources),
 ``seeds``, ``enc`` (the variant's encoder; "A+B" = heads on the concatenated embeddings of A and B, an ablation
@@ -10,20 +10,23 @@ ha = hard_alpha, sw = source_weights, bs = batch_size, lr, ibh = in_batch_negati
 accuracies and the OOD figures: Kendall τ on check/dev ranking, accuracy on check/dev choice, and the battery's
 two checks. Selection uses these development sets only, never a test split.
 """
+from __future__ import annotations
+
+import argparse
 import json
-import os
-import sys
 import time
+
 import numpy as np
 import pandas as pd
 import torch
-from pragmeter.encoders import embeddings_dir
-from pragmeter.impscore.training import TrainConfig, TripletEmbeddings, embed_corpus, train_heads
-from pragmeter.encoders.embedding_cache import EmbeddingCache
-from pragmeter.impscore.model import ImpScore
-from pragmeter.impscore import ood
 
-ENC = os.environ.get("PRAGMETER_ABLATION_ENCODER", "all-MiniLM-L6-v2")  # a variant's encoder unless it names one
+from pragmeter.encoders import embeddings_dir
+from pragmeter.encoders.embedding_cache import EmbeddingCache
+from pragmeter.impscore import ood
+from pragmeter.impscore.model import ImpScore
+from pragmeter.impscore.training import TrainConfig, TripletEmbeddings, embed_corpus, train_heads
+
+ENC = "all-MiniLM-L6-v2"  # a variant's encoder unless it names one (--encoder)
 CACHE = embeddings_dir()
 
 
@@ -99,15 +102,22 @@ def train_and_report(splits, v: dict, enc: str, seed: int):
 
 PAPER = {"implicit_hate", "sbic", "imppres", "circa", "ludwig", "r3_sarcasm", "bbh_snarks", "inli_train", "ishate_train"}
 
-if __name__ == "__main__":
-    corpus = pd.concat([pd.read_parquet(p) for p in sys.argv[1].split(",")], ignore_index=True)
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", help="corpus parquet file(s), comma-separated")
+    parser.add_argument("variants", help="JSON list of variants (see above)")
+    parser.add_argument("--encoder", default=ENC, help=f"encoder of the variants that name none (default {ENC})")
+    parser.add_argument("--limit", type=int, default=None, help="first N pairs of each split only (smoke runs)")
+    args = parser.parse_args(argv)
+    corpus = pd.concat([pd.read_parquet(p) for p in args.corpus.split(",")], ignore_index=True)
+    if args.limit:
+        corpus = corpus.groupby("split", sort=False).head(args.limit).reset_index(drop=True)
     corpus["pragmatic"] = corpus["pragmatic"].fillna(True).astype(bool)
     t = time.time()
-    embedded = {ENC: embed(corpus, ENC)}
+    embedded = {args.encoder: embed(corpus, args.encoder)}
     print("embedded", round(time.time() - t), flush=True)
-    variants = json.loads(sys.argv[2])
-    for v in variants:
-        enc = v.get("enc", ENC)
+    for v in json.loads(args.variants):
+        enc = v.get("enc", args.encoder)
         if enc not in embedded:
             embedded[enc] = embed(corpus, enc)
         keep = v.get("keep"); drop = set(v.get("drop", []))
@@ -118,3 +128,7 @@ if __name__ == "__main__":
             sp = subset(embed(rows, enc), sel)
         for seed in v.get("seeds", [0]):
             train_and_report(sp, v, enc, seed)
+
+
+if __name__ == "__main__":
+    main()

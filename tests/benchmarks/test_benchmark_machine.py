@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-SPEC = importlib.util.spec_from_file_location("machine", Path(__file__).parents[1] / "benchmarks" / "machine.py")
+SPEC = importlib.util.spec_from_file_location("machine", Path(__file__).parents[2] / "benchmarks" / "machine.py")
 machine = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(machine)
 
@@ -77,7 +77,7 @@ def test_load_before_the_run_decides_quiet(monkeypatch):
 def test_embedding_cache_benchmark_runs_against_this_checkout(tmp_path):
     # The benchmark reads the cache module by path: a move of that file must break a test, not the next figure.
     out = tmp_path / "cache.json"
-    done = subprocess.run([sys.executable, str(Path(__file__).parents[1] / "benchmarks" / "embedding_cache.py"),
+    done = subprocess.run([sys.executable, str(Path(__file__).parents[2] / "benchmarks" / "embedding_cache.py"),
                            "--entries", "300", "--lookups", "50", "--out", str(out)],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -88,7 +88,7 @@ def test_embedding_cache_benchmark_runs_against_this_checkout(tmp_path):
 
 def test_cpu_batch_size_benchmark_times_every_size_on_both_text_sets(tmp_path):
     out = tmp_path / "batch.json"
-    done = subprocess.run([sys.executable, str(Path(__file__).parents[1] / "benchmarks" / "cpu_batch_size.py"),
+    done = subprocess.run([sys.executable, str(Path(__file__).parents[2] / "benchmarks" / "cpu_batch_size.py"),
                            "--model", "impscore-minilm-paper-conversation", "--sizes", "2,8", "--n", "12",
                            "--repeats", "1", "--out", str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -1,12 +1,14 @@
-"""Minority-class F1 per augmentation method, our frozen-encoder SVM rows beside the ISHate paper's USE+SVM rows
-(Ocampo et al., EACL 2023, Table 3 and appendix Table 6): one markdown row per method.
+"""Minority-class F1 per augmentation method, our classifier rows beside the ISHate paper's USE+SVM rows
+(Ocampo et al., EACL 2023, Table 3 and appendix Table 6): one markdown row per method (issue 13).
 
-    python tools/ishate_method_table.py runs/cls_svm minilm     # folders RUNS/ishate-{a,b}-METHOD-minilm
+    python experiments/ishate_method_table.py runs/cls_svm minilm     # folders RUNS/ishate-{a,b}-METHOD-minilm
 """
-import sys
+from __future__ import annotations
+
+import argparse
 from pathlib import Path
 
-from classifier_table import augmentation_counts, minority_cell, read_metrics  # tools/ is sys.path[0]
+from pragmeter.classify.tables import augmentation_counts, minority_cell, read_metrics
 
 # Paper, USE+SVM, test F1 of the implicit (Task A) and subtle (Task B) class; every augmented row trained on the
 # released files as they are (held-out rewrites included).
@@ -34,12 +36,19 @@ def folder(runs: Path, task: str, method: str, encoder: str) -> Path:
     return clean if clean.is_dir() else runs / f"ishate-{task}-{method}-{encoder}"
 
 
-if __name__ == "__main__":
-    runs, encoder = Path(sys.argv[1]), sys.argv[2]
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", type=Path, help="folder holding the ishate-* classifier folders")
+    parser.add_argument("encoder", help="encoder suffix of the folder names, e.g. minilm")
+    args = parser.parse_args(argv)
     print("| augmentation | Task A implicit P / R / F1 (texts added, held-out rewrites dropped) | paper USE+SVM F1 "
           "| Task B subtle P / R / F1 (texts added, dropped) | paper USE+SVM F1 |")
     print("|---|---|---|---|---|")
     for method in METHODS:
         paper = [f"{v:.3f}" for v in PAPER_USE_SVM[method]] if method in PAPER_USE_SVM else ["–", "–"]
-        a, b = (cell(folder(runs, task, method, encoder)) for task in "ab")
+        a, b = (cell(folder(args.runs, task, method, args.encoder)) for task in "ab")
         print(f"| {method} | {a} | {paper[0]} | {b} | {paper[1]} |")
+
+
+if __name__ == "__main__":
+    main()

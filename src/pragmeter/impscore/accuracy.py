@@ -1,4 +1,4 @@
-"""ImpScore's evaluation metrics on (implicit, positive explicit, negative explicit) triplets (paper §5.1, Table 13).
+"""ImpScore's accuracies on (implicit, positive explicit, negative explicit) triplets (paper §5.1, Table 13).
 
 - implicitness accuracy: share of comparisons, positive and negative pairs alike, where I(implicit) > I(explicit)
 - pragmatics accuracy: share of triplets where ΔP⁺ < ΔP⁻, over the triplets whose positive is a paraphrase

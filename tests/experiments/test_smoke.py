@@ -1,0 +1,87 @@
+"""Every script in experiments/ runs on tiny real data (a public-API change that breaks one fails here)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pragmeter.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPTS = sorted(p.name for p in (REPO / "experiments").glob("*.py"))
+
+
+def run_script(name: str, *args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, str(REPO / "experiments" / name), *map(str, args)], env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def classifier_runs(tmp_path_factory, data_root) -> Path:
+    """RUNS/ishate-b-minilm: a tiny frozen-encoder SVM classifier (ISHate Task B), as the method table names it."""
+    runs = tmp_path_factory.mktemp("runs")
+    assert main(["classifier", "train", "ishate-b", "--head", "svm", "--svm-c", "1", "--limit-train", "200",
+                 "--limit-eval", "60", "--output", str(runs / "ishate-b-minilm"), "--device", "cpu",
+                 "--no-progress", "--data-root", str(data_root)]) == 0
+    return runs
+
+
+def test_every_experiment_has_a_smoke_test():
+    tested = {"classifier_table.py", "ishate_method_table.py", "inli_split_overlap.py", "impscore_ablation.py",
+              "impscore_human_selection.py"}
+    assert set(SCRIPTS) == tested
+
+
+def test_classifier_table(classifier_runs):
+    out = run_script("classifier_table.py", classifier_runs / "ishate-b-minilm", classifier_runs / "absent").splitlines()
+    assert out[0].startswith("| folder | augmentation") and len(out) == 3
+    assert out[2].startswith("| ishate-b-minilm | none | 0 | 0 | C=1 (val macro-F1 ")
+
+
+def test_ishate_method_table(classifier_runs):
+    out = run_script("ishate_method_table.py", classifier_runs, "minilm").splitlines()
+    none = next(line for line in out if line.startswith("| none |"))
+    assert none.startswith("| none | not run | 0.390 | ") and none.endswith(" | 0.178 |") and "(+0)" in none
+    assert "| bt | not run | 0.496 | not run | 0.548 |" in out
+
+
+def test_inli_split_overlap(data_root):
+    out = run_script("inli_split_overlap.py", "--limit", "20", "--data-root", data_root)
+    assert "premise: " in out and "of 20 test items occur in train" in out
+    assert out.strip().splitlines()[-1].endswith("(of 20)")
+
+
+def test_impscore_human_selection(tmp_path, data_root):
+    from pragmeter.impscore.corpus import build_corpus
+    from pragmeter.impscore.evaluators import HUMAN_PAIR_SOURCES
+
+    corpus, _ = build_corpus(sources=["bbh_snarks", *HUMAN_PAIR_SOURCES], seed=0, root=data_root, cap=60)
+    corpus.to_parquet(tmp_path / "corpus.parquet")
+    variants = [{"name": "tiny", "sources": "bbh_snarks", "epochs": 1}]
+    args = ["--corpus", tmp_path / "corpus.parquet", "--output", tmp_path / "selection.jsonl", "--variants",
+            json.dumps(variants), "--seeds", "0", "--limit", "40", "--politeness-sample", "50"]
+    run_script("impscore_human_selection.py", *args)
+    rows = [json.loads(line) for line in (tmp_path / "selection.jsonl").read_text().splitlines()]
+    assert [(r["variant"], r["seed"]) for r in rows] == [("tiny", 0)] and "decision" in rows[0]["human"]
+    run_script("impscore_human_selection.py", *args)  # finished (variant, seed) pairs are not run again
+    assert len((tmp_path / "selection.jsonl").read_text().splitlines()) == 1
+
+
+def test_impscore_ablation(tmp_path, data_root):
+    from pragmeter.impscore.corpus import build_corpus
+
+    corpus, _ = build_corpus(sources=["bbh_snarks"], seed=0, root=data_root)
+    corpus.to_parquet(tmp_path / "corpus.parquet")
+    variants = [{"name": "tiny", "epochs": 1, "bs": 16, "seeds": [0, 1]}]
+    out = run_script("impscore_ablation.py", tmp_path / "corpus.parquet", json.dumps(variants), "--limit", "40")
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [(r["v"], r["seed"]) for r in rows] == [("tiny", 0), ("tiny", 1)]
+    assert all(0 <= r["imp"] <= 1 and "sec" in r for r in rows)
