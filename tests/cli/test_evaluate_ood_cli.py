@@ -39,7 +39,7 @@ def test_evaluate_battery_slice(tmp_path, capsys, extra):
         assert row["implicit_above_plain"] == (row["score_utterance"] > row["score_meaning"])
         assert row["chosen"] == min(range(4), key=lambda k: row["distances"][k])
     assert result["implicitness_accuracy"] == sum(r["implicit_above_plain"] for r in result["per_item"]) / 6
-    assert f"implicitness_accuracy {result['implicitness_accuracy']:.4f}" in printed
+    assert f"| implicitness_accuracy | {result['implicitness_accuracy']:.3f} [" in printed
     assert ("baseline:hedging" in result["model"]) == bool(extra)
 
 
@@ -70,7 +70,7 @@ def test_evaluate_politeness_sample(tmp_path, capsys):
     result = json.loads(out.read_text())
     rows = result["per_item"]
     assert result["n"] == len(rows) == 40 and len({r["id"] for r in rows}) == 40
-    rho = stats.spearmanr([r["score"] for r in rows], [r["politeness"] for r in rows]).statistic
+    rho = stats.spearmanr([r["score"] for r in rows], [r["rating"] for r in rows]).statistic
     assert result["spearman_rho"] == pytest.approx(rho)
     assert result["ci95"][0] <= result["spearman_rho"] <= result["ci95"][1]
     assert "spearman_rho" in capsys.readouterr().out

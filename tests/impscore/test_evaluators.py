@@ -57,7 +57,8 @@ def test_floyd_battery_refuses_a_changed_file(tmp_path, data_root):
 def test_pair_order_matches_a_hand_count_and_carries_an_interval():
     evaluator = PairOrderEvaluator(["a long one", "xx", "abcdef"], ["short", "yyy", "abc"], name="toy")
     result = evaluator(LengthScorer())
-    figure = result["implicit_above_explicit"]
+    assert result["implicit_above_explicit"] == pytest.approx(2 / 3)
+    figure = evaluator.summary(result)["implicit_above_explicit"]
     assert figure["value"] == pytest.approx(2 / 3) and figure["n"] == 3
     assert figure["ci95"][0] <= figure["value"] <= figure["ci95"][1]
     assert evaluator.primary(result) == pytest.approx(2 / 3)
@@ -76,7 +77,8 @@ def test_battery_evaluator_on_floyd_with_a_scorer_that_prefers_long_text(data_ro
     items = [BatteryItem(i.id, i.task, i.utterance, list(i.options), i.answer) for i in load_floyd_battery(data_root)]
     result = BatteryEvaluator(items, "floyd")(LengthScorer())
     expected = np.mean([len(i.utterance) > len(i.meaning) for i in items])
-    assert result["implicitness_accuracy"]["value"] == pytest.approx(expected)
+    assert result["implicitness_accuracy"] == pytest.approx(expected)
+    assert result["intervals"]["implicitness_accuracy"]["n"] == 40
     assert set(result["per_category"]) == {"Metaphor", "Maxims"}
 
 

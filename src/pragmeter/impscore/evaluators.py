@@ -30,25 +30,47 @@ def with_interval(values: Sequence[float], seed: int = 0, resamples: int = RESAM
     return {"value": float(np.mean(values)) if len(values) else float("nan"), "ci95": [low, high], "n": len(values)}
 
 
+def interval_of(values: Sequence[float], seed: int = 0) -> dict:
+    """The ``intervals`` entry of a figure: its bootstrap 95% interval and n (the value stays a plain float)."""
+    figure = with_interval(values, seed)
+    return {"ci95": figure["ci95"], "n": figure["n"]}
+
+
 class Evaluator(ABC):
-    """One check. ``__call__(model)`` returns the figures, with ``primary_metric`` naming the headline key."""
+    """One check. ``__call__(model)`` returns the figures (plain floats, as sentence-transformers' evaluators), with
+    ``primary_metric`` naming the headline key and ``intervals`` the bootstrap 95% interval and n of each figure that is
+    a mean over items."""
 
     name: str
     primary_metric: str
+    reported: tuple[str, ...] = ()  # further headline keys printed beside the primary one
 
     @abstractmethod
     def __call__(self, model) -> dict:
         ...
 
+    def figure(self, result: dict, key: str):
+        """``{"value", "ci95", "n"}`` for a figure with an interval, else the plain value."""
+        interval = result.get("intervals", {}).get(key)
+        return {"value": result[key], **interval} if interval else result[key]
+
+    def summary(self, result: dict) -> dict:
+        """The headline figures of a result (primary first; per-category means where the check has categories)."""
+        out = {key: self.figure(result, key) for key in (self.primary_metric, *self.reported)
+               if result.get(key) is not None}
+        for category, row in result.get("per_category", {}).items():
+            out.update({f"{category}: {key}": row[key] for key in (self.primary_metric, *self.reported) if key in row})
+        return out
+
     def primary(self, result: dict) -> float:
-        value = result[self.primary_metric]
-        return float(value["value"] if isinstance(value, dict) else value)
+        return float(result[self.primary_metric])
 
 
 class RankingEvaluator(Evaluator):
     """Groups listed from most explicit to most implicit: mean Kendall τ (and Spearman ρ) of the model's order."""
 
     primary_metric = "kendall_tau"
+    reported = ("spearman_rho", "paper_choice_accuracy")
 
     def __init__(self, groups, name: str = "ranking", seed: int = 0):
         self.groups, self.name, self.seed = groups, name, seed
@@ -58,7 +80,7 @@ class RankingEvaluator(Evaluator):
 
         result = evaluate_ranking(model, self.groups)
         taus = np.nan_to_num([g["kendall_tau"] for g in result["per_group"]])
-        return {**result, "primary_metric": self.primary_metric, "kendall_tau": with_interval(taus, self.seed),
+        return {**result, "primary_metric": self.primary_metric, "intervals": {"kendall_tau": interval_of(taus, self.seed)},
                 "bootstrap": BOOTSTRAP_SIGNATURE.format(n=RESAMPLES, seed=self.seed)}
 
 
@@ -75,7 +97,7 @@ class ChoiceEvaluator(Evaluator):
 
         result = evaluate_choice(model, self.items)
         correct = [row["chosen"] == row["answer"] for row in result["per_item"]]
-        return {**result, "primary_metric": self.primary_metric, "accuracy": with_interval(correct, self.seed),
+        return {**result, "primary_metric": self.primary_metric, "intervals": {"accuracy": interval_of(correct, self.seed)},
                 "bootstrap": BOOTSTRAP_SIGNATURE.format(n=RESAMPLES, seed=self.seed)}
 
 
@@ -84,6 +106,7 @@ class BatteryEvaluator(Evaluator):
     pragmatically closest option. Per category too."""
 
     primary_metric = "implicitness_accuracy"
+    reported = ("choice_accuracy",)
 
     def __init__(self, items, name: str = "battery", seed: int = 0):
         self.items, self.name, self.seed = items, name, seed
@@ -94,8 +117,8 @@ class BatteryEvaluator(Evaluator):
         result = evaluate_battery(model, self.items)
         rows = result["per_item"]
         return {**result, "primary_metric": self.primary_metric,
-                "implicitness_accuracy": with_interval([r["implicit_above_plain"] for r in rows], self.seed),
-                "choice_accuracy": with_interval([r["choice_correct"] for r in rows], self.seed),
+                "intervals": {"implicitness_accuracy": interval_of([r["implicit_above_plain"] for r in rows], self.seed),
+                              "choice_accuracy": interval_of([r["choice_correct"] for r in rows], self.seed)},
                 "bootstrap": BOOTSTRAP_SIGNATURE.format(n=RESAMPLES, seed=self.seed)}
 
 
@@ -105,8 +128,9 @@ class GradedEvaluator(Evaluator):
     primary_metric = "spearman_rho"
 
     def __init__(self, texts: Sequence[str], ratings: Sequence[float], name: str = "graded", seed: int = 0,
-                 resamples: int = 1000):
+                 resamples: int = 1000, ids: Sequence[str] | None = None):
         self.texts, self.ratings, self.name, self.seed, self.resamples = list(texts), list(ratings), name, seed, resamples
+        self.ids = list(ids) if ids is not None else [str(i) for i in range(len(self.texts))]
 
     def __call__(self, model) -> dict:
         from pragmeter.impscore.ood import evaluate_graded
@@ -114,8 +138,8 @@ class GradedEvaluator(Evaluator):
         result = evaluate_graded(model, self.texts, self.ratings, self.resamples, self.seed)
         scores = result.pop("scores")
         return {**result, "primary_metric": self.primary_metric,
-                "spearman_rho": {"value": result["spearman_rho"], "ci95": list(result["ci95"]), "n": result["n"]},
-                "scores": scores}
+                "intervals": {"spearman_rho": {"ci95": list(result["ci95"]), "n": result["n"]}},
+                "per_item": [{"id": i, "rating": r, "score": s} for i, r, s in zip(self.ids, self.ratings, scores)]}
 
 
 class PairOrderEvaluator(Evaluator):
@@ -131,7 +155,8 @@ class PairOrderEvaluator(Evaluator):
     def __call__(self, model) -> dict:
         scores = np.asarray(model.score(self.implicit + self.explicit), dtype=float)
         above = scores[:len(self.implicit)] > scores[len(self.implicit):]
-        return {"primary_metric": self.primary_metric, "implicit_above_explicit": with_interval(above, self.seed),
+        return {"primary_metric": self.primary_metric, "implicit_above_explicit": float(np.mean(above)),
+                "intervals": {"implicit_above_explicit": interval_of(above, self.seed)},
                 "bootstrap": BOOTSTRAP_SIGNATURE.format(n=RESAMPLES, seed=self.seed)}
 
 
@@ -143,10 +168,54 @@ class SuiteEvaluator(Evaluator):
     def __init__(self, evaluators: Sequence[Evaluator], name: str = "suite"):
         self.evaluators, self.name = list(evaluators), name
 
+    def summary(self, result: dict) -> dict:
+        return result["summary"]
+
     def __call__(self, model) -> dict:
         results = {e.name: e(model) for e in self.evaluators}
-        summary = {e.name: results[e.name][e.primary_metric] for e in self.evaluators}
+        summary = {e.name: e.figure(results[e.name], e.primary_metric) for e in self.evaluators}
         return {"primary_metric": self.primary_metric, "summary": summary, "results": results}
+
+
+class CorpusEvaluator(Evaluator):
+    """The paper's test metrics on a corpus split (implicitness and pragmatics accuracy, mean scores and distances),
+    overall and per source; the split's embeddings come from (and go to) the on-disk cache."""
+
+    primary_metric = "implicitness_accuracy"
+    reported = ("pragmatics_accuracy", "n_triplets", "mean_I_implicit", "mean_I_explicit", "mean_dP_positive",
+                "mean_dP_negative")
+
+    def __init__(self, corpus, split: str = "test", cache_root=None, batch_size: int | None = None,
+                 device: str | None = None, name: str = "corpus"):
+        from pragmeter.errors import PragmeterError
+
+        self.corpus = corpus[corpus["split"] == split]
+        if self.corpus.empty:
+            raise PragmeterError(f"the corpus has no rows in split {split!r}")
+        self.split, self.cache_root, self.batch_size, self.device, self.name = split, cache_root, batch_size, device, name
+
+    def __call__(self, model) -> dict:
+        from pathlib import Path
+
+        from pragmeter.encoders import embeddings_dir
+        from pragmeter.impscore.accuracy import per_source_metrics
+        from pragmeter.impscore.training import embed_corpus, evaluate_heads
+
+        cache_root = Path(self.cache_root) if self.cache_root else embeddings_dir()
+        data = embed_corpus(self.corpus, model.encoder_name, cache_root, self.batch_size, self.device,
+                            show_progress=False)[self.split]
+        metrics, out = evaluate_heads(model.heads, data)
+        table = per_source_metrics(out, data.sources, data.pragmatic)
+        return {**metrics, "primary_metric": self.primary_metric, "split": self.split,
+                "per_source": table.to_dict(orient="records")}
+
+
+def file_evaluator(kind: str, path: str | os.PathLike, seed: int = 0) -> Evaluator:
+    """The ranking, choice or battery check on a user file (validated now: a DataError names file, item and field)."""
+    from pragmeter.impscore import ood
+
+    evaluator = {"ranking": RankingEvaluator, "choice": ChoiceEvaluator, "battery": BatteryEvaluator}[kind]
+    return evaluator(getattr(ood, f"load_{kind}")(path), kind, seed)
 
 
 # ------------------------------------------------------------------------------------------------ the human suite
@@ -185,7 +254,7 @@ def held_out_pairs(sources: Sequence[str], root: str | os.PathLike | None = None
         rows = part[part["source"] == source]
         files = HUMAN_PAIR_SOURCES.get(source)
         if files and "origin" in rows.columns:
-            rows = rows[rows["origin"].fillna("").map(lambda o: any(f in o for f in files))]
+            rows = rows[rows["origin"].fillna("").map(lambda o: any(f in o for f in files)).astype(bool)]
         out[source] = (rows["implicit"].tolist(), rows["explicit"].tolist())
     return out
 
@@ -198,14 +267,17 @@ def floyd_battery_evaluator(root: str | os.PathLike | None = None, seed: int = 0
     return BatteryEvaluator(items, "floyd_battery", seed)
 
 
-def politeness_evaluator(root: str | os.PathLike | None = None, sample: int = 2000, seed: int = 0) -> GradedEvaluator:
-    from pragmeter.datasets.politeness import load_politeness
+def politeness_evaluator(root: str | os.PathLike | None = None, sample: int = 2000, seed: int = 0,
+                         domains: Sequence[str] | None = None, resamples: int = 1000) -> GradedEvaluator:
+    """Spearman ρ against the Stanford Politeness ratings on a seeded sample (``sample`` 0: every request)."""
+    from pragmeter.datasets.politeness import DOMAINS, load_politeness
 
-    requests = load_politeness(root=root)
+    requests = load_politeness(tuple(domains or DOMAINS), root=root)
     if 0 < sample < len(requests):
         chosen = np.sort(np.random.default_rng(seed).choice(len(requests), size=sample, replace=False))
         requests = [requests[i] for i in chosen]
-    return GradedEvaluator([r.text for r in requests], [r.score for r in requests], "politeness", seed)
+    return GradedEvaluator([r.text for r in requests], [r.score for r in requests], "politeness", seed, resamples,
+                           [r.id for r in requests])
 
 
 class HumanSuite(SuiteEvaluator):
@@ -233,8 +305,8 @@ class HumanSuite(SuiteEvaluator):
         out = super().__call__(model)
         summary = out["summary"]
         macro = float(np.mean([summary[n]["value"] for n in self.pair_names]))
-        battery = out["results"]["floyd_battery"]
-        summary["floyd_battery_choice"] = battery["choice_accuracy"]
+        battery = self.evaluators[0]
+        summary["floyd_battery_choice"] = battery.figure(out["results"][battery.name], "choice_accuracy")
         summary["pairs_macro"] = macro
         summary["decision"] = float(np.mean([summary["floyd_battery"]["value"], macro]))
         out["decision"] = summary["decision"]
