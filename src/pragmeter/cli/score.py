@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         return score_file(args)
     if not args.texts:
         raise PragmeterError("nothing to score: give sentences, or --input FILE --output FILE")
-    model = load_model(args, auto_backend=True)
+    model = load_model(args)
     for text, score in zip(args.texts, model.score(args.texts)):
         print(f"{score:.4f}\t{text}")
     _report_truncation(model)
@@ -59,15 +59,12 @@ def _report_truncation(model) -> None:
 
 
 def score_file(args: argparse.Namespace) -> int:
-    from pragmeter.encoders.embedding_cache import attach_embedding_cache
     from pragmeter.io import check_output, read_table, require_column, write_table
 
     output = check_output(args.output, args.overwrite)
     frame = read_table(args.input)
     require_column(frame, args.column, args.input)
-    model = load_model(args, auto_backend=True)
-    if not args.no_cache:
-        attach_embedding_cache(model)
+    model = load_model(args, cache=not args.no_cache)
 
     frame = score_frame(model, frame, args.column, progress=False if args.no_progress else None)
     write_table(frame, output, overwrite=args.overwrite)

@@ -20,7 +20,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                                 "/ per-actor share)")
     group.add_argument("--cpus-per-actor", type=float, default=1, help="CPUs per actor (default 1)")
     group.add_argument("--gpus-per-actor", type=float, default=0,
-                       help="GPUs per actor (default 0; >0 runs the encoder in torch on cuda)")
-    parser.add_argument("--backend", choices=["onnx", "onnx-int8", "torch"], default=None,
-                        help="how the encoder runs (default: onnx when ONNX Runtime is installed and no GPU is asked "
-                             "for, else torch; Ray: onnx on CPU actors, torch on GPU actors)")
+                       help="GPUs per actor (default 0; >0 runs the encoder in torch on cuda); --backend and "
+                            "--precision apply to the actors as to a local run (auto: torch on GPU actors)")

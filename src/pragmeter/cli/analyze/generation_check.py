@@ -7,7 +7,8 @@ import asyncio
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_overwrite_option, add_progress_option, positive_int, refuse_existing, torch_device
+from pragmeter.cli.common import (add_overwrite_option, add_progress_option, add_runtime_options, load_model,
+                                  positive_int, refuse_existing, torch_device)
 from pragmeter.errors import PragmeterError
 
 
@@ -32,6 +33,7 @@ def register(subparsers) -> None:
     parser.add_argument("--impscore", default=None, help="ImpScore model name or folder (default: the shipped one)")
     parser.add_argument("--batch-size", type=positive_int, default=64, help="ImpScore encoder batch size (default 64)")
     parser.add_argument("--device", type=torch_device, default=None, help="ImpScore torch device (default: best available)")
+    add_runtime_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -40,7 +42,6 @@ def run(args: argparse.Namespace) -> int:
 
     from pragmeter.analysis.generation import default_topics, generate, read_topics, write_generation_check
     from pragmeter.llm.backends import load_backend, parse_model_args
-    from pragmeter.impscore.model import ImpScore
 
     if args.runs < 1:
         raise PragmeterError("--runs must be at least 1")
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     output = Path(args.output)
     refuse_existing([output / "generation_check.json"], args.overwrite)
     cache = None if args.no_cache else output / "cache" / "responses.jsonl"
-    impscore = ImpScore.load(args.impscore, device=args.device, batch_size=args.batch_size)  # fail before asking
+    impscore = load_model(args)  # fail before asking
     generations = asyncio.run(generate(backend, topics, args.runs, cache, progress=not args.no_progress))
     valid = [g for g in generations if g.sentences is not None]
     flat = [s for g in valid for s in g.sentences]

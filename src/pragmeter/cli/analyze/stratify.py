@@ -62,11 +62,7 @@ def run(args: argparse.Namespace) -> int:
         signature = None
         if predictions.scores is None:
             if model is None:
-                model = load_model(args)
-                if not args.no_cache:
-                    from pragmeter.encoders.embedding_cache import attach_embedding_cache
-
-                    attach_embedding_cache(model)
+                model = load_model(args, cache=not args.no_cache)
             signature = model.signature()
         scores = score_predictions(predictions, model)
         payload = write_stratified(predictions, scores, output, signature)
