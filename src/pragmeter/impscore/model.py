@@ -148,9 +148,8 @@ class ImpScore:
         from pragmeter.encoders.precision import resolve_backend
 
         backend = resolve_backend(backend, device)
-        if backend != "torch" and (device not in (None, "cpu") or dtype):
-            raise PragmeterError(f"device/dtype need backend torch (the {backend} backend runs on CPU; its precision "
-                                 "is --precision)")
+        if backend != "torch" and device not in (None, "cpu"):
+            raise PragmeterError(f"device {device!r} needs backend torch (the {backend} backend runs on CPU)")
         folder = resolve_model_dir(name_or_path)
         config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
         if config.get("format") != FORMAT:
