@@ -160,7 +160,7 @@ class OnnxEncoder:
         return {name: features[name] for name in self._inputs}
 
     def _run(self, features: dict[str, np.ndarray]) -> np.ndarray:
-        """The graph's sentence embeddings for one batch (the runtime's one call; OpenVinoEncoder overrides it)."""
+        """The graph's sentence embeddings for one batch (the runtime's one call)."""
         return self._session.run(None, features)[0]
 
     def encode(self, texts: Sequence[str], **_ignored) -> np.ndarray:
@@ -172,9 +172,13 @@ class OnnxEncoder:
         unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
         ids = self.token_ids(list(unique))
         out = np.zeros((len(unique), self.dimension), dtype=np.float32)
-        for batch in self.batches(unique, ids):
-            out[batch] = self._run(self.features([ids[i] for i in batch]))
+        self._encode_batches(ids, self.batches(unique, ids), out)
         return out[np.asarray(inverse, dtype=np.int64).reshape(-1)]
+
+    def _encode_batches(self, ids: list[list[int]], batches: list[list[int]], out: np.ndarray) -> None:
+        """Fill ``out`` (rows = texts) batch by batch (OpenVinoEncoder runs several batches at once)."""
+        for batch in batches:
+            out[batch] = self._run(self.features([ids[i] for i in batch]))
 
 
 class _FastTokenizer:
