@@ -141,7 +141,6 @@ def test_replacing_an_encoder_folders_weights_changes_the_next_runs_scores(priva
 
     first = _score_file(model_dir, source, target)
     assert first.returncode == 0, first.stderr
-    assert "preparing encoder" in first.stderr and "it/s" not in first.stderr  # one progress line, no tqdm bars
     before = pd.read_csv(target)["impscore"].to_numpy()
 
     weights = load_file(encoder / "model.safetensors")
@@ -150,9 +149,15 @@ def test_replacing_an_encoder_folders_weights_changes_the_next_runs_scores(priva
     save_file(weights, str(tmp_path / "new.safetensors"), metadata={"format": "pt"})
     os.replace(tmp_path / "new.safetensors", encoder / "model.safetensors")
 
+    from pragmeter.encoders.openvino import ir_file
+
+    # New content, new export (unless an earlier session converted these very weights: the export is shared by
+    # content, as an unchanged copy of an encoder reuses the original's)
+    fresh = not ir_file(str(encoder)).is_file()
     for extra in ((), ("--no-cache",)):
         after = _score_file(model_dir, source, target, *extra)
         assert after.returncode == 0, after.stderr
+        assert ("preparing encoder" in after.stderr) == (fresh and not extra) and "it/s" not in after.stderr
         scores = pd.read_csv(target)["impscore"].to_numpy()
         assert np.abs(scores - before).max() > 0.01, extra
         expected = ImpScore.load(model_dir, backend="torch").score(texts[:30])  # the new weights, official path
