@@ -145,7 +145,8 @@ def main() -> int:
     parser.add_argument("--backend", default="auto", choices=[b for b in BACKEND_CHOICES if b != "torch"],
                         help="pragmeter's backend (default auto: what a user gets on this machine)")
     parser.add_argument("--precision", default="auto", choices=PRECISIONS,
-                        help="pragmeter's precision (default auto: bf16 where the CPU has AVX-512 BF16 or AMX)")
+                        help="pragmeter's precision (default auto: bf16 where the CPU has AVX-512 BF16 or AMX and the "
+                             "encoder is within bounds in bf16, see pragmeter.encoders.precision)")
     parser.add_argument("--n", type=int, default=2000, help="sentences (default 2000)")
     parser.add_argument("--repeats", type=int, default=5, help="alternating timed rounds per method (default 5)")
     parser.add_argument("--seed", type=int, default=0)
@@ -170,13 +171,14 @@ def main() -> int:
 
     texts = sample_texts(args.n, args.seed, args.data_root)
     backend = resolve_backend(args.backend)
-    precision = resolve_precision(args.precision, backend)
+    resolve_precision(args.precision, backend)  # refused here, in one line, before any work
     flags = cpu_flags()
     load = os.getloadavg()[0]
     shown = " ".join(f"{flag}={'yes' if flag in flags else 'no'}" for flag in ("avx2", "avx512_vnni", "avx512_bf16",
                                                                              "amx_bf16"))
     print(f"CPU flags: {shown}; "
-          f"pragmeter backend {backend}, precision {precision} (official: torch fp32); load average {load:.2f}",
+          f"pragmeter backend {backend}, precision {args.precision} (per encoder in the table; official: torch fp32); "
+          f"load average {load:.2f}",
           file=sys.stderr)
     if load > 0.5:
         print(f"WARNING: load average {load:.2f} > 0.5: the machine is busy; the figures below are not valid speed "

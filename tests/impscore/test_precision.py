@@ -65,6 +65,11 @@ def test_auto_follows_the_cpu_flags():
     assert resolve_precision("auto", "openvino", flags=zen1) == "fp32"
     assert resolve_precision("auto", "openvino", flags=zen1 | {"avx512f", "avx512_bf16"}) == "bf16"
     assert resolve_precision("auto", "openvino", flags=zen1 | {"amx_bf16", "amx_tile"}) == "bf16"
+    # mpnet's bf16 scores miss the max |Δ| bound (0.025): auto keeps it in fp32, bf16 only when asked
+    bf16_host = zen1 | {"avx512_bf16"}
+    assert resolve_precision("auto", "openvino", flags=bf16_host, encoder="all-mpnet-base-v2") == "fp32"
+    assert resolve_precision("bf16", "openvino", flags=bf16_host, encoder="all-mpnet-base-v2") == "bf16"
+    assert resolve_precision("auto", "openvino", flags=bf16_host, encoder="sentence-transformers/all-MiniLM-L6-v2") == "bf16"
     with pytest.raises(PragmeterError, match="needs a CPU with AVX-512 BF16 or AMX"):
         resolve_precision("bf16", "openvino", flags=zen1)
     assert resolve_precision("auto", "onnx", flags=zen1 | {"avx512_bf16"}) == "fp32"  # ORT has no bf16 CPU kernels

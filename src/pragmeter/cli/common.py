@@ -45,8 +45,9 @@ def add_runtime_options(parser: argparse.ArgumentParser, backend_default: str = 
                         help="how the encoder runs (default auto: OpenVINO on a CPU, torch on a GPU --device; "
                              "onnx: ONNX Runtime, needs the 'onnx' extra)")
     parser.add_argument("--precision", choices=PRECISIONS, default="auto",
-                        help="encoder precision (default auto: bf16 where the CPU has AVX-512 BF16 or AMX, else "
-                             "fp32; recorded in every signature)")
+                        help="encoder precision (default auto: bf16 where the CPU has AVX-512 BF16 or AMX and the "
+                             "encoder's bf16 scores are within bounds (MiniLM), else fp32; recorded in every "
+                             "signature; int8 is refused: outside the bounds)")
 
 
 def positive_int(value: str) -> int:

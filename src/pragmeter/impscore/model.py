@@ -97,7 +97,7 @@ class ImpScore:
         if backend not in BACKENDS:
             raise PragmeterError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         # fp32 | bf16 | int8 for the graph backends; for torch, a precision is its dtype (None: encoder_dtype's choice)
-        self._precision = resolve_precision(precision, backend, device)
+        self._precision = resolve_precision(precision, backend, device, encoder=encoder_name)
         if backend == "torch" and self._precision is not None:
             if dtype is not None and DTYPES.get(dtype.lower()) != LONG_NAMES[self._precision]:
                 raise PragmeterError(f"give precision or dtype, not both (precision={precision!r}, dtype={dtype!r})")
@@ -144,7 +144,8 @@ class ImpScore:
         it; see pragmeter.encoders.openvino), "torch" (sentence-transformers; on a GPU in bf16/fp16 with large
         length-sorted batches unless ``dtype``/``batch_size`` say otherwise), "onnx" (ONNX Runtime, fp32) or
         "onnx-int8" (int8-quantized weights, less exact). ``precision``: auto | fp32 | bf16 (see
-        pragmeter.encoders.precision: auto is bf16 where the CPU has AVX-512 BF16 or AMX, else fp32)."""
+        pragmeter.encoders.precision: auto is bf16 where the CPU has AVX-512 BF16 or AMX and the encoder's bf16
+        scores are within bounds, else fp32)."""
         from pragmeter.encoders.precision import resolve_backend
 
         backend = resolve_backend(backend, device)
