@@ -301,33 +301,37 @@ class ImpScore:
 
     def features_of_embeddings(self, embeddings: np.ndarray) -> Features:
         """Pragmatic and semantic features of encoder embeddings already computed (see :meth:`encode`)."""
+        if self._numpy_heads is not None:  # the fast path: no torch
+            _, h_p, h_s = self._numpy_heads(embeddings)
+            return Features(pragmatic=h_p, semantic=h_s)
         _, h_p, h_s = self._heads_on(embeddings)
         return Features(pragmatic=h_p.cpu().numpy(), semantic=h_s.cpu().numpy())
 
     def pragmatic_distance(self, a: str | Sequence[str], b: str | Sequence[str]) -> float | np.ndarray:
         """Pragmatic distance ‖h_p(a) − h_p(b)‖ of two texts, or element-wise for two equal-length lists."""
-        import torch
-
         single = isinstance(a, str) and isinstance(b, str)
         left, right = self._check(a), self._check(b)
         if len(left) != len(right):
             raise PragmeterError(f"pragmatic_distance needs lists of equal length ({len(left)} vs {len(right)})")
         distinct = list(dict.fromkeys(left + right))  # a reference compared with many options is embedded once
         row = {text: i for i, text in enumerate(distinct)}
-        features = torch.as_tensor(self.embed(distinct).pragmatic)
-        h_a, h_b = features[[row[t] for t in left]], features[[row[t] for t in right]]
-        distances = self.heads.pragmatic_distance_from_features(h_a, h_b).numpy()
+        features = self.embed(distinct).pragmatic
+        distances = self._distances(features[[row[t] for t in left]], features[[row[t] for t in right]])
         return float(distances[0]) if single else distances
 
     def distance_matrix(self, texts: Sequence[str]) -> np.ndarray:
         """All pairwise pragmatic distances of ``texts`` (n × n)."""
+        h_p = self.embed(texts).pragmatic
+        return self._distances(h_p[:, None, :], h_p[None, :, :])
+
+    def _distances(self, h_a: np.ndarray, h_b: np.ndarray) -> np.ndarray:
+        """Pragmatic distances of feature rows (broadcast), by the numpy heads when loaded for a graph backend."""
+        if self._numpy_heads is not None:
+            return self._numpy_heads.pragmatic_distance(*np.broadcast_arrays(h_a, h_b))
         import torch
 
-        h_p = torch.as_tensor(self.embed(texts).pragmatic)
-        n = h_p.shape[0]
-        left = h_p.unsqueeze(1).expand(n, n, -1)
-        right = h_p.unsqueeze(0).expand(n, n, -1)
-        return self.heads.pragmatic_distance_from_features(left, right).numpy()
+        a, b = (torch.as_tensor(np.ascontiguousarray(x)) for x in np.broadcast_arrays(h_a, h_b))
+        return self.heads.pragmatic_distance_from_features(a, b).numpy()
 
     def signature(self) -> str:
         """A short string naming the model, encoder and variant (for reproducible reports)."""
