@@ -31,11 +31,9 @@ def _files(folder: Path) -> list[Path]:
 
 
 def _file_hash(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    from pragmeter.data.root import sha256_of
+
+    return sha256_of(path)
 
 
 def folder_fingerprint(folder: str | os.PathLike) -> str:
