@@ -14,6 +14,7 @@ must be installed on every node.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -105,7 +106,10 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     device = device or ("cuda" if gpus_per_actor else None)
     if dtype is not None and backend != "torch":
         raise PragmeterError(f"--dtype applies to the torch backend (GPU actors), not to {backend!r}")
-    resolve_precision(precision, backend, device)  # one line now, not one per actor (the actors' CPUs may differ)
+    # Refused in one line now, not once per actor; "auto" is resolved again by each actor on its own CPU (the
+    # summary reports this machine's resolution)
+    encoder = json.loads((Path(model_dir) / "config.json").read_text(encoding="utf-8"))["encoder"]
+    resolved = resolve_precision(precision, backend, device, encoder=encoder) or "auto"
 
     if not ray.is_initialized():
         address = address or os.environ.get("RAY_ADDRESS")
@@ -149,7 +153,7 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
         shutil.rmtree(staging, ignore_errors=True)
     failed = int((written[ERROR_COLUMN] != "").sum())
     return {"rows": len(written), "scored": len(written) - failed, "failed": failed, "files": len(files),
-            "actors": actors, "backend": backend, "precision": precision, "device": device or "cpu",
+            "actors": actors, "backend": backend, "precision": resolved, "device": device or "cpu",
             "gpus_per_actor": gpus_per_actor}
 
 
@@ -165,7 +169,7 @@ def run_cli(args: argparse.Namespace) -> int:
                              batch_size=args.batch_size, overwrite=args.overwrite, address=args.ray_address,
                              device=args.device, dtype=getattr(args, "dtype", None), precision=args.precision)
     print(f"scored {summary['scored']} of {summary['rows']} rows from {summary['files']} file(s) with "
-          f"{summary['actors']} actor(s) ({summary['backend']}) -> {args.output}", file=sys.stderr)
+          f"{summary['actors']} actor(s) ({summary['backend']}, {summary['precision']}) -> {args.output}", file=sys.stderr)
     if summary["failed"]:
         print(f"warning: {summary['failed']} row(s) not scored (reason in column '{ERROR_COLUMN}')", file=sys.stderr)
     return 1 if summary["failed"] and args.strict else 0
