@@ -4,8 +4,8 @@ The graph is exported once from the very SentenceTransformer that the torch path
 normalisation in one graph), so the numbers only differ by float rounding; with ``quantize=True`` the weights of
 the matrix products are stored as int8 (ONNX Runtime dynamic quantization), which is faster and less exact.
 
-Exported files are cached under ``pragmeter.encoders.cache_dir()/onnx/``, keyed by encoder, opset and quantization,
-and built on first use (a few seconds for all-MiniLM-L6-v2, about a minute for all-mpnet-base-v2).
+Exported files are cached under ``pragmeter.encoders.cache_dir()/onnx/``, keyed by the encoder's content (a hash of
+its weights and tokenizer: pragmeter.encoders.fingerprint), opset and quantization, and built on first use (a few seconds for all-MiniLM-L6-v2, about a minute for all-mpnet-base-v2).
 
 Speed comes from three things besides the runtime itself: texts are batched by token length (little padding),
 batches are larger than the official 32, and repeated texts within one call are encoded once.
