@@ -1,14 +1,18 @@
 """ImpScore throughput: pragmeter's CPU scorer against the official implementation's way of scoring.
 
-Official way (ImpScore reference code): sentence-transformers ``encode(texts, batch_size=32)``, then the heads.
-Ours: ``ImpScore.load(..., backend="onnx")`` (ONNX Runtime export of the same encoder, token-length batches,
-de-duplication). Both run in this process on the same texts; the two methods alternate for ``--repeats`` rounds
+Official way (ImpScore reference code): sentence-transformers ``encode(texts, batch_size=32)`` in fp32 (torch), then
+the heads. Ours: ``load_impscore(..., backend=, precision=)``, by default what a user gets on this machine (backend
+auto = OpenVINO; precision auto = bf16 where the CPU has AVX-512 BF16 or AMX, else fp32), with token-length batches
+and de-duplication. Both run in this process on the same texts; the two methods alternate for ``--repeats`` rounds
 after a warm-up; the ratio reported is the median over rounds of (official time / our time) within a round.
 Only a quiet machine gives a valid ratio: load from other jobs slows the official path more than ours (issue
 14: 5.25× on a loaded machine, 1.33× on a quiet one). The CPU-time ratio (process CPU seconds per method; use
 ``--threads 1`` so no idle thread spins) moves much less with load and is reported beside it as a cross-check.
 
     python benchmarks/bench_speed.py --encoder all-MiniLM-L6-v2 --encoder all-mpnet-base-v2 --out results.json
+    python benchmarks/bench_speed.py --backend onnx --precision fp32      # ONNX Runtime, for comparison
+
+Each row also says how much the length-sorted batches pad (padded tokens / real tokens; 1.00 = none).
 
 Accuracy bounds (issue 14): against the official fp32 scores, max |Δscore| ≤ 0.02 and Kendall τ ≥ 0.99; the table
 says whether each row meets them. Every run records the machine (CPU model and SIMD flags, threads, load before
@@ -32,7 +36,7 @@ import time
 import numpy as np
 from machine import MachineWatch
 
-from pragmeter.impscore.model import BACKENDS
+from pragmeter.encoders.precision import BACKEND_CHOICES, PRECISIONS, cpu_flags, resolve_backend, resolve_precision
 
 MAX_ABS_DIFF, MIN_KENDALL_TAU = 0.02, 0.99  # accuracy bounds a faster scorer must meet against fp32
 
@@ -47,7 +51,7 @@ def sample_texts(n: int, seed: int, root: str | None) -> list[str]:
     return posts.sample(n, random_state=seed).tolist()
 
 
-def heads_for(encoder: str, backend: str, seed: int):
+def heads_for(encoder: str, backend: str, seed: int, precision: str = "fp32"):
     """ImpScore with the shipped model's heads when it uses ``encoder``, else seeded random heads."""
     import torch
 
@@ -58,12 +62,13 @@ def heads_for(encoder: str, backend: str, seed: int):
     for name in shipped_models():
         config = json.loads((resolve_model_dir(name) / "config.json").read_text())
         if canonical_name(config["encoder"]) == canonical_name(encoder):
-            return ImpScore.load(name, backend=backend), name
+            return ImpScore.load(name, backend=backend, precision=precision), name
     from pragmeter.encoders import load_encoder
 
     torch.manual_seed(seed)
     dim = load_encoder(encoder).get_embedding_dimension()
-    return ImpScore(ImpScoreHeads(HeadsConfig(dim)), encoder, backend=backend), f"random heads (seed {seed})"
+    model = ImpScore(ImpScoreHeads(HeadsConfig(dim)), encoder, backend=backend, precision=precision)
+    return model, f"random heads (seed {seed})"
 
 
 def kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
@@ -72,9 +77,20 @@ def kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
     return float(kendalltau(a, b).statistic)
 
 
-def measure(encoder: str, texts: list[str], repeats: int, backend: str, seed: int) -> dict:
+def padding_overhead(encoder, texts: list[str]) -> float | None:
+    """Padded tokens over real tokens in the batches the encoder makes of ``texts`` (None: torch, which pads as
+    sentence-transformers does)."""
+    if not hasattr(encoder, "batches"):
+        return None
+    unique = sorted(set(texts))
+    lengths = [len(ids) for ids in encoder.token_ids(unique)]
+    batches = encoder.batches(unique)
+    return round(sum(len(b) * max(lengths[i] for i in b) for b in batches) / sum(lengths), 3)
+
+
+def measure(encoder: str, texts: list[str], repeats: int, backend: str, precision: str, seed: int) -> dict:
     official_model, heads = heads_for(encoder, "torch", seed)
-    ours = heads_for(encoder, backend, seed)[0]
+    ours = heads_for(encoder, backend, seed, precision)[0]
     st = official_model.encoder
 
     def official() -> np.ndarray:
@@ -107,7 +123,8 @@ def measure(encoder: str, texts: list[str], repeats: int, backend: str, seed: in
     max_abs = float(np.abs(scores["official"] - scores["pragmeter"]).max())
     tau = kendall_tau(scores["official"], scores["pragmeter"])
     return {
-        "encoder": encoder, "backend": backend, "heads": heads, "sentences": len(texts),
+        "encoder": encoder, "backend": ours.backend, "precision": ours.precision, "heads": heads,
+        "signature": ours.signature(), "padding_overhead": padding_overhead(ours.encoder, texts), "sentences": len(texts),
         "unique_sentences": len(set(texts)), "repeats": repeats,
         "official_sentences_per_s": round(official_rate, 1), "pragmeter_sentences_per_s": round(our_rate, 1),
         "ratio": round(statistics.median(round_ratios), 2), "round_ratios": [round(r, 2) for r in round_ratios],
@@ -125,7 +142,11 @@ def measure(encoder: str, texts: list[str], repeats: int, backend: str, seed: in
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--encoder", action="append", help="encoder(s) to compare (default: MiniLM and mpnet)")
-    parser.add_argument("--backend", default="onnx", choices=[b for b in BACKENDS if b != "torch"])
+    parser.add_argument("--backend", default="auto", choices=[b for b in BACKEND_CHOICES if b != "torch"],
+                        help="pragmeter's backend (default auto: what a user gets on this machine)")
+    parser.add_argument("--precision", default="auto", choices=PRECISIONS,
+                        help="pragmeter's precision (default auto: bf16 where the CPU has AVX-512 BF16 or AMX and the "
+                             "encoder is within bounds in bf16, see pragmeter.encoders.precision)")
     parser.add_argument("--n", type=int, default=2000, help="sentences (default 2000)")
     parser.add_argument("--repeats", type=int, default=5, help="alternating timed rounds per method (default 5)")
     parser.add_argument("--seed", type=int, default=0)
@@ -135,11 +156,12 @@ def main() -> int:
                         help="threads for both methods (torch and ONNX Runtime; default: each library's own)")
     args = parser.parse_args()
 
-    import onnxruntime
+    import importlib.metadata
+
     import torch
 
     if args.threads:
-        from pragmeter.impscore.onnx_encoder import THREADS_ENV
+        from pragmeter.encoders.onnx import THREADS_ENV
 
         os.environ[THREADS_ENV] = str(args.threads)
         torch.set_num_threads(args.threads)
@@ -148,21 +170,42 @@ def main() -> int:
     from pragmeter.provenance import code_commit
 
     texts = sample_texts(args.n, args.seed, args.data_root)
+    backend = resolve_backend(args.backend)
+    resolve_precision(args.precision, backend)  # refused here, in one line, before any work
+    flags = cpu_flags()
+    load = os.getloadavg()[0]
+    shown = " ".join(f"{flag}={'yes' if flag in flags else 'no'}" for flag in ("avx2", "avx512_vnni", "avx512_bf16",
+                                                                             "amx_bf16"))
+    print(f"CPU flags: {shown}; "
+          f"pragmeter backend {backend}, precision {args.precision} (per encoder in the table; official: torch fp32); "
+          f"load average {load:.2f}",
+          file=sys.stderr)
+    if load > 0.5:
+        print(f"WARNING: load average {load:.2f} > 0.5: the machine is busy; the figures below are not valid speed "
+              "figures (compare only side by side within this run)", file=sys.stderr)
     with MachineWatch() as watch:
-        results = [measure(e, texts, args.repeats, args.backend, args.seed)
+        results = [measure(e, texts, args.repeats, backend, args.precision, args.seed)
                    for e in args.encoder or ["all-MiniLM-L6-v2", "all-mpnet-base-v2"]]
-    report = {"pragmeter": pragmeter.__version__, "commit": code_commit(), "torch": torch.__version__,
-              "onnxruntime": onnxruntime.__version__, "threads": torch.get_num_threads(),
+    versions = {}
+    for package in ("torch", "sentence-transformers", "openvino", "onnxruntime"):
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = None
+    report = {"pragmeter": pragmeter.__version__, "commit": code_commit(), "versions": versions,
+              "threads": torch.get_num_threads(),
               "machine": platform.platform(), "date": time.strftime("%Y-%m-%d"), "machine_state": watch.record,
               "results": results}
     print(watch.summary())
-    print(f"| encoder | backend | official sent/s | pragmeter sent/s | ratio (median per round) | max abs Δscore | "
-          f"Kendall τ | bounds (≤ {MAX_ABS_DIFF}, ≥ {MIN_KENDALL_TAU}) | CPU-time ratio |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"| encoder | official (torch fp32) sent/s | pragmeter backend, precision | pragmeter sent/s | ratio (median "
+          f"per round) | max abs Δscore | Kendall τ | bounds (≤ {MAX_ABS_DIFF}, ≥ {MIN_KENDALL_TAU}) | CPU-time ratio "
+          "| padding |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['encoder']} | {r['backend']} | {r['official_sentences_per_s']} | {r['pragmeter_sentences_per_s']} | "
-              f"{r['ratio']}× | {r['max_abs_score_diff']:.2e} | {r['kendall_tau']:.5f} | "
-              f"{'met' if r['meets_accuracy_bounds'] else 'NOT MET'} | {r['cpu_ratio']}× |")
+        print(f"| {r['encoder']} | {r['official_sentences_per_s']} | {r['backend']}, {r['precision']} | "
+              f"{r['pragmeter_sentences_per_s']} | {r['ratio']}× | {r['max_abs_score_diff']:.2e} | "
+              f"{r['kendall_tau']:.5f} | {'met' if r['meets_accuracy_bounds'] else 'NOT MET'} | {r['cpu_ratio']}× | "
+              f"{r['padding_overhead']} |")
     if args.out:
         from pragmeter.io import write_json_atomic
 

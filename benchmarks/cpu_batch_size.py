@@ -37,7 +37,7 @@ def sample_texts(n: int, seed: int) -> dict[str, list[str]]:
 def measure(model_name: str, texts: list[str], sizes: list[int], repeats: int) -> dict:
     from pragmeter.impscore.model import ImpScore
 
-    models = {size: ImpScore.load(model_name, batch_size=size) for size in sizes}
+    models = {size: ImpScore.load(model_name, batch_size=size, backend="torch") for size in sizes}
     for model in models.values():
         model.score(texts[:8])  # warm-up: weights loaded, kernels chosen
     seconds: dict[int, list[float]] = {size: [] for size in sizes}

@@ -1,11 +1,14 @@
 """Start-up cost of the command: wall time and peak RSS of `pragmeter score "It is cold in here."`, `--help` and
 `--version`, each run N times in a fresh process (median reported), plus which heavy modules the score run imports.
 
-    nice -n 0 python benchmarks/startup.py --runs 5 [--backend onnx] [--out startup.json]
+    nice -n 0 python benchmarks/startup.py --runs 5 [--backend onnx] [--precision fp32] [--first-use] [--out F]
 
-Run on a quiet machine (the load average before and after is recorded; figures with load > 0.5 are not valid).
-One warm-up run comes first (it exports the ONNX graph once if needed and fills the OS file cache); the model is
-the shipped default. Peak RSS is the child's ru_maxrss (wait4), wall time is measured around the child.
+Run on a quiet machine, after the README's install command (the load average before and after is recorded; figures
+with load > 0.5 are not valid). ``--first-use`` first times one run on an empty cache ($PRAGMETER_CACHE in a
+temporary folder; the unpacked mpnet parts are reused): the one-time encoder conversion, its progress lines and its
+peak memory (the conversion's child process included). Then one warm-up run (OS file cache), and the timed runs;
+the model is the shipped default (or $PRAGMETER_IMPSCORE). Peak RSS is ru_maxrss from wait4 (the largest of the
+process and the children it waited for), wall time is measured around the process.
 """
 
 from __future__ import annotations
@@ -28,9 +31,9 @@ PROBE = ("import sys, runpy; sys.argv = ['pragmeter', 'score', {backend}'It is c
          "print('MODULES', [m for m in {heavy!r} if m in sys.modules], file=sys.stderr)\n")
 
 
-def run_once(argv: list[str]) -> tuple[float, float, str]:
-    """(wall seconds, peak RSS MiB, stdout) of one fresh process."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+def run_once(argv: list[str], **env_extra: str) -> tuple[float, float, str]:
+    """(wall seconds, peak RSS MiB, stdout + stderr) of one fresh process."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), **env_extra}
     started = time.perf_counter()
     process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, status, usage = os.wait4(process.pid, 0)
@@ -55,21 +58,38 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--backend", default=None, help="score --backend (default: the command's default)")
+    parser.add_argument("--precision", default=None, help="score --precision (default: the command's default)")
+    parser.add_argument("--first-use", action="store_true",
+                        help="also time one run on an empty cache (the one-time conversion)")
     parser.add_argument("--out", default=None, help="write the figures as JSON here")
     args = parser.parse_args()
 
     load_before = os.getloadavg()
     cli = [sys.executable, "-m", "pragmeter"]
-    backend = ["--backend", args.backend] if args.backend else []
+    backend = (["--backend", args.backend] if args.backend else []) + \
+        (["--precision", args.precision] if args.precision else [])
     score = [*cli, "score", *backend, SENTENCE]
-    run_once(score)  # warm-up: ONNX export on first use, OS file cache
+    first_use = None
+    if args.first_use:
+        import tempfile
+
+        from pragmeter.encoders import cache_dir
+
+        with tempfile.TemporaryDirectory() as empty:
+            if (cache_dir() / "encoders").is_dir():  # unpacked mpnet parts: installation, not first use
+                os.symlink(cache_dir() / "encoders", Path(empty) / "encoders")
+            wall, peak, output = run_once(score, PRAGMETER_CACHE=empty)
+        first_use = {"wall_s": round(wall, 1), "peak_rss_mib": round(peak, 1),
+                     "progress_lines": [line for line in output.splitlines() if line.startswith("pragmeter:")]}
+    run_once(score)  # warm-up: conversion on first use, OS file cache
     probe = PROBE.format(backend=", ".join(repr(b) for b in backend) + (", " if backend else ""), heavy=HEAVY)
     _, _, probe_out = run_once([sys.executable, "-c", probe])
     imported = next((line.split(" ", 1)[1] for line in probe_out.splitlines() if line.startswith("MODULES")), "?")
     record = {
-        "score": measure(score, args.runs), "help": measure([*cli, "--help"], args.runs),
+        "first_use": first_use, "score": measure(score, args.runs), "help": measure([*cli, "--help"], args.runs),
         "version": measure([*cli, "--version"], args.runs), "score_imports_heavy": imported,
-        "runs": args.runs, "backend": args.backend or "default", "load_avg_before": load_before,
+        "runs": args.runs, "backend": args.backend or "default", "precision": args.precision or "default",
+        "load_avg_before": load_before,
         "load_avg_after": os.getloadavg(), "cpus": os.cpu_count(), "machine": platform.machine(),
         "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,

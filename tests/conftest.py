@@ -46,10 +46,11 @@ def pytest_collection_modifyitems(config, items) -> None:
     items.sort(key=lambda item: -seconds(item))  # stable: every file keeps its own order
 
 
-# Folders of a pragmeter cache that hold what is derived once from installed weights (ONNX exports, unpacked encoders):
+# Folders of a pragmeter cache that hold what is derived once from installed weights (ONNX and OpenVINO exports,
+# unpacked encoders; keyed by the encoder's content, so sharing them is safe):
 # tests that need an empty cache share these with the session's cache, since exporting MiniLM to ONNX takes ~6 s of a
 # core each time (it ran once per test before).
-SHARED_CACHE_PARTS = ("onnx", "encoders")
+SHARED_CACHE_PARTS = ("onnx", "openvino", "encoders")
 SESSION_CACHE = cache_dir()  # read before any test changes $PRAGMETER_CACHE
 
 

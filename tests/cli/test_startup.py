@@ -1,5 +1,6 @@
-"""Start-up: scoring on the ONNX path imports neither torch, transformers, sentence-transformers nor scikit-learn,
-prints no third-party progress bar, and gives the torch path's scores; --help and --version import no pandas."""
+"""Start-up: scoring on the default path (OpenVINO) and on the ONNX path imports neither torch, transformers,
+sentence-transformers nor scikit-learn, prints no third-party progress bar, and gives the torch path's scores; so does
+ImpScore.load() in Python; --help and --version import no pandas."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("onnxruntime")
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 HEAVY = ("torch", "transformers", "sentence_transformers", "sklearn", "pandas", "scipy")
 PROBE = """
@@ -28,7 +28,28 @@ def _run(*argv: str) -> subprocess.CompletedProcess:
                           text=True, timeout=600)
 
 
+def test_default_scoring_imports_no_torch():
+    pytest.importorskip("openvino")
+    _run("score", "It is cold in here.")  # may convert the encoder once (a child process, which uses torch)
+    run = _run("score", "It is cold in here.")
+    assert run.returncode == 0, run.stderr
+    assert "HEAVY []" in run.stderr and "it/s" not in run.stderr and "preparing encoder" not in run.stderr
+    assert 0 <= float(run.stdout.split("\t")[0]) <= 2
+
+
+def test_impscore_load_in_python_takes_the_fast_path():
+    pytest.importorskip("openvino")
+    code = ("import sys\nfrom pragmeter import ImpScore\nmodel = ImpScore.load()\nmodel.score(['It is cold in here.'])\n"
+            f"print(model.backend, model.precision, sorted(m for m in {HEAVY!r} if m in sys.modules))\n")
+    run = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": SRC}, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    backend, precision, heavy = run.stdout.strip().split(" ", 2)
+    assert backend == "openvino" and precision in ("fp32", "bf16") and heavy == "[]"
+
+
 def test_onnx_scoring_imports_no_torch_and_matches_torch():
+    pytest.importorskip("onnxruntime")
     first = _run("score", "--backend", "onnx", "It is cold in here.")  # may export the graph once (uses torch)
     assert first.returncode == 0, first.stderr
     run = _run("score", "--backend", "onnx", "It is cold in here.")

@@ -41,10 +41,10 @@ def test_half_precision_torch_path_on_cpu(model_dir, sentences):
     from pragmeter.encoders import load_encoder
     from pragmeter.impscore.model import ImpScore
 
-    full = ImpScore.load(model_dir, device="cpu")
+    full = ImpScore.load(model_dir, device="cpu", backend="torch")
     assert full.encoder_dtype == "float32" and full.encoder is load_encoder(full.encoder_name, "cpu")
-    assert "precision" not in full.signature()
-    half = ImpScore.load(model_dir, device="cpu", dtype="bfloat16")
+    assert full.signature().endswith("|backend:torch|precision:float32")  # every signature names both
+    half = ImpScore.load(model_dir, device="cpu", dtype="bfloat16", backend="torch")
     assert next(half.encoder.parameters()).dtype.is_floating_point
     assert str(next(half.encoder.parameters()).dtype) == "torch.bfloat16"
     assert next(full.encoder.parameters()).dtype.itemsize == 4  # the shared float32 encoder was not cast

@@ -61,11 +61,13 @@ def test_batches_follow_token_length_within_budget(onnx_model, sentences):
 
 
 def test_export_is_cached_by_encoder_opset_and_quantization(tmp_path, monkeypatch):
+    from pragmeter.encoders.fingerprint import encoder_fingerprint
     from pragmeter.encoders.onnx import OPSET, OnnxEncoder, onnx_file
 
     monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path))
     fp32, int8 = onnx_file("all-MiniLM-L6-v2", False), onnx_file("minilm", True)
-    assert fp32.parent == int8.parent == tmp_path / "onnx" / "all-MiniLM-L6-v2"
+    # keyed by the encoder's content (weights, tokenizer), not only its name
+    assert fp32.parent == int8.parent == tmp_path / "onnx" / f"all-MiniLM-L6-v2-{encoder_fingerprint('minilm')}"
     assert (fp32.name, int8.name) == (f"opset{OPSET}-fp32.onnx", f"opset{OPSET}-int8.onnx")
     assert not fp32.exists()
     encoder = OnnxEncoder("all-MiniLM-L6-v2")

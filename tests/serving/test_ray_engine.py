@@ -21,10 +21,10 @@ def local_ray():
 
 
 def _single_process(model_dir: str, values: list) -> tuple[np.ndarray, list[str]]:
-    from pragmeter.impscore.model import ImpScore
+    from pragmeter.impscore.model import load_impscore
     from pragmeter.impscore.scoring import score_values
 
-    return score_values(ImpScore.load(model_dir, backend="onnx"), values)
+    return score_values(load_impscore(model_dir), values)  # the actors' default: this CPU's backend and precision
 
 
 def _check_against_single_process(output, frame: pd.DataFrame, model_dir: str) -> float:

@@ -113,4 +113,4 @@ def test_serve_command_defaults_to_loopback():
     from pragmeter.cli import build_parser
 
     args = build_parser().parse_args(["serve"])
-    assert (args.host, args.port, args.backend) == ("127.0.0.1", 8000, "onnx")
+    assert (args.host, args.port, args.backend, args.precision) == ("127.0.0.1", 8000, "auto", "auto")

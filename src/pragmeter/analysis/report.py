@@ -322,7 +322,7 @@ GOLD_FILTER = {"hate_detection": "yes"}
 
 
 def stratify_logged_samples(results_dir: Path, impscore: str | None = None, device: str | None = None,
-                            batch_size: int = 64) -> int:
+                            batch_size: int = 64, backend: str = "auto", precision: str = "auto") -> int:
     """Stratify every per-sample log that has texts and no stratified_<task>.json beside it; return how many."""
     from pragmeter.analysis import stratify
 
@@ -350,11 +350,10 @@ def stratify_logged_samples(results_dir: Path, impscore: str | None = None, devi
             if not predictions.texts:
                 continue
             if model is None:
-                from pragmeter.encoders.embedding_cache import attach_embedding_cache
-                from pragmeter.impscore.model import ImpScore
+                from pragmeter.impscore.model import load_impscore
 
-                model = attach_embedding_cache(ImpScore.load(impscore, device=device,
-                                                             batch_size=batch_size))
+                model = load_impscore(impscore, backend=backend, precision=precision, cache=True, device=device,
+                                      batch_size=batch_size)
             scores = stratify.score_predictions(predictions, model)
             stratify.write_stratified(predictions, scores, results.parent, model.signature())
             done += 1

@@ -43,10 +43,8 @@ def add_ray_options(parser: argparse.ArgumentParser) -> None:
                        help="scoring actors (default: cluster CPUs or GPUs / per-actor share)")
     group.add_argument("--cpus-per-actor", type=float, default=1, help="CPUs per actor (default 1)")
     group.add_argument("--gpus-per-actor", type=float, default=0,
-                       help="GPUs per actor (default 0; >0 runs the encoder in torch on cuda)")
-    parser.add_argument("--backend", choices=["onnx", "onnx-int8", "torch"], default=None,
-                        help="how the encoder runs (default: onnx when ONNX Runtime is installed and no GPU is asked "
-                             "for, else torch; Ray: onnx on CPU actors, torch on GPU actors)")
+                       help="GPUs per actor (default 0; >0 runs the encoder in torch on cuda); --backend and "
+                            "--precision apply to the actors as to a local run (auto: torch on GPU actors)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         return score_file(args)
     if not args.texts:
         raise PragmeterError("nothing to score: give sentences, or --input FILE --output FILE")
-    model = load_model(args, auto_backend=True)
+    model = load_model(args)
     for text, score in zip(args.texts, model.score(args.texts)):
         print(f"{score:.4f}\t{text}")
     _report_truncation(model)
@@ -73,15 +71,12 @@ def _report_truncation(model) -> None:
 
 
 def score_file(args: argparse.Namespace) -> int:
-    from pragmeter.encoders.embedding_cache import attach_embedding_cache
     from pragmeter.io import check_output, read_table, require_column, write_table
 
     output = check_output(args.output, args.overwrite)
     frame = read_table(args.input)
     require_column(frame, args.column, args.input)
-    model = load_model(args, auto_backend=True)
-    if not args.no_cache:
-        attach_embedding_cache(model)
+    model = load_model(args, cache=not args.no_cache)
 
     frame = score_frame(model, frame, args.column, progress=False if args.no_progress else None)
     write_table(frame, output, overwrite=args.overwrite)
@@ -101,9 +96,9 @@ def score_on_ray(args: argparse.Namespace) -> int:
                              id_column=args.id_column, backend=args.backend, actors=args.actors,
                              cpus_per_actor=args.cpus_per_actor, gpus_per_actor=args.gpus_per_actor,
                              batch_size=args.batch_size, overwrite=args.overwrite, address=args.ray_address,
-                             device=args.device, dtype=getattr(args, "dtype", None))
+                             device=args.device, dtype=getattr(args, "dtype", None), precision=args.precision)
     print(f"scored {summary['scored']} of {summary['rows']} rows from {summary['files']} file(s) with "
-          f"{summary['actors']} actor(s) ({summary['backend']}) -> {args.output}", file=sys.stderr)
+          f"{summary['actors']} actor(s) ({summary['backend']}, {summary['precision']}) -> {args.output}", file=sys.stderr)
     if summary["failed"]:
         print(f"warning: {summary['failed']} row(s) not scored (reason in column '{ERROR_COLUMN}')", file=sys.stderr)
     return 1 if summary["failed"] and args.strict else 0

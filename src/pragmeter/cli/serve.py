@@ -6,7 +6,7 @@ import argparse
 import math
 import sys
 
-from pragmeter.cli.common import RenamedFlag
+from pragmeter.cli.common import RenamedFlag, add_runtime_options
 from pragmeter.errors import PragmeterError
 
 
@@ -19,8 +19,7 @@ def register(subparsers) -> None:
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port, printed)")
     parser.add_argument("--impscore", default=None, help="ImpScore model: shipped name or folder (default: the shipped one)")
     parser.add_argument("--model", dest="impscore", action=RenamedFlag, new="--impscore")
-    parser.add_argument("--backend", default="onnx", choices=["onnx", "onnx-int8", "torch"],
-                        help="how the encoder runs (default onnx: same scores as torch, faster on CPU)")
+    add_runtime_options(parser)
     parser.add_argument("--device", default=None, help="torch device for --backend torch, e.g. cuda")
     parser.add_argument("--max-texts", type=int, default=128, help="texts per request (default 128; more → 413)")
     parser.add_argument("--max-chars", type=int, default=2000, help="characters per text (default 2000; more → 413)")
@@ -52,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as error:
         raise PragmeterError(f"pragmeter serve needs the 'serve' extra ({error.name} is missing): "
                              "pip install 'pragmeter[serve]'") from None
-    from pragmeter.impscore.model import ImpScore
+    from pragmeter.impscore.model import load_impscore
 
     for name in ("max_texts", "max_chars", "max_body_bytes", "max_batch", "max_queued_texts", "max_buffered_bytes"):
         if getattr(args, name) < 1:
@@ -68,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     # Bind before loading the model: a busy port fails at once, and the URL printed is the one really served.
     sock = listening_socket(args.host, args.port)
     try:
-        model = ImpScore.load(args.impscore, device=args.device, backend=args.backend)
+        model = load_impscore(args.impscore, backend=args.backend, precision=args.precision, device=args.device)
         model.encode(["warm up the encoder"])  # export/load now, not on the first request
         limits = Limits(args.max_texts, args.max_chars, args.max_body_bytes, args.max_queued_texts,
                         request_timeout=args.request_timeout, body_timeout=args.body_timeout,
@@ -76,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         app = create_app(model, limits, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms)
         host, port = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
-        print(f"pragmeter serve: {model.signature()} ({args.backend}) on http://{shown}:{port}/", file=sys.stderr,
+        print(f"pragmeter serve: {model.signature()} on http://{shown}:{port}/", file=sys.stderr,
               flush=True)
         uvicorn.Server(uvicorn.Config(app, log_level=args.log_level)).run(sockets=[sock])
     finally:

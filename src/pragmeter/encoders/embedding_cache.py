@@ -231,8 +231,9 @@ def _is_corrupt(error: sqlite3.Error) -> bool:
 
 def attach_embedding_cache(model, root: str | Path | None = None):
     """Give an ImpScore ``model`` the on-disk embedding cache (default ``$PRAGMETER_CACHE/embeddings``, shared by
-    every command that scores texts); returns the model."""
+    every command that scores texts), in the part for what produces its numbers (``model.embedding_key()``: the
+    encoder's content, backend and precision); returns the model."""
     from pragmeter.encoders.paths import embeddings_dir
 
-    model.embedding_cache = EmbeddingCache(root if root is not None else embeddings_dir(), model.encoder_name)
+    model.embedding_cache = EmbeddingCache(root if root is not None else embeddings_dir(), model.embedding_key())
     return model

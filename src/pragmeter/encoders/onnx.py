@@ -4,8 +4,8 @@ The graph is exported once from the very SentenceTransformer that the torch path
 normalisation in one graph), so the numbers only differ by float rounding; with ``quantize=True`` the weights of
 the matrix products are stored as int8 (ONNX Runtime dynamic quantization), which is faster and less exact.
 
-Exported files are cached under ``pragmeter.encoders.cache_dir()/onnx/``, keyed by encoder, opset and quantization,
-and built on first use (a few seconds for all-MiniLM-L6-v2, about a minute for all-mpnet-base-v2).
+Exported files are cached under ``pragmeter.encoders.cache_dir()/onnx/``, keyed by the encoder's content (a hash of
+its weights and tokenizer: pragmeter.encoders.fingerprint), opset and quantization, and built on first use (a few seconds for all-MiniLM-L6-v2, about a minute for all-mpnet-base-v2).
 
 Speed comes from three things besides the runtime itself: texts are batched by token length (little padding),
 batches are larger than the official 32, and repeated texts within one call are encoded once.
@@ -13,7 +13,6 @@ batches are larger than the official 32, and repeated texts within one call are 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -40,15 +39,11 @@ THREADS_ENV = "PRAGMETER_ONNX_THREADS"  # ONNX Runtime threads per process (defa
 
 def onnx_file(encoder_name: str, quantize: bool, opset: int = OPSET) -> Path:
     """Where the exported graph of ``encoder_name`` is cached."""
-    from pragmeter.encoders import cache_dir, canonical_name
+    from pragmeter.encoders import cache_dir
+    from pragmeter.encoders.fingerprint import encoder_key
 
-    folder = Path(encoder_name).expanduser()
-    if folder.is_dir():  # a local folder is keyed by its resolved path too, so two folders never share a file
-        resolved = str(folder.resolve())
-        key = f"{folder.resolve().name}-{hashlib.sha256(resolved.encode()).hexdigest()[:10]}"
-    else:
-        key = canonical_name(encoder_name).replace("/", "--")
-    return cache_dir() / "onnx" / key / f"opset{opset}-{'int8' if quantize else 'fp32'}.onnx"
+    # Keyed by the encoder's content (weights, tokenizer): a folder whose weights were replaced gets a new export.
+    return cache_dir() / "onnx" / encoder_key(encoder_name) / f"opset{opset}-{'int8' if quantize else 'fp32'}.onnx"
 
 
 class OnnxEncoder:
@@ -180,6 +175,10 @@ class OnnxEncoder:
         features = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
         return {name: features[name] for name in self._inputs}
 
+    def _run(self, features: dict[str, np.ndarray]) -> np.ndarray:
+        """The graph's sentence embeddings for one batch (the runtime's one call)."""
+        return self._session.run(None, features)[0]
+
     def encode(self, texts: Sequence[str], **_ignored) -> np.ndarray:
         """Sentence embeddings (float32, n × d); keyword options of SentenceTransformer.encode are accepted and
         ignored (batching is by token budget, output is always numpy)."""
@@ -189,9 +188,13 @@ class OnnxEncoder:
         unique, inverse = np.unique(np.asarray(texts, dtype=object), return_inverse=True)
         ids = self.token_ids(list(unique))
         out = np.zeros((len(unique), self.dimension), dtype=np.float32)
-        for batch in self.batches(unique, ids):
-            out[batch] = self._session.run(None, self.features([ids[i] for i in batch]))[0]
+        self._encode_batches(ids, self.batches(unique, ids), out)
         return out[np.asarray(inverse, dtype=np.int64).reshape(-1)]
+
+    def _encode_batches(self, ids: list[list[int]], batches: list[list[int]], out: np.ndarray) -> None:
+        """Fill ``out`` (rows = texts) batch by batch (OpenVinoEncoder runs several batches at once)."""
+        for batch in batches:
+            out[batch] = self._run(self.features([ids[i] for i in batch]))
 
 
 class _FastTokenizer:

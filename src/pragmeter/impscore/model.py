@@ -1,7 +1,7 @@
 """ImpScore: implicitness of sentences and pragmatic distance between them, from a frozen encoder plus trained heads.
 
 >>> from pragmeter import ImpScore
->>> model = ImpScore.load()                      # the shipped default
+>>> model = ImpScore.load()                      # the shipped default, on this CPU's fast path (OpenVINO)
 >>> model.score(["You are talking too loudly.", "I'm finding it a bit hard to concentrate."])
 array([...], dtype=float32)
 
@@ -32,7 +32,7 @@ DEFAULT_MODEL = "impscore-mpnet-paper-conversation"
 DEFAULT_MODEL_ENV = "PRAGMETER_IMPSCORE"
 CONFIG_FILE, WEIGHTS_FILE, CARD_FILE = "config.json", "heads.safetensors", "README.md"
 FORMAT = "pragmeter-impscore"
-BACKENDS = ("torch", "onnx", "onnx-int8")
+BACKENDS = ("torch", "onnx", "onnx-int8", "openvino")
 
 
 def shipped_models() -> list[str]:
@@ -108,11 +108,18 @@ class Features:
 class ImpScore:
     def __init__(self, heads, encoder_name: str, config: dict | None = None, device: str | None = None,
                  batch_size: int | None = None, embedding_cache=None, backend: str = "torch",
-                 dtype: str | None = None) -> None:
+                 dtype: str | None = None, precision: str | None = None) -> None:
         from pragmeter.encoders import DTYPES
+        from pragmeter.encoders.precision import LONG_NAMES, resolve_precision
 
         if backend not in BACKENDS:
             raise PragmeterError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+        # fp32 | bf16 | int8 for the graph backends; for torch, a precision is its dtype (None: encoder_dtype's choice)
+        self._precision = resolve_precision(precision, backend, device, encoder=encoder_name)
+        if backend == "torch" and self._precision is not None:
+            if dtype is not None and DTYPES.get(dtype.lower()) != LONG_NAMES[self._precision]:
+                raise PragmeterError(f"give precision or dtype, not both (precision={precision!r}, dtype={dtype!r})")
+            dtype = LONG_NAMES[self._precision]
         if dtype is not None and (backend != "torch" or dtype.lower() not in DTYPES):
             raise PragmeterError(f"dtype applies to backend='torch' and is one of {', '.join(sorted(DTYPES))}; "
                                  f"got dtype={dtype!r} with backend={backend!r}")
@@ -148,13 +155,21 @@ class ImpScore:
     # ---------------------------------------------------------------- loading and saving
     @classmethod
     def load(cls, name_or_path: str | os.PathLike | None = None, device: str | None = None,
-             batch_size: int | None = None, embedding_cache=None, backend: str = "torch",
-             dtype: str | None = None) -> "ImpScore":
+             batch_size: int | None = None, embedding_cache=None, backend: str = "auto",
+             dtype: str | None = None, precision: str = "auto") -> "ImpScore":
         """Load a shipped model by name (default: the package default) or a model folder.
 
-        ``backend``: "torch" (sentence-transformers; on a GPU in bf16/fp16 with large length-sorted batches unless
-        ``dtype``/``batch_size`` say otherwise), "onnx" (ONNX Runtime, same numbers, faster on CPU) or
-        "onnx-int8" (int8-quantized weights; see pragmeter.encoders.onnx)."""
+        ``backend``: "auto" (OpenVINO on a CPU, torch on a GPU device), "openvino" (fp32, or bf16 where the CPU has
+        it; see pragmeter.encoders.openvino), "torch" (sentence-transformers; on a GPU in bf16/fp16 with large
+        length-sorted batches unless ``dtype``/``batch_size`` say otherwise), "onnx" (ONNX Runtime, fp32) or
+        "onnx-int8" (int8-quantized weights, less exact). ``precision``: auto | fp32 | bf16 (see
+        pragmeter.encoders.precision: auto is bf16 where the CPU has AVX-512 BF16 or AMX and the encoder's bf16
+        scores are within bounds, else fp32)."""
+        from pragmeter.encoders.precision import resolve_backend
+
+        backend = resolve_backend(backend, device)
+        if backend != "torch" and device not in (None, "cpu"):
+            raise PragmeterError(f"device {device!r} needs backend torch (the {backend} backend runs on CPU)")
         folder = resolve_model_dir(name_or_path)
         config = read_model_config(folder)
         from pragmeter.encoders import require_encoder
@@ -164,7 +179,7 @@ class ImpScore:
         if not (backend in BACKENDS and backend != "torch" and device in (None, "cpu")):
             heads = heads.to_torch(device)
         model = cls(heads, config["encoder"], config, device=device, batch_size=batch_size,
-                    embedding_cache=embedding_cache, backend=backend, dtype=dtype)
+                    embedding_cache=embedding_cache, backend=backend, dtype=dtype, precision=precision)
         model.config_path = folder / CONFIG_FILE
         return model
 
@@ -190,6 +205,10 @@ class ImpScore:
     # ---------------------------------------------------------------- encoding
     @property
     def encoder(self):
+        if self._encoder is None and self.backend == "openvino":
+            from pragmeter.encoders.openvino import load_openvino_encoder
+
+            self._encoder = load_openvino_encoder(self.encoder_name, self._precision)
         if self._encoder is None and self.backend != "torch":
             from pragmeter.encoders.onnx import load_onnx_encoder
 
@@ -207,10 +226,26 @@ class ImpScore:
     def encoder_dtype(self) -> str:
         """The precision the encoder runs in (torch dtype name, or the ONNX backend's weight precision)."""
         if self.backend != "torch":
-            return "int8" if self.backend == "onnx-int8" else "float32"
+            from pragmeter.encoders.precision import LONG_NAMES
+
+            return LONG_NAMES[self._precision]
         from pragmeter.encoders import default_device, encoder_dtype
 
         return encoder_dtype(self.device or default_device(), self.dtype)
+
+    @property
+    def precision(self) -> str:
+        """The encoder's precision as --precision spells it: fp32, bf16, fp16 (torch on a GPU) or int8."""
+        from pragmeter.encoders.precision import LONG_NAMES
+
+        return {long: short for short, long in LONG_NAMES.items()}[self.encoder_dtype]
+
+    def embedding_key(self) -> str:
+        """What produced this model's embeddings, as the embedding cache keys them: the encoder's content hash,
+        the backend and the precision (a replaced encoder folder, or fp32 vs bf16, never share entries)."""
+        from pragmeter.encoders.fingerprint import encoder_key
+
+        return f"{encoder_key(self.encoder_name)}-{self.backend}-{self.precision}"
 
     def _check(self, texts: Sequence[str]) -> list[str]:
         if isinstance(texts, str):
@@ -281,40 +316,57 @@ class ImpScore:
 
     def features_of_embeddings(self, embeddings: np.ndarray) -> Features:
         """Pragmatic and semantic features of encoder embeddings already computed (see :meth:`encode`)."""
+        if self._numpy_heads is not None:  # the fast path: no torch
+            _, h_p, h_s = self._numpy_heads(embeddings)
+            return Features(pragmatic=h_p, semantic=h_s)
         _, h_p, h_s = self._heads_on(embeddings)
         return Features(pragmatic=h_p.cpu().numpy(), semantic=h_s.cpu().numpy())
 
     def pragmatic_distance(self, a: str | Sequence[str], b: str | Sequence[str]) -> float | np.ndarray:
         """Pragmatic distance ‖h_p(a) − h_p(b)‖ of two texts, or element-wise for two equal-length lists."""
-        import torch
-
         single = isinstance(a, str) and isinstance(b, str)
         left, right = self._check(a), self._check(b)
         if len(left) != len(right):
             raise PragmeterError(f"pragmatic_distance needs lists of equal length ({len(left)} vs {len(right)})")
         distinct = list(dict.fromkeys(left + right))  # a reference compared with many options is embedded once
         row = {text: i for i, text in enumerate(distinct)}
-        features = torch.as_tensor(self.embed(distinct).pragmatic)
-        h_a, h_b = features[[row[t] for t in left]], features[[row[t] for t in right]]
-        distances = self.heads.pragmatic_distance_from_features(h_a, h_b).numpy()
+        features = self.embed(distinct).pragmatic
+        distances = self._distances(features[[row[t] for t in left]], features[[row[t] for t in right]])
         return float(distances[0]) if single else distances
 
     def distance_matrix(self, texts: Sequence[str]) -> np.ndarray:
         """All pairwise pragmatic distances of ``texts`` (n × n)."""
+        h_p = self.embed(texts).pragmatic
+        return self._distances(h_p[:, None, :], h_p[None, :, :])
+
+    def _distances(self, h_a: np.ndarray, h_b: np.ndarray) -> np.ndarray:
+        """Pragmatic distances of feature rows (broadcast), by the numpy heads when loaded for a graph backend."""
+        if self._numpy_heads is not None:
+            return self._numpy_heads.pragmatic_distance(*np.broadcast_arrays(h_a, h_b))
         import torch
 
-        h_p = torch.as_tensor(self.embed(texts).pragmatic)
-        n = h_p.shape[0]
-        left = h_p.unsqueeze(1).expand(n, n, -1)
-        right = h_p.unsqueeze(0).expand(n, n, -1)
-        return self.heads.pragmatic_distance_from_features(left, right).numpy()
+        a, b = (torch.as_tensor(np.ascontiguousarray(x)) for x in np.broadcast_arrays(h_a, h_b))
+        return self.heads.pragmatic_distance_from_features(a, b).numpy()
 
     def signature(self) -> str:
         """A short string naming the model, encoder and variant (for reproducible reports)."""
         h = self.heads_config
-        precision = self.encoder_dtype
-        # float32 (the paper's setting) is left implicit, so existing signatures stay as they were
-        suffix = "" if precision == "float32" else f"|precision:{precision}"
+        # The runtime and precision that produced the numbers (bf16 scores differ from fp32 ones by up to ~0.02).
         return (f"impscore|model:{self.config.get('name', 'custom')}|encoder:{self.encoder_name}|"
                 f"l:{h.dim}|t:{h.transform}|imp:{h.imp_metric}|prag:{h.prag_metric}|v:{self.config.get('version', 1)}"
-                f"{suffix}")
+                f"|backend:{self.backend}|precision:{self.encoder_dtype}")
+
+
+def load_impscore(name: str | os.PathLike | None = None, backend: str = "auto", precision: str = "auto",
+                  cache: bool | str | os.PathLike | None = None, device: str | None = None,
+                  batch_size: int | None = None, dtype: str | None = None) -> ImpScore:
+    """The one way commands and services load ImpScore: :meth:`ImpScore.load` plus, when ``cache`` is true or a
+    folder, the on-disk embedding cache (True: ``$PRAGMETER_CACHE/embeddings``), keyed by
+    :meth:`ImpScore.embedding_key`."""
+    model = ImpScore.load(name, device=device, batch_size=batch_size, backend=backend, dtype=dtype,
+                          precision=precision)
+    if cache is not None and cache is not False:
+        from pragmeter.encoders.embedding_cache import attach_embedding_cache
+
+        attach_embedding_cache(model, None if cache is True else cache)
+    return model

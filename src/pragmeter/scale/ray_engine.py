@@ -13,6 +13,7 @@ must be installed on every node.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -32,18 +33,19 @@ class ImpScorePredictor:
     """Ray Data callable class: one model per actor, a pandas batch in, the same batch plus two columns out."""
 
     def __init__(self, model: str | None, backend: str, device: str | None, column: str, batch_size: int | None,
-                 threads: int, dtype: str | None = None) -> None:
+                 threads: int, dtype: str | None = None, precision: str = "auto") -> None:
         from pragmeter.encoders.onnx import THREADS_ENV
 
         os.environ[THREADS_ENV] = str(threads)  # ONNX Runtime would otherwise use every core of the node
         import torch
 
         torch.set_num_threads(threads)
-        from pragmeter.impscore.model import ImpScore
+        from pragmeter.impscore.model import load_impscore
 
         self.column = column
         # GPU actors: torch in bf16/fp16 (unless dtype says otherwise) on large length-sorted batches.
-        self.model = ImpScore.load(model, device=device, batch_size=batch_size, backend=backend, dtype=dtype)
+        self.model = load_impscore(model, backend=backend, precision=precision, device=device,
+                                   batch_size=batch_size, dtype=dtype)
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
         return score_frame(self.model, batch, self.column)
@@ -79,7 +81,7 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
                    column: str = "text", id_column: str = "id", backend: str | None = None,
                    actors: int | None = None, cpus_per_actor: float = 1, gpus_per_actor: float = 0,
                    batch_size: int | None = None, overwrite: bool = False, address: str | None = None,
-                   device: str | None = None, dtype: str | None = None) -> dict:
+                   device: str | None = None, dtype: str | None = None, precision: str = "auto") -> dict:
     """Score a file or folder of tables on Ray; write parquet parts to the ``output`` folder. Returns counts.
 
     With ``gpus_per_actor`` > 0 each actor reserves that GPU share and runs the encoder in torch on ``device``
@@ -90,6 +92,7 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     except ImportError:
         raise PragmeterError("--engine ray needs the 'ray' extra: pip install 'pragmeter[ray]'") from None
 
+    from pragmeter.encoders.precision import resolve_backend, resolve_precision
     from pragmeter.impscore.model import resolve_model_dir
 
     output = Path(output)
@@ -98,10 +101,14 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     files = input_files(input_path)
     root = str(Path(input_path)) if Path(input_path).is_dir() else ""
     model_dir = str(resolve_model_dir(model).resolve())  # actors may run elsewhere: pass an absolute folder
-    backend = backend or ("torch" if gpus_per_actor else "onnx")
+    backend = "torch" if gpus_per_actor and backend in (None, "auto") else resolve_backend(backend or "auto")
     device = device or ("cuda" if gpus_per_actor else None)
     if dtype is not None and backend != "torch":
         raise PragmeterError(f"--dtype applies to the torch backend (GPU actors), not to {backend!r}")
+    # Refused in one line now, not once per actor; "auto" is resolved again by each actor on its own CPU (the
+    # summary reports this machine's resolution)
+    encoder = json.loads((Path(model_dir) / "config.json").read_text(encoding="utf-8"))["encoder"]
+    resolved = resolve_precision(precision, backend, device, encoder=encoder) or "auto"
 
     if not ray.is_initialized():
         address = address or os.environ.get("RAY_ADDRESS")
@@ -127,6 +134,7 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
         # repartition step that feeds it.
         compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors), num_cpus=cpus_per_actor, num_gpus=gpus_per_actor,
         fn_constructor_kwargs={"model": model_dir, "backend": backend, "device": device, "dtype": dtype,
+                               "precision": precision,
                                "column": column, "batch_size": batch_size,
                                "threads": max(1, int(cpus_per_actor))})
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -144,4 +152,5 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
         shutil.rmtree(staging, ignore_errors=True)
     failed = int((written[ERROR_COLUMN] != "").sum())
     return {"rows": len(written), "scored": len(written) - failed, "failed": failed, "files": len(files),
-            "actors": actors, "backend": backend, "device": device or "cpu", "gpus_per_actor": gpus_per_actor}
+            "actors": actors, "backend": backend, "precision": resolved, "device": device or "cpu",
+            "gpus_per_actor": gpus_per_actor}

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from pragmeter.cli.common import (add_impscore_options, add_llm_options, add_overwrite_option, add_progress_option,
-                                  add_response_cache_options, load_chat_backend, refuse_existing)
+                                  add_response_cache_options, load_chat_backend, load_model,
+                                  refuse_existing)
 from pragmeter.errors import PragmeterError
 
 
@@ -32,7 +33,6 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pragmeter.analysis.generation import default_topics, generation_check, read_topics
-    from pragmeter.impscore.model import ImpScore
 
     if args.runs < 1:
         raise PragmeterError("--runs must be at least 1")
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     output = Path(args.output)
     refuse_existing([output / "generation_check.json"], args.overwrite)
     cache = None if args.no_response_cache else output / "cache" / "responses.jsonl"
-    impscore = ImpScore.load(args.impscore, device=args.device, batch_size=args.batch_size)  # fail before asking
+    impscore = load_model(args)  # fail before asking
     payload = generation_check(backend, impscore, topics, args.runs, output, cache, progress=not args.no_progress)
     for level in payload["levels"]:
         mean = "-" if level["mean"] is None else f"{level['mean']:.4f}"

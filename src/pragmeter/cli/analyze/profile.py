@@ -52,11 +52,7 @@ def run(args: argparse.Namespace) -> int:
     output = Path(args.output)
     refuse_existing([output / f"profile_{c.name}.json" for c in collections]
                     + ([output / "profiles_overview.json"] if len(collections) > 1 else []), args.overwrite)
-    model = load_model(args)
-    if not args.no_cache:
-        from pragmeter.encoders.embedding_cache import attach_embedding_cache
-
-        attach_embedding_cache(model)
+    model = load_model(args, cache=not args.no_cache)
     profiles = []
     for collection in collections:
         profile = compute_profile(collection, model, n_pairs=args.pairs, seed=args.seed)

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import add_input_option, add_overwrite_option, positive_int, refuse_existing, torch_device
+from pragmeter.cli.common import (add_input_option, add_overwrite_option, add_runtime_options, positive_int,
+                                  refuse_existing, torch_device)
 
 
 def register(subparsers) -> None:
@@ -24,6 +25,7 @@ def register(subparsers) -> None:
     parser.add_argument("--impscore", default=None, help="ImpScore model for stratifying (default: the shipped one)")
     parser.add_argument("--batch-size", type=positive_int, default=64, help="ImpScore encoder batch size (default 64)")
     parser.add_argument("--device", type=torch_device, default=None, help="ImpScore torch device (default: best available)")
+    add_runtime_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -36,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_stratify and results_dir.is_dir():
         from pragmeter.analysis.report import stratify_logged_samples
 
-        count = stratify_logged_samples(results_dir, args.impscore, args.device, args.batch_size)
+        count = stratify_logged_samples(results_dir, args.impscore, args.device, args.batch_size, args.backend,
+                                        args.precision)
         if count:
             print(f"stratified {count} per-sample log(s)", file=sys.stderr)
     pages = render(results_dir, output)

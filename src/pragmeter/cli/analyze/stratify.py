@@ -57,12 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
     @cache
     def impscore():  # loaded once, and only for inputs without a score column
-        model = load_model(args)
-        if not args.no_cache:
-            from pragmeter.encoders.embedding_cache import attach_embedding_cache
-
-            attach_embedding_cache(model)
-        return model
+        return load_model(args, cache=not args.no_cache)
 
     for predictions in inputs:
         payload = stratify_predictions(predictions, output, impscore)

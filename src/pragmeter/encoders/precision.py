@@ -1,0 +1,93 @@
+"""Which runtime and precision score on this machine: ``--backend auto`` and ``--precision auto`` resolved here.
+
+The fast CPU path is OpenVINO (a core dependency): fp32 everywhere, bf16 where the CPU has bf16 matrix instructions
+(AVX-512 BF16 or AMX), where it runs about twice as fast. ``auto`` picks bf16 only for encoders whose bf16 scores were
+measured within the accuracy bounds against the official fp32 path (max |Δscore| ≤ 0.02, Kendall τ ≥ 0.99;
+benchmarks/bench_speed.py, tests/impscore/test_precision.py): all-MiniLM-L6-v2 (0.009, 0.996). all-mpnet-base-v2
+misses the first bound in bf16 (0.025, τ 0.995), so ``auto`` keeps it in fp32 (``--precision bf16`` still runs it,
+and its signature says so). On a CPU without bf16 instructions (e.g. AVX2-only AMD Zen 1) bf16 would only be
+emulated, so ``auto`` is fp32 there and an explicit ``bf16`` is refused. int8 (ONNX Runtime
+dynamic quantization) is refused: on real texts it moves scores by up to 0.32 (τ 0.80), far outside the bounds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import cache
+
+from pragmeter.errors import PragmeterError
+
+BACKEND_CHOICES = ("auto", "openvino", "onnx", "onnx-int8", "torch")
+PRECISIONS = ("auto", "fp32", "bf16", "int8")
+BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+BF16_WITHIN_BOUNDS = {"all-MiniLM-L6-v2"}  # canonical encoder names that ``auto`` runs in bf16 (see above)
+# Short names (the --precision values) <-> the long names of the torch dtypes, used in signatures since before
+LONG_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "int8": "int8"}
+INT8_REFUSED = ("--precision int8 is not offered: int8 scores differ from fp32 by up to 0.32 (Kendall τ 0.80) on real "
+                "texts, outside the bounds (max |Δ| ≤ 0.02, τ ≥ 0.99); use auto, fp32 or bf16")
+
+
+@cache
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags from /proc/cpuinfo (empty off Linux)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                if key.strip() == "flags":
+                    return frozenset(value.split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def cpu_has_bf16(flags: frozenset[str] | None = None) -> bool:
+    """True where the CPU multiplies bf16 matrices natively (AVX-512 BF16 or AMX)."""
+    return any(flag in (cpu_flags() if flags is None else flags) for flag in BF16_FLAGS)
+
+
+def resolve_backend(backend: str, device: str | None = None) -> str:
+    """``auto``: torch for a GPU device, else OpenVINO (core dependency), else ONNX Runtime, else torch."""
+    if backend not in BACKEND_CHOICES:
+        raise PragmeterError(f"backend must be one of {', '.join(BACKEND_CHOICES)}, got {backend!r}")
+    if backend != "auto":
+        return backend
+    if device not in (None, "cpu"):
+        return "torch"
+    for name in ("openvino", "onnxruntime"):
+        if importlib.util.find_spec(name) is not None:
+            return "openvino" if name == "openvino" else "onnx"
+    return "torch"
+
+
+def resolve_precision(precision: str | None, backend: str, device: str | None = None,
+                      flags: frozenset[str] | None = None, encoder: str | None = None) -> str | None:
+    """The concrete precision (fp32 | bf16 | int8) for a resolved ``backend`` and ``encoder`` (None: any encoder
+    whose bf16 is within bounds); None leaves a torch encoder's dtype to pragmeter.encoders.encoder_dtype (bf16/fp16
+    on a GPU, fp32 on a CPU). One line when this machine cannot."""
+    precision = "auto" if precision is None else precision
+    if precision not in PRECISIONS:
+        raise PragmeterError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if backend == "onnx-int8":
+        if precision not in ("auto", "int8"):
+            raise PragmeterError(f"backend onnx-int8 runs int8, not {precision}")
+        return "int8"
+    if precision == "int8":
+        raise PragmeterError(INT8_REFUSED)
+    if backend == "torch":
+        return None if precision == "auto" else precision
+    if backend == "onnx":
+        if precision == "bf16":
+            raise PragmeterError("--precision bf16 needs --backend openvino or torch (ONNX Runtime has no bf16 CPU "
+                                 "kernels)")
+        return "fp32"
+    has_bf16 = cpu_has_bf16(flags)
+    if precision == "bf16" and not has_bf16:
+        raise PragmeterError("--precision bf16 needs a CPU with AVX-512 BF16 or AMX (this one has neither: it would "
+                             "only be emulated); use auto or fp32")
+    if precision == "auto":
+        from pragmeter.encoders.registry import canonical_name
+
+        within = encoder is None or canonical_name(encoder) in BF16_WITHIN_BOUNDS
+        return "bf16" if has_bf16 and within else "fp32"
+    return precision
