@@ -22,7 +22,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 DIM = 384

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from pathlib import Path

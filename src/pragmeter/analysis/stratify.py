@@ -10,7 +10,6 @@ Inputs: a predictions table (text, gold, prediction; or a 0/1 correctness column
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass, field

@@ -4,16 +4,12 @@ is marked incomplete (exit 3), and the same command again asks only what failed 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pandas as pd
 
 from pragmeter.cli import main
-from pragmeter.testing.fake_server import constant
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "eval"))
-from eval_helpers import gold_responder  # noqa: E402
+from eval_helpers import gold_responder
 
 N = 20
 
