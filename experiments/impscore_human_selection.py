@@ -6,8 +6,9 @@ in-distribution test accuracy on the paper's sources, and the LLM-written sets (
         --variants '[{"name": "paper+graded", "sources": "paper,written_graded_everyday",
                       "source_weights": {"written_graded_everyday": 4}, "alpha": 8}]' --seeds 0,1,2
 
-``sources`` takes source names and presets (``paper``, ``figurative``, ``generated``, ``human``: the human-written
-pair sources of the suite); other keys are TrainConfig fields. One JSON line per (variant, seed) is appended to
+``sources`` takes source names and presets (``paper``, ``figurative``, ``human``, ``generated``, ``general``, ``all``;
+runs of 2026-11-27 named ``human`` the suite's pair sources, Circa and LUDWIG included); other keys are TrainConfig
+fields. One JSON line per (variant, seed) is appended to
 ``--output`` as it finishes, so an interrupted run resumes where it stopped. The corpus must be the suite's
 (``pragmeter impscore corpus build --sources all``, seed 0), whose test split the suite holds out.
 Result: docs/results.md, "ImpScore on human-written evidence".
@@ -27,18 +28,13 @@ import pandas as pd
 from pragmeter.datasets.pairs.registry import PRESETS
 from pragmeter.encoders import embeddings_dir
 from pragmeter.encoders.embedding_cache import EmbeddingCache
-from pragmeter.impscore.evaluators import HUMAN_PAIR_SOURCES, HumanSuite, llm_written_suite
+from pragmeter.impscore.corpus.build import resolve_sources
+from pragmeter.impscore.evaluators import HumanSuite, llm_written_suite
 from pragmeter.impscore.model import ImpScore
 from pragmeter.impscore.training import TrainConfig, embed_corpus, evaluate_heads, train_heads
 
-PRESET_NAMES = {**PRESETS, "human": list(HUMAN_PAIR_SOURCES)}
-
-
 def expand(sources: str) -> list[str]:
-    out: list[str] = []
-    for name in sources.split(","):
-        out += PRESET_NAMES.get(name, [name])
-    return list(dict.fromkeys(out))
+    return resolve_sources(sources.split(","))
 
 
 def figure(value) -> float:
@@ -67,6 +63,35 @@ def run_variant(corpus: pd.DataFrame, variant: dict, seed: int, encoder: str, hu
             "llm_written": {k: figure(v) for k, v in llm_summary.items()}, "recipe": variant}
 
 
+COLUMNS = [("paper_test_implicitness", "paper imp."), ("paper_test_pragmatics", "paper prag."),
+           ("human.decision", "decision"), ("human.floyd_battery", "Floyd (a)"),
+           ("human.floyd_battery_choice", "Floyd (b)"), ("human.pairs_macro", "human pairs"),
+           ("human.politeness", "politeness ρ"), ("llm_written.dev_ranking", "dev τ (LLM)"),
+           ("llm_written.pairs:written_graded_everyday", "graded pairs (LLM)")]
+
+
+def summary_table(rows: list[dict]) -> str:
+    """Mean ± SD over seeds per variant, one markdown row each (variants in first-seen order)."""
+    import numpy as np
+
+    def value(row: dict, key: str) -> float:
+        for part in key.split("."):
+            row = row[part]
+        return float(row)
+
+    lines = ["| variant | seeds | " + " | ".join(label for _, label in COLUMNS) + " |",
+             "|---|---|" + "---|" * len(COLUMNS)]
+    for variant in dict.fromkeys(r["variant"] for r in rows):
+        mine = [r for r in rows if r["variant"] == variant]
+        cells = []
+        for key, _ in COLUMNS:
+            values = [value(r, key) for r in mine]
+            sd = f" ± {np.std(values, ddof=1):.3f}" if len(values) > 1 else ""
+            cells.append(f"{np.mean(values):.3f}{sd}")
+        lines.append(f"| {variant} | {len(mine)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", required=True, help="the suite's corpus (all sources, seed 0), parquet")
@@ -76,7 +101,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", required=True, help="JSON lines, appended per (variant, seed); resumes")
     parser.add_argument("--limit", type=int, default=0, help="rows per split (smoke runs; 0 = all)")
     parser.add_argument("--politeness-sample", type=int, default=2000)
+    parser.add_argument("--summary", action="store_true", help="print the mean ± SD table of --output and stop")
     args = parser.parse_args(argv)
+    if args.summary:
+        print(summary_table([json.loads(line) for line in Path(args.output).read_text().splitlines() if line]))
+        return 0
     text = Path(args.variants).read_text() if Path(args.variants).is_file() else args.variants
     variants = json.loads(text)
     corpus = pd.read_parquet(args.corpus)

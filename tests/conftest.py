@@ -17,9 +17,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 _WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 if _WORKERS > 1:
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // _WORKERS)))
-# Tests of the machinery (files, interrupts, services) score with the fast MiniLM model; tests of the shipped default's
-# figures name it (pragmeter.impscore.model.DEFAULT_MODEL, all-mpnet-base-v2).
-os.environ.setdefault("PRAGMETER_IMPSCORE", "impscore-minilm-paper-conversation")
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 

@@ -14,11 +14,10 @@ import os
 import re
 
 from pragmeter.encoders import embeddings_dir
-from pragmeter.encoders.embedding_cache import EmbeddingCache
 from pragmeter.impscore.catalogue import measure_throughput, model_config
 from pragmeter.impscore.corpus import build_corpus
 from pragmeter.impscore.evaluators import SUITE_CORPUS_SEED, HumanSuite, format_figure
-from pragmeter.impscore.model import CARD_FILE, CONFIG_FILE, MODELS_DIR, ImpScore
+from pragmeter.impscore.model import CARD_FILE, CONFIG_FILE, MODELS_DIR, load_impscore
 from pragmeter.impscore.ood import development_sentences
 from pragmeter.impscore.training import embed_corpus, evaluate_heads
 from pragmeter.datasets.pairs.registry import PRESETS
@@ -42,19 +41,23 @@ def main() -> int:
     parser.add_argument("models", nargs="+")
     parser.add_argument("--speed", action="store_true", help="also time sentences/s on this machine (quiet machine!)")
     parser.add_argument("--purpose", default=None, help="one-line purpose (one model only)")
+    parser.add_argument("--no-paper-test", action="store_true",
+                        help="keep the recorded paper-source accuracy (models trained on another corpus build)")
     args = parser.parse_args()
     corpus = build_corpus(["all"], seed=SUITE_CORPUS_SEED)[0]
     suite = HumanSuite(corpus=corpus)
     paper_test = corpus[(corpus["split"] == "test") & corpus["source"].isin(PRESETS["paper"])]
     for name in args.models:
         folder = MODELS_DIR / name
-        model = ImpScore.load(name)
-        model.embedding_cache = EmbeddingCache(embeddings_dir(), model.encoder_name)
+        model = load_impscore(name, cache=True)  # the path users get: ImpScore.load() with its default backend
         human = suite(model)
-        paper, _ = evaluate_heads(model.heads, embed_corpus(paper_test, model.encoder_name, embeddings_dir(),
-                                                            show_progress=False)["test"])
-        run = {**RunRecord.now(model.signature()).to_dict(), "model": name}
         config = model_config(name)
+        if args.no_paper_test:
+            paper = config.get("evaluation", {}).get("paper_test") or {**config["metrics"]["test"]}
+        else:
+            paper, _ = evaluate_heads(model.heads, embed_corpus(paper_test, model.encoder_name, embeddings_dir(),
+                                                                show_progress=False)["test"])
+        run = {**RunRecord.now(model.signature()).to_dict(), "model": name}
         evaluation = {"human": {k: (v["value"] if isinstance(v, dict) else v) for k, v in human["summary"].items()},
                       "human_intervals": {k: v for k, v in human["summary"].items() if isinstance(v, dict)},
                       "paper_test": {k: paper[k] for k in ("implicitness_accuracy", "pragmatics_accuracy", "n_triplets")},

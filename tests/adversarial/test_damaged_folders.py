@@ -124,7 +124,7 @@ def test_an_intact_classifier_folder_still_loads(classifier_folder, svm_folder, 
 
 
 # ---------------------------------------------------------------------------------------------- ImpScore folders
-MINILM = MODELS_DIR / "impscore-minilm-paper-conversation"
+MINILM = MODELS_DIR / "impscore-minilm-general"
 
 
 def heads_of_dim(folder: Path, dim: int) -> None:

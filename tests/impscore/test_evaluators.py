@@ -100,7 +100,7 @@ def test_human_suite_decision_with_the_real_default_minilm_model(suite_corpus, d
     from pragmeter.impscore.model import ImpScore
 
     suite = HumanSuite(data_root, politeness_sample=200, corpus=suite_corpus, pairs_per_source=60)
-    result = suite(ImpScore.load("impscore-minilm-paper-conversation", backend="onnx"))
+    result = suite(ImpScore.load("impscore-minilm-general"))
     summary = result["summary"]
     assert summary["floyd_battery"]["n"] == 40
     assert {f"pairs:{s}" for s in HUMAN_PAIR_SOURCES} <= set(summary)

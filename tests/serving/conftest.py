@@ -9,8 +9,8 @@ import pytest
 
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory) -> str:
-    """The model the suite scores with ($PRAGMETER_IMPSCORE, set in tests/conftest.py to a shipped MiniLM model: the
-    backends are compared on the same heads, and the default's mpnet would only make the ONNX exports slower), else
+    """The model the suite scores with (the shipped default, a MiniLM model, or $PRAGMETER_IMPSCORE: the backends are
+    compared on the same heads), else
     MiniLM with seeded random heads (scores are still a deterministic function of the encoder, which is what these
     tests compare)."""
     from pragmeter.impscore.model import default_model, shipped_models

@@ -27,7 +27,16 @@ from pragmeter.text import invalid_text_reason
 log = logging.getLogger("pragmeter")
 
 MODELS_DIR = Path(__file__).with_name("models")
-DEFAULT_MODEL = "impscore-mpnet-paper-conversation"
+DEFAULT_MODEL = "impscore-minilm-general"
+# Models shipped before 2026-11-27 and no longer: loading one says which shipped model took its place.
+REMOVED_MODELS = {
+    "impscore-mpnet-paper-conversation": "impscore-minilm-general (the default; agrees better with human-written text "
+                                         "at MiniLM's speed)",
+    "impscore-minilm-paper-conversation": "impscore-minilm-general (the same sources plus people's figurative language)",
+    "impscore-minilm-everyday": "impscore-minilm-general (it trains on the same human-written figurative sources)",
+    "impscore-mpnet-everyday": "impscore-minilm-general (it trains on the same human-written figurative sources)",
+    "impscore-mpnet-conversation": "impscore-minilm-conversation (the same permissively licensed data on MiniLM)",
+}
 # Names the model used when none is given (ImpScore.load(), every command's --impscore), e.g. the fast MiniLM one
 DEFAULT_MODEL_ENV = "PRAGMETER_IMPSCORE"
 CONFIG_FILE, WEIGHTS_FILE, CARD_FILE = "config.json", "heads.safetensors", "README.md"
@@ -53,6 +62,8 @@ def resolve_model_dir(name_or_path: str | os.PathLike | None) -> Path:
     shipped = MODELS_DIR / str(name_or_path)
     if (shipped / CONFIG_FILE).is_file():
         return shipped
+    if str(name_or_path) in REMOVED_MODELS:
+        raise PragmeterError(f"ImpScore model {name_or_path!r} is no longer shipped; use {REMOVED_MODELS[str(name_or_path)]}")
     names = ", ".join(shipped_models()) or "(none)"
     raise PragmeterError(f"no ImpScore model at {name_or_path!r}: give a model folder or one of: {names}")
 

@@ -98,7 +98,10 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
     from pragmeter.encoders import default_batch_size, load_encoder
     from pragmeter.encoders.embedding_cache import EmbeddingCache
 
-    cache = EmbeddingCache(cache_root, encoder)
+    from pragmeter.encoders.fingerprint import encoder_key
+
+    # keyed by the encoder's content, as scoring's cache: a replaced encoder folder never trains on stale vectors
+    cache = EmbeddingCache(cache_root, f"{encoder_key(encoder)}-torch-{'fp32' if device in (None, 'cpu') else device}")
     hard_texts = corpus["hard_negative"].fillna("") if "hard_negative" in corpus.columns else None
     columns = [corpus["implicit"], corpus["explicit"], corpus["negative"]]
     if hard_texts is not None:
