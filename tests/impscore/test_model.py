@@ -27,15 +27,17 @@ def test_default_model_ships_with_weights_config_and_card():
     assert (folder / "heads.safetensors").stat().st_size < 1_000_000  # heads only, never the encoder
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert "implicitness accuracy" in card and config["encoder"] in card
-    # Issue 11's bars on the paper's sources (0.968 / 0.963 at ship time); the written graded groups' adjacent levels
-    # (plain vs hedged, indirect vs off-record) are harder (0.896 / 0.942), so the whole extended test split reads
-    # 0.956 / 0.9595 (docs/results.md, issue 11).
+    # The paper's in-distribution bars on the paper's sources (0.9662 / 0.9617 at ship time: the default's release
+    # figures, recorded by tools/record_model_figures.py); the whole test split also holds people's figurative pairs
+    # and the graded groups' adjacent levels, which are harder.
+    from pragmeter.datasets.pairs.registry import PRESETS
+
     per_source = pd.read_csv(folder / "test_per_source.csv")
-    paper = per_source[per_source["source"] != "written_graded_everyday"]
+    paper = per_source[per_source["source"].isin(PRESETS["paper"])]
     assert paper["implicitness_correct"].sum() / (2 * paper["pairs"].sum()) >= 0.95
     assert paper["pragmatics_correct"].sum() / paper["pragmatic_pairs"].sum() >= 0.96
-    assert config["metrics"]["test"]["implicitness_accuracy"] >= 0.95
-    assert config["metrics"]["test"]["pragmatics_accuracy"] >= 0.955
+    recorded = config["evaluation"]["paper_test"]
+    assert recorded["implicitness_accuracy"] >= 0.95 and recorded["pragmatics_accuracy"] >= 0.96
     assert DEFAULT_MODEL in shipped_models()
 
 
@@ -119,18 +121,27 @@ def test_saved_weights_follow_the_umask(model, tmp_path):
     assert stat.S_IMODE((folder / "heads.safetensors").stat().st_mode) == 0o644
 
 
-def test_default_agrees_with_our_development_sets(tmp_path):
-    # Issue 11's bars, on our own development sets (the sets the default was chosen on: 0.784 and 0.841 at ship time)
-    from pragmeter.encoders.embedding_cache import attach_embedding_cache
-    from pragmeter.impscore.ood import DATA_DIR, evaluate_ranking, load_battery, load_ranking
+def test_default_agrees_with_human_written_language():
+    # The default is chosen on the human-written suite (release figures: Floyd (a) 0.900, human pairs 0.873, decision
+    # 0.886; the old default's recipe on MiniLM: 0.80 / 0.80 / 0.80): a quick form of it, 100 pairs per source.
+    from pragmeter.impscore.evaluators import HumanSuite
 
-    model = attach_embedding_cache(ImpScore.load(DEFAULT_MODEL), tmp_path)  # as the CLI: each sentence embedded once
+    result = HumanSuite(politeness_sample=100, pairs_per_source=100)(ImpScore.load(DEFAULT_MODEL))
+    summary = result["summary"]
+    assert summary["floyd_battery"]["value"] >= 0.8
+    assert summary["pairs_macro"] >= 0.82
+    assert result["decision"] >= 0.83
+
+
+def test_default_still_ranks_our_llm_written_groups(tmp_path):
+    # Reported beside the human suite, never deciding alone: the graded groups (LLM-written) are still ordered
+    # (dev τ 0.625 at ship time; the paper corpus alone 0.13).
+    from pragmeter.encoders.embedding_cache import attach_embedding_cache
+    from pragmeter.impscore.ood import DATA_DIR, evaluate_ranking, load_ranking
+
+    model = attach_embedding_cache(ImpScore.load(DEFAULT_MODEL), tmp_path)
     ranking = evaluate_ranking(model, load_ranking(DATA_DIR / "dev_ranking.json"))
-    assert ranking["kendall_tau"] >= 0.767
-    assert ranking["paper_choice_accuracy"] >= 0.75  # the paper's choice form on the same groups: 0.769 at ship time
-    battery = load_battery(DATA_DIR / "dev_battery.json")
-    scores = model.score([text for item in battery for text in (item.utterance, item.meaning)]).reshape(-1, 2)
-    assert (scores[:, 0] > scores[:, 1]).mean() >= 0.80
+    assert ranking["kendall_tau"] >= 0.55
 
 
 def test_the_environment_names_the_model_used_when_none_is_given(monkeypatch):
@@ -140,3 +151,23 @@ def test_the_environment_names_the_model_used_when_none_is_given(monkeypatch):
     assert resolve_model_dir(None) == MODELS_DIR / "impscore-minilm"
     monkeypatch.delenv(DEFAULT_MODEL_ENV)
     assert resolve_model_dir(None) == MODELS_DIR / DEFAULT_MODEL
+
+
+def test_every_shipped_model_has_a_purpose_and_its_human_suite_figures():
+    from pragmeter.impscore.catalogue import catalogue
+
+    rows = catalogue()
+    assert 1 <= len(rows) <= 4 and rows[0]["default"] and rows[0]["name"] == DEFAULT_MODEL
+    for row in rows:
+        assert row["purpose"] and row["human_decision"] is not None, row["name"]
+    default = rows[0]
+    assert default["human_decision"] == max(row["human_decision"] for row in rows)  # chosen on the human suite
+    card = (MODELS_DIR / DEFAULT_MODEL / "README.md").read_text(encoding="utf-8")
+    assert "## Sentences written by a language model" in card and "written_graded_everyday" in card
+
+
+def test_a_removed_model_name_says_what_replaced_it():
+    from pragmeter.errors import PragmeterError
+
+    with pytest.raises(PragmeterError, match="no longer shipped; use impscore-minilm-general"):
+        ImpScore.load("impscore-mpnet-paper-conversation")
