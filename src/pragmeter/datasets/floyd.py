@@ -32,15 +32,10 @@ class FloydItem:
         return self.options[self.answer]
 
 
-def _string(path, index: int, field: str, value) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise DataError(f"{path}: item {index}, field {field!r}: expected a non-empty string")
-    return value
-
-
 def load_floyd_battery(root: str | os.PathLike | None = None) -> list[FloydItem]:
     """The 40 items of ``floyd_dev/floyd_dev_battery.json`` (checksum verified)."""
     from pragmeter.io import read_json
+    from pragmeter.io.tables import choice_fields, item_text
 
     path = data_file(BATTERY, root)
     raw = read_json(path, dict, '{"items": [...]}').get("items")
@@ -48,16 +43,8 @@ def load_floyd_battery(root: str | os.PathLike | None = None) -> list[FloydItem]
         raise DataError(f'{path}: expected a non-empty "items" list')
     items = []
     for index, item in enumerate(raw):
-        if not isinstance(item, dict):
-            raise DataError(f"{path}: item {index}: expected an object")
-        options = item.get("options")
-        if not isinstance(options, list) or len(options) < 2:
-            raise DataError(f"{path}: item {index}, field 'options': expected a list of at least 2 sentences")
-        answer = item.get("answer")
-        if not isinstance(answer, int) or isinstance(answer, bool) or not 0 <= answer < len(options):
-            raise DataError(f"{path}: item {index}, field 'answer': expected an index from 0 to {len(options) - 1}")
-        items.append(FloydItem(_string(path, index, "task", item.get("task")), str(item.get("id", index)),
-                               _string(path, index, "utterance", item.get("utterance")),
-                               _string(path, index, "scenario", item.get("scenario")),
-                               tuple(_string(path, index, f"options[{i}]", o) for i, o in enumerate(options)), answer))
+        options, answer = choice_fields(path, index, item)
+        items.append(FloydItem(item_text(path, index, "task", item.get("task")), str(item.get("id", index)),
+                               item_text(path, index, "utterance", item.get("utterance")),
+                               item_text(path, index, "scenario", item.get("scenario")), tuple(options), answer))
     return items

@@ -48,9 +48,9 @@ def _load_json(path: str | os.PathLike, key: str) -> list:
 
 
 def _text(path, index: int, field: str, value) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise DataError(f"{path}: item {index}, field {field!r}: expected a non-empty string")
-    return value
+    from pragmeter.io.tables import item_text
+
+    return item_text(path, index, field, value)
 
 
 @dataclass
@@ -98,19 +98,13 @@ def load_choice(path: str | os.PathLike) -> list[ChoiceItem]:
 
 
 def _choice_items(path, raw: list, reference_field: str) -> list[ChoiceItem]:
+    from pragmeter.io.tables import choice_fields
+
     items = []
     for index, item in enumerate(raw):
-        if not isinstance(item, dict):
-            raise DataError(f"{path}: item {index}: expected an object")
-        options = item.get("options")
-        if not isinstance(options, list) or len(options) < 2:
-            raise DataError(f"{path}: item {index}, field 'options': expected a list of at least 2 sentences")
-        answer = item.get("answer")
-        if not isinstance(answer, int) or isinstance(answer, bool) or not 0 <= answer < len(options):
-            raise DataError(f"{path}: item {index}, field 'answer': expected an index from 0 to {len(options) - 1}")
-        items.append(ChoiceItem(str(item.get("id", index)),
-                                _text(path, index, reference_field, item.get(reference_field)),
-                                [_text(path, index, f"options[{i}]", o) for i, o in enumerate(options)], answer))
+        options, answer = choice_fields(path, index, item)
+        items.append(ChoiceItem(str(item.get("id", index)), _text(path, index, reference_field, item.get(reference_field)),
+                                options, answer))
     return items
 
 

@@ -211,3 +211,24 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool = 
                            for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c]))
             quoting = csv.QUOTE_ALL if carriage else csv.QUOTE_MINIMAL
             frame.to_csv(tmp, sep="\t" if fmt == ".tsv" else ",", index=False, quoting=quoting)
+
+
+def item_text(path, index: int, field: str, value) -> str:
+    """A non-empty string field of item ``index`` of a JSON document, else a DataError naming file, item and field."""
+    if not isinstance(value, str) or not value.strip():
+        raise DataError(f"{path}: item {index}, field {field!r}: expected a non-empty string")
+    return value
+
+
+def choice_fields(path, index: int, item) -> tuple[list[str], int]:
+    """The checked ``options`` (two or more non-empty strings) and ``answer`` (an index into them) of a multiple-choice
+    item of a JSON document; a DataError names file, item and field."""
+    if not isinstance(item, dict):
+        raise DataError(f"{path}: item {index}: expected an object")
+    options = item.get("options")
+    if not isinstance(options, list) or len(options) < 2:
+        raise DataError(f"{path}: item {index}, field 'options': expected a list of at least 2 sentences")
+    answer = item.get("answer")
+    if not isinstance(answer, int) or isinstance(answer, bool) or not 0 <= answer < len(options):
+        raise DataError(f"{path}: item {index}, field 'answer': expected an index from 0 to {len(options) - 1}")
+    return [item_text(path, index, f"options[{i}]", o) for i, o in enumerate(options)], answer
