@@ -7,16 +7,19 @@ from __future__ import annotations
 import json
 import time
 
-from pragmeter.impscore.model import CONFIG_FILE, MODELS_DIR, default_model, shipped_models
+from pragmeter.impscore.model import CARD_FILE, CONFIG_FILE, MODELS_DIR, default_model, shipped_models
 
 
-def licence_terms(config: dict) -> str:
-    """'non-commercial (imppres, ...)' when any training source is NC-licensed, else 'see card' / 'permissive'."""
+def licence_terms(config: dict, card: str = "") -> str:
+    """'non-commercial (imppres, ...)' when any training source is NC-licensed (from the config, or the card of an
+    older model whose config lacks the licences), else 'permissive'."""
     licences = config.get("training", {}).get("corpus", {}).get("licences") or {}
     restricted = sorted(source for source, licence in licences.items() if "NC" in licence)
     if restricted:
         return f"non-commercial ({', '.join(restricted)})"
-    return "permissive" if licences else "see card"
+    if not licences:
+        return "non-commercial (see card)" if "non-commercial" in card else "see card"
+    return "permissive"
 
 
 def model_config(name: str) -> dict:
@@ -57,5 +60,6 @@ def catalogue(measure: bool = False) -> list[dict]:
                      "paper_test_implicitness": paper.get("implicitness_accuracy"),
                      "paper_test_pragmatics": paper.get("pragmatics_accuracy"),
                      "human_decision": human.get("decision"), "floyd_battery": human.get("floyd_battery"),
-                     "human_pairs": human.get("pairs_macro"), "licence": licence_terms(config)})
+                     "human_pairs": human.get("pairs_macro"),
+                     "licence": licence_terms(config, (MODELS_DIR / name / CARD_FILE).read_text(encoding="utf-8"))})
     return rows
