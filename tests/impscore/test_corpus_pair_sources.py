@@ -163,7 +163,11 @@ def test_presets_expand_and_the_default_stays_the_paper_sources():
     assert resolve_sources(None) == list(PAPER_SOURCES)
     assert resolve_sources(["paper", "figqa"]) == [*PAPER_SOURCES, "figqa"]
     assert resolve_sources(["figurative", "capp"]) == list(PAIR_SOURCES)
-    with pytest.raises(DataError, match="unknown corpus source.*presets: paper, figurative, generated, all"):
+    assert resolve_sources(["human"]) == [s for s in PAIR_SOURCES if s != "capp"]  # CAPP's side is machine-written
+    general = resolve_sources(["general"])
+    assert general[:len(PAPER_SOURCES)] == list(PAPER_SOURCES) and "capp" not in general
+    assert general[-2:] == ["written_graded_everyday", "written_graded_offrecord"]
+    with pytest.raises(DataError, match="unknown corpus source.*presets: paper, figurative, human, generated, general, all"):
         resolve_sources(["figurativ"])
 
 
