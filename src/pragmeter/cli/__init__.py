@@ -17,7 +17,8 @@ import sys
 from pragmeter import __version__
 from pragmeter.errors import PragmeterError
 
-# Top-level commands in help order: ImpScore use, ImpScore models, benchmarks, classifiers, data, analyses.
+# Top-level commands in help order: ImpScore use, ImpScore models, benchmarks, classifiers, new data, analyses,
+# the upstream data files.
 COMMANDS = [
     "score",
     "distance",
@@ -28,6 +29,7 @@ COMMANDS = [
     "classifier",
     "generate",
     "analyze",
+    "data",
 ]
 
 # Old command names (one release): argv prefix -> new prefix. The new name is printed on stderr.
@@ -68,7 +70,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = Parser(
         prog="pragmeter", description="Measure implicit language and how well models understand it.",
         epilog="ImpScore: score, distance, serve, impscore …  Benchmarks: eval, tasks.  Local classifiers: "
-               "classifier ….  New data: generate ….  Analyses: analyze ….  `pragmeter COMMAND --help` for details.")
+               "classifier ….  New data: generate ….  Analyses: analyze ….  Upstream files: data check.  "
+               "`pragmeter COMMAND --help` for details.")
     parser.add_argument("--version", action="version", version=f"pragmeter {__version__}")
     parser.add_argument("--verbose", action="store_true",
                         help="show third-party progress bars and messages (model loading); pragmeter's own stay on")

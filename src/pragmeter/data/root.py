@@ -46,7 +46,8 @@ def data_root(root: str | os.PathLike | None = None) -> Path:
             return candidate.resolve()
     raise DataError(
         f"no data root found: pass --data-root DIR or set ${DATA_ROOT_ENV}; "
-        "the files and their URLs are listed in pragmeter/data/manifest.json"
+        "the files and their URLs are listed in pragmeter/data/manifest.json "
+        "(`pragmeter data check --data-root DIR` says which a folder lacks)"
     )
 
 

@@ -1,0 +1,57 @@
+"""``pragmeter data check``: a data root with one file missing and one corrupted is reported file by file."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from pragmeter.cli import main
+from pragmeter.data.check import MISMATCH, MISSING, OK, check_data_root
+from pragmeter.data.root import manifest
+from pragmeter.errors import DataError
+
+SET = "r3_sarcasm"
+FILES = sorted(relative for relative in manifest() if relative.startswith(SET + "/"))
+
+
+@pytest.fixture
+def damaged_root(tmp_path, data_root):
+    """A copy of the r3_sarcasm files with the first missing and the second one byte longer."""
+    root = tmp_path / "data"
+    for relative in FILES:
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(data_root / relative, root / relative)
+    (root / FILES[0]).unlink()
+    with open(root / FILES[1], "ab") as handle:
+        handle.write(b"x")
+    return root
+
+
+def test_each_file_gets_its_status_and_upstream_url(damaged_root):
+    statuses = {item.relative: item for item in check_data_root(damaged_root, [SET])}
+    assert [statuses[f].status for f in FILES] == [MISSING, MISMATCH] + [OK] * (len(FILES) - 2)
+    assert statuses[FILES[0]].url == manifest()[FILES[0]]["url"]
+
+
+def test_the_command_prints_one_line_per_file_and_exits_2(damaged_root, capsys):
+    code = main(["data", "check", SET, "--data-root", str(damaged_root)])
+    out, err = capsys.readouterr()
+    assert code == 2
+    lines = [line.split("\t") for line in out.splitlines()]
+    assert lines[0] == [MISSING, FILES[0], manifest()[FILES[0]]["url"]]
+    assert lines[1] == [MISMATCH, FILES[1], manifest()[FILES[1]]["url"]]
+    assert all(line == [OK, f] for line, f in zip(lines[2:], FILES[2:]))
+    assert f"{len(FILES)} files under {damaged_root.resolve()}: 1 checksum mismatch, 1 missing, {len(FILES) - 2} ok" in err
+
+
+def test_a_complete_root_passes(data_root, capsys):
+    assert main(["data", "check", SET, "--data-root", str(data_root)]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"{OK}\t{f}" for f in FILES]
+
+
+def test_an_unknown_data_set_is_one_line_naming_the_known_ones(data_root, capsys):
+    assert main(["data", "check", "nosuchset", "--data-root", str(data_root)]) == 2
+    assert "unknown data set(s) nosuchset; known: absa_implicit" in capsys.readouterr().err
+    with pytest.raises(DataError, match="unknown data set"):
+        check_data_root(data_root, ["nosuchset"])
