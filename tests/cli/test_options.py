@@ -177,3 +177,17 @@ def test_the_response_cache_has_its_own_flag_and_the_old_spelling_still_works(ca
     calls = server.total_calls
     assert main([*common, "--output", str(tmp_path / "d"), "--response-cache", str(new)]) in (0, 1)
     assert server.total_calls == calls  # answered from the cache the first run wrote
+
+
+@pytest.mark.parametrize("argv", [["score", "hi"], ["distance", "a", "b"], ["analyze", "stratify", "--input", "x"]])
+def test_the_instrument_batch_size_defaults_to_the_library_default(argv, capsys):
+    """No --batch-size leaves the encoder's own default (16 on a CPU, 1024 on a GPU), as the help says."""
+    from pragmeter.cli import build_parser
+    from pragmeter.encoders import CPU_BATCH_SIZE, GPU_BATCH_SIZE
+
+    assert build_parser().parse_args(argv).batch_size is None
+    command = argv[:2] if argv[0] == "analyze" else argv[:1]
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"default {CPU_BATCH_SIZE} on a CPU, {GPU_BATCH_SIZE} on a GPU" in help_text

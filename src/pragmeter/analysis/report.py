@@ -322,7 +322,7 @@ GOLD_FILTER = {"hate_detection": "yes"}
 
 
 def stratify_logged_samples(results_dir: Path, impscore: str | None = None, device: str | None = None,
-                            batch_size: int = 64, backend: str = "auto", precision: str = "auto") -> int:
+                            batch_size: int | None = None, backend: str = "auto", precision: str = "auto") -> int:
     """Stratify every per-sample log that has texts and no stratified_<task>.json beside it; return how many."""
     from pragmeter.analysis import stratify
 

@@ -40,7 +40,9 @@ def add_impscore_options(parser: argparse.ArgumentParser, batch_size: bool = Tru
     if old_name:
         parser.add_argument("--model", dest="impscore", action=RenamedFlag, new="--impscore")
     if batch_size:
-        parser.add_argument("--batch-size", type=positive_int, default=64, help="ImpScore encoder batch size (default 64)")
+        parser.add_argument("--batch-size", type=positive_int, default=None,
+                            help="texts per torch encoder batch (default 16 on a CPU, 1024 on a GPU; the openvino "
+                                 "and onnx backends batch by token count instead)")
     parser.add_argument("--device", type=torch_device, default=None,
                         help="torch device, e.g. cpu or cuda (default: best available)")
     add_runtime_options(parser)
