@@ -51,3 +51,31 @@ def test_file_type_comes_from_the_last_suffix(tmp_path):
     path.write_text("text,label\n\"a, b\",1\nc,0\n", encoding="utf-8")
     frame = read_table(path)
     assert list(frame.columns) == ["text", "label"] and frame["text"].tolist() == ["a, b", "c"]
+
+
+def test_a_difference_from_two_texts_prints_its_sample_sizes(tmp_path, throwaway_model, capsys):
+    """A Welch interval over two texts is wide; the line says n so that it reads as such."""
+    source = tmp_path / "few.csv"
+    source.write_text("text,label\nIt is cold in here.,a\nShut the window.,a\nNice weather.,b\nI am tired.,b\n"
+                      "Go home.,b\n", encoding="utf-8")
+    assert main(["analyze", "profile", "--input", str(source), "--label-column", "label", "--compare", "a:b",
+                 "--impscore", throwaway_model, "--output", str(tmp_path / "out")]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if "label: a − b = " in line)
+    assert line.endswith("(n=2 vs 3)")
+
+
+def test_the_report_shows_drinq_accuracy_as_a_number_with_its_interval(tmp_path, capsys):
+    """DRInQ's headline is a mean ± SD over three runs with a bootstrap interval: the page and the console print
+    the numbers, not the dictionary they are stored in."""
+    from pragmeter.testing.fake_server import FakeChatServer
+
+    with FakeChatServer(lambda request: "A") as fake:
+        assert main(["eval", "--tasks", "drinq_vanilla", "--limit", "8", "--model-args",
+                     f"base_url={fake.url},model=fake-llm", "--no-progress", "--output", str(tmp_path / "run")]) == 0
+    accuracy = json.loads((tmp_path / "run" / "results.json").read_text())["results"]["drinq_vanilla"]["metrics"]["accuracy"]
+    low, high = accuracy["ci95"]
+    shown = f"{accuracy['mean']:.4f} ± {accuracy['sd']:.4f} [{low:.4f}, {high:.4f}]"
+    assert f"drinq_vanilla: accuracy={shown}  items=8" in capsys.readouterr().out
+    assert main(["analyze", "report", "--input", str(tmp_path / "run"), "--no-stratify"]) == 0
+    page = (tmp_path / "run" / "report" / "fake-llm.html").read_text(encoding="utf-8")
+    assert f"<td class=num>{shown}</td>" in page and "{&#x27;mean&#x27;" not in page and "'mean'" not in page

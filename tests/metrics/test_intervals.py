@@ -43,3 +43,17 @@ def test_summary_and_histogram_count_the_right_edge():
     assert summary.histogram([0.0, 0.25, 1.99, 2.0], edges) == [1, 1, 0, 0, 0, 0, 0, 2]
     described = summary.summary([1, 2, 3, 4])
     assert described["n"] == 4 and described["q50"] == 2.5 and described["sd"] == pytest.approx(1.2909944)
+
+
+def test_estimates_print_with_their_interval_and_sample_size():
+    assert intervals.format_estimate(0.5) == "0.5000"
+    over_runs = {"mean": 0.326, "sd": 0.033, "ci95": [0.271, 0.385]}
+    assert intervals.format_estimate(over_runs) == "0.3260 ± 0.0330 [0.2710, 0.3850]"
+    assert intervals.format_estimate({"mean": 0.5, "sd": 0.0}, digits=2) == "0.50 ± 0.00"
+    assert intervals.format_estimate({"mean": 0.5, "sd": 0.1, "ci95": [float("nan"), float("nan")]}) == "0.5000 ± 0.1000"
+    welch = intervals.mean_difference([1.0, 1.2], [0.0, 0.5, 1.0])
+    assert intervals.format_estimate(welch) == (f"{welch['difference']:+.4f} [{welch['ci_low']:+.4f}, "
+                                                f"{welch['ci_high']:+.4f}] (n=2 vs 3)")
+    paired = intervals.paired_difference([1.0, 2.0, 3.5], [0.5, 1.0, 3.0])
+    assert intervals.format_estimate(paired).endswith("(n=3 pairs)")
+    assert intervals.format_estimate(intervals.mean_difference([1.0], [0.0, 1.0])) == "n/a (n=1 vs 2)"

@@ -121,16 +121,23 @@ def _number(value, digits: int = 4) -> str:
         return f"{value:,}"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
-    if isinstance(value, dict) and "mean" in value and "sd" in value:
-        return f"{_number(value['mean'], digits)} ± {_number(value['sd'], digits)}"
+    if _is_estimate(value):
+        from pragmeter.metrics.intervals import format_estimate
+
+        return _e(format_estimate(value, digits))  # a metric over runs: mean ± SD [95% CI], not the raw dict
     return _e(value)
+
+
+def _is_estimate(value) -> bool:
+    return isinstance(value, dict) and "mean" in value and "sd" in value
 
 
 def _table(header: list[str], rows: list[list]) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(
         f"<td class=num>{_number(c)}</td>" if isinstance(c, (int, float)) and not isinstance(c, bool) or c is None
-        else f"<td>{c if isinstance(c, Markup) else _e(c)}</td>" for c in row) + "</tr>" for row in rows)
+        or _is_estimate(c) else f"<td>{c if isinstance(c, Markup) else _e(c)}</td>" for c in row) + "</tr>"
+        for row in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
@@ -250,8 +257,8 @@ class PageWriter:
                     rows.append([grouping, value, block["scores"]["n"], block["scores"]["mean"], block["scores"]["sd"],
                                  block["scores"]["q50"], block["diversity"]["mean"]])
             comparisons = [[f"{c['grouping']}: {c['a']} − {c['b']}", c["difference"], c["ci_low"], c["ci_high"],
-                            c["p_value"]] for c in payload["comparisons"]]
-            comparisons += [[name, p["difference"], p["ci_low"], p["ci_high"], p["p_value"]]
+                            c["p_value"], f"{c['n_a']:,} vs {c['n_b']:,}"] for c in payload["comparisons"]]
+            comparisons += [[name, p["difference"], p["ci_low"], p["ci_high"], p["p_value"], f"{p['n_pairs']:,} pairs"]
                             for name, p in payload["pairs"].items()]
             parts.append(
                 f"<details open><summary><b>{_e(payload['name'])}</b>: {payload['n_texts']:,} texts, mean ImpScore "
@@ -259,7 +266,7 @@ class PageWriter:
                 f"<p class=note>{_e(payload.get('description', ''))}</p>"
                 + "".join(self.image(path.parent, png, f"profile of {payload['name']}") for png in payload["plots"])
                 + _table(["grouping", "value", "n", "mean", "SD", "median", "mean pragmatic distance"], rows)
-                + (_table(["difference (95% CI)", "estimate", "low", "high", "p"], comparisons) if comparisons else "")
+                + (_table(["difference (95% CI)", "estimate", "low", "high", "p", "n"], comparisons) if comparisons else "")
                 + f"<p class=note>sampling <code>{_e(json.dumps(payload.get('sampling', {})))}</code>; ImpScore "
                   f"<code>{_e(payload['model'])}</code></p></details>")
         return "".join(parts)

@@ -180,13 +180,13 @@ def finished_results(output: Path) -> Path | None:
 
 
 def summary_lines(payload: dict) -> list[str]:
+    from pragmeter.metrics.intervals import format_estimate
+
     lines = []
     for name, result in payload["results"].items():
         value = result["metrics"].get(result["headline"])
-        if isinstance(value, dict):
-            value = f"{value['mean']:.4f} ± {value['sd']:.4f}"
-        elif isinstance(value, float):
-            value = f"{value:.4f}"
+        if isinstance(value, (dict, float)):
+            value = format_estimate(value)  # runs: mean ± SD [95% CI]; items= below is its n
         elif value is None:
             value = "n/a"
         asked = result.get("n_asked", result["n_requests"])

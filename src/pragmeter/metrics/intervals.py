@@ -82,3 +82,22 @@ def mean_sd(values: Sequence[float]) -> dict[str, float]:
         return {"mean": float("nan"), "sd": float("nan")}
     sd = float(np.std(data, ddof=1)) if len(data) > 1 else 0.0
     return {"mean": float(np.mean(data)), "sd": sd if not math.isnan(sd) else 0.0}
+
+
+def format_estimate(value: float | dict, digits: int = 4) -> str:
+    """A metric as text for a console line or a report cell: a number; a mean ± SD over runs followed by its
+    95% interval when it has one (``ci95``); or a difference with its interval and the sample sizes behind it,
+    so a wide interval on two items reads as such (``+0.0369 [-4.0297, +4.1035] (n=2 vs 63)``)."""
+    if isinstance(value, dict) and "difference" in value:
+        sizes = (f"n={value['n_pairs']} pairs" if "n_pairs" in value else f"n={value.get('n_a')} vs {value.get('n_b')}")
+        if value["difference"] is None:
+            return f"n/a ({sizes})"
+        return (f"{value['difference']:+.{digits}f} [{value['ci_low']:+.{digits}f}, {value['ci_high']:+.{digits}f}] "
+                f"({sizes})")
+    if isinstance(value, dict) and "mean" in value:
+        text = f"{value['mean']:.{digits}f} ± {value['sd']:.{digits}f}"
+        low, high = (value.get("ci95") or (None, None))[:2]
+        if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
+            text += f" [{low:.{digits}f}, {high:.{digits}f}]"
+        return text
+    return f"{value:.{digits}f}"

@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     refuse_existing([output / f"profile_{c.name}.json" for c in collections]
                     + ([output / "profiles_overview.json"] if len(collections) > 1 else []), args.overwrite)
     model = load_model(args, cache=not args.no_cache)
+    from pragmeter.metrics.intervals import format_estimate
+
     profiles = []
     for collection in collections:
         profile = compute_profile(collection, model, n_pairs=args.pairs, seed=args.seed)
@@ -64,8 +66,7 @@ def run(args: argparse.Namespace) -> int:
               f"diversity={_number(diversity)} -> {output / ('profile_' + collection.name + '.json')}")
         for comparison in payload["comparisons"]:
             if comparison["difference"] is not None:
-                print(f"  {comparison['grouping']}: {comparison['a']} − {comparison['b']} = "
-                      f"{comparison['difference']:+.4f} [{comparison['ci_low']:+.4f}, {comparison['ci_high']:+.4f}]")
+                print(f"  {comparison['grouping']}: {comparison['a']} − {comparison['b']} = {format_estimate(comparison)}")
         for name, paired in payload["pairs"].items():
             if paired["difference"] is not None:
                 print(f"  {name}: {paired['difference']:+.4f} [{paired['ci_low']:+.4f}, {paired['ci_high']:+.4f}] "

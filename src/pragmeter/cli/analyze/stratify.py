@@ -71,5 +71,6 @@ def run(args: argparse.Namespace) -> int:
         if rho["rho"] is not None:
             print(f"  Spearman rho(bin centre, accuracy) = {rho['rho']:+.3f} (p={rho['p_value']:.3g}, {rho['n']} bins)")
         if slope["slope"] is not None:
-            print(f"  logistic slope = {slope['slope']:+.3f} per score unit [{slope['ci_low']:+.3f}, {slope['ci_high']:+.3f}]")
+            print(f"  logistic slope = {slope['slope']:+.3f} per score unit [{slope['ci_low']:+.3f}, {slope['ci_high']:+.3f}] "
+                  f"(n={payload['n']})")
     return 0
