@@ -1,4 +1,5 @@
-"""Turn the written graded groups (JSON lines from the writing sessions) into the committed corpus file.
+"""Turn the written graded groups (JSON lines written by the language model, one file per domain) into the
+committed corpus file.
 
     python tools/written_groups.py W/family.jsonl@PROMPT_1 … W/civic.jsonl@PROMPT_2 \
         --output src/pragmeter/data/generated/written_graded_everyday.parquet

@@ -2,8 +2,8 @@
 its 56k pairs). Ours come from `pragmeter generate pairs` run against the local Qwen2.5-Coder-1.5B-Instruct (Q4_K_M
 GGUF, llama.cpp) and are committed as small project data in ``pragmeter/data/generated/`` with the generator model,
 prompt hash, input row and upstream id of every row, so training never needs the LLM again.
-``written_graded_everyday`` is different: whole graded groups (with distractors) written for pragmeter by Claude
-writing sessions, not rewrites of upstream text.
+``written_graded_everyday`` is different: whole graded groups (with distractors) written for pragmeter by the
+Claude (Anthropic) language model, not rewrites of upstream text.
 
 A 1.5B model often frames its answer ("The hate speech implies that ...") or copies the input: the framing is cut, and
 copies (word Jaccard ≥ 0.7) and rewrites that add content (over 2x the words + 10) are dropped and counted.
@@ -37,13 +37,13 @@ GRADED = {
     "llm_graded_capp": ("llm_graded_capp.parquet", "capp", "Qwen2.5-Coder-1.5B",
                         "CAPP train direct requests -> LLM-written hedged / indirect / hint rewrites (graded groups)"),
     "written_graded_everyday": (
-        "written_graded_everyday.parquet", None, "Claude (Anthropic) writing sessions",
+        "written_graded_everyday.parquet", None, "the Claude (Anthropic) language model",
         "everyday speech acts and figures in 32 domains, each meaning written at 4 levels of explicitness, with "
         "word-sharing distractors as hard negatives (graded groups)"),
     # a later round (2026-11-25) with a prompt that asks above all for a clear indirect (level 3) -> off-record
     # (level 4) step, the step the default ranked worst; its own source so the groups above keep their splits
     "written_graded_offrecord": (
-        "written_graded_offrecord.parquet", None, "Claude (Anthropic) writing sessions",
+        "written_graded_offrecord.parquet", None, "the Claude (Anthropic) language model",
         "everyday speech acts and figures in 16 more domains, 4 levels of explicitness written to separate the "
         "indirect from the off-record level, with word-sharing distractors (graded groups)"),
 }
