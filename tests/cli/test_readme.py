@@ -1,0 +1,61 @@
+"""The README's front page agrees with the program: its command table names every command the parser has (and no
+other), its example commands parse, and the model list it shows is what ``pragmeter impscore models`` prints."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from pragmeter.cli import build_parser, main
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+
+
+def leaf_commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> set[str]:
+    """Every runnable command path of the parser, e.g. 'impscore evaluate ranking'."""
+    actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not actions:
+        return {" ".join(prefix)}
+    return set().union(*(leaf_commands(sub, (*prefix, name)) for name, sub in actions[0].choices.items()))
+
+
+def table_commands() -> set[str]:
+    """Command paths of the README's command table (``a b|c`` rows expand to ``a b`` and ``a c``)."""
+    commands = set()
+    for row in re.findall(r"^\| `([a-z][^`]*)` \|", README, re.M):
+        *head, last = [word for word in row.replace("\\|", "|").split() if re.fullmatch(r"[a-z0-9|-]+", word)]
+        commands |= {" ".join([*head, choice]) for choice in last.split("|")}
+    return commands
+
+
+def test_the_command_table_lists_every_command():
+    assert table_commands() == leaf_commands(build_parser())
+
+
+def test_every_example_command_parses():
+    parser = build_parser()
+    blocks = re.findall(r"```bash\n(.*?)```", README, re.S)
+    lines = [re.split(r"\s{2,}#", line)[0].strip() for block in blocks for line in block.replace("\\\n", " ").splitlines()]
+    examples = [line for line in lines if line.startswith("pragmeter ") and "|" not in line and "$" not in line]
+    assert len(examples) >= 10
+    for line in examples:
+        parser.parse_args(shlex.split(line)[1:])
+
+
+def test_the_model_list_shown_is_what_the_program_prints(capsys, monkeypatch):
+    monkeypatch.delenv("PRAGMETER_IMPSCORE", raising=False)  # the suite points it at a faster model
+    assert main(["impscore", "models"]) == 0
+    printed = capsys.readouterr().out
+    shown = re.search(r"\$ pragmeter impscore models\n(.*?)```", README, re.S).group(1)
+    assert [line.rstrip() for line in shown.splitlines()] == [line.rstrip() for line in printed.splitlines()]
+
+
+@pytest.mark.parametrize("figure", ["0.9560 / 0.9595", "0.968 / 0.963"])
+def test_the_default_accuracies_named_in_prose_are_in_the_results(figure):
+    assert figure in README
+    results = (Path(__file__).resolve().parents[2] / "docs" / "results.md").read_text(encoding="utf-8")
+    assert figure.replace("0.9560", "0.956") in results
