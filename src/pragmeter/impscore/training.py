@@ -305,7 +305,7 @@ ImpScore heads (pragmatic/semantic projections, l = {cfg.dim}, transform {cfg.tr
 Implicitness = 1 − cos(h_s, h_p W_t) ∈ [0, 2]; higher is more implicit (Wang et al., ICLR 2025).
 
 ## Data
-Rebuilt ImpScore corpus (`pragmeter corpus build`), sources: {', '.join(corpus_info.get('sources', []))}.
+Rebuilt ImpScore corpus (`pragmeter impscore corpus build`), sources: {', '.join(corpus_info.get('sources', []))}.
 Pairs: train {result.counts.get('train', 0):,}, val {result.counts.get('val', 0):,}, test {result.counts.get('test', 0):,}
 (8:1:1 per source, grouped by implicit sentence, seed {cfg.seed}). Corpus sha256: `{corpus_info.get('sha256', 'n/a')}`.
 

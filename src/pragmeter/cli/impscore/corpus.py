@@ -19,7 +19,7 @@ def register(subparsers) -> None:
     build.add_argument("--sources", default=None,
                        help="comma-separated sources and presets: paper (the Table-6 rebuild, the default), figurative "
                             "(the 2026-11-22 sources), generated (LLM-written data shipped with pragmeter: explicit sides, graded groups), all; e.g. paper,figurative or paper,figqa "
-                            "(`pragmeter corpus sources` lists them)")
+                            "(`pragmeter impscore corpus sources` lists them)")
     build.add_argument("--from-official", metavar="ALL_DATA_CSV", default=None,
                        help="convert the official all_data.csv (pos_implicit, pos_explicit, neg_implicit, neg_explicit)")
     build.add_argument("--seed", type=int, default=0, help="seed for splits and negatives (default 0)")

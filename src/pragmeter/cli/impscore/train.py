@@ -16,7 +16,7 @@ def register(subparsers) -> None:
         description="Train ImpScore's projection heads on (implicit, explicit, negative) triplets. Embeddings from "
                     "the frozen encoder are computed once and cached on disk; epochs then run on the cache.")
     impscore.add_argument("--corpus", default=None,
-                          help="corpus file from `pragmeter corpus build`, or the official all_data.csv "
+                          help="corpus file from `pragmeter impscore corpus build`, or the official all_data.csv "
                                "(default: build the corpus from the data root)")
     impscore.add_argument("--output", required=True, help="model folder to write")
     impscore.add_argument("--name", default=None, help="model name recorded in the config (default: folder name)")
