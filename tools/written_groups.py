@@ -85,7 +85,7 @@ def main() -> None:
                          "level4_distractor1": distractors[0], "level4_distractor2": distractors[1],
                          "input_file": path.name, "input_line": number, "prompt_sha256": prompt_sha256})
     frame = pd.DataFrame(rows)
-    frame["generator_model"] = f"Claude (Anthropic), pragmeter writing sessions, {args.date}"
+    frame["generator_model"] = f"Claude (Anthropic) language model, {args.date}"
     frame = pd.concat([earlier, frame], ignore_index=True)
     if frame["group_id"].duplicated().any():
         sys.exit(f"duplicate group ids: {frame.loc[frame['group_id'].duplicated(), 'group_id'].tolist()[:5]}")
