@@ -59,3 +59,10 @@ def test_the_default_accuracies_named_in_prose_are_in_the_results(figure):
     assert figure in README
     results = (Path(__file__).resolve().parents[2] / "docs" / "results.md").read_text(encoding="utf-8")
     assert figure.replace("0.9560", "0.956") in results
+
+
+def test_the_data_page_lists_every_data_set_of_the_manifest():
+    from pragmeter.data.check import datasets
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "data.md").read_text(encoding="utf-8")
+    assert set(re.findall(r"^\| `([a-z0-9_]+)` \| \d+ \|", page, re.M)) == set(datasets())
