@@ -114,3 +114,11 @@ def test_serve_command_defaults_to_loopback():
 
     args = build_parser().parse_args(["serve"])
     assert (args.host, args.port, args.backend, args.precision) == ("127.0.0.1", 8000, "auto", "auto")
+
+
+@pytest.mark.parametrize("body", [b'{"texts": ' + b"[" * 3000 + b"]" * 3000 + b"}",  # nested past the parser's depth
+                                  b'{"texts": ["a"], "n": ' + b"9" * 5000 + b"}"],  # past Python's int-digit limit
+                         ids=["deep", "long-number"])
+def test_json_the_parser_cannot_take_is_a_422_like_other_malformed_json(client, body):
+    answer = client.post("/score", content=body, headers={"content-type": "application/json"})
+    assert answer.status_code == 422 and "JSON" in answer.json()["detail"]

@@ -15,9 +15,11 @@ from importlib import resources
 
 import numpy as np
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pragmeter import __version__
 from pragmeter.serve.batcher import DeadlineExceeded, EncoderFailed, MicroBatcher, QueueFull
@@ -134,6 +136,15 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
     @app.exception_handler(RequestValidationError)
     async def malformed(_request: Request, error: RequestValidationError) -> JSONResponse:
         return JSONResponse(status_code=422, content={"detail": _validation_message(error)})
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        # FastAPI answers 400 when json.loads itself fails (nesting past its depth, a number past Python's digit
+        # limit): malformed JSON like any other, so 422 as documented
+        if error.status_code == 400 and error.detail == "There was an error parsing the body":
+            return JSONResponse(status_code=422, content={
+                "detail": "body: malformed JSON (nested too deeply, or a number too long to read)"})
+        return await http_exception_handler(request, error)
 
     @app.exception_handler(QueueFull)
     async def busy(_request: Request, error: QueueFull) -> JSONResponse:
