@@ -85,3 +85,19 @@ def test_impscore_ablation(tmp_path, data_root):
     rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert [(r["v"], r["seed"]) for r in rows] == [("tiny", 0), ("tiny", 1)]
     assert all(0 <= r["imp"] <= 1 and "sec" in r for r in rows)
+
+
+def test_the_recorded_selection_variants_name_known_sources_and_settings():
+    from dataclasses import fields
+
+    from pragmeter.impscore.corpus.build import resolve_sources
+    from pragmeter.impscore.training import TrainConfig
+
+    path = Path(__file__).resolve().parents[2] / "experiments" / "impscore_human_selection_variants.json"
+    variants = json.loads(path.read_text(encoding="utf-8"))
+    known = {f.name for f in fields(TrainConfig)} | {"name", "sources"}
+    assert len({v["name"] for v in variants}) == len(variants)
+    for variant in variants:
+        assert resolve_sources(variant["sources"].split(",")), variant["name"]
+        assert set(variant) <= known, variant["name"]
+    assert any(v["name"] == "phgo-a16" for v in variants)  # the shipped default's recipe
