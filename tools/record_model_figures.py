@@ -16,7 +16,7 @@ import re
 from pragmeter.encoders import embeddings_dir
 from pragmeter.impscore.catalogue import measure_throughput, model_config
 from pragmeter.impscore.corpus import build_corpus
-from pragmeter.impscore.evaluators import SUITE_CORPUS_SEED, HumanSuite, format_figure
+from pragmeter.impscore.evaluators import SUITE_CORPUS_SEED, HumanSuite, summary_table
 from pragmeter.impscore.model import CARD_FILE, CONFIG_FILE, MODELS_DIR, load_impscore
 from pragmeter.impscore.ood import development_sentences
 from pragmeter.impscore.training import embed_corpus, evaluate_heads
@@ -27,11 +27,9 @@ SECTION = "## Human-written evidence"
 
 
 def card_section(human: dict, paper: dict, run: dict) -> str:
-    summary = human["summary"]
-    rows = "\n".join(f"| {name} | {format_figure(figure)} |" for name, figure in summary.items())
     return (f"{SECTION}\n`pragmeter impscore evaluate human --model {run['model']}` (text that people wrote; the default "
-            f"is chosen on `decision`), commit `{run['commit']}`, {run['date'][:10]}:\n\n| check | figure [95% CI] n |\n"
-            f"|---|---|\n{rows}\n\nIn-distribution test accuracy on the paper's sources (seed-0 test split): implicitness "
+            f"is chosen on `decision`), commit `{run['commit']}`, {run['date'][:10]}:\n\n{summary_table(human['summary'])}"
+            f"\n\nIn-distribution test accuracy on the paper's sources (seed-0 test split): implicitness "
             f"{paper['implicitness_accuracy']:.4f}, pragmatics {paper['pragmatics_accuracy']:.4f} "
             f"({paper['n_triplets']:,} pairs).\n")
 

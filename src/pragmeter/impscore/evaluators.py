@@ -288,8 +288,9 @@ class HumanSuite(SuiteEvaluator):
     primary_metric = "decision"
 
     def __init__(self, root: str | os.PathLike | None = None, seed: int = 0, politeness_sample: int = 2000,
-                 corpus=None, pairs_per_source: int | None = None):
-        pairs = held_out_pairs(list(HUMAN_PAIR_SOURCES), root, corpus=corpus)
+                 corpus=None, pairs_per_source: int | None = None, split: str = "test"):
+        # split "val": the same sources' validation pairs, for choosing among recipes without touching the test split
+        pairs = held_out_pairs(list(HUMAN_PAIR_SOURCES), root, split, corpus=corpus)
         if pairs_per_source:  # a seeded sample per source (quick checks; the figures of record use every pair)
             rng = np.random.default_rng(seed)
             for source, (implicit, explicit) in pairs.items():

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pragmeter.errors import DataError
+from pragmeter.io.tables import choice_fields, item_text
 from pragmeter.metrics.correlation import rank_agreement
 
 
@@ -45,12 +46,6 @@ def _load_json(path: str | os.PathLike, key: str) -> list:
     if not isinstance(items, list) or not items:
         raise DataError(f'{path}: expected an object with a non-empty "{key}" list')
     return items
-
-
-def _text(path, index: int, field: str, value) -> str:
-    from pragmeter.io.tables import item_text
-
-    return item_text(path, index, field, value)
 
 
 @dataclass
@@ -88,7 +83,7 @@ def load_ranking(path: str | os.PathLike) -> list[RankingGroup]:
         if not isinstance(sentences, list) or len(sentences) < 2:
             raise DataError(f"{path}: item {index}, field 'sentences': expected a list of at least 2 sentences")
         groups.append(RankingGroup(str(item.get("id", index)),
-                                   [_text(path, index, f"sentences[{i}]", s) for i, s in enumerate(sentences)],
+                                   [item_text(path, index, f"sentences[{i}]", s) for i, s in enumerate(sentences)],
                                    str(item.get("category", ""))))
     return groups
 
@@ -98,12 +93,11 @@ def load_choice(path: str | os.PathLike) -> list[ChoiceItem]:
 
 
 def _choice_items(path, raw: list, reference_field: str) -> list[ChoiceItem]:
-    from pragmeter.io.tables import choice_fields
 
     items = []
     for index, item in enumerate(raw):
         options, answer = choice_fields(path, index, item)
-        items.append(ChoiceItem(str(item.get("id", index)), _text(path, index, reference_field, item.get(reference_field)),
+        items.append(ChoiceItem(str(item.get("id", index)), item_text(path, index, reference_field, item.get(reference_field)),
                                 options, answer))
     return items
 
@@ -111,7 +105,7 @@ def _choice_items(path, raw: list, reference_field: str) -> list[ChoiceItem]:
 def load_battery(path: str | os.PathLike) -> list[BatteryItem]:
     """Battery items: a choice item whose reference is the utterance, plus its category."""
     raw = _load_json(path, "items")
-    return [BatteryItem(choice.id, _text(path, index, "category", item.get("category")), choice.reference,
+    return [BatteryItem(choice.id, item_text(path, index, "category", item.get("category")), choice.reference,
                         choice.options, choice.answer)
             for index, (item, choice) in enumerate(zip(raw, _choice_items(path, raw, "utterance"), strict=True))]
 
