@@ -8,7 +8,8 @@ in-distribution test accuracy on the paper's sources, and the LLM-written sets (
 
 ``sources`` takes source names and presets (``paper``, ``figurative``, ``human``, ``generated``, ``general``, ``all``;
 runs of 2026-11-27 named ``human`` the suite's pair sources, Circa and LUDWIG included); other keys are TrainConfig
-fields. One JSON line per (variant, seed) is appended to
+fields (``encoder``, ``encoder_backend``/``encoder_precision``, a distillation ``teacher`` folder with
+``distill_weight``). One JSON line per (variant, seed) is appended to
 ``--output`` as it finishes, so an interrupted run resumes where it stopped. The corpus must be the suite's
 (``pragmeter impscore corpus build --sources all``, seed 0), whose test split the suite holds out.
 Result: docs/results.md, "ImpScore on human-written evidence".
@@ -27,8 +28,9 @@ import pandas as pd
 
 from pragmeter.datasets.pairs.registry import PRESETS
 from pragmeter.encoders import embeddings_dir
-from pragmeter.encoders.embedding_cache import EmbeddingCache
+from pragmeter.encoders.embedding_cache import attach_embedding_cache
 from pragmeter.impscore.corpus.build import resolve_sources
+from pragmeter.impscore.distillation import teacher_targets
 from pragmeter.impscore.evaluators import HumanSuite, llm_written_suite
 from pragmeter.impscore.model import ImpScore
 from pragmeter.impscore.training import TrainConfig, embed_corpus, evaluate_heads, train_heads
@@ -47,16 +49,19 @@ def run_variant(corpus: pd.DataFrame, variant: dict, seed: int, encoder: str, hu
     if limit:
         part = part.groupby("split", group_keys=False).head(limit)
     known = {f.name for f in fields(TrainConfig)}
-    config = TrainConfig(**{k: v for k, v in variant.items() if k in known}, encoder=encoder, seed=seed)
-    splits = embed_corpus(part, encoder, embeddings_dir(), show_progress=False)
+    config = TrainConfig(**{"encoder": encoder, **{k: v for k, v in variant.items() if k in known}, "seed": seed})
+    encoder, how = config.encoder, {"backend": config.encoder_backend, "precision": config.encoder_precision}
+    splits = embed_corpus(part, encoder, embeddings_dir(), show_progress=False, **how)
+    targets = teacher_targets(config.teacher, part, embeddings_dir(), show_progress=False) if config.teacher else None
     started = time.perf_counter()
-    result = train_heads(splits, config, show_progress=False)
+    result = train_heads(splits, config, show_progress=False, targets=targets)
     paper = {}  # accuracy on the paper's sources: validation (for choosing) and test (reported)
     for split in ("val", "test"):
         rows = part[(part["split"] == split) & part["source"].isin(PRESETS["paper"])]
         paper[split], _ = evaluate_heads(result.heads, embed_corpus(rows, encoder, embeddings_dir(),
-                                                                     show_progress=False)[split])
-    model = ImpScore(result.heads, encoder, {"name": variant["name"]}, embedding_cache=EmbeddingCache(embeddings_dir(), encoder))
+                                                                     show_progress=False, **how)[split])
+    # scored as trained: the suite's sentences go through the same backend and precision as the corpus did
+    model = attach_embedding_cache(ImpScore(result.heads, encoder, {"name": variant["name"]}, **how))
     summary, llm_summary = human(model)["summary"], llm(model)["summary"]
     return {"variant": variant["name"], "seed": seed, "encoder": encoder, "train_seconds": round(time.perf_counter() - started, 1),
             **{f"paper_{split}_{kind}": round(paper[split][f"{kind}_accuracy"], 4)

@@ -136,3 +136,44 @@ def test_train_goes_from_a_corpus_to_a_model_folder_as_the_separate_steps_do(sma
         train(config(), None, small_corpus[small_corpus["split"] != "val"], cache_root=embedding_cache)
     with pytest.raises(PragmeterError, match="--source-weight: source weights name sources not in the corpus: nope"):
         train(config(source_weights={"nope": 2.0}), None, small_corpus, cache_root=embedding_cache)
+
+
+def teacher_gap(student, targets, data) -> float:
+    """Mean squared gap between a student's and the teacher's five scores on one split."""
+    from pragmeter.impscore.distillation import distillation_loss
+    from pragmeter.impscore.losses import triplet_outputs
+
+    with torch.no_grad():
+        return float(distillation_loss(triplet_outputs(student.heads, data.e1, data.e2, data.e3), targets.outputs))
+
+
+def test_a_distilled_student_scores_as_its_teacher_does(small_corpus, splits, embedding_cache, tmp_path):
+    from pragmeter.impscore.distillation import teacher_targets
+
+    # the teacher: another recipe on the same corpus (s2p transform, more epochs), saved as a model folder
+    teacher = train(config(epochs=10, transform="s2p", seed=11), tmp_path / "teacher", small_corpus,
+                    cache_root=embedding_cache, show_progress=False)
+    targets = teacher_targets(teacher.folder, small_corpus, embedding_cache, show_progress=False)
+    plain = train_heads(splits, config(epochs=10), show_progress=False)
+    distilled = train(config(epochs=10, teacher=str(teacher.folder), distill_weight=20.0), tmp_path / "student",
+                      small_corpus, cache_root=embedding_cache, show_progress=False)
+    # held-out triplets: the student learnt the teacher's grading, not only the training rows
+    assert teacher_gap(distilled, targets["test"], splits["test"]) < 0.5 * teacher_gap(plain, targets["test"], splits["test"])
+    assert distilled.test["implicitness_accuracy"] > 0.7
+    saved = ImpScore.load(distilled.folder).config["training"]
+    assert saved["teacher"] == str(teacher.folder) and saved["distill_weight"] == 20.0
+    with pytest.raises(ValueError, match="teacher's targets cover"):
+        train_heads(splits, config(epochs=1, distill_weight=1.0), show_progress=False,
+                    targets={"train": type(targets["train"])(targets["val"].outputs)})
+
+
+def test_the_corpus_embedded_through_openvino_matches_torch_under_its_own_cache_key(small_corpus, splits,
+                                                                                    embedding_cache):
+    pytest.importorskip("openvino")
+    rows = small_corpus[small_corpus["split"] == "val"]
+    openvino = embed_corpus(rows, "all-MiniLM-L6-v2", embedding_cache, show_progress=False, backend="openvino")
+    assert torch.allclose(openvino["val"].e1, splits["val"].e1, atol=1e-4)
+    keys = sorted(p.name for p in embedding_cache.iterdir())
+    assert any(k.endswith("-openvino-fp32") for k in keys) and any(k.endswith("-torch-fp32") for k in keys)
+    with pytest.raises(ValueError, match="backend torch or openvino"):
+        embed_corpus(rows, "all-MiniLM-L6-v2", embedding_cache, show_progress=False, backend="onnx")

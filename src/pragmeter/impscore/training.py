@@ -46,6 +46,11 @@ class TrainConfig:
     seed: int = 0
     device: str = "cpu"
     encode_batch_size: int = 64
+    # How the frozen encoder runs while embedding the corpus: "torch" (sentence-transformers, fp32 on a CPU; the
+    # shipped models' recipe) or "openvino" (precision fp32 or bf16: bf16 embeds mpnet twice as fast, which a
+    # teacher for distillation can afford). Cached under their own keys, as scoring's.
+    encoder_backend: str = "torch"
+    encoder_precision: str = "fp32"
     # Hard negatives (ours; the paper's model is hard_negatives="none"): "source" uses the corpus column
     # hard_negative, "mined" the other pair's explicit sentence nearest to s1 in encoder space, "both" either.
     hard_negatives: str = "none"
@@ -56,6 +61,10 @@ class TrainConfig:
     # Loss weight of a source's training pairs (ours; default 1 for every source): a small source that teaches what
     # a large one does not (graded everyday groups beside 25k template dialogue pairs) can count for more.
     source_weights: dict[str, float] = field(default_factory=dict)
+    # Distillation (ours; impscore.distillation): a teacher model (shipped name or folder) whose scores of each
+    # triplet the student also matches, with weight distill_weight (0 = no teacher).
+    teacher: str | None = None
+    distill_weight: float = 0.0
 
 
 @dataclass
@@ -90,9 +99,11 @@ class TrainResult:
 
 
 def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_size: int | None = None,
-                 device: str | None = None, show_progress: bool = True) -> dict[str, TripletEmbeddings]:
+                 device: str | None = None, show_progress: bool = True, backend: str = "torch",
+                 precision: str = "fp32") -> dict[str, TripletEmbeddings]:
     """Embeddings per split, computing only texts missing from the on-disk cache (``batch_size`` None: the
-    device's default, see pragmeter.encoders.default_batch_size)."""
+    device's default, see pragmeter.encoders.default_batch_size; ``backend`` torch or openvino, ``precision`` the
+    openvino graph's fp32 or bf16)."""
     from tqdm import tqdm
 
     from pragmeter.encoders import default_batch_size, load_encoder
@@ -100,8 +111,11 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
 
     from pragmeter.encoders.fingerprint import encoder_key
 
+    if backend not in ("torch", "openvino"):
+        raise ValueError(f"the corpus is embedded with backend torch or openvino, not {backend!r}")
+    variant = f"openvino-{precision}" if backend == "openvino" else f"torch-{'fp32' if device in (None, 'cpu') else device}"
     # keyed by the encoder's content, as scoring's cache: a replaced encoder folder never trains on stale vectors
-    cache = EmbeddingCache(cache_root, f"{encoder_key(encoder)}-torch-{'fp32' if device in (None, 'cpu') else device}")
+    cache = EmbeddingCache(cache_root, f"{encoder_key(encoder)}-{variant}")
     hard_texts = corpus["hard_negative"].fillna("") if "hard_negative" in corpus.columns else None
     columns = [corpus["implicit"], corpus["explicit"], corpus["negative"]]
     if hard_texts is not None:
@@ -111,6 +125,10 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
     with tqdm(total=missing, desc=f"encoding with {encoder}", unit="text", disable=not show_progress or None,
               file=sys.stderr) as bar:
         def encode(batch: list[str]) -> np.ndarray:
+            if backend == "openvino":
+                from pragmeter.encoders.openvino import load_openvino_encoder
+
+                return load_openvino_encoder(encoder, precision).encode(batch)
             model = load_encoder(encoder, device)
             return model.encode(batch, batch_size=batch_size or default_batch_size(str(model.device)),
                                 convert_to_numpy=True, show_progress_bar=False)
@@ -199,9 +217,14 @@ def train_weights(sources: list[str], source_weights: dict[str, float]) -> torch
     return torch.tensor([source_weights.get(s, 1.0) for s in sources], dtype=torch.float32)
 
 
-def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_progress: bool = True) -> TrainResult:
-    """Train with Adam on the train split, select on validation implicitness accuracy, report on test."""
+def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_progress: bool = True,
+                targets: dict | None = None) -> TrainResult:
+    """Train with Adam on the train split, select on validation implicitness accuracy, report on test.
+    ``targets``: a teacher's outputs per split (impscore.distillation.teacher_targets), matched with weight
+    ``config.distill_weight``."""
     from tqdm import tqdm
+
+    from pragmeter.impscore.distillation import distillation_loss
 
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
@@ -219,6 +242,9 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
     # No weights at all for the paper's objective, so its arithmetic (a plain mean) is unchanged.
     weights = train_weights(train.sources, config.source_weights).to(config.device) if config.source_weights else None
     val_data = TripletEmbeddings(*(t.to(config.device) for t in (val.e1, val.e2, val.e3)), val.sources, val.pragmatic)
+    distilling = targets is not None and config.distill_weight > 0
+    if distilling and len(targets["train"]) != len(train):
+        raise ValueError(f"the teacher's targets cover {len(targets['train'])} training triplets, the corpus {len(train)}")
 
     best_accuracy, best_state, best_epoch, history = -1.0, None, 0, []
     started = time.perf_counter()
@@ -234,6 +260,10 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
             batch_weights = None if weights is None else weights[batch]
             hard_terms = {} if hard is None else {"e4": parts[4], "hard": parts[5], "hard_alpha": config.hard_alpha}
             loss = loss_fn(*parts[:4], weights=batch_weights, in_batch=config.in_batch_negatives, **hard_terms)
+            if distilling:
+                student = triplet_outputs(heads, *parts[:3])
+                loss = loss + config.distill_weight * distillation_loss(student, targets["train"].rows(batch.cpu()),
+                                                                        batch_weights)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -393,9 +423,16 @@ def train(config: TrainConfig, output: str | Path | None = None, corpus: pd.Data
         check_source_weights(config.source_weights, corpus["source"].unique(), "the corpus")
     except ValueError as error:
         raise PragmeterError(f"--source-weight: {error}") from None
-    splits = embed_corpus(corpus, config.encoder, Path(cache_root) if cache_root else embeddings_dir(),
-                          config.encode_batch_size, None, show_progress=show_progress)
-    result = train_heads(splits, config, show_progress=show_progress)
+    cache_root = Path(cache_root) if cache_root else embeddings_dir()
+    splits = embed_corpus(corpus, config.encoder, cache_root, config.encode_batch_size, None,
+                          show_progress=show_progress, backend=config.encoder_backend,
+                          precision=config.encoder_precision)
+    targets = None
+    if config.teacher and config.distill_weight > 0:
+        from pragmeter.impscore.distillation import teacher_targets
+
+        targets = teacher_targets(config.teacher, corpus, cache_root, show_progress=show_progress)
+    result = train_heads(splits, config, show_progress=show_progress, targets=targets)
     if output is not None:
         result.folder = save_trained(result, output, name or Path(output).name, info)
     return result

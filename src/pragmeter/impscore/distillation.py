@@ -1,0 +1,67 @@
+"""Distilling a teacher ImpScore (e.g. on all-mpnet-base-v2) into a student on a cheaper encoder (ours, not the
+paper's).
+
+The teacher's scores of every training triplet are computed once from its own encoder's embeddings: I(s1), I(s2),
+I(s3), ΔP⁺ and ΔP⁻. The student keeps the paper's margin objective and adds
+
+    β · mean[(I_s − I_t)² over s1, s2, s3 + (ΔP⁺_s − ΔP⁺_t)² + (ΔP⁻_s − ΔP⁻_t)²]
+
+so it learns how much more implicit one sentence is than another and how far apart two meanings are, as the
+teacher grades them, not only which side of a margin they fall. Matching scores rather than features leaves the
+student free to choose its own coordinates (its projections start from a different, smaller embedding).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from pragmeter.impscore.losses import TripletOutputs, triplet_outputs
+
+FIELDS = ("implicit", "positive", "negative", "distance_positive", "distance_negative")
+
+
+@dataclass
+class TeacherTargets:
+    """The teacher's outputs on one split's triplets, row for row with its TripletEmbeddings."""
+
+    outputs: TripletOutputs
+
+    def __len__(self) -> int:
+        return len(self.outputs.implicit)
+
+    def rows(self, index: torch.Tensor) -> TripletOutputs:
+        return TripletOutputs(*(getattr(self.outputs, f)[index] for f in FIELDS))
+
+
+def distillation_loss(student: TripletOutputs, teacher: TripletOutputs,
+                      weights: torch.Tensor | None = None) -> torch.Tensor:
+    """Mean squared gap between the student's and the teacher's five scores of each triplet (weighted mean)."""
+    per_item = sum((getattr(student, f) - getattr(teacher, f)) ** 2 for f in FIELDS)
+    return per_item.mean() if weights is None else (per_item * weights).sum() / weights.sum()
+
+
+def teacher_targets(teacher: str | Path, corpus: pd.DataFrame, cache_root: Path,
+                    show_progress: bool = True) -> dict[str, TeacherTargets]:
+    """The teacher model's (a shipped name or a folder) outputs on every split of ``corpus``. Its corpus
+    embeddings come from the backend and precision it was trained with (its config's training entry), so a
+    teacher trained on cached embeddings costs no new encoding."""
+    from pragmeter.impscore.model import read_heads, read_model_config, resolve_model_dir
+    from pragmeter.impscore.numpy_heads import NumpyHeads
+    from pragmeter.impscore.training import embed_corpus
+
+    folder = resolve_model_dir(teacher)
+    config = read_model_config(folder)
+    heads = NumpyHeads(config["heads"], read_heads(folder, config)).to_torch("cpu").eval()
+    training = config.get("training", {})
+    splits = embed_corpus(corpus, config["encoder"], cache_root, show_progress=show_progress,
+                          backend=training.get("encoder_backend", "torch"),
+                          precision=training.get("encoder_precision", "fp32"))
+    targets = {}
+    with torch.no_grad():  # plain tensors: the student's loss subtracts them under autograd
+        for name, data in splits.items():
+            targets[name] = TeacherTargets(triplet_outputs(heads, data.e1, data.e2, data.e3))
+    return targets
