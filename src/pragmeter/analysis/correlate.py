@@ -53,3 +53,10 @@ def correlate_columns(path: str | os.PathLike, x: str, y: str, y_table: str | os
         raise PragmeterError(f"{path}: only {len(complete)} rows have both {x!r} and {y!r}; need at least 3")
     return {"x": x, "y": y, **correlations(complete["_x"].to_numpy(float), complete["_y"].to_numpy(float)),
             "dropped": int(len(pairs) - len(complete))}
+
+
+def format_correlations(result: dict) -> str:
+    """:func:`correlate_columns`'s result as text: n and rows dropped, then r and p of each coefficient."""
+    return "\n".join([f"n={result['n']} (dropped {result['dropped']} rows with a missing value)",
+                      *(f"{name:<8}  r={result[name]['r']:+.4f}  p={result[name]['p']:.3g}"
+                        for name in ("pearson", "kendall", "spearman"))])

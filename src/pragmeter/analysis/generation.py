@@ -165,3 +165,17 @@ def generation_check(backend, impscore, topics: list[str], runs: int, output: Pa
     width = len(valid[0].sentences) if valid else 0
     scores = {(g.run, g.topic): values[i * width:(i + 1) * width] for i, g in enumerate(valid)}
     return write_generation_check(generations, scores, runs, topics, output, settings, impscore.signature())
+
+
+def summary_lines(payload: dict) -> list[str]:
+    """The generation check in a few lines: mean score per requested level (SD over runs), then Kendall τ."""
+    lines = []
+    for level in payload["levels"]:
+        mean = "-" if level["mean"] is None else f"{level['mean']:.4f}"
+        sd = "-" if level["sd_over_runs"] is None else f"{level['sd_over_runs']:.4f}"
+        lines.append(f"{level['level']:>14}: mean ImpScore {mean} (SD over runs {sd})")
+    tau = payload["kendall_tau_per_group"]
+    if tau["mean"] is not None:
+        lines.append(f"Kendall tau (requested vs scored order): {tau['mean']:+.3f} per group over {tau['n']} groups; "
+                     f"levels: {payload['kendall_tau_levels']}")
+    return lines

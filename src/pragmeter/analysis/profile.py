@@ -9,6 +9,7 @@ only the small heads.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -164,3 +165,40 @@ def write_profile(profile: Profile, output: Path, overwrite: bool = True) -> dic
     payload.update({"plots": plots, "scores_file": scores_file, "run": RunRecord.now(profile.model_signature).to_dict()})
     write_json_atomic(output / f"profile_{name}.json", payload)
     return payload
+
+
+def _number(value: float | None) -> str:
+    """A statistic that needs two or more values is absent (n/a) with fewer, not zero."""
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def profile_lines(payload: dict, path: Path) -> list[str]:
+    """A written profile in a few lines: n, mean, SD and diversity, then each label difference and paired
+    difference that has a value."""
+    from pragmeter.metrics.intervals import format_estimate
+
+    overall = payload["overall"]["scores"]
+    diversity = payload["overall"]["diversity"]["mean"]  # None with fewer than two distinct texts
+    lines = [f"{payload['name']}: n={overall['n']} mean={overall['mean']:.4f} sd={_number(overall['sd'])} "
+             f"diversity={_number(diversity)} -> {path}"]
+    lines += [f"  {c['grouping']}: {c['a']} − {c['b']} = {format_estimate(c)}"
+              for c in payload["comparisons"] if c["difference"] is not None]
+    lines += [f"  {name}: {p['difference']:+.4f} [{p['ci_low']:+.4f}, {p['ci_high']:+.4f}] ({p['n_pairs']} pairs, "
+              f"first higher in {p['share_a_greater']:.1%})" for name, p in payload["pairs"].items()
+              if p["difference"] is not None]
+    return lines
+
+
+def profile_collections(collections: list[TextCollection], model, output: Path, n_pairs: int = DEFAULT_PAIRS,
+                        seed: int = 0) -> Iterator[str]:
+    """``pragmeter analyze profile``: profile each collection and write it (:func:`write_profile`), with an overview
+    of them all when there are several; yields what to report as each file is written."""
+    from pragmeter.analysis.overview import write_overview
+
+    profiles = []
+    for collection in collections:
+        profiles.append(compute_profile(collection, model, n_pairs=n_pairs, seed=seed))
+        yield from profile_lines(write_profile(profiles[-1], output), output / f"profile_{collection.name}.json")
+    if len(profiles) > 1:
+        write_overview(profiles, output)
+        yield f"overview: {output / 'profiles_overview.png'}"

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -247,6 +250,31 @@ def stratify_predictions(predictions: Predictions, output: Path, impscore) -> di
     model = None if predictions.scores is not None else impscore()
     return write_stratified(predictions, score_predictions(predictions, model), output,
                             None if model is None else model.signature())
+
+
+def stratified_lines(payload: dict, path: Path) -> list[str]:
+    """A written stratification in a few lines: n and accuracy, each bin with its Wilson CI, then the trend."""
+    lines = [f"{payload['name']}: n={payload['n']} accuracy={payload['accuracy']:.4f} -> {path}"]
+    for b in payload["bins"]:
+        accuracy = "   -  " if b["accuracy"] is None else f"{b['accuracy']:.4f} [{b['ci_low']:.3f}, {b['ci_high']:.3f}]"
+        lines.append(f"  [{b['low']:.2f}, {b['high']:.2f}{']' if b['high'] == 2.0 else ')'} n={b['n']:<6} {accuracy}")
+    rho = payload["trend"]["spearman_bin_centre_vs_accuracy"]
+    slope = payload["trend"]["logistic_slope_per_score_unit"]
+    if rho["rho"] is not None:
+        lines.append(f"  Spearman rho(bin centre, accuracy) = {rho['rho']:+.3f} (p={rho['p_value']:.3g}, {rho['n']} bins)")
+    if slope["slope"] is not None:
+        lines.append(f"  logistic slope = {slope['slope']:+.3f} per score unit [{slope['ci_low']:+.3f}, "
+                     f"{slope['ci_high']:+.3f}] (n={payload['n']})")
+    return lines
+
+
+def stratify_all(inputs: list[Predictions], output: Path, impscore: Callable[[], Any]) -> Iterator[str]:
+    """``pragmeter analyze stratify``: stratify and write each input (:func:`stratify_predictions`; ``impscore()``
+    is called once, and only for an input without scores); yields what to report as each is written."""
+    impscore = cache(impscore)
+    for predictions in inputs:
+        payload = stratify_predictions(predictions, output, impscore)
+        yield from stratified_lines(payload, output / f"stratified_{payload['name']}.json")
 
 
 def _is_sample_log(path: Path) -> bool:

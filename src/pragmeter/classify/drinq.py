@@ -64,6 +64,12 @@ def score(rows: list[dict], seed: int = 0) -> dict:
             "ci_signature": BOOTSTRAP_SIGNATURE.format(n=BOOTSTRAP_RESAMPLES, seed=seed)}
 
 
+def accuracy_text(metrics: dict) -> str:
+    """:func:`score`'s accuracies with their 95% CIs, one line each (against the consensus, the implied comment)."""
+    return "\n".join(f"accuracy vs {name}: {metrics[name]['accuracy']:.4f} (95% CI {metrics[name]['ci95'][0]:.4f}–"
+                     f"{metrics[name]['ci95'][1]:.4f}), n={metrics['n']}" for name in ("consensus", "implied_comment"))
+
+
 def evaluate_drinq(model: str | os.PathLike, root=None, path=None, limit: int | None = None,
                    device: str | None = None, batch_size: int = 64, seed: int = 0,
                    progress: bool = False) -> tuple[dict, list[dict]]:

@@ -1,8 +1,9 @@
 """The ``pragmeter`` command.
 
-Each command lives in its own module with a ``register(subparsers)`` function that adds its parser and sets
-``func``; commands of one subsystem sit in a sub-package (``impscore``, ``classifier``, ``analyze``) whose
-``register`` adds the group. Adding a command is one new module plus one name in ``COMMANDS`` or its group.
+Each command lives in a module with a ``register(subparsers)`` function that adds its parser and sets ``func``
+(``score`` also registers ``distance``, ``eval`` also ``tasks``); commands of one subsystem sit in a sub-package
+(``impscore``, ``classifier``, ``analyze``) whose ``register`` adds the group. Adding a command is one new module
+plus one name in ``COMMANDS`` or its group.
 Modules here parse arguments and print; the work is done by the library.
 """
 
@@ -17,20 +18,10 @@ import sys
 from pragmeter import __version__
 from pragmeter.errors import PragmeterError
 
-# Top-level commands in help order: ImpScore use, ImpScore models, benchmarks, classifiers, new data, analyses,
-# the upstream data files.
-COMMANDS = [
-    "score",
-    "distance",
-    "serve",
-    "impscore",
-    "eval",
-    "tasks",
-    "classifier",
-    "generate",
-    "analyze",
-    "data",
-]
+# Top-level commands in help order (ImpScore use, ImpScore models, benchmarks, classifiers, new data, analyses, the
+# upstream data files) -> the module that registers them.
+COMMANDS = {"score": "score", "distance": "score", "serve": "serve", "impscore": "impscore", "eval": "eval",
+            "tasks": "eval", "classifier": "classifier", "generate": "generate", "analyze": "analyze", "data": "data"}
 
 # Old command names (one release): argv prefix -> new prefix. The new name is printed on stderr.
 ALIASES: dict[tuple[str, ...], tuple[str, ...]] = {
@@ -76,16 +67,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--verbose", action="store_true",
                         help="show third-party progress bars and messages (model loading); pragmeter's own stay on")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS if only is None else [only]:
-        importlib.import_module(f"pragmeter.cli.{name}").register(subparsers)
+    for module in dict.fromkeys(COMMANDS.values()) if only is None else [only]:
+        importlib.import_module(f"pragmeter.cli.{module}").register(subparsers)
     return parser
 
 
 def _command_of(argv: list[str]) -> str | None:
-    """The sub-command module named by the first argument, when there is one (``drinq-nli`` → drinq_nli)."""
-    first = argv[0] if argv else ""
-    module = first.replace("-", "_")
-    return module if module in COMMANDS and not first.startswith("-") else None
+    """The module of the command named by the first argument, when there is one."""
+    return COMMANDS.get(argv[0]) if argv else None
 
 
 def _output_lock(args: argparse.Namespace):

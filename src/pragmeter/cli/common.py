@@ -1,15 +1,19 @@
-"""Options shared by several commands, so every command spells them the same way.
+"""Options shared by several commands, each declared once in ``OPTIONS`` and added by name (:func:`add`), so every
+command spells it the same way and it means one thing everywhere.
 
 ``--model`` is always the model under test (a chat backend, a classifier folder, or the ImpScore model that
 ``impscore evaluate`` checks); ``--impscore`` is the ImpScore model used as the instrument (scoring, profiles,
-stratification). Old spellings stay accepted for one release and print the new one on stderr.
+stratification); ``--cache``/``--no-cache`` are the embedding cache, ``--response-cache``/``--no-response-cache``
+the LLM response cache. Old spellings stay accepted for one release and print the new one on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
+from pragmeter.encoders.precision import BACKEND_CHOICES, PRECISIONS
 from pragmeter.errors import PragmeterError
 
 # Exit status of a run that wrote its output but some requests failed after every retry (eval, generate): the output
@@ -30,35 +34,6 @@ class RenamedFlag(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         print(f"pragmeter: {option_string} is now {self.new}", file=sys.stderr)
         setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
-
-
-def add_impscore_options(parser: argparse.ArgumentParser, batch_size: bool = True, old_name: bool = True) -> None:
-    """``--impscore`` (the instrument), its encoder batch size and device; ``--model`` stays as the old name
-    (``old_name``) where the command has no model under test of that name."""
-    parser.add_argument("--impscore", default=None,
-                        help="ImpScore model: shipped name or model folder (default: the shipped default)")
-    if old_name:
-        parser.add_argument("--model", dest="impscore", action=RenamedFlag, new="--impscore")
-    if batch_size:
-        parser.add_argument("--batch-size", type=positive_int, default=None,
-                            help="texts per torch encoder batch (default 16 on a CPU, 1024 on a GPU; the openvino "
-                                 "and onnx backends batch by token count instead)")
-    parser.add_argument("--device", type=torch_device, default=None,
-                        help="torch device, e.g. cpu or cuda (default: best available)")
-    add_runtime_options(parser)
-
-
-def add_runtime_options(parser: argparse.ArgumentParser, backend_default: str = "auto") -> None:
-    """``--backend`` and ``--precision``: how ImpScore's encoder runs, the same on every command that scores."""
-    from pragmeter.encoders.precision import BACKEND_CHOICES, PRECISIONS
-
-    parser.add_argument("--backend", choices=BACKEND_CHOICES, default=backend_default,
-                        help="how the encoder runs (default auto: OpenVINO on a CPU, torch on a GPU --device; "
-                             "onnx: ONNX Runtime, needs the 'onnx' extra)")
-    parser.add_argument("--precision", choices=PRECISIONS, default="auto",
-                        help="encoder precision (default auto: bf16 where the CPU has AVX-512 BF16 or AMX and the "
-                             "encoder's bf16 scores are within bounds (MiniLM), else fp32; recorded in every "
-                             "signature; int8 is refused: outside the bounds)")
 
 
 def positive_int(value: str) -> int:
@@ -94,66 +69,70 @@ def torch_device(value: str) -> str:
     return value
 
 
-def add_model_options(parser: argparse.ArgumentParser) -> None:
-    """``--model``: the ImpScore model under test (``impscore evaluate``), with encoder batch size and device."""
-    parser.add_argument("--model", default=None, help="shipped model name or model folder (default: the shipped default)")
-    parser.add_argument("--batch-size", type=positive_int, default=None,
-                        help="encoder batch size (default 16 on a CPU, 1024 on a GPU)")
-    parser.add_argument("--device", type=torch_device, default=None,
-                        help="torch device, e.g. cpu or cuda (default: best available)")
-    parser.add_argument("--dtype", default=None, choices=["float32", "float16", "bfloat16"],
-                        help="torch encoder precision (default: bfloat16 or float16 on a GPU, float32 on a CPU)")
-    # The model under test is measured on the reference path (torch; fp32 on a CPU): its corpus embeddings come
-    # from the training encoder, and accuracies stay comparable with the paper's.
-    parser.set_defaults(backend="torch")
+def _old(flag: str, new: str, dest: str, switch: bool = False) -> tuple[tuple[str, ...], dict]:
+    """An old spelling of ``new``, kept for one release and hidden from --help."""
+    return (flag,), {"dest": dest, "action": RenamedFlag, "new": new, **({"nargs": 0} if switch else {})}
 
 
-def add_data_root_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data-root", default=None,
-                        help="folder with the upstream data files (default: $PRAGMETER_DATA, else ../shared/data)")
-
-
-def add_embedding_cache_options(parser: argparse.ArgumentParser, folder: bool = True, no_cache: bool = True) -> None:
-    """``--cache DIR`` and ``--no-cache``: the on-disk embedding cache, and only that, on every command that has
-    them (``--cache-dir`` is the old name of ``--cache``)."""
-    if folder:
-        parser.add_argument("--cache", default=None,
-                            help="embedding cache folder (default: $PRAGMETER_CACHE/embeddings)")
-        parser.add_argument("--cache-dir", dest="cache", action=RenamedFlag, new="--cache")
-    if no_cache:
-        parser.add_argument("--no-cache", action="store_true", help="do not reuse or store embeddings on disk")
+def _switch(flag: str, help: str) -> list[tuple[tuple[str, ...], dict]]:
+    return [((flag,), {"action": "store_true", "help": help})]
 
 
 MODEL_ARGS_HELP = ("KEY=VALUE pairs, comma-separated: base_url, model, api_key_env, temperature, max_tokens, seed, "
                    "top_p, concurrency, timeout, max_retries (gguf: also threads, ctx_size, parallel)")
+# name -> the flags it adds, each (flags, add_argument keywords): first the option, then its old spellings. A command
+# may narrow the help or change the default of the first (``add(parser, seed={"help": ...})``), never the meaning.
+OPTIONS: dict[str, list[tuple[tuple[str, ...], dict]]] = {
+    "output": [(("--output",), {"help": "file or folder to write"})],
+    "overwrite": _switch("--overwrite", "replace output files that exist"),
+    "no_progress": _switch("--no-progress", "no progress bar"),
+    "data_root": [(("--data-root",), {"help": "folder with the upstream data files (default: $PRAGMETER_DATA, else "
+                                              "../shared/data)"})],
+    "seed": [(("--seed",), {"type": int, "default": 0, "help": "random seed (default %(default)s)"})],
+    "column": [(("--column",), {"default": "text", "help": "text column (default %(default)s)"})],
+    "encoder": [(("--encoder",), {"default": "all-MiniLM-L6-v2",
+                                  "help": "sentence encoder: packaged name, folder or hub name (default %(default)s)"})],
+    "batch_size": [(("--batch-size",), {
+        "type": positive_int, "help": "texts per torch encoder batch (default 16 on a CPU, 1024 on a GPU; the openvino "
+                                      "and onnx backends batch by token count instead)"})],
+    "device": [(("--device",), {"type": torch_device, "help": "torch device, e.g. cpu or cuda (default: best available)"})],
+    "backend": [(("--backend",), {
+        "choices": BACKEND_CHOICES, "default": "auto",
+        "help": "how the encoder runs (default auto: OpenVINO on a CPU, torch on a GPU --device; onnx: ONNX Runtime, "
+                "needs the 'onnx' extra)"})],
+    "precision": [(("--precision",), {
+        "choices": PRECISIONS, "default": "auto",
+        "help": "encoder precision (default auto: bf16 where the CPU has AVX-512 BF16 or AMX and the encoder's bf16 "
+                "scores are within bounds (MiniLM), else fp32; recorded in every signature; int8 is refused: outside "
+                "the bounds)"})],
+    "dtype": [(("--dtype",), {"choices": ["float32", "float16", "bfloat16"], "help": "torch encoder precision "
+                              "(default: bfloat16 or float16 on a GPU, float32 on a CPU)"})],
+    "impscore": [(("--impscore",), {"help": "ImpScore model: shipped name or model folder (default: the shipped one)"})],
+    "impscore_old_name": [_old("--model", "--impscore", "impscore")],
+    "model": [(("--model",), {"help": "ImpScore model under test: shipped name or model folder (default: the shipped "
+                                      "default)"})],
+    "cache": [(("--cache",), {"help": "embedding cache folder (default: $PRAGMETER_CACHE/embeddings)"}),
+              _old("--cache-dir", "--cache", "cache")],
+    "no_cache": _switch("--no-cache", "do not reuse or store embeddings on disk"),
+    "llm": [(("--model",), {"default": "openai-chat", "help": "backend of the model under test (default openai-chat); "
+                            "gguf:FILE_OR_NAME runs a local GGUF model with llama.cpp, local:FOLDER a fine-tuned "
+                            "classifier"})],
+    "model_args": [(("--model-args",), {"default": "", "help": MODEL_ARGS_HELP})],
+    "response_cache": [(("--response-cache",), {"help": "LLM response cache file (default OUTPUT/cache/responses.jsonl)"}),
+                       _old("--cache", "--response-cache", "response_cache")],
+    "no_response_cache": [*_switch("--no-response-cache", "neither read nor write the response cache"),
+                          _old("--no-cache", "--no-response-cache", "no_response_cache", switch=True)],
+}
+RUNTIME = ("backend", "precision")  # how ImpScore's encoder runs, on every command that scores
+INSTRUMENT = ("impscore", "batch_size", "device", *RUNTIME)  # --impscore with its encoder settings
 
 
-def add_llm_options(parser: argparse.ArgumentParser, role: str = "model under test", args_note: str = "") -> None:
-    """``--model BACKEND[:TARGET]`` and ``--model-args`` of a chat model."""
-    parser.add_argument("--model", default="openai-chat",
-                        help=f"backend of the {role} (default openai-chat); gguf:FILE_OR_NAME runs a local GGUF model "
-                             "with llama.cpp, local:FOLDER a fine-tuned classifier")
-    parser.add_argument("--model-args", default="", help=MODEL_ARGS_HELP + args_note)
-
-
-def add_response_cache_options(parser: argparse.ArgumentParser, default: str | None) -> None:
-    """``--response-cache FILE`` (when ``default`` names the default file) and ``--no-response-cache``: the LLM
-    response cache that makes an interrupted run resume. ``--cache``/``--no-cache`` are their old names, kept for
-    one release: everywhere else they mean the embedding cache."""
-    if default:
-        parser.add_argument("--response-cache", default=None, help=f"LLM response cache file (default {default})")
-        parser.add_argument("--cache", dest="response_cache", action=RenamedFlag, new="--response-cache")
-    parser.add_argument("--no-response-cache", action="store_true", help="neither read nor write the response cache")
-    parser.add_argument("--no-cache", dest="no_response_cache", action=RenamedFlag, new="--no-response-cache", nargs=0)
-
-
-def load_chat_backend(spec: str, model_args: str, **defaults: str):
-    """The chat backend ``--model``/``--model-args`` name (``defaults``: model arguments unless given). The local
-    classifier backend lives in classify/ and joins llm's backend registry here, at the top layer."""
-    import pragmeter.classify.backend  # noqa: F401  (registers ``local``)
-    from pragmeter.llm.backends import load_backend, parse_model_args
-
-    return load_backend(spec, {**defaults, **parse_model_args(model_args)})
+def add(parser: argparse.ArgumentParser, *names: str, **overrides: dict) -> None:
+    """Add the shared options ``names`` as declared, then those of ``overrides`` (name -> keywords replacing the
+    declared ones of its first flag, e.g. ``seed={"help": "bootstrap seed"}``)."""
+    for name, override in [*((name, {}) for name in names), *overrides.items()]:
+        for index, (flags, keywords) in enumerate(OPTIONS[name]):
+            parser.add_argument(*flags, **({**keywords, **override} if index == 0 else keywords))
 
 
 def add_input_option(parser: argparse.ArgumentParser, help: str, required: bool = True,
@@ -179,8 +158,26 @@ def resolve_input(args: argparse.Namespace) -> str | None:
     return None
 
 
-def add_overwrite_option(parser: argparse.ArgumentParser, what: str = "output files that exist") -> None:
-    parser.add_argument("--overwrite", action="store_true", help=f"replace {what}")
+def add_group(subparsers, name: str, help: str, description: str, modules, dest: str | None = None) -> None:
+    """A command group (``impscore``, ``classifier``, ``analyze``, …): each module registers one action in it."""
+    parser = subparsers.add_parser(name, help=help, description=description)
+    actions = parser.add_subparsers(dest=dest or f"{name}_command", metavar="ACTION", required=True)
+    for module in modules:
+        module.register(actions)
+
+
+def response_cache(args: argparse.Namespace, default: Path) -> Path | None:
+    """The LLM response cache file that ``--response-cache``/``--no-response-cache`` name (``default`` unless given)."""
+    return None if args.no_response_cache else Path(args.response_cache) if args.response_cache else default
+
+
+def load_chat_backend(spec: str, model_args: str, **defaults: str):
+    """The chat backend ``--model``/``--model-args`` name (``defaults``: model arguments unless given). The local
+    classifier backend lives in classify/ and joins llm's backend registry here, at the top layer."""
+    import pragmeter.classify.backend  # noqa: F401  (registers ``local``)
+    from pragmeter.llm.backends import load_backend, parse_model_args
+
+    return load_backend(spec, {**defaults, **parse_model_args(model_args)})
 
 
 def refuse_existing(paths, overwrite: bool) -> None:
@@ -202,10 +199,6 @@ def report_rows(errors: list[str], done: str, output, error_column: str, first) 
         print(f"warning: {failed} row(s) not {done} (reason in column '{error_column}'; first: "
               f"{first(row, errors[row])})", file=sys.stderr)
     return failed
-
-
-def add_progress_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def load_model(args: argparse.Namespace, cache: bool = False):

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections import Counter
 
-from pragmeter.cli.common import add_data_root_option
+from pragmeter.cli.common import add
 
 
 def register(subparsers) -> None:
@@ -21,7 +21,7 @@ def register(subparsers) -> None:
                     "missing or differs.")
     check.add_argument("datasets", nargs="*", metavar="DATASET",
                        help="check only these data sets (first folder of the path: inli, ishate, …; default: all)")
-    add_data_root_option(check)
+    add(check, "data_root")
     check.set_defaults(func=run_check)
 
 

@@ -1,7 +1,8 @@
 """``pragmeter generate``: build new data the way the papers did, with any OpenAI-compatible chat model.
 
-pairs (ImpScore explicit sides), graded (ImpScore graded groups: hedged, indirect and hint rewrites), inli (premises and four hypotheses), drinq (contexts and 5-option items),
-agreement (Emphasized-Talk annotation filter), inli-hypothesis-baseline (the INLI appendix D artefact check).
+pairs (ImpScore explicit sides), graded (ImpScore graded groups: hedged, indirect and hint rewrites), inli (premises
+and four hypotheses), drinq (contexts and 5-option items), agreement (Emphasized-Talk annotation filter),
+inli-hypothesis-baseline (the INLI appendix D artefact check).
 """
 
 from __future__ import annotations
@@ -10,21 +11,24 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import (INCOMPLETE, add_data_root_option, add_input_option, add_llm_options,
-                                  add_overwrite_option, add_progress_option, add_response_cache_options,
-                                  load_chat_backend)
+from pragmeter.cli.common import INCOMPLETE, add, add_input_option, load_chat_backend, response_cache
 from pragmeter.errors import PragmeterError
 
 
-def _llm_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--output", required=True, help="file to write (csv, tsv, jsonl or parquet; agreement: json)")
-    add_llm_options(parser)
-    add_response_cache_options(parser, "OUTPUT.responses.jsonl; rerun to resume")
+def _pipeline(kinds, name: str, input_help: str, make, **parser_text) -> argparse.ArgumentParser:
+    """A pipeline's parser: ``--input`` and the options every LLM pipeline shares; ``make(args)`` checks its own
+    options and gives its library pipeline, ``pipeline(session, output)``."""
+    parser = kinds.add_parser(name, **parser_text)
+    parser.add_argument("--input", required=True, help=input_help)
+    add(parser, "llm", "model_args", output={"required": True, "help": "file to write (csv, tsv, jsonl or parquet; "
+                                                                        "agreement: json)"})
+    add(parser, response_cache={"help": "LLM response cache file (default OUTPUT.responses.jsonl; rerun to resume)"})
+    add(parser, "no_response_cache")
     parser.add_argument("--retries", type=int, default=2,
                         help="new samples asked for an empty, refused or malformed answer before dropping it (default 2)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of names, splits, negatives and option order")
-    add_overwrite_option(parser, "an existing output file")
-    add_progress_option(parser)
+    add(parser, "overwrite", "no_progress", seed={"help": "seed of names, splits, negatives and option order"})
+    parser.set_defaults(func=lambda args: _run(args, make(args)))
+    return parser
 
 
 def register(subparsers) -> None:
@@ -36,11 +40,11 @@ def register(subparsers) -> None:
                     "to OUTPUT.report.json with the model and prompt hashes.")
     kinds = parser.add_subparsers(dest="pipeline", metavar="PIPELINE", required=True)
 
-    pairs = kinds.add_parser("pairs", help="ImpScore (implicit, explicit) pairs with negatives, in the corpus format",
-                             description="Write the explicit side of each implicit sentence with the ImpScore "
-                                         "paper's per-source prompt (Appendix A.1).")
-    pairs.add_argument("--input", required=True, help="table of implicit sentences (txt/csv/tsv/jsonl/parquet)")
-    pairs.add_argument("--column", default="text", help="column with the implicit sentences (default text)")
+    pairs = _pipeline(kinds, "pairs", "table of implicit sentences (txt/csv/tsv/jsonl/parquet)", _pairs,
+                      help="ImpScore (implicit, explicit) pairs with negatives, in the corpus format",
+                      description="Write the explicit side of each implicit sentence with the ImpScore paper's "
+                                  "per-source prompt (Appendix A.1).")
+    add(pairs, column={"help": "column with the implicit sentences (default text)"})
     pairs.add_argument("--source-type", required=True, choices=["hate", "dialogue", "sarcasm", "sentiment", "irony"],
                        help="kind of source: picks the paper's prompt (hate: ToxiGEN, dialogue: Implicatures, "
                             "sarcasm: Snarks, sentiment: ABSA, irony: SemEval)")
@@ -48,37 +52,31 @@ def register(subparsers) -> None:
                        help="use the prompt of this paper source instead (toxigen, dghsd, adversarial, implicatures, "
                             "ludwig, absa, semeval, snarks)")
     pairs.add_argument("--source-name", default=None, help="value of the source column (default generated_TYPE)")
-    _llm_options(pairs)
-    pairs.set_defaults(func=run_pairs)
 
-    graded = kinds.add_parser("graded", help="ImpScore graded groups: hedged, indirect and hint rewrites of direct "
-                                             "sentences",
-                              description="Rewrite each direct sentence (level 1) at three less explicit levels: "
-                                          "hedged (2), indirect (3), off-record hint (4), one request per level; "
-                                          "copies, long rewrites and hints that restate the input are dropped.")
-    graded.add_argument("--input", required=True, help="table of direct sentences (txt/csv/tsv/jsonl/parquet)")
-    graded.add_argument("--column", default="text", help="column with the direct sentences (default text)")
+    graded = _pipeline(kinds, "graded", "table of direct sentences (txt/csv/tsv/jsonl/parquet)", _graded,
+                       help="ImpScore graded groups: hedged, indirect and hint rewrites of direct sentences",
+                       description="Rewrite each direct sentence (level 1) at three less explicit levels: hedged (2), "
+                                   "indirect (3), off-record hint (4), one request per level; copies, long rewrites "
+                                   "and hints that restate the input are dropped.")
+    add(graded, column={"help": "column with the direct sentences (default text)"})
     graded.add_argument("--id-column", default=None,
                         help="input column copied to the output as upstream_id (e.g. the corpus's origin)")
-    _llm_options(graded)
-    graded.set_defaults(func=run_graded)
 
-    inli = kinds.add_parser("inli", help="INLI premises and implied/explicit/neutral/contradiction hypotheses",
-                            description="Stage 1 implicature augmentation, stage 2 alternative hypotheses, then "
-                                        "paraphrasing, with the upstream INLI prompts; writes the INLI CSV schema.")
-    inli.add_argument("--input", required=True, help="implicature frames (circa: context, question-X, answer-Y, "
-                      "goldstandard1; ludwig: Context utterance, Response utterance, Implicature; normbank: "
-                      "setting, behavior, details; socialchem: situation, rot)")
+    inli = _pipeline(kinds, "inli", "implicature frames (circa: context, question-X, answer-Y, goldstandard1; ludwig: "
+                     "Context utterance, Response utterance, Implicature; normbank: setting, behavior, details; "
+                     "socialchem: situation, rot)", _inli,
+                     help="INLI premises and implied/explicit/neutral/contradiction hypotheses",
+                     description="Stage 1 implicature augmentation, stage 2 alternative hypotheses, then "
+                                 "paraphrasing, with the upstream INLI prompts; writes the INLI CSV schema.")
     inli.add_argument("--frame-type", required=True, choices=["circa", "ludwig", "normbank", "socialchem"])
-    _llm_options(inli)
-    inli.set_defaults(func=run_inli)
 
-    drinq = kinds.add_parser("drinq", help="DRInQ contexts and 5-option items for questions",
-                             description="Default intent and comment per question, intent ranking by embedding "
-                                         "distance, context generation with abstention, similarity filter, "
-                                         "5-option MCQ assembly in the DRInQ CSV schema.")
-    drinq.add_argument("--input", required=True, help="table of questions")
-    drinq.add_argument("--column", default="question", help="column with the questions (default question)")
+    drinq = _pipeline(kinds, "drinq", "table of questions", _drinq,
+                      help="DRInQ contexts and 5-option items for questions",
+                      description="Default intent and comment per question, intent ranking by embedding distance, "
+                                  "context generation with abstention, similarity filter, 5-option MCQ assembly in "
+                                  "the DRInQ CSV schema.")
+    add(drinq, column={"default": "question", "help": "column with the questions (default question)"},
+        encoder={"help": "sentence encoder for ranking and filtering"})
     drinq.add_argument("--candidate-intents", type=int, default=None,
                        help="ask for contexts for at most this many ranked intents per question (default all)")
     drinq.add_argument("--keep-intents", type=int, default=10,
@@ -86,16 +84,11 @@ def register(subparsers) -> None:
     drinq.add_argument("--max-similarity", type=float, default=0.8,
                        help="drop a generated comment whose cosine similarity to the default comment is at least "
                             "this (default 0.8)")
-    drinq.add_argument("--encoder", default="all-MiniLM-L6-v2", help="sentence encoder for ranking and filtering")
-    _llm_options(drinq)
-    drinq.set_defaults(func=run_drinq)
 
-    agreement = kinds.add_parser("agreement", help="Emphasized-Talk: keep annotations an LLM judges semantically close",
-                                 description="For each emphasized word with several implication annotations, ask "
-                                             "the paper's Appendix B question and keep the word only on 'yes'.")
-    agreement.add_argument("--input", required=True, help="annotations in the Emphasized-Talk data.json schema")
-    _llm_options(agreement)
-    agreement.set_defaults(func=run_agreement)
+    _pipeline(kinds, "agreement", "annotations in the Emphasized-Talk data.json schema", _agreement,
+              help="Emphasized-Talk: keep annotations an LLM judges semantically close",
+              description="For each emphasized word with several implication annotations, ask the paper's "
+                          "Appendix B question and keep the word only on 'yes'.")
 
     baseline = kinds.add_parser(
         "inli-hypothesis-baseline", help="INLI hypothesis-only classifier (paper appendix D artefact check)",
@@ -104,8 +97,7 @@ def register(subparsers) -> None:
                     "on --train, or 5-fold cross-validated within FILE (folds by premise) when --train is not given.")
     add_input_option(baseline, "INLI-schema CSV to test (e.g. generated; default: the INLI test split)", required=False)
     baseline.add_argument("--train", default=None, help="INLI-schema CSV to train on")
-    baseline.add_argument("--seed", type=int, default=0)
-    add_data_root_option(baseline)
+    add(baseline, "seed", "data_root")
     baseline.set_defaults(func=run_baseline)
 
 
@@ -116,61 +108,56 @@ def _run(args: argparse.Namespace, pipeline) -> int:
     output = Path(args.output)
     check_output(output, args.overwrite)
     backend = load_chat_backend(args.model, args.model_args)
-    cache = (None if args.no_response_cache else Path(args.response_cache) if args.response_cache
-             else default_cache(output))
-    result, session = run_pipeline(pipeline, backend, output, cache, args.retries, progress=not args.no_progress)
-    failed = session.failed_requests()
-    if failed:
-        print(f"warning: {failed} request(s) failed after retries and were left out; the output is marked "
-              "incomplete: rerun the same command to retry them (answers already received are reused; no "
+    _, session = run_pipeline(pipeline, backend, output, response_cache(args, default_cache(output)), args.retries,
+                              progress=not args.no_progress)
+    if session.failed_requests():
+        print(f"warning: {session.failed_requests()} request(s) failed after retries and were left out; the output is "
+              "marked incomplete: rerun the same command to retry them (answers already received are reused; no "
               "--overwrite needed)", file=sys.stderr)
-    if result is not None and len(result) == 0:  # an empty output is a failed run, never a silent success
-        raise PragmeterError(f"no rows generated ({session.why_empty()}); see the stage counts above")
-    return INCOMPLETE if failed else 0
+    return INCOMPLETE if session.failed_requests() else 0
 
 
-def run_pairs(args: argparse.Namespace) -> int:
+def _pairs(args: argparse.Namespace):
     from pragmeter.generate.pairs import generate_pairs
 
-    return _run(args, lambda session, output: generate_pairs(
-        session, Path(args.input), args.column, args.source_type, output, args.overwrite,
-        source_name=args.source_name, paper_source=args.prompt_source, seed=args.seed))
+    return lambda session, output: generate_pairs(session, Path(args.input), args.column, args.source_type, output,
+                                                  args.overwrite, source_name=args.source_name,
+                                                  paper_source=args.prompt_source, seed=args.seed)
 
 
-def run_graded(args: argparse.Namespace) -> int:
+def _graded(args: argparse.Namespace):
     from pragmeter.generate.graded import generate_graded
 
-    return _run(args, lambda session, output: generate_graded(session, Path(args.input), args.column, output,
-                                                              args.overwrite, id_column=args.id_column))
+    return lambda session, output: generate_graded(session, Path(args.input), args.column, output, args.overwrite,
+                                                   id_column=args.id_column)
 
 
-def run_inli(args: argparse.Namespace) -> int:
+def _inli(args: argparse.Namespace):
     from pragmeter.generate.inli import generate_inli
 
-    return _run(args, lambda session, output: generate_inli(
-        session, Path(args.input), args.frame_type, output, args.overwrite, seed=args.seed))
+    return lambda session, output: generate_inli(session, Path(args.input), args.frame_type, output, args.overwrite,
+                                                 seed=args.seed)
 
 
-def run_drinq(args: argparse.Namespace) -> int:
+def _drinq(args: argparse.Namespace):
     from pragmeter.generate.drinq import DrinqOptions, generate_drinq
 
     if not 0 < args.max_similarity <= 1:
         raise PragmeterError("--max-similarity must be in (0, 1]")
     options = DrinqOptions(candidate_intents=args.candidate_intents, keep_intents=args.keep_intents,
                            max_similarity=args.max_similarity, encoder=args.encoder, seed=args.seed)
-    return _run(args, lambda session, output: generate_drinq(
-        session, Path(args.input), args.column, output, args.overwrite, options))
+    return lambda session, output: generate_drinq(session, Path(args.input), args.column, output, args.overwrite,
+                                                  options)
 
 
-def run_agreement(args: argparse.Namespace) -> int:
+def _agreement(args: argparse.Namespace):
     from pragmeter.generate.agreement import filter_agreement
 
-    return _run(args, lambda session, output: filter_agreement(session, Path(args.input), output, args.overwrite))
+    return lambda session, output: filter_agreement(session, Path(args.input), output, args.overwrite)
 
 
 def run_baseline(args: argparse.Namespace) -> int:
     from pragmeter.generate.hypothesis_baseline import format_result, run_hypothesis_baseline
 
-    result = run_hypothesis_baseline(args.input, args.train, root=args.data_root, seed=args.seed)
-    print(format_result(result))
+    print(format_result(run_hypothesis_baseline(args.input, args.train, root=args.data_root, seed=args.seed)))
     return 0

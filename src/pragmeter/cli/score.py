@@ -1,14 +1,15 @@
-"""``pragmeter score``: implicitness of sentences given on the command line or in a file."""
+"""``pragmeter score``: implicitness of sentences given on the command line or in a file; ``pragmeter distance A B``:
+pragmatic distance of two sentences."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from pragmeter.cli.common import (add_embedding_cache_options, add_impscore_options, add_overwrite_option,
-                                  add_progress_option, load_model, positive_int, report_rows)
+from pragmeter.cli.common import INSTRUMENT, add, load_model, positive_int, report_rows
 from pragmeter.errors import PragmeterError
-from pragmeter.impscore.scoring import ERROR_COLUMN, SCORE_COLUMN, score_frame
+from pragmeter.impscore.scoring import ERROR_COLUMN, SCORE_COLUMN
 
 
 def register(subparsers) -> None:
@@ -19,71 +20,53 @@ def register(subparsers) -> None:
                     f"column in input order and adds '{SCORE_COLUMN}' and '{ERROR_COLUMN}' (why a row has no score).")
     parser.add_argument("texts", nargs="*", help="sentences to score")
     parser.add_argument("--input", help="file to score")
-    parser.add_argument("--column", default="text", help="text column of --input (default: text)")
-    parser.add_argument("--output", help="output file (format from its extension)")
-    add_overwrite_option(parser, "--output if it exists")
-    add_progress_option(parser)
+    add(parser, "column", "overwrite", "no_progress", output={"help": "output file (format from its extension)"})
     parser.add_argument("--strict", action="store_true", help="exit 1 when any row could not be scored")
-    add_embedding_cache_options(parser, folder=False)
-    add_impscore_options(parser)
-    add_ray_options(parser)
-    parser.set_defaults(func=run)
-
-
-def add_ray_options(parser: argparse.ArgumentParser) -> None:
-    """Options of ``pragmeter score`` that only the Ray engine reads."""
+    add(parser, "no_cache", "impscore_old_name", *INSTRUMENT)
     group = parser.add_argument_group("Ray engine (--engine ray; needs the 'ray' extra)")
     group.add_argument("--engine", choices=["local", "ray"], default="local",
                        help="local: this process (default); ray: Ray Data actors, --input a file or folder, "
                             "--output a folder of parquet parts")
     group.add_argument("--id-column", default="id", help="row id column of the input (default id; made when absent)")
-    group.add_argument("--ray-address", default=None,
-                       help="Ray cluster to join (default: $RAY_ADDRESS, else a local instance)")
-    group.add_argument("--actors", type=positive_int, default=None,
-                       help="scoring actors (default: cluster CPUs or GPUs / per-actor share)")
+    group.add_argument("--ray-address", help="Ray cluster to join (default: $RAY_ADDRESS, else a local instance)")
+    group.add_argument("--actors", type=positive_int, help="scoring actors (default: cluster CPUs or GPUs / share)")
     group.add_argument("--cpus-per-actor", type=float, default=1, help="CPUs per actor (default 1)")
     group.add_argument("--gpus-per-actor", type=float, default=0,
                        help="GPUs per actor (default 0; >0 runs the encoder in torch on cuda); --backend and "
                             "--precision apply to the actors as to a local run (auto: torch on GPU actors)")
+    parser.set_defaults(func=run)
+
+    distance = subparsers.add_parser("distance", help="pragmatic distance between two sentences",
+                                     description="Print the pragmatic distance ‖h_p(A) − h_p(B)‖ of two sentences.")
+    distance.add_argument("a", help="first sentence")
+    distance.add_argument("b", help="second sentence")
+    add(distance, "impscore_old_name", *INSTRUMENT)
+    distance.set_defaults(func=lambda args: print(f"{load_model(args).pragmatic_distance(args.a, args.b):.4f}"))
 
 
 def run(args: argparse.Namespace) -> int:
+    from pragmeter.impscore.scoring import score_table
+
     if args.engine == "ray":
         return score_on_ray(args)
-    if args.input:
-        if args.texts:
-            raise PragmeterError("give sentences or --input, not both")
-        if not args.output:
-            raise PragmeterError("--input needs --output (a .csv, .tsv, .jsonl or .parquet file)")
-        return score_file(args)
-    if not args.texts:
+    if args.input and args.texts:
+        raise PragmeterError("give sentences or --input, not both")
+    if args.input and not args.output:
+        raise PragmeterError("--input needs --output (a .csv, .tsv, .jsonl or .parquet file)")
+    if not args.input and not args.texts:
         raise PragmeterError("nothing to score: give sentences, or --input FILE --output FILE")
-    model = load_model(args)
-    for text, score in zip(args.texts, model.score(args.texts)):
-        print(f"{score:.4f}\t{text}")
-    _report_truncation(model)
-    return 0
-
-
-def _report_truncation(model) -> None:
+    if not args.input:
+        model = load_model(args)
+        for text, score in zip(args.texts, model.score(args.texts)):
+            print(f"{score:.4f}\t{text}")
+    else:
+        frame, model = score_table(args.input, args.column, args.output, lambda: load_model(args, not args.no_cache),
+                                   args.overwrite, progress=False if args.no_progress else None)
+        failed = report_rows(frame[ERROR_COLUMN].tolist(), "scored", Path(args.output), ERROR_COLUMN,
+                             lambda row, reason: f"row {row + 1}, field {args.column!r}: {reason}")
     if model.truncated:
         print(f"note: {model.truncated} text(s) exceeded the encoder's token limit and were truncated", file=sys.stderr)
-
-
-def score_file(args: argparse.Namespace) -> int:
-    from pragmeter.io import check_output, read_table, require_column, write_table
-
-    output = check_output(args.output, args.overwrite)
-    frame = read_table(args.input)
-    require_column(frame, args.column, args.input)
-    model = load_model(args, cache=not args.no_cache)
-
-    frame = score_frame(model, frame, args.column, progress=False if args.no_progress else None)
-    write_table(frame, output, overwrite=args.overwrite)
-    failed = report_rows(frame[ERROR_COLUMN].tolist(), "scored", output, ERROR_COLUMN,
-                         lambda row, reason: f"row {row + 1}, field {args.column!r}: {reason}")
-    _report_truncation(model)
-    return 1 if failed and args.strict else 0
+    return 1 if args.input and failed and args.strict else 0
 
 
 def score_on_ray(args: argparse.Namespace) -> int:
@@ -96,7 +79,7 @@ def score_on_ray(args: argparse.Namespace) -> int:
                              id_column=args.id_column, backend=args.backend, actors=args.actors,
                              cpus_per_actor=args.cpus_per_actor, gpus_per_actor=args.gpus_per_actor,
                              batch_size=args.batch_size, overwrite=args.overwrite, address=args.ray_address,
-                             device=args.device, dtype=getattr(args, "dtype", None), precision=args.precision)
+                             device=args.device, precision=args.precision)
     print(f"scored {summary['scored']} of {summary['rows']} rows from {summary['files']} file(s) with "
           f"{summary['actors']} actor(s) ({summary['backend']}, {summary['precision']}) -> {args.output}", file=sys.stderr)
     if summary["failed"]:

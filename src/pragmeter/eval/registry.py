@@ -38,6 +38,18 @@ def groups() -> dict[str, tuple[str, ...]]:
     return dict(_discover()[1])
 
 
+def listing() -> list[str]:
+    """``pragmeter tasks``: one line per task (name, version, description; its arguments below it), then the groups."""
+    tasks, lines = all_tasks(), []
+    width = max(map(len, tasks))
+    for name, cls in sorted(tasks.items()):
+        lines.append(f"{name:<{width}}  v{cls.version}  {cls.description}")
+        if cls.arguments:
+            defaults = ", ".join(f"{k}={v!r}" for k, v in cls.arguments.items())
+            lines.append(f"{'':<{width}}        arguments: {defaults}")
+    return lines + [f"group {name}: {', '.join(members)}" for name, members in sorted(groups().items())]
+
+
 def resolve(names: str | list[str]) -> list[type[Task]]:
     """Task classes for comma-separated task or group names, in order, without duplicates."""
     if isinstance(names, str):

@@ -197,6 +197,18 @@ def summary_lines(payload: dict) -> list[str]:
     return lines
 
 
+def failure_lines(payload: dict, output: Path) -> list[str]:
+    """Warnings for the tasks whose requests failed after every retry, and the one saying how to resume (none
+    when every request was answered)."""
+    failed = {name: r for name, r in payload["results"].items() if r["errors"]}
+    lines = [f"warning: {name}: {result['errors']} of {result['n_asked']} request(s) failed after retries and are not "
+             f"scored, e.g. {result['first_error']}" for name, result in failed.items()]
+    if failed:
+        lines.append(f"pragmeter eval: incomplete: {output / 'results.json'} is marked incomplete; run the same "
+                     "command again to ask only the failed requests")
+    return lines
+
+
 def print_summary(payload: dict, stream=None) -> None:
     stream = stream or sys.stdout  # looked up per call: a default bound at import outlives a replaced stdout
     for line in summary_lines(payload):

@@ -173,7 +173,8 @@ class GenerationSession:
 def run_pipeline(pipeline: Callable[[GenerationSession, Path], Any], backend: ChatBackend, output: Path,
                  cache_path: Path | None, retries: int = 2, progress: bool = True) -> tuple[Any, GenerationSession]:
     """Run one generation pipeline (``pipeline(session, output)``, a coroutine) to its end with a fresh session,
-    closing the backend after; (its result, the session: failed requests, why an output is empty)."""
+    closing the backend after; (its result, the session: its failed requests). A run that generated no rows is an
+    error naming where the items were lost, never a silent success."""
     session = GenerationSession(backend, cache_path, retries=retries, progress=progress)
 
     async def main():
@@ -182,4 +183,7 @@ def run_pipeline(pipeline: Callable[[GenerationSession, Path], Any], backend: Ch
         finally:
             await session.aclose()
 
-    return asyncio.run(main()), session
+    result = asyncio.run(main())
+    if result is not None and len(result) == 0:
+        raise PragmeterError(f"no rows generated ({session.why_empty()}); see the stage counts above")
+    return result, session

@@ -63,3 +63,19 @@ def catalogue(measure: bool = False) -> list[dict]:
                      "human_pairs": human.get("pairs_macro"),
                      "licence": licence_terms(config, (MODELS_DIR / name / CARD_FILE).read_text(encoding="utf-8"))})
     return rows
+
+
+def _cell(value, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def catalogue_text(rows: list[dict], measured: bool = False) -> str:
+    """:func:`catalogue` as ``pragmeter impscore models`` prints it: a markdown table, then each model's purpose."""
+    speed = "sentences/s (this machine)" if measured else "sentences/s (recorded)"
+    lines = [f"| model | encoder | {speed} | paper test imp. / prag. | human suite | Floyd (a) | human pairs | licence |",
+             "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {'**' + r['name'] + '** (default)' if r['default'] else r['name']} | {r['encoder']} | "
+              f"{_cell(r['sentences_per_second'], 0)} | {_cell(r['paper_test_implicitness'])} / "
+              f"{_cell(r['paper_test_pragmatics'])} | {_cell(r['human_decision'])} | {_cell(r['floyd_battery'])} | "
+              f"{_cell(r['human_pairs'])} | {r['licence']} |" for r in rows]
+    return "\n".join([*lines, "", *(f"{r['name']}: {r['purpose'] or '(no purpose recorded)'}" for r in rows)])

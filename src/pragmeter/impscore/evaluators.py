@@ -340,3 +340,47 @@ def summary_table(summary: dict) -> str:
     """A markdown table of a suite's summary: check | figure [95% CI] n."""
     rows = [f"| {name} | {format_figure(figure)} |" for name, figure in summary.items()]
     return "\n".join(["| check | figure [95% CI] n |", "|---|---|", *rows])
+
+
+# ------------------------------------------------------------------------------------ ``pragmeter impscore evaluate``
+FILE_CHECKS = ("ranking", "choice", "battery")
+
+
+def check_evaluators(check: str, root: str | os.PathLike | None = None, seed: int = 0, *,
+                     corpus: str | os.PathLike | None = None, split: str = "test",
+                     cache_root: str | os.PathLike | None = None, batch_size: int | None = None,
+                     device: str | None = None, path: str | os.PathLike | None = None, sample: int = 2000,
+                     domains: Sequence[str] | None = None, resamples: int = 1000,
+                     politeness_sample: int = 2000) -> list[Evaluator]:
+    """The evaluator(s) of one check, built (and their data validated) before any model loads: ``corpus`` (a split of
+    the ``corpus`` file, else of the corpus built from ``root`` at ``seed``), a file check (:data:`FILE_CHECKS` on
+    ``path``), ``politeness``, or ``human`` (the human suite, then the LLM-written one)."""
+    from pragmeter.impscore.corpus import build_corpus, load_corpus
+
+    if check == "corpus":
+        frame = load_corpus(corpus, seed=seed) if corpus else build_corpus(seed=seed, root=root)[0]
+        return [CorpusEvaluator(frame, split, cache_root, batch_size, device)]
+    if check in FILE_CHECKS:
+        return [file_evaluator(check, path, seed)]
+    if check == "politeness":
+        return [politeness_evaluator(root, sample, seed, domains, resamples)]
+    frame = build_corpus(["all"], seed=SUITE_CORPUS_SEED, root=root)[0]
+    return [HumanSuite(root, seed, politeness_sample, corpus=frame), llm_written_suite(root, seed, corpus=frame)]
+
+
+def result_text(evaluator: Evaluator, result: dict) -> str:
+    """One evaluator's result as ``pragmeter impscore evaluate`` prints it: the summary table (after the decision
+    figure of the human suite, or the heading of the LLM-written block) and the per-source accuracies, if any."""
+    from pragmeter.impscore.accuracy import format_accuracy
+
+    lines = []
+    if evaluator.name == "llm_written":
+        lines.append("\nLLM-written sets (reported, never deciding alone)")
+    elif evaluator.name == "human":
+        lines.append(f"human-written evidence (decision = mean of floyd_battery and pairs_macro): {result['decision']:.3f}")
+    lines.append(summary_table(evaluator.summary(result)))
+    if "per_source" in result:
+        lines.append("\n| source | pairs | implicitness acc. | pragmatics acc. |\n|---|---|---|---|")
+        lines += [f"| {row['source']} | {row['pairs']:,} | {format_accuracy(row['implicitness_accuracy'])} | "
+                  f"{format_accuracy(row['pragmatics_accuracy'])} |" for row in result["per_source"]]
+    return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""Scoring a column of values: one implementation for ``pragmeter score --input`` and the Ray engine's actors.
+"""Scoring a column of values: one implementation for ``pragmeter score --input`` (:func:`score_table`) and the Ray
+engine's actors.
 
 Every value gets a score or, in ``impscore_error``, the reason it has none (empty text, missing value); values are
 scored in chunks so a progress bar can follow and the embedding cache fills as the job goes.
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -76,3 +79,19 @@ def score_frame(model, frame, column: str, progress: bool | None = False):
     frame[SCORE_COLUMN] = scores
     frame[ERROR_COLUMN] = errors
     return frame
+
+
+def score_table(path: str | os.PathLike, column: str, output: str | os.PathLike, load_model: Callable[[], Any],
+                overwrite: bool = False, progress: bool | None = False) -> tuple[Any, Any]:
+    """``pragmeter score --input``: the table at ``path`` scored on ``column`` (:func:`score_frame`) and written to
+    ``output``; returns it and the model. The output and the table are checked before ``load_model()`` runs, so a
+    bad file fails fast."""
+    from pragmeter.io import check_output, read_table, require_column, write_table
+
+    output = check_output(output, overwrite)
+    frame = read_table(path)
+    require_column(frame, column, path)
+    model = load_model()
+    frame = score_frame(model, frame, column, progress=progress)
+    write_table(frame, output, overwrite=overwrite)
+    return frame, model

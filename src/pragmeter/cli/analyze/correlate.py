@@ -1,4 +1,4 @@
-"""``pragmeter correlate``: Pearson, Kendall and Spearman correlation between two score columns."""
+"""``pragmeter analyze correlate``: Pearson, Kendall and Spearman correlation between two score columns."""
 
 from __future__ import annotations
 
@@ -24,14 +24,9 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pragmeter.analysis.correlate import correlate_columns
+    from pragmeter.analysis.correlate import correlate_columns, format_correlations
 
-    on = [k.strip() for k in args.on.split(",")] if args.on else None
-    result = correlate_columns(args.input, args.x, args.y, args.y_table, on)
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        print(f"n={result['n']} (dropped {result['dropped']} rows with a missing value)")
-        for name in ("pearson", "kendall", "spearman"):
-            print(f"{name:<8}  r={result[name]['r']:+.4f}  p={result[name]['p']:.3g}")
+    result = correlate_columns(args.input, args.x, args.y, args.y_table,
+                               [k.strip() for k in args.on.split(",")] if args.on else None)
+    print(json.dumps(result, indent=2) if args.json else format_correlations(result))
     return 0

@@ -1,4 +1,5 @@
-"""``pragmeter generation-check``: can a chat model write sentences from most explicit to most implicit (A.15)?"""
+"""``pragmeter analyze generation-check``: can a chat model write sentences from most explicit to most implicit
+(A.15)?"""
 
 from __future__ import annotations
 
@@ -6,9 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import (add_impscore_options, add_llm_options, add_overwrite_option, add_progress_option,
-                                  add_response_cache_options, load_chat_backend, load_model,
-                                  refuse_existing)
+from pragmeter.cli.common import INSTRUMENT, MODEL_ARGS_HELP, add, load_chat_backend, load_model, refuse_existing
 from pragmeter.errors import PragmeterError
 
 
@@ -20,19 +19,16 @@ def register(subparsers) -> None:
                     "OUTPUT/generation_check.json (mean score per requested level with SD over runs, Kendall τ "
                     "between requested and scored order), a PNG and generations.jsonl. Responses are cached in "
                     "OUTPUT/cache/responses.jsonl, so a rerun resumes.")
-    add_llm_options(parser, args_note="; temperature defaults to 1 here so runs differ")
+    add(parser, "llm", model_args={"help": MODEL_ARGS_HELP + "; temperature defaults to 1 here so runs differ"})
     parser.add_argument("--topics", default=None, help="file with one topic per line (default: 10 shipped topics)")
     parser.add_argument("--runs", type=int, default=5, help="independent runs (default 5, as in the paper)")
-    parser.add_argument("--output", required=True, help="output folder")
-    add_overwrite_option(parser)
-    add_response_cache_options(parser, None)
-    add_progress_option(parser)
-    add_impscore_options(parser, old_name=False)
+    add(parser, "overwrite", "no_response_cache", "no_progress", *INSTRUMENT,
+        output={"required": True, "help": "output folder"})
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pragmeter.analysis.generation import default_topics, generation_check, read_topics
+    from pragmeter.analysis.generation import default_topics, generation_check, read_topics, summary_lines
 
     if args.runs < 1:
         raise PragmeterError("--runs must be at least 1")
@@ -43,14 +39,8 @@ def run(args: argparse.Namespace) -> int:
     cache = None if args.no_response_cache else output / "cache" / "responses.jsonl"
     impscore = load_model(args)  # fail before asking
     payload = generation_check(backend, impscore, topics, args.runs, output, cache, progress=not args.no_progress)
-    for level in payload["levels"]:
-        mean = "-" if level["mean"] is None else f"{level['mean']:.4f}"
-        sd = "-" if level["sd_over_runs"] is None else f"{level['sd_over_runs']:.4f}"
-        print(f"{level['level']:>14}: mean ImpScore {mean} (SD over runs {sd})")
-    tau = payload["kendall_tau_per_group"]
-    if tau["mean"] is not None:
-        print(f"Kendall tau (requested vs scored order): {tau['mean']:+.3f} per group over {tau['n']} groups; "
-              f"levels: {payload['kendall_tau_levels']}")
+    for line in summary_lines(payload):
+        print(line)
     print(f"valid {payload['n_valid']} of {payload['n_requests']} answers -> {output / 'generation_check.json'}",
           file=sys.stderr)
     if payload["n_valid"] == 0:

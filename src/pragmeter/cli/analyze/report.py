@@ -1,4 +1,4 @@
-"""``pragmeter report``: one self-contained HTML page per model from a folder of results."""
+"""``pragmeter analyze report``: one self-contained HTML page per model from a folder of results."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import (add_input_option, add_overwrite_option, add_runtime_options, positive_int,
-                                  refuse_existing, torch_device)
+from pragmeter.cli.common import RUNTIME, add, add_input_option, refuse_existing
 
 
 def register(subparsers) -> None:
@@ -19,31 +18,26 @@ def register(subparsers) -> None:
                     "logged samples that have no stratified result yet are stratified first (ImpScore, cached "
                     "embeddings); hate_detection is stratified on its hateful items, as in the paper's Figure 7.")
     add_input_option(parser, "folder with results (searched recursively)")
-    parser.add_argument("--output", default=None, help="report folder (default: RESULTS_DIR/report)")
-    add_overwrite_option(parser)
+    add(parser, "overwrite", output={"help": "report folder (default: RESULTS_DIR/report)"})
     parser.add_argument("--no-stratify", action="store_true", help="do not stratify logged samples first")
-    parser.add_argument("--impscore", default=None, help="ImpScore model for stratifying (default: the shipped one)")
-    parser.add_argument("--batch-size", type=positive_int, default=64, help="ImpScore encoder batch size (default 64)")
-    parser.add_argument("--device", type=torch_device, default=None, help="ImpScore torch device (default: best available)")
-    add_runtime_options(parser)
+    add(parser, *RUNTIME, impscore={"help": "ImpScore model for stratifying (default: the shipped one)"},
+        batch_size={"default": 64, "help": "ImpScore encoder batch size (default 64)"},
+        device={"help": "ImpScore torch device (default: best available)"})
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pragmeter.analysis.report import render
+    from pragmeter.analysis.report import render, stratify_logged_samples
 
     results_dir = Path(args.input)
     output = Path(args.output) if args.output else results_dir / "report"
     refuse_existing([output / "index.html"], args.overwrite)
     if not args.no_stratify and results_dir.is_dir():
-        from pragmeter.analysis.report import stratify_logged_samples
-
         count = stratify_logged_samples(results_dir, args.impscore, args.device, args.batch_size, args.backend,
                                         args.precision)
         if count:
             print(f"stratified {count} per-sample log(s)", file=sys.stderr)
-    pages = render(results_dir, output)
-    for page in pages:
+    for page in render(results_dir, output):
         print(page)
     print(f"index: {output / 'index.html'}", file=sys.stderr)
     return 0

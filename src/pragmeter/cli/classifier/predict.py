@@ -1,32 +1,30 @@
-"""``pragmeter predict``: label a file with a fine-tuned local classifier (from ``pragmeter train inli|ishate-*``)."""
+"""``pragmeter classifier predict``: label a file with a fine-tuned local classifier (from ``pragmeter classifier
+train``)."""
 
 from __future__ import annotations
 
 import argparse
 
-from pragmeter.cli.common import add_overwrite_option, add_progress_option, positive_int, report_rows, torch_device
-
 from pragmeter.classify.labelling import ERROR_COLUMN, PREDICTION_COLUMN
+from pragmeter.cli.common import add, report_rows
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "predict", help="label a file's texts or (premise, hypothesis) pairs with a local classifier",
-        description="Label every row of --input with a classifier folder from `pragmeter train`. Pair models read "
-                    "--premise-column and --hypothesis-column, single-text models --column. The output keeps every "
+        description="Label every row of --input with a classifier folder from `pragmeter classifier train`. Pair models "
+                    "read --premise-column and --hypothesis-column, single-text models --column. The output keeps every "
                     f"input column in input order and adds '{PREDICTION_COLUMN}', one 'p_<label>' probability "
                     f"column per label and '{ERROR_COLUMN}' (why a row has no prediction: an empty text).")
     parser.add_argument("--model", required=True, help="classifier folder")
     parser.add_argument("--input", required=True, help="csv, tsv, jsonl, parquet or txt file")
-    parser.add_argument("--output", required=True, help="output file (format from its extension)")
-    parser.add_argument("--column", default="text", help="text column for single-text models (default text)")
+    add(parser, output={"required": True, "help": "output file (format from its extension)"},
+        column={"help": "text column for single-text models (default text)"})
     parser.add_argument("--premise-column", default="premise", help="premise column for pair models (default premise)")
     parser.add_argument("--hypothesis-column", default="hypothesis",
                         help="hypothesis column for pair models (default hypothesis)")
-    parser.add_argument("--batch-size", type=positive_int, default=64)
-    parser.add_argument("--device", type=torch_device, default=None, help="cpu, cuda… (default: cuda when available)")
-    add_overwrite_option(parser, "--output if it exists")
-    add_progress_option(parser)
+    add(parser, "no_progress", batch_size={"default": 64, "help": "texts per batch (default 64)"},
+        device={"help": "cpu, cuda… (default: cuda when available)"}, overwrite={"help": "replace --output if it exists"})
     parser.set_defaults(func=run)
 
 

@@ -5,24 +5,23 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from dataclasses import fields
 
-from pragmeter.cli.common import (add_data_root_option, add_overwrite_option, add_progress_option, positive_int,
-                                  torch_device)
+from pragmeter.cli.common import add, positive_int
 from pragmeter.errors import PragmeterError
 
 
-def _common(parser: argparse.ArgumentParser, lr: float, max_length: int) -> None:
-    parser.add_argument("--output", required=True, help="model folder to write")
-    parser.add_argument("--encoder", default="all-MiniLM-L6-v2",
-                        help="pre-trained encoder: packaged name (all-MiniLM-L6-v2, all-mpnet-base-v2), local folder "
-                             "or hub name (default all-MiniLM-L6-v2)")
+def _common(parser: argparse.ArgumentParser) -> None:
+    add(parser, output={"required": True, "help": "model folder to write"},
+        encoder={"help": "pre-trained encoder: packaged name (all-MiniLM-L6-v2, all-mpnet-base-v2), local folder or "
+                         "hub name (default all-MiniLM-L6-v2)"})
     parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--batch-size", type=positive_int, default=32)
+    add(parser, batch_size={"default": 32, "help": "examples per training batch (default 32)"})
     parser.add_argument("--grad-accumulation", type=int, default=1, help="optimizer step every N batches")
-    parser.add_argument("--lr", type=float, default=lr, help=f"peak learning rate (default {lr:g})")
+    parser.add_argument("--lr", type=float, default=3e-5, help="peak learning rate (default 3e-05)")
     parser.add_argument("--weight-decay", type=float, default=0.01)
     parser.add_argument("--warmup-ratio", type=float, default=0.06, help="share of steps with linear warm-up")
-    parser.add_argument("--max-length", type=int, default=max_length, help=f"tokens per input (default {max_length})")
+    parser.add_argument("--max-length", type=int, default=128, help="tokens per input (default 128)")
     parser.add_argument("--select-on", choices=["macro_f1", "accuracy"], default="macro_f1",
                         help="validation metric for model selection (default macro_f1)")
     parser.add_argument("--tune-decision-bias", action="store_true",
@@ -31,17 +30,14 @@ def _common(parser: argparse.ArgumentParser, lr: float, max_length: int) -> None
     parser.add_argument("--eval-batch-size", type=positive_int, default=128)
     parser.add_argument("--no-length-grouping", action="store_true",
                         help="plain shuffled batches (default: batches of similar token length, which pad less)")
-    parser.add_argument("--precision", choices=["auto", "fp32", "bf16"], default="auto",
-                        help="autocast: auto (bf16 on CUDA, fp32 on CPU), fp32, or bf16 (also on CPU)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--device", type=torch_device, default=None, help="cpu, cuda… (default: cuda when available)")
+    add(parser, "seed", device={"help": "cpu, cuda… (default: cuda when available)"},
+        precision={"choices": ["auto", "fp32", "bf16"],
+                   "help": "autocast: auto (bf16 on CUDA, fp32 on CPU), fp32, or bf16 (also on CPU)"})
     parser.add_argument("--work-dir", default=None,
                         help="checkpoints for resuming (default: OUTPUT.work beside the output folder)")
     parser.add_argument("--limit-train", type=int, default=None, help="first N training examples (smoke runs)")
     parser.add_argument("--limit-eval", type=int, default=None, help="first N validation and test examples")
-    add_overwrite_option(parser, "an existing model folder")
-    add_progress_option(parser)
-    add_data_root_option(parser)
+    add(parser, "no_progress", "data_root", overwrite={"help": "replace an existing model folder"})
 
 
 def register(subparsers) -> None:
@@ -59,7 +55,7 @@ def register(subparsers) -> None:
 
     inli.add_argument("--split-scheme", choices=list(SPLIT_SCHEMES), default="standard",
                       help="the paper's Table 8 generalisation splits (default standard: all sources)")
-    _common(inli, lr=3e-5, max_length=128)
+    _common(inli)
     inli.set_defaults(func=run_inli)
     for kind, task, letter in (("ishate-a", "implicit", "A"), ("ishate-b", "subtle", "B")):
         parser = kinds.add_parser(
@@ -79,7 +75,7 @@ def register(subparsers) -> None:
                                  "minutes on a CPU; embeddings go through the shared embedding cache)")
         parser.add_argument("--svm-c", default="1,4,16",
                             help="--head svm: comma-separated C values; the best on validation is kept (default 1,4,16)")
-        _common(parser, lr=3e-5, max_length=128)
+        _common(parser)
         parser.set_defaults(func=run_ishate, ishate_task=task)
 
 
@@ -88,11 +84,8 @@ def _train(args: argparse.Namespace, data, svm_c: list[float] | None = None) -> 
     from pragmeter.classify.job import train_classifier
     from pragmeter.classify.training import FineTuneConfig
 
-    config = FineTuneConfig(epochs=args.epochs, batch_size=args.batch_size, grad_accumulation=args.grad_accumulation,
-                            lr=args.lr, weight_decay=args.weight_decay, warmup_ratio=args.warmup_ratio,
-                            max_length=args.max_length, seed=args.seed, select_on=args.select_on,
-                            eval_batch_size=args.eval_batch_size, group_by_length=not args.no_length_grouping,
-                            precision=args.precision)
+    settings = {f.name: getattr(args, f.name) for f in fields(FineTuneConfig) if hasattr(args, f.name)}
+    config = FineTuneConfig(**settings, group_by_length=not args.no_length_grouping)
     train_classifier(data, args.encoder, args.output, config, svm_c=svm_c, device=args.device, work_dir=args.work_dir,
                      limit_train=args.limit_train, limit_eval=args.limit_eval, tune_bias=args.tune_decision_bias,
                      command="pragmeter " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
@@ -104,7 +97,7 @@ def _c_values(text: str) -> list[float]:
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        raise PragmeterError(f"--svm-c {text!r}: expected comma-separated positive numbers, e.g. 1,4,16") from None
+        values = []
     if not values or any(not v > 0 for v in values):
         raise PragmeterError(f"--svm-c {text!r}: expected comma-separated positive numbers, e.g. 1,4,16")
     return values

@@ -1,11 +1,11 @@
-"""``pragmeter corpus build``: rebuild ImpScore's (implicit, explicit) training pairs from the public sources."""
+"""``pragmeter impscore corpus build``: rebuild ImpScore's (implicit, explicit) training pairs from the public sources."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from pragmeter.cli.common import add_data_root_option, add_overwrite_option
+from pragmeter.cli.common import add
 
 
 def register(subparsers) -> None:
@@ -15,18 +15,18 @@ def register(subparsers) -> None:
         "build", help="write the (implicit, explicit) pairs with negatives and splits to parquet",
         description="Rebuild the ImpScore training corpus from the sources in the data root, or convert the "
                     "official all_data.csv (--from-official). Prints a per-source table like the paper's Table 6.")
-    build.add_argument("--output", default="corpus.parquet", help="output file (.parquet, .csv, .jsonl)")
+    add(build, output={"default": "corpus.parquet", "help": "output file (.parquet, .csv, .jsonl)"})
     build.add_argument("--sources", default=None,
                        help="comma-separated sources and presets: paper (the Table-6 rebuild, the default), figurative "
-                            "(the 2026-11-22 sources), generated (LLM-written data shipped with pragmeter: explicit sides, graded groups), all; e.g. paper,figurative or paper,figqa "
-                            "(`pragmeter impscore corpus sources` lists them)")
+                            "(the 2026-11-22 sources), generated (LLM-written data shipped with pragmeter: explicit "
+                            "sides, graded groups), all; e.g. paper,figurative or paper,figqa (`pragmeter impscore "
+                            "corpus sources` lists them)")
     build.add_argument("--from-official", metavar="ALL_DATA_CSV", default=None,
                        help="convert the official all_data.csv (pos_implicit, pos_explicit, neg_implicit, neg_explicit)")
-    build.add_argument("--seed", type=int, default=0, help="seed for splits and negatives (default 0)")
     build.add_argument("--cap", type=int, default=None, metavar="N",
                        help="at most N pairs per source (whole groups, seeded); a source's own lower cap wins")
-    add_overwrite_option(build, "--output if it exists")
-    add_data_root_option(build)
+    add(build, "data_root", seed={"help": "seed for splits and negatives (default 0)"},
+        overwrite={"help": "replace --output if it exists"})
     build.set_defaults(func=run_build)
     sources = commands.add_parser("sources", help="list the corpus sources")
     sources.set_defaults(func=run_sources)

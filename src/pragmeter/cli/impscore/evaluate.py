@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from pragmeter.cli.common import (add_data_root_option, add_embedding_cache_options, add_input_option,
-                                  add_model_options, add_overwrite_option, load_model)
+from pragmeter.cli.common import add, add_input_option, load_model
 
 FILE_FORMATS = {
     "ranking": ("Kendall τ / Spearman ρ on groups ordered explicit → implicit",
@@ -27,15 +26,12 @@ def register(subparsers) -> None:
     corpus = kinds.add_parser("corpus", help="metrics on a corpus split (default: test split of the rebuilt corpus)")
     corpus.add_argument("--corpus", default=None, help="corpus file (default: build it from the data root)")
     corpus.add_argument("--split", default="test", help="split to evaluate (default test)")
-    corpus.add_argument("--seed", type=int, default=0, help="corpus seed when building it (default 0)")
-    add_embedding_cache_options(corpus, no_cache=False)
-    add_data_root_option(corpus)
+    add(corpus, "cache", "data_root", seed={"help": "corpus seed when building it (default 0)"})
 
     files = []
     for kind, (help_text, description) in FILE_FORMATS.items():
-        sub = kinds.add_parser(kind, help=help_text, description=description)
-        add_input_option(sub, f"{kind} file (JSON)")
-        files.append(sub)
+        files.append(kinds.add_parser(kind, help=help_text, description=description))
+        add_input_option(files[-1], f"{kind} file (JSON)")
 
     politeness = kinds.add_parser(
         "politeness", help="Spearman ρ between ImpScore and Stanford Politeness ratings (bootstrap CI)",
@@ -45,7 +41,7 @@ def register(subparsers) -> None:
     politeness.add_argument("--domain", action="append", choices=["wikipedia", "stack-exchange"], default=None,
                             help="restrict to a domain (repeatable; default both)")
     politeness.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    add_data_root_option(politeness)
+    add(politeness, "data_root")
 
     human = kinds.add_parser(
         "human", help="the human-written evidence suite that chooses the default (bootstrap 95%% CIs)",
@@ -53,75 +49,40 @@ def register(subparsers) -> None:
                     "Stanford Politeness ρ, and implicit-above-explicit on the held-out pairs of every corpus source "
                     "that people wrote. LLM-written sets are printed after it, as a separate block that never decides.")
     human.add_argument("--politeness-sample", type=int, default=2000, help="politeness requests scored (default 2000)")
-    add_data_root_option(human)
+    add(human, "data_root")
 
     for sub in (corpus, *files, politeness, human):
-        add_model_options(sub)
-        sub.add_argument("--output", default=None, help="write the full results as JSON here")
-        add_overwrite_option(sub, "--output if it exists")
-        sub.set_defaults(func=run)
+        add(sub, "model", "batch_size", "device", "dtype", "overwrite",
+            output={"default": None, "help": "write the full results as JSON here"})
+        # The model under test is measured on the reference path (torch; fp32 on a CPU): its corpus embeddings come
+        # from the training encoder, and accuracies stay comparable with the paper's.
+        sub.set_defaults(func=run, backend="torch")
     for sub in (*files, politeness, human):
-        sub.add_argument("--seed", type=int, default=0, help="bootstrap (and sample) seed (default 0)")
+        add(sub, seed={"help": "bootstrap (and sample) seed (default 0)"})
         sub.add_argument("--baseline", choices=["hedging"], default=None,
                          help="evaluate a baseline instead of a model: 'hedging' = hedge-word count as implicitness, "
                               "word overlap as pragmatic distance")
 
 
-def _evaluators(args: argparse.Namespace) -> list:
-    """The evaluator(s) the check names, built (and their data validated) before any model loads."""
-    from pragmeter.impscore import evaluators as ev
-
-    kind = args.evaluate_kind
-    if kind == "corpus":
-        from pragmeter.impscore.corpus import build_corpus, load_corpus
-
-        corpus = (load_corpus(args.corpus, seed=args.seed) if args.corpus
-                  else build_corpus(seed=args.seed, root=args.data_root)[0])
-        return [ev.CorpusEvaluator(corpus, args.split, args.cache, args.batch_size, args.device)]
-    if kind in FILE_FORMATS:
-        return [ev.file_evaluator(kind, args.input, args.seed)]
-    if kind == "politeness":
-        return [ev.politeness_evaluator(args.data_root, args.sample, args.seed, args.domain, args.resamples)]
-    from pragmeter.impscore.corpus import build_corpus
-
-    corpus = build_corpus(["all"], seed=ev.SUITE_CORPUS_SEED, root=args.data_root)[0]
-    return [ev.HumanSuite(args.data_root, args.seed, args.politeness_sample, corpus=corpus),
-            ev.llm_written_suite(args.data_root, args.seed, corpus=corpus)]
-
-
-def _scorer(args: argparse.Namespace):
-    """The model, or the baseline named by --baseline (both have score / pragmatic_distance / signature)."""
-    if getattr(args, "baseline", None) == "hedging":
-        from pragmeter.impscore.hedging import HedgingBaseline
-
-        return HedgingBaseline()
-    return load_model(args)
-
-
 def run(args: argparse.Namespace) -> int:
-    from pragmeter.impscore.accuracy import format_accuracy
-    from pragmeter.impscore.evaluators import summary_table
+    from pragmeter.impscore.evaluators import check_evaluators, result_text
+    from pragmeter.impscore.hedging import HedgingBaseline
     from pragmeter.io import check_output
     from pragmeter.provenance import write_results_json
 
     if args.output:
         check_output(args.output, args.overwrite)
-    evaluators = _evaluators(args)
-    model = _scorer(args)
+    options = {"corpus": "corpus", "split": "split", "cache_root": "cache", "path": "input", "sample": "sample",
+               "domains": "domain", "resamples": "resamples", "politeness_sample": "politeness_sample"}
+    evaluators = check_evaluators(args.evaluate_kind, getattr(args, "data_root", None), args.seed,
+                                  batch_size=args.batch_size, device=args.device,
+                                  **{key: getattr(args, name) for key, name in options.items() if hasattr(args, name)})
+    model = HedgingBaseline() if getattr(args, "baseline", None) == "hedging" else load_model(args)
     print(f"model: {model.signature()}")
     results = {}
     for evaluator in evaluators:
-        result = results[evaluator.name] = evaluator(model)
-        if evaluator.name == "llm_written":
-            print("\nLLM-written sets (reported, never deciding alone)")
-        elif evaluator.name == "human":
-            print(f"human-written evidence (decision = mean of floyd_battery and pairs_macro): {result['decision']:.3f}")
-        print(summary_table(evaluator.summary(result)))
-        if "per_source" in result:
-            print("\n| source | pairs | implicitness acc. | pragmatics acc. |\n|---|---|---|---|")
-            for row in result["per_source"]:
-                print(f"| {row['source']} | {row['pairs']:,} | {format_accuracy(row['implicitness_accuracy'])} | "
-                      f"{format_accuracy(row['pragmatics_accuracy'])} |")
+        results[evaluator.name] = evaluator(model)
+        print(result_text(evaluator, results[evaluator.name]))
     if args.output:
         payload = results[evaluators[0].name] if len(evaluators) == 1 else results
         write_results_json(args.output, {"model": model.signature(), "check": args.evaluate_kind, **payload},

@@ -13,24 +13,8 @@ def register(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def _cell(value, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
-
-
 def run(args: argparse.Namespace) -> int:
-    from pragmeter.impscore.catalogue import catalogue
+    from pragmeter.impscore.catalogue import catalogue, catalogue_text
 
-    rows = catalogue(measure=args.measure)
-    speed = "sentences/s (this machine)" if args.measure else "sentences/s (recorded)"
-    print(f"| model | encoder | {speed} | paper test imp. / prag. | human suite | Floyd (a) | human pairs | licence |")
-    print("|---|---|---|---|---|---|---|---|")
-    for row in rows:
-        name = f"**{row['name']}** (default)" if row["default"] else row["name"]
-        print(f"| {name} | {row['encoder']} | {_cell(row['sentences_per_second'], 0)} | "
-              f"{_cell(row['paper_test_implicitness'])} / {_cell(row['paper_test_pragmatics'])} | "
-              f"{_cell(row['human_decision'])} | {_cell(row['floyd_battery'])} | {_cell(row['human_pairs'])} | "
-              f"{row['licence']} |")
-    print()
-    for row in rows:
-        print(f"{row['name']}: {row['purpose'] or '(no purpose recorded)'}")
+    print(catalogue_text(catalogue(measure=args.measure), measured=args.measure))
     return 0

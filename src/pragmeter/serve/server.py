@@ -1,0 +1,49 @@
+"""``pragmeter serve``: bind, load and warm the model, then serve it with uvicorn until stopped."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import uvicorn
+
+from pragmeter.errors import PragmeterError
+from pragmeter.serve.app import create_app
+from pragmeter.serve.limits import Limits
+from pragmeter.serve.listen import listening_socket
+
+
+def check_settings(port: int, limits: Limits, max_batch: int, max_wait_ms: float) -> None:
+    """Refuse a setting the service cannot run with, in one line naming its ``pragmeter serve`` option."""
+    counts = {**limits.to_dict(), "max_batch": max_batch}
+    for name in ("max_texts", "max_chars", "max_body_bytes", "max_batch", "max_queued_texts", "max_buffered_bytes"):
+        if counts[name] < 1:
+            raise PragmeterError(f"--{name.replace('_', '-')} must be positive, got {counts[name]}")
+    for name in ("request_timeout", "body_timeout"):
+        if not (math.isfinite(counts[name]) and counts[name] > 0):
+            raise PragmeterError(f"--{name.replace('_', '-')} must be a positive number of seconds, got {counts[name]}")
+    if not 0 <= port <= 65535:
+        raise PragmeterError(f"--port must be in 0..65535, got {port}")
+    if not (math.isfinite(max_wait_ms) and max_wait_ms >= 0):
+        raise PragmeterError(f"--max-wait-ms must be >= 0, got {max_wait_ms}")
+
+
+def serve(model: str | None, host: str, port: int, limits: Limits, *, backend: str = "auto", precision: str = "auto",
+          device: str | None = None, max_batch: int = 256, max_wait_ms: float = 2.0, log_level: str = "warning") -> None:
+    """Serve the ImpScore ``model`` on ``host:port`` (0: any free port) until stopped; the URL served is printed on
+    stderr once the model is loaded and warm."""
+    from pragmeter.impscore.model import load_impscore
+
+    check_settings(port, limits, max_batch, max_wait_ms)
+    # Bind before loading the model: a busy port fails at once, and the URL printed is the one really served.
+    sock = listening_socket(host, port)
+    try:
+        impscore = load_impscore(model, backend=backend, precision=precision, device=device)
+        impscore.encode(["warm up the encoder"])  # export/load now, not on the first request
+        app = create_app(impscore, limits, max_batch=max_batch, max_wait_ms=max_wait_ms)
+        host, port = sock.getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        print(f"pragmeter serve: {impscore.signature()} on http://{shown}:{port}/", file=sys.stderr, flush=True)
+        uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
+    finally:
+        sock.close()
