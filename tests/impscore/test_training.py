@@ -104,7 +104,7 @@ def test_weighted_loss_equals_the_mean_over_repeated_rows():
 def test_source_weight_option_refuses_malformed_values(text):
     import argparse
 
-    from pragmeter.cli.impscore.train import source_weight
+    from pragmeter.cli.impscore import source_weight
 
     assert source_weight("written_graded_everyday=4") == ("written_graded_everyday", 4.0)
     with pytest.raises(argparse.ArgumentTypeError, match="SOURCE=WEIGHT"):

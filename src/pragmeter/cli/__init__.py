@@ -1,10 +1,9 @@
 """The ``pragmeter`` command.
 
-Each command lives in a module with a ``register(subparsers)`` function that adds its parser and sets ``func``
-(``score`` also registers ``distance``, ``eval`` also ``tasks``); commands of one subsystem sit in a sub-package
-(``impscore``, ``classifier``, ``analyze``) whose ``register`` adds the group. Adding a command is one new module
-plus one name in ``COMMANDS`` or its group.
-Modules here parse arguments and print; the work is done by the library.
+Each top-level command has a module here whose ``register(subparsers)`` adds its parser and sets ``func`` (``score``
+also registers ``distance``, ``eval`` also ``tasks``; ``impscore``, ``classifier``, ``analyze`` and ``generate`` add
+a group of actions). Modules here parse arguments, call one library function and print; options that several
+commands share are declared once, in ``common.OPTIONS``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.encoders.precision import BACKEND_CHOICES, PRECISIONS
+from pragmeter.encoders.precision import BACKEND_CHOICES, PRECISIONS, device_problem
 from pragmeter.errors import PragmeterError
 
 # Exit status of a run that wrote its output but some requests failed after every retry (eval, generate): the output
@@ -49,23 +49,9 @@ def positive_int(value: str) -> int:
 
 def torch_device(value: str) -> str:
     """argparse type of --device: a torch device that this machine has (checked before any work starts)."""
-    if value == "cpu":
-        return value
-    import torch
-
-    try:
-        device = torch.device(value)
-    except (RuntimeError, ValueError):
-        raise argparse.ArgumentTypeError(f"{value!r} is not a torch device (cpu, cuda, cuda:1, mps)") from None
-    if device.type == "cuda":
-        if not torch.cuda.is_available():
-            raise argparse.ArgumentTypeError(f"{value!r}: CUDA is not available on this machine (use cpu)")
-        if device.index is not None and device.index >= torch.cuda.device_count():
-            raise argparse.ArgumentTypeError(f"{value!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
-    elif device.type == "mps" and not torch.backends.mps.is_available():
-        raise argparse.ArgumentTypeError(f"{value!r}: MPS is not available on this machine (use cpu)")
-    elif device.type not in ("cpu", "cuda", "mps"):
-        raise argparse.ArgumentTypeError(f"{value!r}: pragmeter runs on cpu, cuda or mps")
+    problem = device_problem(value)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
     return value
 
 
@@ -158,12 +144,12 @@ def resolve_input(args: argparse.Namespace) -> str | None:
     return None
 
 
-def add_group(subparsers, name: str, help: str, description: str, modules, dest: str | None = None) -> None:
-    """A command group (``impscore``, ``classifier``, ``analyze``, …): each module registers one action in it."""
+def add_group(subparsers, name: str, help: str, description: str, *actions) -> None:
+    """A command group (``impscore``, ``classifier``, ``analyze``): each of ``actions`` adds one action's parser."""
     parser = subparsers.add_parser(name, help=help, description=description)
-    actions = parser.add_subparsers(dest=dest or f"{name}_command", metavar="ACTION", required=True)
-    for module in modules:
-        module.register(actions)
+    group = parser.add_subparsers(dest=f"{name}_command", metavar="ACTION", required=True)
+    for add_action in actions:
+        add_action(group)
 
 
 def response_cache(args: argparse.Namespace, default: Path) -> Path | None:

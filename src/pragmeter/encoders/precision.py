@@ -46,6 +46,28 @@ def cpu_has_bf16(flags: frozenset[str] | None = None) -> bool:
     return any(flag in (cpu_flags() if flags is None else flags) for flag in BF16_FLAGS)
 
 
+def device_problem(value: str) -> str | None:
+    """Why ``value`` is not a torch device this machine has (None when it is; "cpu" is, without importing torch)."""
+    if value == "cpu":
+        return None
+    import torch
+
+    try:
+        device = torch.device(value)
+    except (RuntimeError, ValueError):
+        return f"{value!r} is not a torch device (cpu, cuda, cuda:1, mps)"
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            return f"{value!r}: CUDA is not available on this machine (use cpu)"
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            return f"{value!r}: this machine has {torch.cuda.device_count()} CUDA device(s)"
+    elif device.type == "mps" and not torch.backends.mps.is_available():
+        return f"{value!r}: MPS is not available on this machine (use cpu)"
+    elif device.type not in ("cpu", "cuda", "mps"):
+        return f"{value!r}: pragmeter runs on cpu, cuda or mps"
+    return None
+
+
 def resolve_backend(backend: str, device: str | None = None) -> str:
     """``auto``: torch for a GPU device, else OpenVINO (core dependency), else ONNX Runtime, else torch."""
     if backend not in BACKEND_CHOICES:

@@ -1,4 +1,5 @@
-"""``pragmeter classifier train inli|ishate-a|ishate-b``: fine-tune local classifiers."""
+"""``pragmeter classifier train|predict|drinq-nli``: fine-tune local classifiers (INLI, ISHate Task A/B), label files
+with them, and answer DRInQ zero-shot with an INLI model (no API, with bootstrap CIs)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,18 @@ import shlex
 import sys
 from dataclasses import fields
 
-from pragmeter.cli.common import add, positive_int
+from pragmeter.classify.labelling import ERROR_COLUMN, PREDICTION_COLUMN
+from pragmeter.cli.common import RenamedFlag, add, add_group, add_input_option, positive_int, report_rows
 from pragmeter.errors import PragmeterError
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def register(subparsers) -> None:
+    add_group(subparsers, "classifier", "local classifiers: train, predict, drinq-nli",
+              "Fine-tune transformers classifiers on INLI or ISHate, label files with them, and answer DRInQ "
+              "zero-shot with an INLI model.", _add_train, _add_predict, _add_drinq_nli)
+
+
+def _training_options(parser: argparse.ArgumentParser) -> None:
     add(parser, output={"required": True, "help": "model folder to write"},
         encoder={"help": "pre-trained encoder: packaged name (all-MiniLM-L6-v2, all-mpnet-base-v2), local folder or "
                          "hub name (default all-MiniLM-L6-v2)"})
@@ -40,8 +48,8 @@ def _common(parser: argparse.ArgumentParser) -> None:
     add(parser, "no_progress", "data_root", overwrite={"help": "replace an existing model folder"})
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser("train", help="fine-tune a local classifier (inli, ishate-a, ishate-b)")
+def _add_train(actions) -> None:
+    parser = actions.add_parser("train", help="fine-tune a local classifier (inli, ishate-a, ishate-b)")
     kinds = parser.add_subparsers(dest="train_kind", metavar="RECIPE", required=True)
     inli = kinds.add_parser(
         "inli", help="fine-tune an INLI classifier (pairs; 4-way, 3-way or implied-vs-explicit)",
@@ -55,7 +63,7 @@ def register(subparsers) -> None:
 
     inli.add_argument("--split-scheme", choices=list(SPLIT_SCHEMES), default="standard",
                       help="the paper's Table 8 generalisation splits (default standard: all sources)")
-    _common(inli)
+    _training_options(inli)
     inli.set_defaults(func=run_inli)
     for kind, task, letter in (("ishate-a", "implicit", "A"), ("ishate-b", "subtle", "B")):
         parser = kinds.add_parser(
@@ -75,11 +83,11 @@ def register(subparsers) -> None:
                                  "minutes on a CPU; embeddings go through the shared embedding cache)")
         parser.add_argument("--svm-c", default="1,4,16",
                             help="--head svm: comma-separated C values; the best on validation is kept (default 1,4,16)")
-        _common(parser)
+        _training_options(parser)
         parser.set_defaults(func=run_ishate, ishate_task=task)
 
 
-def _train(args: argparse.Namespace, data, svm_c: list[float] | None = None) -> int:
+def _fine_tune(args: argparse.Namespace, data, svm_c: list[float] | None = None) -> int:
     """Fine-tune (or, with ``svm_c``, fit the frozen-encoder SVM head for those C values) and save."""
     from pragmeter.classify.job import train_classifier
     from pragmeter.classify.training import FineTuneConfig
@@ -107,12 +115,80 @@ def run_inli(args: argparse.Namespace) -> int:
     from pragmeter.classify.recipes.inli import build
 
     labels = "implied-vs-explicit" if args.implied_vs_explicit else args.labels
-    return _train(args, build(labels, args.split_scheme, args.data_root))
+    return _fine_tune(args, build(labels, args.split_scheme, args.data_root))
 
 
 def run_ishate(args: argparse.Namespace) -> int:
     from pragmeter.classify.recipes.ishate import build
 
     svm_c = _c_values(args.svm_c) if args.head == "svm" else None  # a bad --svm-c fails before the data load
-    return _train(args, build(args.ishate_task, args.augment, args.seed, args.data_root, args.keep_heldout_rewrites),
+    return _fine_tune(args, build(args.ishate_task, args.augment, args.seed, args.data_root, args.keep_heldout_rewrites),
                   svm_c)
+
+
+def _add_predict(actions) -> None:
+    parser = actions.add_parser(
+        "predict", help="label a file's texts or (premise, hypothesis) pairs with a local classifier",
+        description="Label every row of --input with a classifier folder from `pragmeter classifier train`. Pair models "
+                    "read --premise-column and --hypothesis-column, single-text models --column. The output keeps every "
+                    f"input column in input order and adds '{PREDICTION_COLUMN}', one 'p_<label>' probability "
+                    f"column per label and '{ERROR_COLUMN}' (why a row has no prediction: an empty text).")
+    parser.add_argument("--model", required=True, help="classifier folder")
+    parser.add_argument("--input", required=True, help="csv, tsv, jsonl, parquet or txt file")
+    add(parser, output={"required": True, "help": "output file (format from its extension)"},
+        column={"help": "text column for single-text models (default text)"})
+    parser.add_argument("--premise-column", default="premise", help="premise column for pair models (default premise)")
+    parser.add_argument("--hypothesis-column", default="hypothesis",
+                        help="hypothesis column for pair models (default hypothesis)")
+    add(parser, "no_progress", batch_size={"default": 64, "help": "texts per batch (default 64)"},
+        device={"help": "cpu, cuda… (default: cuda when available)"}, overwrite={"help": "replace --output if it exists"})
+    parser.set_defaults(func=run_predict)
+
+
+def run_predict(args: argparse.Namespace) -> int:
+    from pragmeter.classify.labelling import label_frame
+    from pragmeter.classify.loading import load_classifier
+    from pragmeter.io import check_output, read_table, write_table
+
+    check_output(args.output, args.overwrite)
+    frame = read_table(args.input)  # read and checked before the model loads: a bad file fails fast
+    out = label_frame(load_classifier(args.model, args.device), frame, args.input, args.column, args.premise_column,
+                      args.hypothesis_column, args.batch_size, progress=not args.no_progress)
+    write_table(out, args.output, overwrite=args.overwrite)
+    report_rows(out[ERROR_COLUMN].tolist(), "labelled", args.output, ERROR_COLUMN,
+                lambda row, reason: f"{args.input}: data row {row + 1}: {reason}")
+    return 0
+
+
+def _add_drinq_nli(actions) -> None:
+    parser = actions.add_parser(
+        "drinq-nli", help="answer DRInQ zero-shot with a local INLI classifier",
+        description="Premise = context + question, hypothesis = each option; picks the option with the highest "
+                    "P(implied)+P(explicit). Prints accuracy against the human consensus and against "
+                    "implied_comment with 95% item-level bootstrap CIs; --output writes them as JSON and "
+                    "--predictions the per-item choices.")
+    parser.add_argument("--model", required=True, help="INLI classifier folder (4-way or 3-way)")
+    add(parser, output={"help": "results JSON to write"})
+    parser.add_argument("--predictions", default=None, help="per-item table to write (csv, jsonl, parquet…)")
+    add_input_option(parser, "your own file in the DRInQ CSV schema (default: the release)", required=False,
+                     legacy_positional=False)
+    parser.add_argument("--path", dest="input", action=RenamedFlag, new="--input")
+    parser.add_argument("--limit", type=int, default=None, help="first N items only")
+    add(parser, "device", "no_progress", "data_root", seed={"help": "bootstrap seed (default 0)"},
+        batch_size={"default": 64, "help": "option pairs per batch (default 64)"},
+        overwrite={"help": "replace --predictions and the output files if they exist"})
+    parser.set_defaults(func=run_drinq_nli)
+
+
+def run_drinq_nli(args: argparse.Namespace) -> int:
+    from pragmeter.classify.drinq import accuracy_text, evaluate_drinq, write_drinq_outputs
+    from pragmeter.io import check_output
+
+    for target in filter(None, (args.output, args.predictions)):
+        check_output(target, args.overwrite)
+    metrics, rows = evaluate_drinq(args.model, args.data_root, args.input, args.limit, args.device, args.batch_size,
+                                   args.seed, progress=not args.no_progress)
+    print(accuracy_text(metrics))
+    write_drinq_outputs(metrics, rows, args.model, args.input, args.limit, args.output, args.predictions,
+                        args.overwrite)
+    return 0
