@@ -93,7 +93,7 @@ OPTIONS: dict[str, list[tuple[tuple[str, ...], dict]]] = {
                 "the bounds)"})],
     "dtype": [(("--dtype",), {"choices": ["float32", "float16", "bfloat16"], "help": "torch encoder precision "
                               "(default: bfloat16 or float16 on a GPU, float32 on a CPU)"})],
-    "impscore": [(("--impscore",), {"help": "ImpScore model: shipped name or model folder (default: the shipped one)"})],
+    "impscore": [(("--impscore",), {"help": "ImpScore model: shipped name or model folder (default: the shipped default)"})],
     "impscore_old_name": [_old("--model", "--impscore", "impscore")],
     "model": [(("--model",), {"help": "ImpScore model under test: shipped name or model folder (default: the shipped "
                                       "default)"})],

@@ -8,6 +8,7 @@ inli-hypothesis-baseline (the INLI appendix D artefact check).
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 
@@ -15,9 +16,10 @@ from pragmeter.cli.common import INCOMPLETE, add, add_input_option, load_chat_ba
 from pragmeter.errors import PragmeterError
 
 
-def _pipeline(kinds, name: str, input_help: str, make, **parser_text) -> argparse.ArgumentParser:
-    """A pipeline's parser: ``--input`` and the options every LLM pipeline shares; ``make(args)`` checks its own
-    options and gives its library pipeline, ``pipeline(session, output)``."""
+def _pipeline(kinds, name: str, function: str, options, input_help: str, **parser_text) -> argparse.ArgumentParser:
+    """A pipeline's parser: ``--input`` and the options every LLM pipeline shares. ``function`` names its library
+    coroutine (``MODULE:NAME`` in pragmeter.generate), called with the session, ``input_path``, ``output``,
+    ``overwrite`` and the keywords ``options(args)`` gives (checked before any work)."""
     parser = kinds.add_parser(name, **parser_text)
     parser.add_argument("--input", required=True, help=input_help)
     add(parser, "llm", "model_args", output={"required": True, "help": "file to write (csv, tsv, jsonl or parquet; "
@@ -26,8 +28,9 @@ def _pipeline(kinds, name: str, input_help: str, make, **parser_text) -> argpars
     add(parser, "no_response_cache")
     parser.add_argument("--retries", type=int, default=2,
                         help="new samples asked for an empty, refused or malformed answer before dropping it (default 2)")
-    add(parser, "overwrite", "no_progress", seed={"help": "seed of names, splits, negatives and option order"})
-    parser.set_defaults(func=lambda args: _run(args, make(args)))
+    add(parser, "no_progress", seed={"help": "seed of names, splits, negatives and option order"},
+        overwrite={"help": "replace an existing output file"})
+    parser.set_defaults(func=lambda args: _run(args, function, options(args)))
     return parser
 
 
@@ -40,7 +43,9 @@ def register(subparsers) -> None:
                     "to OUTPUT.report.json with the model and prompt hashes.")
     kinds = parser.add_subparsers(dest="pipeline", metavar="PIPELINE", required=True)
 
-    pairs = _pipeline(kinds, "pairs", "table of implicit sentences (txt/csv/tsv/jsonl/parquet)", _pairs,
+    pairs = _pipeline(kinds, "pairs", "pairs:generate_pairs", lambda a: dict(
+        column=a.column, source_type=a.source_type, source_name=a.source_name, paper_source=a.prompt_source,
+        seed=a.seed), "table of implicit sentences (txt/csv/tsv/jsonl/parquet)",
                       help="ImpScore (implicit, explicit) pairs with negatives, in the corpus format",
                       description="Write the explicit side of each implicit sentence with the ImpScore paper's "
                                   "per-source prompt (Appendix A.1).")
@@ -53,7 +58,8 @@ def register(subparsers) -> None:
                             "ludwig, absa, semeval, snarks)")
     pairs.add_argument("--source-name", default=None, help="value of the source column (default generated_TYPE)")
 
-    graded = _pipeline(kinds, "graded", "table of direct sentences (txt/csv/tsv/jsonl/parquet)", _graded,
+    graded = _pipeline(kinds, "graded", "graded:generate_graded", lambda a: dict(column=a.column, id_column=a.id_column),
+                       "table of direct sentences (txt/csv/tsv/jsonl/parquet)",
                        help="ImpScore graded groups: hedged, indirect and hint rewrites of direct sentences",
                        description="Rewrite each direct sentence (level 1) at three less explicit levels: hedged (2), "
                                    "indirect (3), off-record hint (4), one request per level; copies, long rewrites "
@@ -62,15 +68,17 @@ def register(subparsers) -> None:
     graded.add_argument("--id-column", default=None,
                         help="input column copied to the output as upstream_id (e.g. the corpus's origin)")
 
-    inli = _pipeline(kinds, "inli", "implicature frames (circa: context, question-X, answer-Y, goldstandard1; ludwig: "
-                     "Context utterance, Response utterance, Implicature; normbank: setting, behavior, details; "
-                     "socialchem: situation, rot)", _inli,
+    inli = _pipeline(kinds, "inli", "inli:generate_inli", lambda a: dict(frame_type=a.frame_type, seed=a.seed),
+                     "implicature frames (circa: context, question-X, answer-Y, goldstandard1; ludwig: Context "
+                     "utterance, Response utterance, Implicature; normbank: setting, behavior, details; socialchem: "
+                     "situation, rot)",
                      help="INLI premises and implied/explicit/neutral/contradiction hypotheses",
                      description="Stage 1 implicature augmentation, stage 2 alternative hypotheses, then "
                                  "paraphrasing, with the upstream INLI prompts; writes the INLI CSV schema.")
     inli.add_argument("--frame-type", required=True, choices=["circa", "ludwig", "normbank", "socialchem"])
 
-    drinq = _pipeline(kinds, "drinq", "table of questions", _drinq,
+    drinq = _pipeline(kinds, "drinq", "drinq:generate_drinq", lambda a: dict(column=a.column, options=_drinq_options(a)),
+                      "table of questions",
                       help="DRInQ contexts and 5-option items for questions",
                       description="Default intent and comment per question, intent ranking by embedding distance, "
                                   "context generation with abstention, similarity filter, 5-option MCQ assembly in "
@@ -85,7 +93,8 @@ def register(subparsers) -> None:
                        help="drop a generated comment whose cosine similarity to the default comment is at least "
                             "this (default 0.8)")
 
-    _pipeline(kinds, "agreement", "annotations in the Emphasized-Talk data.json schema", _agreement,
+    _pipeline(kinds, "agreement", "agreement:filter_agreement", lambda a: {},
+              "annotations in the Emphasized-Talk data.json schema",
               help="Emphasized-Talk: keep annotations an LLM judges semantically close",
               description="For each emphasized word with several implication annotations, ask the paper's "
                           "Appendix B question and keep the word only on 'yes'.")
@@ -101,14 +110,18 @@ def register(subparsers) -> None:
     baseline.set_defaults(func=run_baseline)
 
 
-def _run(args: argparse.Namespace, pipeline) -> int:
+def _run(args: argparse.Namespace, function: str, options: dict) -> int:
     from pragmeter.generate.output import check_output, default_cache
     from pragmeter.generate.session import run_pipeline
 
+    module, name = function.split(":")
+    function = getattr(importlib.import_module(f"pragmeter.generate.{module}"), name)
     output = Path(args.output)
     check_output(output, args.overwrite)
     backend = load_chat_backend(args.model, args.model_args)
-    _, session = run_pipeline(pipeline, backend, output, response_cache(args, default_cache(output)), args.retries,
+    _, session = run_pipeline(lambda session, out: function(session, input_path=Path(args.input), output=out,
+                                                            overwrite=args.overwrite, **options),
+                              backend, output, response_cache(args, default_cache(output)), args.retries,
                               progress=not args.no_progress)
     if session.failed_requests():
         print(f"warning: {session.failed_requests()} request(s) failed after retries and were left out; the output is "
@@ -117,43 +130,13 @@ def _run(args: argparse.Namespace, pipeline) -> int:
     return INCOMPLETE if session.failed_requests() else 0
 
 
-def _pairs(args: argparse.Namespace):
-    from pragmeter.generate.pairs import generate_pairs
-
-    return lambda session, output: generate_pairs(session, Path(args.input), args.column, args.source_type, output,
-                                                  args.overwrite, source_name=args.source_name,
-                                                  paper_source=args.prompt_source, seed=args.seed)
-
-
-def _graded(args: argparse.Namespace):
-    from pragmeter.generate.graded import generate_graded
-
-    return lambda session, output: generate_graded(session, Path(args.input), args.column, output, args.overwrite,
-                                                   id_column=args.id_column)
-
-
-def _inli(args: argparse.Namespace):
-    from pragmeter.generate.inli import generate_inli
-
-    return lambda session, output: generate_inli(session, Path(args.input), args.frame_type, output, args.overwrite,
-                                                 seed=args.seed)
-
-
-def _drinq(args: argparse.Namespace):
-    from pragmeter.generate.drinq import DrinqOptions, generate_drinq
+def _drinq_options(args: argparse.Namespace):
+    from pragmeter.generate.drinq import DrinqOptions
 
     if not 0 < args.max_similarity <= 1:
         raise PragmeterError("--max-similarity must be in (0, 1]")
-    options = DrinqOptions(candidate_intents=args.candidate_intents, keep_intents=args.keep_intents,
-                           max_similarity=args.max_similarity, encoder=args.encoder, seed=args.seed)
-    return lambda session, output: generate_drinq(session, Path(args.input), args.column, output, args.overwrite,
-                                                  options)
-
-
-def _agreement(args: argparse.Namespace):
-    from pragmeter.generate.agreement import filter_agreement
-
-    return lambda session, output: filter_agreement(session, Path(args.input), output, args.overwrite)
+    return DrinqOptions(candidate_intents=args.candidate_intents, keep_intents=args.keep_intents,
+                        max_similarity=args.max_similarity, encoder=args.encoder, seed=args.seed)
 
 
 def run_baseline(args: argparse.Namespace) -> int:

@@ -190,8 +190,8 @@ def _add_evaluate(actions) -> None:
     add(human, "data_root")
 
     for sub in (corpus, *files, politeness, human):
-        add(sub, "model", "batch_size", "device", "dtype", "overwrite",
-            output={"default": None, "help": "write the full results as JSON here"})
+        add(sub, "model", "batch_size", "device", "dtype", output={"help": "write the full results as JSON here"},
+            overwrite={"help": "replace --output if it exists"})
         # The model under test is measured on the reference path (torch; fp32 on a CPU): its corpus embeddings come
         # from the training encoder, and accuracies stay comparable with the paper's.
         sub.set_defaults(func=run_evaluate, backend="torch")
@@ -203,10 +203,9 @@ def _add_evaluate(actions) -> None:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from pragmeter.impscore.evaluators import check_evaluators, result_text
+    from pragmeter.impscore.evaluators import check_evaluators, run_checks
     from pragmeter.impscore.hedging import HedgingBaseline
     from pragmeter.io import check_output
-    from pragmeter.provenance import write_results_json
 
     if args.output:
         check_output(args.output, args.overwrite)
@@ -217,15 +216,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
                                   **{key: getattr(args, name) for key, name in options.items() if hasattr(args, name)})
     model = HedgingBaseline() if getattr(args, "baseline", None) == "hedging" else load_model(args)
     print(f"model: {model.signature()}")
-    results = {}
-    for evaluator in evaluators:
-        results[evaluator.name] = evaluator(model)
-        print(result_text(evaluator, results[evaluator.name]))
-    if args.output:
-        payload = results[evaluators[0].name] if len(evaluators) == 1 else results
-        write_results_json(args.output, {"model": model.signature(), "check": args.evaluate_kind, **payload},
-                           model.signature())
-        print(f"results -> {args.output}")
+    for text in run_checks(evaluators, model, args.evaluate_kind, args.output):
+        print(text)
     return 0
 
 

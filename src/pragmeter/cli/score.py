@@ -20,7 +20,9 @@ def register(subparsers) -> None:
                     f"column in input order and adds '{SCORE_COLUMN}' and '{ERROR_COLUMN}' (why a row has no score).")
     parser.add_argument("texts", nargs="*", help="sentences to score")
     parser.add_argument("--input", help="file to score")
-    add(parser, "column", "overwrite", "no_progress", output={"help": "output file (format from its extension)"})
+    add(parser, column={"help": "text column of --input (default: text)"},
+        output={"help": "output file (format from its extension)"}, overwrite={"help": "replace --output if it exists"})
+    add(parser, "no_progress")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any row could not be scored")
     add(parser, "no_cache", "impscore_old_name", *INSTRUMENT)
     group = parser.add_argument_group("Ray engine (--engine ray; needs the 'ray' extra)")
@@ -29,7 +31,8 @@ def register(subparsers) -> None:
                             "--output a folder of parquet parts")
     group.add_argument("--id-column", default="id", help="row id column of the input (default id; made when absent)")
     group.add_argument("--ray-address", help="Ray cluster to join (default: $RAY_ADDRESS, else a local instance)")
-    group.add_argument("--actors", type=positive_int, help="scoring actors (default: cluster CPUs or GPUs / share)")
+    group.add_argument("--actors", type=positive_int,
+                       help="scoring actors (default: cluster CPUs or GPUs / per-actor share)")
     group.add_argument("--cpus-per-actor", type=float, default=1, help="CPUs per actor (default 1)")
     group.add_argument("--gpus-per-actor", type=float, default=0,
                        help="GPUs per actor (default 0; >0 runs the encoder in torch on cuda); --backend and "

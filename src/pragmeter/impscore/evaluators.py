@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -343,7 +343,7 @@ def summary_table(summary: dict) -> str:
 
 
 # ------------------------------------------------------------------------------------ ``pragmeter impscore evaluate``
-FILE_CHECKS = ("ranking", "choice", "battery")
+FILE_CHECKS = ("ranking", "choice", "battery")  # the checks on a user's JSON file (pragmeter.impscore.ood)
 
 
 def check_evaluators(check: str, root: str | os.PathLike | None = None, seed: int = 0, *,
@@ -384,3 +384,19 @@ def result_text(evaluator: Evaluator, result: dict) -> str:
         lines += [f"| {row['source']} | {row['pairs']:,} | {format_accuracy(row['implicitness_accuracy'])} | "
                   f"{format_accuracy(row['pragmatics_accuracy'])} |" for row in result["per_source"]]
     return "\n".join(lines)
+
+
+def run_checks(evaluators: Sequence[Evaluator], model, check: str,
+               output: str | os.PathLike | None = None) -> Iterator[str]:
+    """Run each evaluator on ``model`` (an ImpScore model or a baseline), yielding its :func:`result_text` as it
+    finishes; with ``output``, then write the results (one evaluator's alone, else by name) as a results JSON."""
+    from pragmeter.provenance import write_results_json
+
+    results = {}
+    for evaluator in evaluators:
+        results[evaluator.name] = evaluator(model)
+        yield result_text(evaluator, results[evaluator.name])
+    if output:
+        payload = results[evaluators[0].name] if len(evaluators) == 1 else results
+        write_results_json(output, {"model": model.signature(), "check": check, **payload}, model.signature())
+        yield f"results -> {output}"
