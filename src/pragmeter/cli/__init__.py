@@ -22,20 +22,14 @@ from pragmeter.errors import PragmeterError
 COMMANDS = {"score": "score", "distance": "score", "serve": "serve", "impscore": "impscore", "eval": "eval",
             "tasks": "eval", "classifier": "classifier", "generate": "generate", "analyze": "analyze", "data": "data"}
 
-# Old command names (one release): argv prefix -> new prefix. The new name is printed on stderr.
+# Old command names (one release): argv prefix -> new prefix (longer prefixes first). The new name is printed on
+# stderr. Besides the two ``train`` commands, each old name is now an action of a group.
 ALIASES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("train", "impscore"): ("impscore", "train"),
     ("train",): ("classifier", "train"),
-    ("corpus",): ("impscore", "corpus"),
-    ("evaluate",): ("impscore", "evaluate"),
-    ("models",): ("impscore", "models"),
-    ("predict",): ("classifier", "predict"),
-    ("drinq-nli",): ("classifier", "drinq-nli"),
-    ("profile",): ("analyze", "profile"),
-    ("stratify",): ("analyze", "stratify"),
-    ("correlate",): ("analyze", "correlate"),
-    ("report",): ("analyze", "report"),
-    ("generation-check",): ("analyze", "generation-check"),
+    **{(action,): (group, action) for group, actions in (
+        ("impscore", ("corpus", "evaluate", "models")), ("classifier", ("predict", "drinq-nli")),
+        ("analyze", ("profile", "stratify", "correlate", "report", "generation-check"))) for action in actions},
 }
 
 

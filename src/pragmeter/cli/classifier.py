@@ -23,19 +23,21 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
     add(parser, output={"required": True, "help": "model folder to write"},
         encoder={"help": "pre-trained encoder: packaged name (all-MiniLM-L6-v2, all-mpnet-base-v2), local folder or "
                          "hub name (default all-MiniLM-L6-v2)"})
-    parser.add_argument("--epochs", type=int, default=3)
     add(parser, batch_size={"default": 32, "help": "examples per training batch (default 32)"})
-    parser.add_argument("--grad-accumulation", type=int, default=1, help="optimizer step every N batches")
-    parser.add_argument("--lr", type=float, default=3e-5, help="peak learning rate (default 3e-05)")
-    parser.add_argument("--weight-decay", type=float, default=0.01)
-    parser.add_argument("--warmup-ratio", type=float, default=0.06, help="share of steps with linear warm-up")
-    parser.add_argument("--max-length", type=int, default=128, help="tokens per input (default 128)")
+    for flag, kind, default, help in (
+            ("--epochs", int, 3, None), ("--grad-accumulation", int, 1, "optimizer step every N batches"),
+            ("--lr", float, 3e-5, "peak learning rate (default 3e-05)"), ("--weight-decay", float, 0.01, None),
+            ("--warmup-ratio", float, 0.06, "share of steps with linear warm-up"),
+            ("--max-length", int, 128, "tokens per input (default 128)"),
+            ("--eval-batch-size", positive_int, 128, None),
+            ("--limit-train", int, None, "first N training examples (smoke runs)"),
+            ("--limit-eval", int, None, "first N validation and test examples")):
+        parser.add_argument(flag, type=kind, default=default, help=help)
     parser.add_argument("--select-on", choices=["macro_f1", "accuracy"], default="macro_f1",
                         help="validation metric for model selection (default macro_f1)")
     parser.add_argument("--tune-decision-bias", action="store_true",
                         help="after selection, tune per-label log-probability biases on validation (the --select-on "
                              "metric) and save them with the model: moves the boundary towards rare classes")
-    parser.add_argument("--eval-batch-size", type=positive_int, default=128)
     parser.add_argument("--no-length-grouping", action="store_true",
                         help="plain shuffled batches (default: batches of similar token length, which pad less)")
     add(parser, "seed", device={"help": "cpu, cuda… (default: cuda when available)"},
@@ -43,8 +45,6 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
                    "help": "autocast: auto (bf16 on CUDA, fp32 on CPU), fp32, or bf16 (also on CPU)"})
     parser.add_argument("--work-dir", default=None,
                         help="checkpoints for resuming (default: OUTPUT.work beside the output folder)")
-    parser.add_argument("--limit-train", type=int, default=None, help="first N training examples (smoke runs)")
-    parser.add_argument("--limit-eval", type=int, default=None, help="first N validation and test examples")
     add(parser, "no_progress", "data_root", overwrite={"help": "replace an existing model folder"})
 
 
@@ -82,7 +82,8 @@ def _add_train(actions) -> None:
                                  "frozen and fit an RBF SVM on its sentence embeddings (the paper's USE+SVM form; "
                                  "minutes on a CPU; embeddings go through the shared embedding cache)")
         parser.add_argument("--svm-c", default="1,4,16",
-                            help="--head svm: comma-separated C values; the best on validation is kept (default 1,4,16)")
+                            help="--head svm: comma-separated C values; the best on validation is kept (default "
+                                 "1,4,16)")
         _training_options(parser)
         parser.set_defaults(func=run_ishate, ishate_task=task)
 
@@ -122,17 +123,17 @@ def run_ishate(args: argparse.Namespace) -> int:
     from pragmeter.classify.recipes.ishate import build
 
     svm_c = _c_values(args.svm_c) if args.head == "svm" else None  # a bad --svm-c fails before the data load
-    return _fine_tune(args, build(args.ishate_task, args.augment, args.seed, args.data_root, args.keep_heldout_rewrites),
-                  svm_c)
+    data = build(args.ishate_task, args.augment, args.seed, args.data_root, args.keep_heldout_rewrites)
+    return _fine_tune(args, data, svm_c)
 
 
 def _add_predict(actions) -> None:
     parser = actions.add_parser(
         "predict", help="label a file's texts or (premise, hypothesis) pairs with a local classifier",
-        description="Label every row of --input with a classifier folder from `pragmeter classifier train`. Pair models "
-                    "read --premise-column and --hypothesis-column, single-text models --column. The output keeps every "
-                    f"input column in input order and adds '{PREDICTION_COLUMN}', one 'p_<label>' probability "
-                    f"column per label and '{ERROR_COLUMN}' (why a row has no prediction: an empty text).")
+        description="Label every row of --input with a classifier folder from `pragmeter classifier train`. Pair "
+                    "models read --premise-column and --hypothesis-column, single-text models --column. The output "
+                    f"keeps every input column in input order and adds '{PREDICTION_COLUMN}', one 'p_<label>' "
+                    f"probability column per label and '{ERROR_COLUMN}' (why a row has no prediction: an empty text).")
     parser.add_argument("--model", required=True, help="classifier folder")
     parser.add_argument("--input", required=True, help="csv, tsv, jsonl, parquet or txt file")
     add(parser, output={"required": True, "help": "output file (format from its extension)"},
@@ -141,7 +142,8 @@ def _add_predict(actions) -> None:
     parser.add_argument("--hypothesis-column", default="hypothesis",
                         help="hypothesis column for pair models (default hypothesis)")
     add(parser, "no_progress", batch_size={"default": 64, "help": "texts per batch (default 64)"},
-        device={"help": "cpu, cuda… (default: cuda when available)"}, overwrite={"help": "replace --output if it exists"})
+        device={"help": "cpu, cuda… (default: cuda when available)"},
+        overwrite={"help": "replace --output if it exists"})
     parser.set_defaults(func=run_predict)
 
 

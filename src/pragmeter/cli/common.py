@@ -76,12 +76,13 @@ OPTIONS: dict[str, list[tuple[tuple[str, ...], dict]]] = {
                                               "../shared/data)"})],
     "seed": [(("--seed",), {"type": int, "default": 0, "help": "random seed (default %(default)s)"})],
     "column": [(("--column",), {"default": "text", "help": "text column (default %(default)s)"})],
-    "encoder": [(("--encoder",), {"default": "all-MiniLM-L6-v2",
-                                  "help": "sentence encoder: packaged name, folder or hub name (default %(default)s)"})],
+    "encoder": [(("--encoder",), {"default": "all-MiniLM-L6-v2", "help": "sentence encoder: packaged name, folder "
+                                  "or hub name (default %(default)s)"})],
     "batch_size": [(("--batch-size",), {
         "type": positive_int, "help": "texts per torch encoder batch (default 16 on a CPU, 1024 on a GPU; the openvino "
                                       "and onnx backends batch by token count instead)"})],
-    "device": [(("--device",), {"type": torch_device, "help": "torch device, e.g. cpu or cuda (default: best available)"})],
+    "device": [(("--device",), {"type": torch_device,
+                                "help": "torch device, e.g. cpu or cuda (default: best available)"})],
     "backend": [(("--backend",), {
         "choices": BACKEND_CHOICES, "default": "auto",
         "help": "how the encoder runs (default auto: OpenVINO on a CPU, torch on a GPU --device; onnx: ONNX Runtime, "
@@ -93,7 +94,8 @@ OPTIONS: dict[str, list[tuple[tuple[str, ...], dict]]] = {
                 "the bounds)"})],
     "dtype": [(("--dtype",), {"choices": ["float32", "float16", "bfloat16"], "help": "torch encoder precision "
                               "(default: bfloat16 or float16 on a GPU, float32 on a CPU)"})],
-    "impscore": [(("--impscore",), {"help": "ImpScore model: shipped name or model folder (default: the shipped default)"})],
+    "impscore": [(("--impscore",), {"help": "ImpScore model: shipped name or model folder (default: the shipped "
+                                            "default)"})],
     "impscore_old_name": [_old("--model", "--impscore", "impscore")],
     "model": [(("--model",), {"help": "ImpScore model under test: shipped name or model folder (default: the shipped "
                                       "default)"})],
@@ -104,7 +106,8 @@ OPTIONS: dict[str, list[tuple[tuple[str, ...], dict]]] = {
                             "gguf:FILE_OR_NAME runs a local GGUF model with llama.cpp, local:FOLDER a fine-tuned "
                             "classifier"})],
     "model_args": [(("--model-args",), {"default": "", "help": MODEL_ARGS_HELP})],
-    "response_cache": [(("--response-cache",), {"help": "LLM response cache file (default OUTPUT/cache/responses.jsonl)"}),
+    "response_cache": [(("--response-cache",), {"help": "LLM response cache file (default "
+                                                        "OUTPUT/cache/responses.jsonl)"}),
                        _old("--cache", "--response-cache", "response_cache")],
     "no_response_cache": [*_switch("--no-response-cache", "neither read nor write the response cache"),
                           _old("--no-cache", "--no-response-cache", "no_response_cache", switch=True)],

@@ -25,7 +25,8 @@ def register(subparsers) -> None:
     parser.add_argument("--mode", choices=("generate", "logprob"), default=None,
                         help="answer mode of every task: generate (parse the answer) or logprob (score the options "
                              "by log-probability; the server must return logprobs); same as --task-arg TASK.mode=…")
-    parser.add_argument("--judge-model", default=None, help="backend of the LLM judge (Emphasized-Talk auto-gpt4 scores)")
+    parser.add_argument("--judge-model", default=None,
+                        help="backend of the LLM judge (Emphasized-Talk auto-gpt4 scores)")
     parser.add_argument("--judge-model-args", default="", help="as --model-args, for the judge (temperature defaults "
                                                                "to 1: its 3 samples are averaged)")
     parser.add_argument("--task-arg", action="append", default=[], metavar="TASK.KEY=VALUE",

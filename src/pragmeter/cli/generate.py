@@ -27,7 +27,8 @@ def _pipeline(kinds, name: str, function: str, options, input_help: str, **parse
     add(parser, response_cache={"help": "LLM response cache file (default OUTPUT.responses.jsonl; rerun to resume)"})
     add(parser, "no_response_cache")
     parser.add_argument("--retries", type=int, default=2,
-                        help="new samples asked for an empty, refused or malformed answer before dropping it (default 2)")
+                        help="new samples asked for an empty, refused or malformed answer before dropping it "
+                             "(default 2)")
     add(parser, "no_progress", seed={"help": "seed of names, splits, negatives and option order"},
         overwrite={"help": "replace an existing output file"})
     parser.set_defaults(func=lambda args: _run(args, function, options(args)))
@@ -58,7 +59,8 @@ def register(subparsers) -> None:
                             "ludwig, absa, semeval, snarks)")
     pairs.add_argument("--source-name", default=None, help="value of the source column (default generated_TYPE)")
 
-    graded = _pipeline(kinds, "graded", "graded:generate_graded", lambda a: dict(column=a.column, id_column=a.id_column),
+    graded = _pipeline(kinds, "graded", "graded:generate_graded",
+                       lambda a: dict(column=a.column, id_column=a.id_column),
                        "table of direct sentences (txt/csv/tsv/jsonl/parquet)",
                        help="ImpScore graded groups: hedged, indirect and hint rewrites of direct sentences",
                        description="Rewrite each direct sentence (level 1) at three less explicit levels: hedged (2), "
@@ -77,8 +79,8 @@ def register(subparsers) -> None:
                                  "paraphrasing, with the upstream INLI prompts; writes the INLI CSV schema.")
     inli.add_argument("--frame-type", required=True, choices=["circa", "ludwig", "normbank", "socialchem"])
 
-    drinq = _pipeline(kinds, "drinq", "drinq:generate_drinq", lambda a: dict(column=a.column, options=_drinq_options(a)),
-                      "table of questions",
+    drinq = _pipeline(kinds, "drinq", "drinq:generate_drinq",
+                      lambda a: dict(column=a.column, options=_drinq_options(a)), "table of questions",
                       help="DRInQ contexts and 5-option items for questions",
                       description="Default intent and comment per question, intent ranking by embedding distance, "
                                   "context generation with abstention, similarity filter, 5-option MCQ assembly in "
@@ -102,8 +104,9 @@ def register(subparsers) -> None:
     baseline = kinds.add_parser(
         "inli-hypothesis-baseline", help="INLI hypothesis-only classifier (paper appendix D artefact check)",
         description="TF-IDF + logistic regression on hypotheses alone. Without --input: trained on the INLI train "
-                    "split, tested on the test split. With --input FILE (INLI CSV schema): tested on FILE after training "
-                    "on --train, or 5-fold cross-validated within FILE (folds by premise) when --train is not given.")
+                    "split, tested on the test split. With --input FILE (INLI CSV schema): tested on FILE after "
+                    "training on --train, or 5-fold cross-validated within FILE (folds by premise) when --train is "
+                    "not given.")
     add_input_option(baseline, "INLI-schema CSV to test (e.g. generated; default: the INLI test split)", required=False)
     baseline.add_argument("--train", default=None, help="INLI-schema CSV to train on")
     add(baseline, "seed", "data_root")

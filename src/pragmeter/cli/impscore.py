@@ -44,7 +44,8 @@ def _add_corpus(actions) -> None:
                             "sides, graded groups), all; e.g. paper,figurative or paper,figqa (`pragmeter impscore "
                             "corpus sources` lists them)")
     build.add_argument("--from-official", metavar="ALL_DATA_CSV", default=None,
-                       help="convert the official all_data.csv (pos_implicit, pos_explicit, neg_implicit, neg_explicit)")
+                       help="convert the official all_data.csv (pos_implicit, pos_explicit, neg_implicit, "
+                            "neg_explicit)")
     build.add_argument("--cap", type=int, default=None, metavar="N",
                        help="at most N pairs per source (whole groups, seeded); a source's own lower cap wins")
     add(build, "data_root", seed={"help": "seed for splits and negatives (default 0)"},
@@ -148,12 +149,13 @@ def run_train(args: argparse.Namespace) -> int:
     from pragmeter.impscore.training import TrainConfig, train
 
     values = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if hasattr(args, f.name)}
-    config = TrainConfig(**{**values, "encoder": canonical_name(args.encoder), "source_weights": dict(args.source_weights)})
+    values.update(encoder=canonical_name(args.encoder), source_weights=dict(args.source_weights))
+    config = TrainConfig(**values)
     result = train(config, args.output, args.corpus, name=args.name, data_root=args.data_root, cache_root=args.cache,
                    overwrite=args.overwrite, on_corpus_report=lambda table: print(table, file=sys.stderr))
-    test = result.test
-    print(f"best epoch {result.best_epoch}; test implicitness accuracy {test.get('implicitness_accuracy', float('nan')):.4f}, "
-          f"pragmatics accuracy {test.get('pragmatics_accuracy', float('nan')):.4f} -> {result.folder}")
+    implicitness, pragmatics = (result.test.get(f"{n}_accuracy", float("nan")) for n in ("implicitness", "pragmatics"))
+    print(f"best epoch {result.best_epoch}; test implicitness accuracy {implicitness:.4f}, pragmatics accuracy "
+          f"{pragmatics:.4f} -> {result.folder}")
     return 0
 
 
@@ -175,7 +177,8 @@ def _add_evaluate(actions) -> None:
         "politeness", help="Spearman ρ between ImpScore and Stanford Politeness ratings (bootstrap CI)",
         description="Expected: a weak positive ρ (polite requests are usually the indirect ones). Scores a fixed "
                     "seeded sample of the 10,956 requests unless --sample 0.")
-    politeness.add_argument("--sample", type=int, default=2000, help="requests to score, seeded (0 = all; default 2000)")
+    politeness.add_argument("--sample", type=int, default=2000,
+                            help="requests to score, seeded (0 = all; default 2000)")
     politeness.add_argument("--domain", action="append", choices=["wikipedia", "stack-exchange"], default=None,
                             help="restrict to a domain (repeatable; default both)")
     politeness.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")

@@ -84,7 +84,8 @@ def score_on_ray(args: argparse.Namespace) -> int:
                              batch_size=args.batch_size, overwrite=args.overwrite, address=args.ray_address,
                              device=args.device, precision=args.precision)
     print(f"scored {summary['scored']} of {summary['rows']} rows from {summary['files']} file(s) with "
-          f"{summary['actors']} actor(s) ({summary['backend']}, {summary['precision']}) -> {args.output}", file=sys.stderr)
+          f"{summary['actors']} actor(s) ({summary['backend']}, {summary['precision']}) -> {args.output}",
+          file=sys.stderr)
     if summary["failed"]:
         print(f"warning: {summary['failed']} row(s) not scored (reason in column '{ERROR_COLUMN}')", file=sys.stderr)
     return 1 if summary["failed"] and args.strict else 0

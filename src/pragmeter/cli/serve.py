@@ -15,7 +15,8 @@ def register(subparsers) -> None:
                     "a web page at /. Binds to 127.0.0.1 unless --host says otherwise. Needs the 'serve' extra.")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port, printed)")
-    add(parser, "impscore", "impscore_old_name", *RUNTIME, device={"help": "torch device for --backend torch, e.g. cuda"})
+    add(parser, "impscore", "impscore_old_name", *RUNTIME,
+        device={"help": "torch device for --backend torch, e.g. cuda"})
     for flag, kind, default, help in (
             ("--max-texts", int, 128, "texts per request (default 128; more → 413)"),
             ("--max-chars", int, 2000, "characters per text (default 2000; more → 413)"),
@@ -29,7 +30,8 @@ def register(subparsers) -> None:
                                             "→ 408)"),
             ("--max-buffered-bytes", int, 64 << 20, "bytes of request bodies held at once across connections "
                                                     "(default 64 MiB; more → 503 with Retry-After)"),
-            ("--max-wait-ms", float, 2.0, "how long a lone request waits for others to share its batch (default 2 ms)")):
+            ("--max-wait-ms", float, 2.0, "how long a lone request waits for others to share its batch (default "
+                                          "2 ms)")):
         parser.add_argument(flag, type=kind, default=default, help=help)
     parser.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
     parser.set_defaults(func=run)
