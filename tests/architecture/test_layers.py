@@ -66,3 +66,26 @@ def test_a_backend_of_a_higher_layer_joins_llm_by_name():
     assert {"local", "openai-chat", "gguf"} <= set(available_backends())
     with pytest.raises(PragmeterError, match="the local backend needs a classifier folder"):
         load_backend("local", {})
+
+
+def _builds_a_parser(tree: ast.AST) -> bool:
+    return any(isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "ArgumentParser"
+               for node in ast.walk(tree))
+
+
+def _is_entry_point(tree: ast.Module) -> bool:
+    return any(isinstance(node, ast.If) and ast.unparse(node.test) == "__name__ == '__main__'" for node in tree.body)
+
+
+def test_only_commands_and_process_entry_points_build_argument_parsers():
+    """Options are parsed in cli/ (declared once in cli/common.py); elsewhere only a process entry point (a script's
+    ``__main__``: benchmarks, experiments, tools, the llama.cpp child process) builds a parser of its own."""
+    offenders = []
+    for folder in (PACKAGE, CHECKOUT / "benchmarks", CHECKOUT / "experiments", CHECKOUT / "tools"):
+        for path in sorted(folder.rglob("*.py")):
+            if PACKAGE / "cli" in path.parents:
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            if _builds_a_parser(tree) and not _is_entry_point(tree):
+                offenders.append(str(path.relative_to(CHECKOUT)))
+    assert offenders == []
