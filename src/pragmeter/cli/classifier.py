@@ -148,15 +148,10 @@ def _add_predict(actions) -> None:
 
 
 def run_predict(args: argparse.Namespace) -> int:
-    from pragmeter.classify.labelling import label_frame
-    from pragmeter.classify.loading import load_classifier
-    from pragmeter.io import check_output, read_table, write_table
+    from pragmeter.classify.labelling import label_table
 
-    check_output(args.output, args.overwrite)
-    frame = read_table(args.input)  # read and checked before the model loads: a bad file fails fast
-    out = label_frame(load_classifier(args.model, args.device), frame, args.input, args.column, args.premise_column,
-                      args.hypothesis_column, args.batch_size, progress=not args.no_progress)
-    write_table(out, args.output, overwrite=args.overwrite)
+    out = label_table(args.model, args.input, args.output, args.column, args.premise_column, args.hypothesis_column,
+                      args.batch_size, args.device, args.overwrite, progress=not args.no_progress)
     report_rows(out[ERROR_COLUMN].tolist(), "labelled", args.output, ERROR_COLUMN,
                 lambda row, reason: f"{args.input}: data row {row + 1}: {reason}")
     return 0
