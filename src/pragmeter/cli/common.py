@@ -55,73 +55,63 @@ def torch_device(value: str) -> str:
     return value
 
 
-def _old(flag: str, new: str, dest: str, switch: bool = False) -> tuple[tuple[str, ...], dict]:
-    """An old spelling of ``new``, kept for one release and hidden from --help."""
-    return (flag,), {"dest": dest, "action": RenamedFlag, "new": new, **({"nargs": 0} if switch else {})}
-
-
-def _switch(flag: str, help: str) -> list[tuple[tuple[str, ...], dict]]:
-    return [((flag,), {"action": "store_true", "help": help})]
-
-
 MODEL_ARGS_HELP = ("KEY=VALUE pairs, comma-separated: base_url, model, api_key_env, temperature, max_tokens, seed, "
                    "top_p, concurrency, timeout, max_retries (gguf: also threads, ctx_size, parallel)")
-# name -> the flags it adds, each (flags, add_argument keywords): first the option, then its old spellings. A command
-# may narrow the help or change the default of the first (``add(parser, seed={"help": ...})``), never the meaning.
-OPTIONS: dict[str, list[tuple[tuple[str, ...], dict]]] = {
-    "output": [(("--output",), {"help": "file or folder to write"})],
-    "overwrite": _switch("--overwrite", "replace output files that exist"),
-    "no_progress": _switch("--no-progress", "no progress bar"),
-    "data_root": [(("--data-root",), {"help": "folder with the upstream data files (default: $PRAGMETER_DATA, else "
-                                              "../shared/data)"})],
-    "seed": [(("--seed",), {"type": int, "default": 0, "help": "random seed (default %(default)s)"})],
-    "column": [(("--column",), {"default": "text", "help": "text column (default %(default)s)"})],
-    "encoder": [(("--encoder",), {"default": "all-MiniLM-L6-v2", "help": "sentence encoder: packaged name, folder "
-                                  "or hub name (default %(default)s)"})],
-    "batch_size": [(("--batch-size",), {
-        "type": positive_int, "help": "texts per torch encoder batch (default 16 on a CPU, 1024 on a GPU; the openvino "
-                                      "and onnx backends batch by token count instead)"})],
-    "device": [(("--device",), {"type": torch_device,
-                                "help": "torch device, e.g. cpu or cuda (default: best available)"})],
-    "backend": [(("--backend",), {
-        "choices": BACKEND_CHOICES, "default": "auto",
-        "help": "how the encoder runs (default auto: OpenVINO on a CPU, torch on a GPU --device; onnx: ONNX Runtime, "
-                "needs the 'onnx' extra)"})],
-    "precision": [(("--precision",), {
+SWITCH = {"action": "store_true"}
+# name -> (flag, add_argument keywords): the spelling, type, default and meaning of each shared option. A command may
+# narrow the help or change the default (``add(parser, seed={"help": ...})``), never the meaning.
+OPTIONS: dict[str, tuple[str, dict]] = {
+    "output": ("--output", {"help": "file or folder to write"}),
+    "overwrite": ("--overwrite", {**SWITCH, "help": "replace output files that exist"}),
+    "no_progress": ("--no-progress", {**SWITCH, "help": "no progress bar"}),
+    "data_root": ("--data-root", {"help": "folder with the upstream data files (default: $PRAGMETER_DATA, else "
+                                          "../shared/data)"}),
+    "seed": ("--seed", {"type": int, "default": 0, "help": "random seed (default %(default)s)"}),
+    "column": ("--column", {"default": "text", "help": "text column (default %(default)s)"}),
+    "encoder": ("--encoder", {"default": "all-MiniLM-L6-v2",
+                              "help": "sentence encoder: packaged name, folder or hub name (default %(default)s)"}),
+    "batch_size": ("--batch-size", {"type": positive_int, "help": "texts per torch encoder batch (default 16 on a CPU, "
+                                    "1024 on a GPU; the openvino and onnx backends batch by token count instead)"}),
+    "device": ("--device", {"type": torch_device, "help": "torch device, e.g. cpu or cuda (default: best available)"}),
+    "backend": ("--backend", {"choices": BACKEND_CHOICES, "default": "auto", "help": "how the encoder runs (default "
+                              "auto: OpenVINO on a CPU, torch on a GPU --device; onnx: ONNX Runtime, needs the 'onnx' "
+                              "extra)"}),
+    "precision": ("--precision", {
         "choices": PRECISIONS, "default": "auto",
         "help": "encoder precision (default auto: bf16 where the CPU has AVX-512 BF16 or AMX and the encoder's bf16 "
                 "scores are within bounds (MiniLM), else fp32; recorded in every signature; int8 is refused: outside "
-                "the bounds)"})],
-    "dtype": [(("--dtype",), {"choices": ["float32", "float16", "bfloat16"], "help": "torch encoder precision "
-                              "(default: bfloat16 or float16 on a GPU, float32 on a CPU)"})],
-    "impscore": [(("--impscore",), {"help": "ImpScore model: shipped name or model folder (default: the shipped "
-                                            "default)"})],
-    "impscore_old_name": [_old("--model", "--impscore", "impscore")],
-    "model": [(("--model",), {"help": "ImpScore model under test: shipped name or model folder (default: the shipped "
-                                      "default)"})],
-    "cache": [(("--cache",), {"help": "embedding cache folder (default: $PRAGMETER_CACHE/embeddings)"}),
-              _old("--cache-dir", "--cache", "cache")],
-    "no_cache": _switch("--no-cache", "do not reuse or store embeddings on disk"),
-    "llm": [(("--model",), {"default": "openai-chat", "help": "backend of the model under test (default openai-chat); "
-                            "gguf:FILE_OR_NAME runs a local GGUF model with llama.cpp, local:FOLDER a fine-tuned "
-                            "classifier"})],
-    "model_args": [(("--model-args",), {"default": "", "help": MODEL_ARGS_HELP})],
-    "response_cache": [(("--response-cache",), {"help": "LLM response cache file (default "
-                                                        "OUTPUT/cache/responses.jsonl)"}),
-                       _old("--cache", "--response-cache", "response_cache")],
-    "no_response_cache": [*_switch("--no-response-cache", "neither read nor write the response cache"),
-                          _old("--no-cache", "--no-response-cache", "no_response_cache", switch=True)],
+                "the bounds)"}),
+    "dtype": ("--dtype", {"choices": ["float32", "float16", "bfloat16"],
+                          "help": "torch encoder precision (default: bfloat16 or float16 on a GPU, float32 on a CPU)"}),
+    "impscore": ("--impscore", {"help": "ImpScore model: shipped name or model folder (default: the shipped default)"}),
+    # --model as the old name of --impscore, where the command has no model under test of that name
+    "impscore_old_name": ("--model", {"dest": "impscore", "action": RenamedFlag, "new": "--impscore"}),
+    "model": ("--model", {"help": "ImpScore model under test: shipped name or model folder (default: the shipped "
+                                  "default)"}),
+    "cache": ("--cache", {"help": "embedding cache folder (default: $PRAGMETER_CACHE/embeddings)"}),
+    "no_cache": ("--no-cache", {**SWITCH, "help": "do not reuse or store embeddings on disk"}),
+    "llm": ("--model", {"default": "openai-chat", "help": "backend of the model under test (default openai-chat); "
+                        "gguf:FILE_OR_NAME runs a local GGUF model with llama.cpp, local:FOLDER a fine-tuned "
+                        "classifier"}),
+    "model_args": ("--model-args", {"default": "", "help": MODEL_ARGS_HELP}),
+    "response_cache": ("--response-cache", {"help": "LLM response cache file (default OUTPUT/cache/responses.jsonl)"}),
+    "no_response_cache": ("--no-response-cache", {**SWITCH, "help": "neither read nor write the response cache"}),
 }
+# Old spellings, accepted for one release (hidden; the new one is said on stderr): option name -> old flag.
+OLD_SPELLINGS = {"cache": "--cache-dir", "response_cache": "--cache", "no_response_cache": "--no-cache"}
 RUNTIME = ("backend", "precision")  # how ImpScore's encoder runs, on every command that scores
 INSTRUMENT = ("impscore", "batch_size", "device", *RUNTIME)  # --impscore with its encoder settings
 
 
 def add(parser: argparse.ArgumentParser, *names: str, **overrides: dict) -> None:
     """Add the shared options ``names`` as declared, then those of ``overrides`` (name -> keywords replacing the
-    declared ones of its first flag, e.g. ``seed={"help": "bootstrap seed"}``)."""
+    declared ones, e.g. ``seed={"help": "bootstrap seed"}``), each with its old spelling if it has one."""
     for name, override in [*((name, {}) for name in names), *overrides.items()]:
-        for index, (flags, keywords) in enumerate(OPTIONS[name]):
-            parser.add_argument(*flags, **({**keywords, **override} if index == 0 else keywords))
+        flag, keywords = OPTIONS[name]
+        parser.add_argument(flag, **{**keywords, **override})
+        if name in OLD_SPELLINGS:
+            switch = {"nargs": 0} if keywords.get("action") == "store_true" else {}
+            parser.add_argument(OLD_SPELLINGS[name], dest=name, action=RenamedFlag, new=flag, **switch)
 
 
 def add_input_option(parser: argparse.ArgumentParser, help: str, required: bool = True,

@@ -91,23 +91,22 @@ def _add_train(actions) -> None:
     add(parser, output={"required": True, "help": "model folder to write"})
     parser.add_argument("--name", default=None, help="model name recorded in the config (default: folder name)")
     add(parser, encoder={"help": "sentence encoder (name or folder)"})
-    parser.add_argument("--dim", type=int, default=64, help="pragmatic/semantic space size l (default 64)")
     parser.add_argument("--transform", choices=["p2s", "s2p", "both"], default="p2s",
                         help="space transformation (paper Table 2; default p2s)")
     parser.add_argument("--imp-metric", choices=["cosine", "euclidean"], default="cosine")
     parser.add_argument("--prag-metric", choices=["cosine", "euclidean"], default="euclidean")
-    for flag, default in (("--gamma1", 0.5), ("--gamma2", 0.7), ("--alpha", 1.0), ("--lr", 0.01),
-                          ("--weight-decay", 0.001)):
-        parser.add_argument(flag, type=float, default=default)
     add(parser, batch_size={"default": 8192, "help": "training batch size (default 8192)"})
-    parser.add_argument("--encode-batch-size", type=positive_int, default=64, help="encoder batch size (default 64)")
-    parser.add_argument("--epochs", type=int, default=30)
+    for flag, kind, default, help in (
+            ("--dim", int, 64, "pragmatic/semantic space size l (default 64)"), ("--gamma1", float, 0.5, None),
+            ("--gamma2", float, 0.7, None), ("--alpha", float, 1.0, None), ("--lr", float, 0.01, None),
+            ("--weight-decay", float, 0.001, None), ("--epochs", int, 30, None),
+            ("--encode-batch-size", positive_int, 64, "encoder batch size (default 64)"),
+            ("--hard-alpha", float, 1.0, "weight of the hard-negative margin (used with --hard-negatives)")):
+        parser.add_argument(flag, type=kind, default=default, help=help)
     parser.add_argument("--hard-negatives", choices=["none", "source", "mined", "both"], default="none",
                         help="extra pragmatic margin against hard negatives: the corpus's hard_negative column "
                              "(source), the nearest other pair's explicit side in encoder space (mined), or both; "
                              "none = the paper's objective (default)")
-    parser.add_argument("--hard-alpha", type=float, default=1.0,
-                        help="weight of the hard-negative margin (used with --hard-negatives)")
     parser.add_argument("--in-batch-negatives", type=non_negative_float, default=0.0, metavar="WEIGHT",
                         help="weight of a pragmatic margin of each implicit sentence against the nearest explicit "
                              "side of the other pairs of its batch (paraphrases left out); 0 = the paper's objective "
