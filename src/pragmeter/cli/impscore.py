@@ -117,7 +117,16 @@ def _add_train(actions) -> None:
     add(parser, "seed", "cache", device={"default": "cpu", "help": "torch device (default cpu)"},
         overwrite={"help": "replace an existing model folder (atomically: a run killed while saving leaves the old "
                            "model whole)"})
-    add(parser, "data_root")
+    add(parser, "data_root",
+        backend={"choices": ["torch", "openvino"], "default": "torch", "dest": "encoder_backend",
+                 "help": "how the encoder runs while embedding the corpus (default torch: the shipped models' recipe)"},
+        precision={"choices": ["fp32", "bf16"], "default": "fp32", "dest": "encoder_precision",
+                   "help": "encoder precision with --backend openvino (bf16 where the CPU has it; default fp32)"})
+    parser.add_argument("--teacher", default=None, metavar="MODEL",
+                        help="distil from this ImpScore model (shipped name or folder): the student also matches its "
+                             "scores of every training triplet (impscore.distillation)")
+    parser.add_argument("--distill-weight", type=non_negative_float, default=0.0, metavar="WEIGHT",
+                        help="weight of the teacher's scores in the loss (needs --teacher; 0 = no distillation)")
     parser.set_defaults(func=run_train)
 
 
@@ -145,10 +154,15 @@ def source_weight(text: str) -> tuple[str, float]:
 
 def run_train(args: argparse.Namespace) -> int:
     from pragmeter.encoders import canonical_name
+    from pragmeter.errors import PragmeterError
     from pragmeter.impscore.training import TrainConfig, train
 
     values = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if hasattr(args, f.name)}
     values.update(encoder=canonical_name(args.encoder), source_weights=dict(args.source_weights))
+    if bool(args.teacher) != (args.distill_weight > 0):
+        raise PragmeterError("--teacher and --distill-weight go together (a teacher, and its weight above 0)")
+    if args.encoder_backend == "torch" and args.encoder_precision != "fp32":
+        raise PragmeterError("--precision bf16 needs --backend openvino (the torch corpus embedding runs fp32 on a CPU)")
     config = TrainConfig(**values)
     result = train(config, args.output, args.corpus, name=args.name, data_root=args.data_root, cache_root=args.cache,
                    overwrite=args.overwrite, on_corpus_report=lambda table: print(table, file=sys.stderr))
