@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,7 +15,6 @@ import pytest
 
 from pragmeter.io import OutputBusy, output_lock
 from pragmeter.io.lock import lock_path
-from pragmeter.testing.fake_server import constant
 
 CLI = [sys.executable, "-c", "import sys; from pragmeter.cli import main; sys.exit(main())"]
 HOLD = ("import sys, time; from pragmeter.io import output_lock\n"
@@ -62,25 +61,39 @@ def eval_command(server, output: Path, task: str) -> list[str]:
             "--model-args", f"base_url={server.url},model=fake-model,concurrency=1"]
 
 
-def start_both(first: list[str], second: list[str], first_started) -> tuple[subprocess.CompletedProcess, ...]:
-    """Start ``first``; once ``first_started()`` holds, start ``second``; wait for both."""
+def start_both(first: list[str], second: list[str], first_started,
+               second_done=lambda: None) -> tuple[subprocess.CompletedProcess, ...]:
+    """Start ``first``; once ``first_started()`` holds, start ``second``; wait for the second, call
+    ``second_done()``, then wait for the first."""
     env = environment()
     a = subprocess.Popen(first, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 300
     while not first_started() and a.poll() is None and time.time() < deadline:
         time.sleep(0.02)
     b = subprocess.Popen(second, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    done = []
-    for process in (a, b):
-        out, err = process.communicate(timeout=600)
-        done.append(subprocess.CompletedProcess(process.args, process.returncode, out, err))
-    return tuple(done)
+    try:
+        second_out, second_err = b.communicate(timeout=600)
+    finally:
+        second_done()  # also when the wait failed: the first run must not be left waiting
+    first_out, first_err = a.communicate(timeout=600)
+    return (subprocess.CompletedProcess(a.args, a.returncode, first_out, first_err),
+            subprocess.CompletedProcess(b.args, b.returncode, second_out, second_err))
 
 
 def test_two_evals_into_one_folder_at_once(tmp_path, fake_server):
-    server = fake_server(constant("Neutral"), latency=0.5)
+    # The first request (the first run's) is answered once the second run has ended: the second is sure to meet a
+    # running first run, without slowing every answer down (0.5 s each took 10 s). Only the first waits, so that a
+    # second run that is wrongly let in fails the test instead of hanging it.
+    second_ended, first_request = threading.Event(), threading.Lock()
+
+    def neutral_once_the_second_ended(request: dict) -> str:
+        if first_request.acquire(blocking=False):
+            second_ended.wait(600)
+        return "Neutral"
+
+    server = fake_server(neutral_once_the_second_ended)
     first, second = start_both(eval_command(server, tmp_path, "inli"), eval_command(server, tmp_path, "drinq_vanilla"),
-                               lambda: server.total_calls > 0)
+                               lambda: server.total_calls > 0, second_ended.set)
     assert first.returncode == 0, first.stderr
     assert second.returncode == 2, second.stderr
     assert "is being written by another pragmeter run (pid" in second.stderr and "Traceback" not in second.stderr
