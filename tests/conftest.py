@@ -55,6 +55,13 @@ SHARED_CACHE_PARTS = ("onnx", "openvino", "encoders")
 SESSION_CACHE = cache_dir()  # read before any test changes $PRAGMETER_CACHE
 
 
+@pytest.fixture(scope="session")
+def session_cache() -> Path:
+    """The session's cache (``$PRAGMETER_CACHE`` or ~/.cache/pragmeter): what is derived from installed weights
+    once and shared by the tests (see SHARED_CACHE_PARTS)."""
+    return SESSION_CACHE
+
+
 @pytest.fixture
 def private_cache(tmp_path, monkeypatch) -> Path:
     """``$PRAGMETER_CACHE`` set to an empty cache for this test (embeddings, LLM files, everything a job writes),

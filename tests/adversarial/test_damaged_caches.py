@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import shutil
 import sqlite3
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -42,14 +43,20 @@ def test_a_bad_onnx_thread_count_is_one_line(value, monkeypatch, capsys):
     fresh_onnx_encoders()
 
 
-def test_a_truncated_onnx_export_is_set_aside_and_rebuilt(own_cache, caplog):
+def test_a_truncated_onnx_export_is_set_aside_and_rebuilt(own_cache, session_cache, monkeypatch, caplog):
     from pragmeter.encoders.onnx import load_onnx_encoder, onnx_file
 
-    session = onnx_file("all-MiniLM-L6-v2", False)
-    intact = load_onnx_encoder("all-MiniLM-L6-v2").encode(TEXTS)  # exported (or found) in this test's cache
+    # The damaged copy is cut from the session's export (exported once, shared with the other ONNX tests) instead of
+    # an export of this test's own: exporting takes the time.
+    monkeypatch.setenv("PRAGMETER_CACHE", str(session_cache))
+    intact = load_onnx_encoder("all-MiniLM-L6-v2").encode(TEXTS)  # exported (or found) in the session's cache
+    whole = onnx_file("all-MiniLM-L6-v2", False)
     fresh_onnx_encoders()
-    assert session.is_relative_to(own_cache) and session.is_file()
-    session.write_bytes(session.read_bytes()[:100_000])  # a copy cut short (a full disk, a killed copy)
+    monkeypatch.setenv("PRAGMETER_CACHE", str(own_cache))
+    session = onnx_file("all-MiniLM-L6-v2", False)
+    assert session.is_relative_to(own_cache)
+    session.parent.mkdir(parents=True)
+    session.write_bytes(whole.read_bytes()[:100_000])  # a copy cut short (a full disk, a killed copy)
     with caplog.at_level(logging.WARNING, logger="pragmeter"):
         rebuilt = load_onnx_encoder("all-MiniLM-L6-v2").encode(TEXTS)
     fresh_onnx_encoders()
@@ -58,17 +65,22 @@ def test_a_truncated_onnx_export_is_set_aside_and_rebuilt(own_cache, caplog):
     assert "set aside" in caplog.text and str(session.name) in caplog.text
 
 
-def test_a_truncated_unpacked_mpnet_is_set_aside_and_unpacked_again(own_cache, caplog):
+def test_a_truncated_unpacked_mpnet_is_set_aside_and_unpacked_again(own_cache, session_cache, monkeypatch, caplog):
     from pragmeter.encoders import resolve_encoder
 
-    folder = resolve_encoder("all-mpnet-base-v2")  # unpacked into this test's cache
-    weights = cache_dir() / "encoders" / "all-mpnet-base-v2" / "model.safetensors"
-    assert str(weights).startswith(str(own_cache)) and weights.is_file()
-    size = weights.stat().st_size
-    with open(weights, "r+b") as handle:
-        handle.truncate(size // 3)
+    # The damaged copy is made from the session's unpacked encoder (unpacked once, shared with the other tests that
+    # use all-mpnet-base-v2) instead of an unpack of this test's own: unpacking 420 MB is what takes the time.
+    monkeypatch.setenv("PRAGMETER_CACHE", str(session_cache))
+    whole = Path(resolve_encoder("all-mpnet-base-v2"))
+    monkeypatch.setenv("PRAGMETER_CACHE", str(own_cache))
+    folder = cache_dir() / "encoders" / "all-mpnet-base-v2"
+    shutil.copytree(whole, folder, ignore=shutil.ignore_patterns("model.safetensors"))
+    weights, size = folder / "model.safetensors", (whole / "model.safetensors").stat().st_size
+    with open(whole / "model.safetensors", "rb") as handle:
+        weights.write_bytes(handle.read(size // 3))  # a copy cut short (a full disk, a killed unpack)
+    assert str(weights).startswith(str(own_cache))
     with caplog.at_level(logging.WARNING, logger="pragmeter"):
-        assert resolve_encoder("all-mpnet-base-v2") == folder
+        assert resolve_encoder("all-mpnet-base-v2") == str(folder)
     assert weights.stat().st_size == size
     assert "set aside" in caplog.text
     shutil.rmtree(own_cache / "encoders")  # 420 MB
