@@ -15,13 +15,6 @@ from pragmeter.impscore.evaluators import (HUMAN_PAIR_SOURCES, LLM_PAIR_SOURCES,
 from pragmeter.impscore.hedging import HedgingBaseline
 
 
-@pytest.fixture(scope="module")
-def suite_corpus():
-    from pragmeter.impscore.corpus import build_corpus
-
-    return build_corpus(["all"], seed=0)[0]
-
-
 class LengthScorer:
     """Longer text = more implicit: a transparent scorer whose figures can be computed by hand."""
 
