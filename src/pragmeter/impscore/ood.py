@@ -274,12 +274,31 @@ def _development_words() -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple((t, content_words(t)) for t in dict.fromkeys(development_sentences()))
 
 
+@functools.lru_cache(maxsize=1)
+def _development_word_index() -> dict[str, tuple[int, ...]]:
+    """Content word -> the positions in :func:`_development_words` of the sentences that hold it."""
+    index: dict[str, list[int]] = {}
+    for position, (_, words) in enumerate(_development_words()):
+        for word in words:
+            index.setdefault(word, []).append(position)
+    return {word: tuple(positions) for word, positions in index.items()}
+
+
 def close_development_sentence(text: str, threshold: float = 0.5) -> str | None:
     """A development-set sentence whose content words overlap ``text``'s by Jaccard >= ``threshold`` (a near copy
-    that training data written for pragmeter must not contain), else None."""
+    that training data written for pragmeter must not contain), else None: the first such in the sets' order."""
     mine = content_words(text)
-    for sentence, words in _development_words():
-        if mine and words and len(mine & words) / len(mine | words) >= threshold:
+    if not mine:
+        return None
+    entries = _development_words()
+    # With a positive threshold only sentences sharing a word can match: look at those alone (checking every text of
+    # a written group against all ~1000 development sentences took seconds).
+    index = _development_word_index()
+    candidates = (sorted({p for word in mine for p in index.get(word, ())}) if threshold > 0
+                  else range(len(entries)))
+    for position in candidates:
+        sentence, words = entries[position]
+        if words and len(mine & words) / len(mine | words) >= threshold:
             return sentence
     return None
 
