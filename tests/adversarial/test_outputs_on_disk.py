@@ -3,6 +3,7 @@ files get the user's umask like every other output, and a finished training leav
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import signal
@@ -68,15 +69,30 @@ def test_a_finished_training_leaves_no_checkpoints(tmp_path, private_cache, data
     assert sorted(p.name for p in own.iterdir()) == ["notes.txt"]  # a given one keeps what is not ours
 
 
-def test_a_model_that_does_not_fit_names_the_file(tmp_path, private_cache, data_root):
-    """safetensors raises its own error type for a full disk: still one line naming the file, not a traceback."""
+@contextlib.contextmanager
+def files_limited_to(limit: int):
+    """In this process, a write that makes a file larger than ``limit`` bytes fails (EFBIG, as on a full disk) until
+    the block ends."""
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    before = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, before[1]))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, before)
+        signal.signal(signal.SIGXFSZ, handler)
+
+
+def test_a_model_that_does_not_fit_names_the_file(tmp_path, private_cache, data_root, capsys):
+    """safetensors raises its own error type for a full disk: still one line naming the file, not a traceback. In
+    this process (a fresh one spent ~10 s on imports and the encoder)."""
     output = tmp_path / "model"
-    done = subprocess.run([*CLI, "classifier", "train", "ishate-a", "--head", "svm", "--svm-c", "1",
-                           "--limit-train", "32", "--limit-eval", "16", "--output", str(output), "--device", "cpu",
-                           "--no-progress", "--data-root", str(data_root)],
-                          env=environment(), capture_output=True, text=True, timeout=600,
-                          preexec_fn=small_files(20_000))  # the svm checkpoint (32 x 384 floats) is larger
-    assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr
-    assert "File too large" in done.stderr and str(output) in done.stderr.strip().splitlines()[-1]
+    with files_limited_to(20_000):  # the svm checkpoint (32 x 384 floats) is larger
+        code = main(["classifier", "train", "ishate-a", "--head", "svm", "--svm-c", "1", "--limit-train", "32",
+                     "--limit-eval", "16", "--output", str(output), "--device", "cpu", "--no-progress",
+                     "--data-root", str(data_root)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert "File too large" in err and str(output) in err.strip().splitlines()[-1]
     assert not (output / "svm.safetensors").exists()
