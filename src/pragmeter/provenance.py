@@ -22,8 +22,11 @@ def code_commit() -> str | None:
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=folder, capture_output=True, text=True,
                                 timeout=10, check=True).stdout.strip()
+        # Without the optional index lock (git status otherwise rewrites the index): a run beside the user's own git
+        # command never makes it fail on index.lock, and a run whose writes fail leaves no stale lock.
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=folder,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+                               capture_output=True, text=True, timeout=10,
+                               env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"}).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return commit + ("+dirty" if dirty else "")

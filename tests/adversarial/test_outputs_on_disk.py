@@ -1,5 +1,6 @@
 """What commands leave on disk (issue 36, item 12): a write that fails for lack of space names the file, model
-files get the user's umask like every other output, and a finished training leaves no checkpoints behind."""
+files get the user's umask like every other output, a finished training leaves no checkpoints behind, and the run
+record's commit is read without touching the checkout's git index."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from pragmeter.cli import main
 from pragmeter.io.atomic import current_umask
@@ -96,3 +99,26 @@ def test_a_model_that_does_not_fit_names_the_file(tmp_path, private_cache, data_
     assert "Traceback" not in err
     assert "File too large" in err and str(output) in err.strip().splitlines()[-1]
     assert not (output / "svm.safetensors").exists()
+
+
+def test_the_run_record_leaves_the_checkouts_git_index_alone():
+    """The commit in a run record is read without git's optional index lock: a run beside the user's own git command
+    never makes that fail on index.lock, and a run whose writes fail (a full disk, the tests above) leaves no stale
+    lock behind (seen: a 2000-byte index.lock left by the write-limit test)."""
+    from pragmeter import provenance
+
+    tracked = Path(provenance.__file__).resolve()
+    found = subprocess.run(["git", "rev-parse", "--git-path", "index"], cwd=tracked.parent, capture_output=True,
+                           text=True)
+    if found.returncode != 0:
+        pytest.skip("pragmeter is not run from a git checkout")
+    index = tracked.parent / found.stdout.strip()  # relative to the folder, or absolute
+    stat = tracked.stat()
+    # A tracked file whose time no longer matches the index: a plain `git status` rewrites the index to record it.
+    os.utime(tracked, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    try:
+        before = index.stat().st_mtime_ns
+        assert provenance.code_commit()
+        assert index.stat().st_mtime_ns == before
+    finally:
+        os.utime(tracked, ns=(stat.st_atime_ns, stat.st_mtime_ns))
