@@ -32,10 +32,10 @@ HEAVY_FILES = {"tests/llm/test_real_llm.py": 46, "tests/serving/test_ray_engine.
                "tests/serving/test_serve_fairness.py": 12, "tests/impscore/test_ood_dev_sets.py": 11,
                # added 2026-11-27, and remeasured that evening after the suite was sped up (seconds on a shared
                # machine, halved; files now under ten seconds keep their place ahead of the short ones)
-               "tests/adversarial/test_damaged_folders.py": 17, "tests/impscore/test_evaluators.py": 16,
-               "tests/impscore/test_corpus.py": 9, "tests/adversarial/test_output_lock.py": 8,
-               "tests/adversarial/test_damaged_caches.py": 8, "tests/experiments/test_smoke.py": 7,
-               "tests/adversarial/test_outputs_on_disk.py": 6}
+               "tests/impscore/test_evaluators.py": 16, "tests/impscore/test_corpus.py": 9,
+               "tests/adversarial/test_output_lock.py": 8, "tests/adversarial/test_damaged_caches.py": 8,
+               "tests/experiments/test_smoke.py": 7, "tests/adversarial/test_outputs_on_disk.py": 6,
+               "tests/adversarial/test_damaged_folders.py": 3}
 
 
 def pytest_collection_modifyitems(config, items) -> None:

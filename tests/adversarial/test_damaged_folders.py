@@ -177,6 +177,19 @@ def test_a_damaged_impscore_folder_is_refused_naming_the_file(case, backend, tmp
     one_line_naming(capsys, str(folder / name))
 
 
+@pytest.mark.parametrize("backend", ["torch", "onnx"])
+def test_an_encoder_of_another_width_is_refused_before_it_is_loaded(backend, tmp_path):
+    """Read from the encoder folder's files at load: not after loading (torch) or exporting (ONNX) 420 MB."""
+    from pragmeter.errors import DataError
+    from pragmeter.impscore.model import ImpScore
+
+    folder = shutil.copytree(MINILM, tmp_path / "model")
+    IMPSCORE_DAMAGE["encoder of another width"][1](folder)
+    with pytest.raises(DataError, match=r"config.json: encoder 'all-mpnet-base-v2' gives 768-wide embeddings; the "
+                                        r"heads take 384"):
+        ImpScore.load(folder, backend=backend, device="cpu")
+
+
 def test_impscore_train_overwrite_that_dies_while_saving_keeps_the_old_model(tmp_path, monkeypatch):
     """The folder is written atomically: a save that dies half-way (here: after the heads and config, at the
     per-source table) leaves the old model whole, not new dim-32 heads beside the old config."""

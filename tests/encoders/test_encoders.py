@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pragmeter.encoders import canonical_name, load_encoder, resolve_encoder
+from pragmeter.encoders.registry import encoder_width
 from pragmeter.errors import EncoderNotFound
 
 
@@ -61,3 +62,10 @@ def test_mpnet_unpacked_by_another_process_meanwhile_is_used(monkeypatch, tmp_pa
     folder = encoders._mpnet_path()
     assert folder == tmp_path / "encoders" / "all-mpnet-base-v2"
     assert (folder / "modules.json").read_text() == "[]"  # theirs, not overwritten
+
+
+def test_encoder_width_is_read_from_the_folder(tmp_path):
+    assert encoder_width(resolve_encoder("all-MiniLM-L6-v2")) == 384
+    assert encoder_width(resolve_encoder("all-mpnet-base-v2")) == 768
+    assert encoder_width("sentence-transformers/some-hub-model") is None  # not a folder: known once loaded
+    assert encoder_width(tmp_path) is None  # no modules.json

@@ -220,22 +220,21 @@ class _FastTokenizer:
         import importlib.util
 
         from pragmeter.encoders import require_encoder
+        from pragmeter.encoders.registry import encoder_width
 
         if importlib.util.find_spec("tokenizers") is None:
             return None
         folder = Path(require_encoder(encoder_name))
+        dimension = encoder_width(folder)  # None: not the plain Transformer-Pooling layout
+        if dimension is None:
+            return None
         try:
-            modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
-            types = [m["type"].rsplit(".", 1)[-1] for m in modules]
-            if types[:2] != ["Transformer", "Pooling"] or not set(types[2:]) <= {"Normalize"}:
-                return None
             config = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
             if config.get("do_lower_case"):
                 return None
-            pooling = json.loads((folder / modules[1]["path"] / "config.json").read_text(encoding="utf-8"))
             tokenizer_config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
             limit = min(int(config["max_seq_length"]), int(tokenizer_config.get("model_max_length", 1 << 30)))
-            return cls(folder, limit, int(pooling["word_embedding_dimension"]))
+            return cls(folder, limit, dimension)
         except (OSError, KeyError, ValueError, IndexError):
             return None
 

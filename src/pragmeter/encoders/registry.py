@@ -189,6 +189,25 @@ def resolve_encoder(name: str) -> str:
     return f"sentence-transformers/{canonical}"
 
 
+def encoder_width(location: str | os.PathLike) -> int | None:
+    """The width of a sentence-transformers folder's embeddings, read from its files without loading the model: a
+    Transformer, a Pooling of one mode, then Normalize at most (the packaged encoders' layout). None for another
+    layout, a damaged folder or a hub name."""
+    import json
+
+    folder = Path(location)
+    try:
+        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+        types = [m["type"].rsplit(".", 1)[-1] for m in modules]
+        if types[:2] != ["Transformer", "Pooling"] or not set(types[2:]) <= {"Normalize"}:
+            return None
+        pooling = json.loads((folder / modules[1]["path"] / "config.json").read_text(encoding="utf-8"))
+        modes = [key for key, on in pooling.items() if key.startswith("pooling_mode") and on]
+        return int(pooling["word_embedding_dimension"]) if len(modes) == 1 else None
+    except (OSError, KeyError, ValueError, IndexError, TypeError, AttributeError):
+        return None
+
+
 def _in_hub_cache(repo: str) -> bool:
     try:
         from huggingface_hub import try_to_load_from_cache

@@ -184,9 +184,14 @@ class ImpScore:
         folder = resolve_model_dir(name_or_path)
         config = read_model_config(folder)
         from pragmeter.encoders import require_encoder
+        from pragmeter.encoders.registry import encoder_width
 
-        require_encoder(config["encoder"])  # a missing encoder fails now, before any work, with the install command
+        location = require_encoder(config["encoder"])  # a missing encoder fails now, with the install command
         heads = NumpyHeads(config["heads"], read_heads(folder, config))  # checked against the config, both backends
+        width = encoder_width(location)  # an encoder of another width fails now too, before it is loaded or exported
+        if width is not None and width != heads.config.embedding_dim:
+            raise DataError(f"{folder / CONFIG_FILE}: encoder {config['encoder']!r} gives {width}-wide embeddings; "
+                            f"the heads take {heads.config.embedding_dim} (embedding_dim)")
         if not (backend in BACKENDS and backend != "torch" and device in (None, "cpu")):
             heads = heads.to_torch(device)
         model = cls(heads, config["encoder"], config, device=device, batch_size=batch_size,
