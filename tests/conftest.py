@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import runpy
+import sys
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 
@@ -99,3 +104,22 @@ def fake_server():
     yield start
     for server in servers:
         server.stop()
+
+
+def _run_as_main(script: Path, *args) -> str:
+    with patch.object(sys, "argv", [str(script), *map(str, args)]), \
+            patch.object(sys, "path", [str(Path(script).parent), *sys.path]), \
+            contextlib.redirect_stdout(io.StringIO()) as printed:
+        try:
+            runpy.run_path(str(script), run_name="__main__")
+        except SystemExit as stop:
+            assert stop.code in (0, None), f"{script} exited with {stop.code}"
+    return printed.getvalue()
+
+
+@pytest.fixture(scope="session")
+def run_as_main():
+    """``run_as_main(script, *args)``: what ``python SCRIPT ARGS`` prints, run in this process as ``__main__`` with the
+    script's folder first on the path, as Python runs it (a fresh interpreter per script spent seconds importing torch
+    and loading the encoder again); a failure raises here."""
+    return _run_as_main

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import runpy
-import sys
 from pathlib import Path
-from unittest.mock import patch
 
 import pytest
 
@@ -18,16 +13,10 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted(p.name for p in (REPO / "experiments").glob("*.py"))
 
 
-def run_script(name: str, *args: str) -> str:
-    """What ``python experiments/NAME ARGS`` prints, run in this process as ``__main__`` (a fresh interpreter per
-    script spent seconds importing torch and loading the encoder again); a failure raises here."""
-    printed = io.StringIO()
-    with patch.object(sys, "argv", [name, *map(str, args)]), contextlib.redirect_stdout(printed):
-        try:
-            runpy.run_path(str(REPO / "experiments" / name), run_name="__main__")
-        except SystemExit as stop:
-            assert stop.code in (0, None), f"{name} exited with {stop.code}"
-    return printed.getvalue()
+@pytest.fixture
+def run_script(run_as_main):
+    """``run_script(name, *args)``: what ``python experiments/NAME ARGS`` prints."""
+    return lambda name, *args: run_as_main(REPO / "experiments" / name, *args)
 
 
 @pytest.fixture(scope="module")
@@ -46,26 +35,26 @@ def test_every_experiment_has_a_smoke_test():
     assert set(SCRIPTS) == tested
 
 
-def test_classifier_table(classifier_runs):
+def test_classifier_table(classifier_runs, run_script):
     out = run_script("classifier_table.py", classifier_runs / "ishate-b-minilm", classifier_runs / "absent").splitlines()
     assert out[0].startswith("| folder | augmentation") and len(out) == 3
     assert out[2].startswith("| ishate-b-minilm | none | 0 | 0 | C=1 (val macro-F1 ")
 
 
-def test_ishate_method_table(classifier_runs):
+def test_ishate_method_table(classifier_runs, run_script):
     out = run_script("ishate_method_table.py", classifier_runs, "minilm").splitlines()
     none = next(line for line in out if line.startswith("| none |"))
     assert none.startswith("| none | not run | 0.390 | ") and none.endswith(" | 0.178 |") and "(+0)" in none
     assert "| bt | not run | 0.496 | not run | 0.548 |" in out
 
 
-def test_inli_split_overlap(data_root):
+def test_inli_split_overlap(data_root, run_script):
     out = run_script("inli_split_overlap.py", "--limit", "20", "--data-root", data_root)
     assert "premise: " in out and "of 20 test items occur in train" in out
     assert out.strip().splitlines()[-1].endswith("(of 20)")
 
 
-def test_impscore_human_selection(tmp_path, data_root):
+def test_impscore_human_selection(tmp_path, data_root, run_script):
     from pragmeter.impscore.corpus import build_corpus
     from pragmeter.impscore.evaluators import HUMAN_PAIR_SOURCES
 
@@ -81,7 +70,7 @@ def test_impscore_human_selection(tmp_path, data_root):
     assert len((tmp_path / "selection.jsonl").read_text().splitlines()) == 1
 
 
-def test_impscore_ablation(tmp_path, data_root):
+def test_impscore_ablation(tmp_path, data_root, run_script):
     from pragmeter.impscore.corpus import build_corpus
 
     corpus, _ = build_corpus(sources=["bbh_snarks"], seed=0, root=data_root)
