@@ -177,3 +177,17 @@ def test_the_corpus_embedded_through_openvino_matches_torch_under_its_own_cache_
     assert any(k.endswith("-openvino-fp32") for k in keys) and any(k.endswith("-torch-fp32") for k in keys)
     with pytest.raises(ValueError, match="backend torch or openvino"):
         embed_corpus(rows, "all-MiniLM-L6-v2", embedding_cache, show_progress=False, backend="onnx")
+
+
+def test_distilling_differences_ignores_the_students_offset_and_scores_do_not():
+    from pragmeter.impscore.distillation import distillation_loss
+    from pragmeter.impscore.losses import TripletOutputs
+
+    generator = torch.Generator().manual_seed(0)
+    teacher = TripletOutputs(*(torch.rand(50, generator=generator) for _ in range(5)))
+    shifted = TripletOutputs(*(t + 0.3 for t in (teacher.implicit, teacher.positive, teacher.negative,
+                                                 teacher.distance_positive, teacher.distance_negative)))
+    assert float(distillation_loss(shifted, teacher, on="differences")) < 1e-10
+    assert float(distillation_loss(shifted, teacher, on="scores")) == pytest.approx(5 * 0.09, rel=1e-4)
+    with pytest.raises(ValueError, match="scores, differences"):
+        distillation_loss(shifted, teacher, on="features")

@@ -127,6 +127,9 @@ def _add_train(actions) -> None:
                              "scores of every training triplet (impscore.distillation)")
     parser.add_argument("--distill-weight", type=non_negative_float, default=0.0, metavar="WEIGHT",
                         help="weight of the teacher's scores in the loss (needs --teacher; 0 = no distillation)")
+    parser.add_argument("--distill-on", choices=["scores", "differences"], default="scores",
+                        help="what the student matches: the teacher's scores of each sentence and pair (default), or "
+                             "only the differences its margins compare")
     parser.set_defaults(func=run_train)
 
 

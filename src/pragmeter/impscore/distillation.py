@@ -9,6 +9,9 @@ I(s3), ΔP⁺ and ΔP⁻. The student keeps the paper's margin objective and add
 so it learns how much more implicit one sentence is than another and how far apart two meanings are, as the
 teacher grades them, not only which side of a margin they fall. Matching scores rather than features leaves the
 student free to choose its own coordinates (its projections start from a different, smaller embedding).
+
+``on="differences"`` matches only the three quantities the margins compare — I(s1) − I(s2), I(s1) − I(s3) and
+ΔP⁻ − ΔP⁺ — so the student may keep its own offset and scale of I and ΔP and spends its capacity on the orderings.
 """
 
 from __future__ import annotations
@@ -37,10 +40,26 @@ class TeacherTargets:
         return TripletOutputs(*(getattr(self.outputs, f)[index] for f in FIELDS))
 
 
-def distillation_loss(student: TripletOutputs, teacher: TripletOutputs,
-                      weights: torch.Tensor | None = None) -> torch.Tensor:
-    """Mean squared gap between the student's and the teacher's five scores of each triplet (weighted mean)."""
-    per_item = sum((getattr(student, f) - getattr(teacher, f)) ** 2 for f in FIELDS)
+DISTILL_ON = ("scores", "differences")
+
+
+def margins(out: TripletOutputs) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """What the margin objective compares: I(s1) − I(s2), I(s1) − I(s3), ΔP⁻ − ΔP⁺."""
+    return (out.implicit - out.positive, out.implicit - out.negative,
+            out.distance_negative - out.distance_positive)
+
+
+def distillation_loss(student: TripletOutputs, teacher: TripletOutputs, weights: torch.Tensor | None = None,
+                      on: str = "scores") -> torch.Tensor:
+    """Mean squared gap between the student's and the teacher's scores of each triplet (weighted mean): the five
+    scores (``on="scores"``) or the three differences the margins compare (``on="differences"``)."""
+    if on not in DISTILL_ON:
+        raise ValueError(f"distillation matches one of {', '.join(DISTILL_ON)}, not {on!r}")
+    if on == "scores":
+        pairs = [(getattr(student, f), getattr(teacher, f)) for f in FIELDS]
+    else:
+        pairs = list(zip(margins(student), margins(teacher)))
+    per_item = sum((mine - theirs) ** 2 for mine, theirs in pairs)
     return per_item.mean() if weights is None else (per_item * weights).sum() / weights.sum()
 
 

@@ -65,6 +65,7 @@ class TrainConfig:
     # triplet the student also matches, with weight distill_weight (0 = no teacher).
     teacher: str | None = None
     distill_weight: float = 0.0
+    distill_on: str = "scores"  # "scores" (I of each sentence, both ΔP) or "differences" (what the margins compare)
 
 
 @dataclass
@@ -263,7 +264,7 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
             if distilling:
                 student = triplet_outputs(heads, *parts[:3])
                 loss = loss + config.distill_weight * distillation_loss(student, targets["train"].rows(batch.cpu()),
-                                                                        batch_weights)
+                                                                        batch_weights, config.distill_on)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
