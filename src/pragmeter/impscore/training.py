@@ -329,6 +329,10 @@ def model_card(name: str, result: TrainResult, corpus_info: dict) -> str:
         weights += f", hard negatives {cfg.hard_negatives} × {cfg.hard_alpha:g}"
     if cfg.in_batch_negatives > 0:
         weights += f", in-batch hardest negatives × {cfg.in_batch_negatives:g}"
+    if cfg.teacher and cfg.distill_weight > 0:
+        weights += f", distilled from `{cfg.teacher}` ({cfg.distill_on} × {cfg.distill_weight:g})"
+    if cfg.encoder_backend != "torch":
+        weights += f"; corpus embedded through {cfg.encoder_backend} in {cfg.encoder_precision}"
     return f"""# {name}
 
 ImpScore heads (pragmatic/semantic projections, l = {cfg.dim}, transform {cfg.transform}, implicitness
