@@ -53,8 +53,10 @@ def main() -> int:
         if args.no_paper_test:
             paper = config.get("evaluation", {}).get("paper_test") or {**config["metrics"]["test"]}
         else:
+            # embedded as users' scores are (OpenVINO at the model's precision; torch for the other backends)
+            how = {"backend": "openvino", "precision": model.precision} if model.backend == "openvino" else {}
             paper, _ = evaluate_heads(model.heads, embed_corpus(paper_test, model.encoder_name, embeddings_dir(),
-                                                                show_progress=False)["test"])
+                                                                show_progress=False, **how)["test"])
         run = {**RunRecord.now(model.signature()).to_dict(), "model": name}
         evaluation = {"human": {k: (v["value"] if isinstance(v, dict) else v) for k, v in human["summary"].items()},
                       "human_intervals": {k: v for k, v in human["summary"].items() if isinstance(v, dict)},

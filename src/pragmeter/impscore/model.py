@@ -36,6 +36,8 @@ REMOVED_MODELS = {
     "impscore-minilm-everyday": "impscore-minilm-general (it trains on the same human-written figurative sources)",
     "impscore-mpnet-everyday": "impscore-minilm-general (it trains on the same human-written figurative sources)",
     "impscore-mpnet-conversation": "impscore-minilm-conversation (the same permissively licensed data on MiniLM)",
+    "impscore-mpnet": "impscore-mpnet-general (all-mpnet-base-v2 trained on the default's whole corpus, not a "
+                      "3,000-pair subset)",
 }
 # Names the model used when none is given (ImpScore.load(), every command's --impscore), e.g. the fast MiniLM one
 DEFAULT_MODEL_ENV = "PRAGMETER_IMPSCORE"
