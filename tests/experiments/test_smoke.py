@@ -88,11 +88,15 @@ def test_the_recorded_selection_variants_name_known_sources_and_settings():
     from pragmeter.impscore.corpus.build import resolve_sources
     from pragmeter.impscore.training import TrainConfig
 
-    path = Path(__file__).resolve().parents[2] / "experiments" / "impscore_human_selection_variants.json"
-    variants = json.loads(path.read_text(encoding="utf-8"))
+    from pragmeter.impscore.model import resolve_model_dir
+
     known = {f.name for f in fields(TrainConfig)} | {"name", "sources"}
-    assert len({v["name"] for v in variants}) == len(variants)
-    for variant in variants:
-        assert resolve_sources(variant["sources"].split(",")), variant["name"]
-        assert set(variant) <= known, variant["name"]
-    assert any(v["name"] == "phgo-a16" for v in variants)  # the shipped default's recipe
+    for file in ("impscore_human_selection_variants.json", "impscore_distillation_variants.json"):
+        variants = json.loads((Path(__file__).resolve().parents[2] / "experiments" / file).read_text(encoding="utf-8"))
+        assert len({v["name"] for v in variants}) == len(variants)
+        for variant in variants:
+            assert resolve_sources(variant["sources"].split(",")), variant["name"]
+            assert set(variant) <= known, variant["name"]
+            if variant.get("teacher"):  # a teacher the checkout has (the shipped mpnet model is the run's teacher)
+                assert (resolve_model_dir(variant["teacher"]) / "heads.safetensors").is_file()
+        assert any(v["name"] == "phgo-a16" for v in variants)  # the shipped default's recipe
