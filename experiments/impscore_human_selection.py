@@ -43,7 +43,8 @@ def figure(value) -> float:
     return round(float(value["value"] if isinstance(value, dict) else value), 4)
 
 
-def run_variant(corpus: pd.DataFrame, variant: dict, seed: int, encoder: str, human: HumanSuite, llm, limit: int) -> dict:
+def run_variant(corpus: pd.DataFrame, variant: dict, seed: int, encoder: str, human: HumanSuite, llm,
+                limit: int) -> dict:
     sources = expand(variant.get("sources", "paper"))
     part = corpus[corpus["source"].isin(sources)]
     if limit:

@@ -165,7 +165,8 @@ def run_train(args: argparse.Namespace) -> int:
     if bool(args.teacher) != (args.distill_weight > 0):
         raise PragmeterError("--teacher and --distill-weight go together (a teacher, and its weight above 0)")
     if args.encoder_backend == "torch" and args.encoder_precision != "fp32":
-        raise PragmeterError("--precision bf16 needs --backend openvino (the torch corpus embedding runs fp32 on a CPU)")
+        raise PragmeterError("--precision bf16 needs --backend openvino "
+                             "(the torch corpus embedding runs fp32 on a CPU)")
     config = TrainConfig(**values)
     result = train(config, args.output, args.corpus, name=args.name, data_root=args.data_root, cache_root=args.cache,
                    overwrite=args.overwrite, on_corpus_report=lambda table: print(table, file=sys.stderr))

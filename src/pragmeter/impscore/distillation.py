@@ -11,7 +11,7 @@ teacher grades them, not only which side of a margin they fall. Matching scores 
 student free to choose its own coordinates (its projections start from a different, smaller embedding).
 
 ``on="differences"`` matches only the three quantities the margins compare — I(s1) − I(s2), I(s1) − I(s3) and
-ΔP⁻ − ΔP⁺ — so the student may keep its own offset and scale of I and ΔP and spends its capacity on the orderings.
+ΔP⁻ − ΔP⁺ — so the student may keep its own offset of I and ΔP and spends its capacity on the orderings.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ class TeacherTargets:
         return len(self.outputs.implicit)
 
     def rows(self, index: torch.Tensor) -> TripletOutputs:
-        return TripletOutputs(*(getattr(self.outputs, f)[index] for f in FIELDS))
+        """The targets of rows ``index``, on the index's device (the targets stay in CPU memory)."""
+        return TripletOutputs(*(getattr(self.outputs, f)[index.cpu()].to(index.device) for f in FIELDS))
 
 
 DISTILL_ON = ("scores", "differences")

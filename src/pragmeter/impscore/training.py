@@ -114,7 +114,8 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
 
     if backend not in ("torch", "openvino"):
         raise ValueError(f"the corpus is embedded with backend torch or openvino, not {backend!r}")
-    variant = f"openvino-{precision}" if backend == "openvino" else f"torch-{'fp32' if device in (None, 'cpu') else device}"
+    torch_variant = f"torch-{'fp32' if device in (None, 'cpu') else device}"
+    variant = f"openvino-{precision}" if backend == "openvino" else torch_variant
     # keyed by the encoder's content, as scoring's cache: a replaced encoder folder never trains on stale vectors
     cache = EmbeddingCache(cache_root, f"{encoder_key(encoder)}-{variant}")
     hard_texts = corpus["hard_negative"].fillna("") if "hard_negative" in corpus.columns else None
@@ -245,7 +246,8 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
     val_data = TripletEmbeddings(*(t.to(config.device) for t in (val.e1, val.e2, val.e3)), val.sources, val.pragmatic)
     distilling = targets is not None and config.distill_weight > 0
     if distilling and len(targets["train"]) != len(train):
-        raise ValueError(f"the teacher's targets cover {len(targets['train'])} training triplets, the corpus {len(train)}")
+        raise ValueError(f"the teacher's targets cover {len(targets['train'])} training triplets, "
+                         f"the corpus {len(train)}")
 
     best_accuracy, best_state, best_epoch, history = -1.0, None, 0, []
     started = time.perf_counter()
@@ -263,7 +265,7 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
             loss = loss_fn(*parts[:4], weights=batch_weights, in_batch=config.in_batch_negatives, **hard_terms)
             if distilling:
                 student = triplet_outputs(heads, *parts[:3])
-                loss = loss + config.distill_weight * distillation_loss(student, targets["train"].rows(batch.cpu()),
+                loss = loss + config.distill_weight * distillation_loss(student, targets["train"].rows(batch),
                                                                         batch_weights, config.distill_on)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
