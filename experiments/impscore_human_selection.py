@@ -30,7 +30,7 @@ from pragmeter.datasets.pairs.registry import PRESETS
 from pragmeter.encoders import embeddings_dir
 from pragmeter.encoders.embedding_cache import attach_embedding_cache
 from pragmeter.impscore.corpus.build import resolve_sources
-from pragmeter.impscore.distillation import teacher_targets
+from pragmeter.impscore.distillation import distillation_targets
 from pragmeter.impscore.evaluators import HumanSuite, llm_written_suite
 from pragmeter.impscore.model import ImpScore
 from pragmeter.impscore.training import TrainConfig, embed_corpus, evaluate_heads, train_heads
@@ -53,7 +53,7 @@ def run_variant(corpus: pd.DataFrame, variant: dict, seed: int, encoder: str, hu
     config = TrainConfig(**{"encoder": encoder, **{k: v for k, v in variant.items() if k in known}, "seed": seed})
     encoder, how = config.encoder, {"backend": config.encoder_backend, "precision": config.encoder_precision}
     splits = embed_corpus(part, encoder, embeddings_dir(), show_progress=False, **how)
-    targets = teacher_targets(config.teacher, part, embeddings_dir(), show_progress=False) if config.teacher else None
+    targets = distillation_targets(config, part, embeddings_dir(), show_progress=False)
     started = time.perf_counter()
     result = train_heads(splits, config, show_progress=False, targets=targets)
     paper = {}  # accuracy on the paper's sources: validation (for choosing) and test (reported)

@@ -69,19 +69,23 @@ def teacher_targets(teacher: str | Path, corpus: pd.DataFrame, cache_root: Path,
     """The teacher model's (a shipped name or a folder) outputs on every split of ``corpus``. Its corpus
     embeddings come from the backend and precision it was trained with (its config's training entry), so a
     teacher trained on cached embeddings costs no new encoding."""
-    from pragmeter.impscore.model import read_heads, read_model_config, resolve_model_dir
-    from pragmeter.impscore.numpy_heads import NumpyHeads
+    from pragmeter.impscore.model import ImpScore
     from pragmeter.impscore.training import embed_corpus
 
-    folder = resolve_model_dir(teacher)
-    config = read_model_config(folder)
-    heads = NumpyHeads(config["heads"], read_heads(folder, config)).to_torch("cpu").eval()
-    training = config.get("training", {})
-    splits = embed_corpus(corpus, config["encoder"], cache_root, show_progress=show_progress,
+    model = ImpScore.load(teacher, backend="torch", device="cpu")  # its heads; the corpus is embedded below
+    training = model.config.get("training", {})
+    splits = embed_corpus(corpus, model.encoder_name, cache_root, show_progress=show_progress,
                           backend=training.get("encoder_backend", "torch"),
                           precision=training.get("encoder_precision", "fp32"))
-    targets = {}
     with torch.no_grad():  # plain tensors: the student's loss subtracts them under autograd
-        for name, data in splits.items():
-            targets[name] = TeacherTargets(triplet_outputs(heads, data.e1, data.e2, data.e3))
-    return targets
+        return {name: TeacherTargets(triplet_outputs(model.heads, data.e1, data.e2, data.e3))
+                for name, data in splits.items()}
+
+
+def distillation_targets(config, corpus: pd.DataFrame, cache_root: Path,
+                         show_progress: bool = True) -> dict[str, TeacherTargets] | None:
+    """The targets a TrainConfig asks for: its teacher's outputs on ``corpus``, or None when it does not distil
+    (no teacher, or weight 0)."""
+    if not config.teacher or config.distill_weight <= 0:
+        return None
+    return teacher_targets(config.teacher, corpus, cache_root, show_progress=show_progress)

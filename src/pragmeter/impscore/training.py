@@ -409,6 +409,7 @@ def train(config: TrainConfig, output: str | Path | None = None, corpus: pd.Data
     from pragmeter.encoders import embeddings_dir
     from pragmeter.errors import PragmeterError
     from pragmeter.impscore.corpus.build import build_corpus, corpus_fingerprint, format_report, load_corpus
+    from pragmeter.impscore.distillation import distillation_targets
 
     if output is not None and (Path(output) / "config.json").exists() and not overwrite:
         raise PragmeterError(f"{output} already holds a model; pass --overwrite to replace it")
@@ -434,11 +435,7 @@ def train(config: TrainConfig, output: str | Path | None = None, corpus: pd.Data
     splits = embed_corpus(corpus, config.encoder, cache_root, config.encode_batch_size, None,
                           show_progress=show_progress, backend=config.encoder_backend,
                           precision=config.encoder_precision)
-    targets = None
-    if config.teacher and config.distill_weight > 0:
-        from pragmeter.impscore.distillation import teacher_targets
-
-        targets = teacher_targets(config.teacher, corpus, cache_root, show_progress=show_progress)
+    targets = distillation_targets(config, corpus, cache_root, show_progress=show_progress)
     result = train_heads(splits, config, show_progress=show_progress, targets=targets)
     if output is not None:
         result.folder = save_trained(result, output, name or Path(output).name, info)
