@@ -193,3 +193,10 @@ def test_distilling_differences_ignores_the_students_offset_and_scores_do_not():
     assert float(distillation_loss(shifted, teacher, on="scores")) == pytest.approx(5 * 0.09, rel=1e-4)
     with pytest.raises(ValueError, match="scores, differences"):
         distillation_loss(shifted, teacher, on="features")
+
+
+def test_a_missing_teacher_is_refused_before_any_embedding(small_corpus, tmp_path):
+    # an empty cache folder stays empty: the teacher is checked before the corpus is embedded
+    with pytest.raises(PragmeterError, match="no ImpScore model at 'no-such-teacher'"):
+        train(config(teacher="no-such-teacher", distill_weight=1.0), None, small_corpus, cache_root=tmp_path / "cache")
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())

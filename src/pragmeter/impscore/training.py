@@ -431,6 +431,10 @@ def train(config: TrainConfig, output: str | Path | None = None, corpus: pd.Data
         check_source_weights(config.source_weights, corpus["source"].unique(), "the corpus")
     except ValueError as error:
         raise PragmeterError(f"--source-weight: {error}") from None
+    if config.teacher:  # a missing teacher fails now, not after the long embedding step
+        from pragmeter.impscore.model import resolve_model_dir
+
+        resolve_model_dir(config.teacher)
     cache_root = Path(cache_root) if cache_root else embeddings_dir()
     splits = embed_corpus(corpus, config.encoder, cache_root, config.encode_batch_size, None,
                           show_progress=show_progress, backend=config.encoder_backend,
