@@ -11,6 +11,7 @@ Only a quiet machine gives a valid ratio: load from other jobs slows the officia
 
     python benchmarks/bench_speed.py --encoder all-MiniLM-L6-v2 --encoder all-mpnet-base-v2 --out results.json
     python benchmarks/bench_speed.py --backend onnx --precision fp32      # ONNX Runtime, for comparison
+    python benchmarks/bench_speed.py --device cuda --n 20000              # on a GPU: official fp32 vs torch bf16
 
 Each row also says how much the length-sorted batches pad (padded tokens / real tokens; 1.00 = none).
 
@@ -51,8 +52,9 @@ def sample_texts(n: int, seed: int, root: str | None) -> list[str]:
     return posts.sample(n, random_state=seed).tolist()
 
 
-def heads_for(encoder: str, backend: str, seed: int, precision: str = "fp32"):
-    """ImpScore with the shipped model's heads when it uses ``encoder``, else seeded random heads."""
+def heads_for(encoder: str, backend: str, seed: int, precision: str | None = "fp32", device: str | None = None):
+    """ImpScore with the shipped model's heads when it uses ``encoder``, else seeded random heads (on ``device``;
+    precision None: the device's own, bf16 on a GPU)."""
     import torch
 
     from pragmeter.encoders import canonical_name
@@ -62,12 +64,13 @@ def heads_for(encoder: str, backend: str, seed: int, precision: str = "fp32"):
     for name in shipped_models():
         config = json.loads((resolve_model_dir(name) / "config.json").read_text())
         if canonical_name(config["encoder"]) == canonical_name(encoder):
-            return ImpScore.load(name, backend=backend, precision=precision), name
+            return ImpScore.load(name, backend=backend, precision=precision or "auto", device=device), name
     from pragmeter.encoders import load_encoder
 
     torch.manual_seed(seed)
     dim = load_encoder(encoder).get_embedding_dimension()
-    model = ImpScore(ImpScoreHeads(HeadsConfig(dim)), encoder, backend=backend, precision=precision)
+    model = ImpScore(ImpScoreHeads(HeadsConfig(dim)).to(device or "cpu"), encoder, backend=backend,
+                     precision=precision, device=device)
     return model, f"random heads (seed {seed})"
 
 
@@ -88,9 +91,11 @@ def padding_overhead(encoder, texts: list[str]) -> float | None:
     return round(sum(len(b) * max(lengths[i] for i in b) for b in batches) / sum(lengths), 3)
 
 
-def measure(encoder: str, texts: list[str], repeats: int, backend: str, precision: str, seed: int) -> dict:
-    official_model, heads = heads_for(encoder, "torch", seed)
-    ours = heads_for(encoder, backend, seed, precision)[0]
+def measure(encoder: str, texts: list[str], repeats: int, backend: str, precision: str, seed: int,
+            device: str | None = None) -> dict:
+    # the official way on a GPU is still fp32 (sentence-transformers' default); ours takes the device's precision
+    official_model, heads = heads_for(encoder, "torch", seed, device=device)
+    ours = heads_for(encoder, backend, seed, None if device and precision == "auto" else precision, device)[0]
     st = official_model.encoder
 
     def official() -> np.ndarray:
@@ -98,6 +103,12 @@ def measure(encoder: str, texts: list[str], repeats: int, backend: str, precisio
 
     def pragmeter() -> np.ndarray:
         return ours.score(texts)
+
+    def synchronise() -> None:  # a GPU's work is queued: time it to the end
+        if device and device.startswith("cuda"):
+            import torch
+
+            torch.cuda.synchronize()
 
     # Warm-up (and the one-time ONNX export) outside the timed rounds.
     official_model.score_embeddings(st.encode(texts[:64], batch_size=32))
@@ -112,6 +123,7 @@ def measure(encoder: str, texts: list[str], repeats: int, backend: str, precisio
         for name, run in order if round_ % 2 == 0 else order[::-1]:
             start, cpu_start = time.perf_counter(), time.process_time()
             scores[name] = run()
+            synchronise()
             times[name].append(time.perf_counter() - start)
             cpu[name].append(time.process_time() - cpu_start)
             print(f"{encoder} round {round_ + 1}/{repeats} {name}: {len(texts) / times[name][-1]:.1f} sentences/s",
@@ -152,6 +164,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-root", default=None)
     parser.add_argument("--out", help="also write the results as JSON here")
+    parser.add_argument("--device", default=None,
+                        help="torch device for both methods (e.g. cuda; default: the CPU, where the backend applies)")
     parser.add_argument("--threads", type=int, default=None,
                         help="threads for both methods (torch and ONNX Runtime; default: each library's own)")
     args = parser.parse_args()
@@ -170,13 +184,14 @@ def main() -> int:
     from pragmeter.provenance import code_commit
 
     texts = sample_texts(args.n, args.seed, args.data_root)
-    backend = resolve_backend(args.backend)
-    resolve_precision(args.precision, backend)  # refused here, in one line, before any work
+    backend = resolve_backend(args.backend, args.device)
+    resolve_precision(args.precision, backend, args.device)  # refused here, in one line, before any work
     flags = cpu_flags()
     load = os.getloadavg()[0]
     shown = " ".join(f"{flag}={'yes' if flag in flags else 'no'}" for flag in ("avx2", "avx512_vnni", "avx512_bf16",
                                                                              "amx_bf16"))
-    print(f"CPU flags: {shown}; "
+    gpu = f"; GPU {torch.cuda.get_device_name(args.device)}" if args.device and args.device.startswith("cuda") else ""
+    print(f"CPU flags: {shown}{gpu}; "
           f"pragmeter backend {backend}, precision {args.precision} (per encoder in the table; official: torch fp32); "
           f"load average {load:.2f}",
           file=sys.stderr)
@@ -184,7 +199,7 @@ def main() -> int:
         print(f"WARNING: load average {load:.2f} > 0.5: the machine is busy; the figures below are not valid speed "
               "figures (compare only side by side within this run)", file=sys.stderr)
     with MachineWatch() as watch:
-        results = [measure(e, texts, args.repeats, backend, args.precision, args.seed)
+        results = [measure(e, texts, args.repeats, backend, args.precision, args.seed, args.device)
                    for e in args.encoder or ["all-MiniLM-L6-v2", "all-mpnet-base-v2"]]
     versions = {}
     for package in ("torch", "sentence-transformers", "openvino", "onnxruntime"):
@@ -193,7 +208,8 @@ def main() -> int:
         except importlib.metadata.PackageNotFoundError:
             versions[package] = None
     report = {"pragmeter": pragmeter.__version__, "commit": code_commit(), "versions": versions,
-              "threads": torch.get_num_threads(),
+              "threads": torch.get_num_threads(), "device": args.device or "cpu",
+              "gpu": torch.cuda.get_device_name(args.device) if gpu else None,
               "machine": platform.platform(), "date": time.strftime("%Y-%m-%d"), "machine_state": watch.record,
               "results": results}
     print(watch.summary())

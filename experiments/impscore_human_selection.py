@@ -79,13 +79,14 @@ COLUMNS = [("paper_test_implicitness", "paper imp."), ("paper_test_pragmatics", 
 
 
 def summary_table(rows: list[dict]) -> str:
-    """Mean ± SD over seeds per variant, one markdown row each (variants in first-seen order)."""
+    """Mean ± SD over seeds per variant, one markdown row each (variants in first-seen order; "–" where a run has no
+    such figure, e.g. a corpus without that source's held-out pairs)."""
     import numpy as np
 
     def value(row: dict, key: str) -> float:
         for part in key.split("."):
-            row = row[part]
-        return float(row)
+            row = row.get(part, {})
+        return float(row) if isinstance(row, (int, float)) else float("nan")
 
     lines = ["| variant | seeds | " + " | ".join(label for _, label in COLUMNS) + " |",
              "|---|---|" + "---|" * len(COLUMNS)]
@@ -95,7 +96,7 @@ def summary_table(rows: list[dict]) -> str:
         for key, _ in COLUMNS:
             values = [value(r, key) for r in mine]
             sd = f" ± {np.std(values, ddof=1):.3f}" if len(values) > 1 else ""
-            cells.append(f"{np.mean(values):.3f}{sd}")
+            cells.append("–" if np.isnan(values).any() else f"{np.mean(values):.3f}{sd}")
         lines.append(f"| {variant} | {len(mine)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

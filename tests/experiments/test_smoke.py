@@ -31,7 +31,7 @@ def classifier_runs(tmp_path_factory, data_root) -> Path:
 
 def test_every_experiment_has_a_smoke_test():
     tested = {"classifier_table.py", "ishate_method_table.py", "inli_split_overlap.py", "impscore_ablation.py",
-              "impscore_human_selection.py"}
+              "impscore_human_selection.py", "impscore_encoder_finetune.py"}
     assert set(SCRIPTS) == tested
 
 
@@ -68,6 +68,25 @@ def test_impscore_human_selection(tmp_path, data_root, run_script):
     assert [(r["variant"], r["seed"]) for r in rows] == [("tiny", 0)] and "decision" in rows[0]["human"]
     run_script("impscore_human_selection.py", *args)  # finished (variant, seed) pairs are not run again
     assert len((tmp_path / "selection.jsonl").read_text().splitlines()) == 1
+
+
+def test_impscore_encoder_finetune(tmp_path, data_root, run_script):
+    from pragmeter.impscore.corpus import build_corpus
+    from pragmeter.impscore.evaluators import HUMAN_PAIR_SOURCES
+
+    corpus, _ = build_corpus(sources=["written_graded_everyday", *HUMAN_PAIR_SOURCES], seed=0, root=data_root, cap=30)
+    corpus.to_parquet(tmp_path / "corpus.parquet")
+    common = ["--corpus", tmp_path / "corpus.parquet", "--bundle", tmp_path / "bundle"]
+    run_script("impscore_encoder_finetune.py", "prepare", *common, "--limit", "3", "--politeness-sample", "20")
+    out = ["--bundle", tmp_path / "bundle", "--output", tmp_path / "out", "--device", "cpu", "--seeds", "0"]
+    run_script("impscore_encoder_finetune.py", "train", *out, "--variants", "frozen,top2", "--epochs", "1",
+               "--batch-size", "16", "--no-bf16")
+    rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert [(r["variant"], r["seed"]) for r in rows] == [("frozen", 0), ("top2", 0)]
+    assert rows[1]["best_epoch"] == 1 and 0 <= rows[1]["paper_test_implicitness"] <= 1
+    table = run_script("impscore_encoder_finetune.py", "evaluate", *common, "--results", tmp_path / "out")
+    frozen, top2 = (next(line for line in table.splitlines() if line.startswith(f"| {v} |")) for v in ("frozen", "top2"))
+    assert frozen != top2  # the fine-tuned encoder answers the suite differently from the frozen one
 
 
 def test_impscore_ablation(tmp_path, data_root, run_script):

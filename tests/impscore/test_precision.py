@@ -87,6 +87,17 @@ def test_int8_is_refused_in_one_line(capsys):
     assert "int8 is not offered" in capsys.readouterr().err
 
 
+def test_fp16_is_a_gpu_precision_refused_on_the_cpu_backends(capsys):
+    from pragmeter.cli import main
+
+    assert resolve_precision("fp16", "torch", "cuda") == "fp16"  # torch on a GPU: its float16 dtype
+    for backend in ("openvino", "onnx"):
+        with pytest.raises(PragmeterError, match="fp16 runs through torch on a GPU"):
+            resolve_precision("fp16", backend)
+    assert main(["score", "--precision", "fp16", "It is cold in here."]) == 2
+    assert "fp16 runs through torch on a GPU" in capsys.readouterr().err
+
+
 def test_fp32_and_bf16_never_share_cache_entries(private_cache, texts):
     if not cpu_has_bf16():
         pytest.skip("bf16 needs AVX-512 BF16 or AMX")

@@ -79,8 +79,8 @@ OPTIONS: dict[str, tuple[str, dict]] = {
     "precision": ("--precision", {
         "choices": PRECISIONS, "default": "auto",
         "help": "encoder precision (default auto: bf16 where the CPU has AVX-512 BF16 or AMX and the encoder's bf16 "
-                "scores are within bounds (MiniLM), else fp32; recorded in every signature; int8 is refused: outside "
-                "the bounds)"}),
+                "scores are within bounds (MiniLM), else fp32; fp16: torch on a GPU; recorded in every signature; int8 "
+                "is refused: outside the bounds)"}),
     "dtype": ("--dtype", {"choices": ["float32", "float16", "bfloat16"],
                           "help": "torch encoder precision (default: bfloat16 or float16 on a GPU, float32 on a CPU)"}),
     "impscore": ("--impscore", {"help": "ImpScore model: shipped name or model folder (default: the shipped default)"}),

@@ -18,7 +18,7 @@ from functools import cache
 from pragmeter.errors import PragmeterError
 
 BACKEND_CHOICES = ("auto", "openvino", "onnx", "onnx-int8", "torch")
-PRECISIONS = ("auto", "fp32", "bf16", "int8")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")  # fp16: torch on a GPU only
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 BF16_WITHIN_BOUNDS = {"all-MiniLM-L6-v2"}  # canonical encoder names that ``auto`` runs in bf16 (see above)
 # Short names (the --precision values) <-> the long names of the torch dtypes, used in signatures since before
@@ -96,6 +96,9 @@ def resolve_precision(precision: str | None, backend: str, device: str | None = 
         return "int8"
     if precision == "int8":
         raise PragmeterError(INT8_REFUSED)
+    if precision == "fp16" and backend != "torch":
+        raise PragmeterError("--precision fp16 runs through torch on a GPU (--device cuda); on a CPU use auto, fp32 "
+                             "or bf16")
     if backend == "torch":
         return None if precision == "auto" else precision
     if backend == "onnx":

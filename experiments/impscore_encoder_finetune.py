@@ -1,0 +1,455 @@
+"""Does fine-tuning the encoder make ImpScore agree better with people? The default's recipe (frozen
+all-MiniLM-L6-v2, heads trained on cached embeddings) against the same heads trained on together with the encoder's
+top layers (all of them, or the last few), with or without the mpnet teacher's scores (impscore.distillation).
+
+A forward and backward pass through the encoder for every training sentence is a GPU job, so the experiment runs in
+three steps, each a verb of this script:
+
+    # here: the corpus, the suite's sentences, the teacher's targets and the encoder (fp16 copy) into one folder
+    python experiments/impscore_encoder_finetune.py prepare --corpus corpus_all.parquet --bundle ft-bundle \\
+        --teacher impscore-mpnet-general --pairs-split val
+    # on a GPU machine: train every variant and seed, score the suite's sentences, write scores and metrics
+    python experiments/impscore_encoder_finetune.py train --bundle ft-bundle --output ft-out --device cuda
+    # here: the human-written suite and the LLM-written sets from those scores (the suite's own evaluators)
+    python experiments/impscore_encoder_finetune.py evaluate --corpus corpus_all.parquet --bundle ft-bundle \\
+        --results ft-out --pairs-split val
+
+``prepare`` records which sentences (and which sentence pairs) the suite's evaluators ask a model about by running
+them once on a recording scorer, so ``train`` needs neither the data root nor pragmeter's evaluators; ``evaluate``
+runs the same evaluators on a scorer that answers from the returned tables. The control (frozen encoder) is trained
+in the same run, on the same encoder copy, so the comparison is side by side.
+Result: docs/results.md, "Fine-tuning the encoder".
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import shutil
+import sys
+import time
+from dataclasses import asdict, fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+RECIPE = {"sources": "general", "alpha": 16, "source_weights": {"written_graded_everyday": 4}}
+# Variants trained on top of the control's heads: encoder layers unfrozen (from the top), their learning rate, and
+# the teacher's weight (0: margins only; the teacher's form is "differences", what the margins compare).
+VARIANTS = [
+    {"name": "frozen"},
+    {"name": "top2", "layers": 2},
+    {"name": "top2-teacher", "layers": 2, "distill_weight": 1.0},
+    {"name": "all6", "layers": 6, "encoder_lr": 5e-5},
+]
+FIELDS = ("implicit", "positive", "negative", "distance_positive", "distance_negative")
+
+
+# ------------------------------------------------------------------------------------------------ prepare (CPU)
+class RecordingScorer:
+    """Answers every question with zeros and remembers what was asked: the sentences scored and the pairs whose
+    pragmatic distance was asked for."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, None] = {}
+        self.pairs: dict[tuple[str, str], None] = {}
+
+    def score(self, texts) -> np.ndarray:
+        self.texts.update(dict.fromkeys(texts))
+        return np.zeros(len(texts))
+
+    def pragmatic_distance(self, a, b) -> np.ndarray:
+        self.pairs.update(dict.fromkeys(zip(a, b)))
+        return np.zeros(len(a))
+
+    def signature(self) -> str:
+        return "recording"
+
+
+def suites(corpus: pd.DataFrame, pairs_split: str, politeness_sample: int):
+    from pragmeter.impscore.evaluators import HumanSuite, llm_written_suite
+
+    return (HumanSuite(politeness_sample=politeness_sample, corpus=corpus, split=pairs_split),
+            llm_written_suite(corpus=corpus))
+
+
+def prepare(args: argparse.Namespace) -> int:
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from pragmeter.encoders import embeddings_dir, require_encoder
+    from pragmeter.impscore.corpus.build import corpus_fingerprint, resolve_sources
+
+    corpus = pd.read_parquet(args.corpus)
+    part = corpus[corpus["source"].isin(resolve_sources(RECIPE["sources"].split(",")))].reset_index(drop=True)
+    if args.limit:
+        part = part.groupby(["split", "source"], group_keys=False).head(args.limit).reset_index(drop=True)
+    recorder = RecordingScorer()
+    for suite in suites(corpus, args.pairs_split, args.politeness_sample):
+        suite(recorder)
+    texts = pd.unique(pd.concat([part["implicit"], part["explicit"], part["negative"],
+                                 pd.Series(list(recorder.texts)),
+                                 pd.Series([t for pair in recorder.pairs for t in pair])])).tolist()
+    row = {text: i for i, text in enumerate(texts)}
+    bundle = Path(args.bundle)
+    bundle.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({"text": texts}).to_parquet(bundle / "texts.parquet", compression="zstd")
+    triplets = part[["split", "source", "pragmatic"]].copy()
+    for column, side in (("i1", "implicit"), ("i2", "explicit"), ("i3", "negative")):
+        triplets[column] = part[side].map(row).astype("int32")
+    triplets.to_parquet(bundle / "triplets.parquet", compression="zstd")
+    np.savez_compressed(bundle / "questions.npz", texts=np.array([row[t] for t in recorder.texts], dtype=np.int32),
+                        pairs=np.array([[row[a], row[b]] for a, b in recorder.pairs], dtype=np.int32).reshape(-1, 2))
+    if args.teacher:
+        from pragmeter.impscore.distillation import teacher_targets
+
+        # the training split's rows in corpus order, as triplets.parquet lists them (only they are matched)
+        train = teacher_targets(args.teacher, part[part["split"] == "train"], embeddings_dir())["train"]
+        np.savez_compressed(bundle / "teacher.npz", **{f"train/{f}": getattr(train.outputs, f).numpy() for f in FIELDS})
+    encoder = Path(require_encoder(args.encoder))
+    target = bundle / "encoder"
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(encoder, target, ignore=shutil.ignore_patterns("model.safetensors", "README.md", "*.onnx",
+                                                                   "onnx", "openvino"))
+    # fp16 halves what travels to the GPU machine; `train` widens it back to fp32 before anything runs
+    save_file({k: v.to(torch.float16).contiguous() for k, v in load_file(str(encoder / "model.safetensors")).items()},
+              str(target / "model.fp16.safetensors"))
+    manifest = {"corpus_sha256": corpus_fingerprint(part), "sources": sorted(part["source"].unique()),
+                "encoder": args.encoder, "teacher": args.teacher, "pairs_split": args.pairs_split,
+                "politeness_sample": args.politeness_sample, "texts": len(texts),
+                "questions": {"texts": len(recorder.texts), "pairs": len(recorder.pairs)},
+                "triplets": triplets["split"].value_counts().to_dict(), "recipe": RECIPE}
+    (bundle / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(manifest), file=sys.stderr)
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------ train (GPU)
+def widen_encoder(folder: Path) -> Path:
+    """The encoder folder with fp32 weights (written once from the fp16 copy)."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    weights = folder / "model.safetensors"
+    if not weights.exists():
+        save_file({k: v.to(torch.float32).contiguous() for k, v in load_file(str(folder / "model.fp16.safetensors")).items()},
+                  str(weights))
+    return folder
+
+
+class Encoder:
+    """A sentence-transformers MiniLM run by hand (tokenize, transformer, mean pooling, normalise) so its top layers
+    can be trained; ``embed`` matches SentenceTransformer.encode."""
+
+    def __init__(self, folder: Path, device: str) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self.st = SentenceTransformer(str(folder), device=device).float()
+        self.bert = self.st[0].auto_model
+        self.device = device
+
+    def unfreeze(self, layers: int) -> list:
+        for p in self.bert.parameters():
+            p.requires_grad_(False)
+        trainable = [p for layer in self.bert.encoder.layer[len(self.bert.encoder.layer) - layers:]
+                     for p in layer.parameters()] if layers else []
+        for p in trainable:
+            p.requires_grad_(True)
+        return trainable
+
+    def forward(self, texts: list[str]):
+        import torch
+
+        batch = self.st.tokenizer(texts, padding=True, truncation=True, max_length=self.st.max_seq_length,
+                                  return_tensors="pt").to(self.device)
+        hidden = self.bert(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        return torch.nn.functional.normalize(pooled.float(), dim=-1)
+
+    def embed(self, texts: list[str], batch_size: int = 512):
+        """fp32 embeddings, no gradient, in length order (little padding), returned in the given order."""
+        import torch
+
+        order = np.argsort([len(t) for t in texts])
+        out = torch.empty(len(texts), self.bert.config.hidden_size, device=self.device)
+        self.bert.eval()
+        with torch.inference_mode():
+            for start in range(0, len(texts), batch_size):
+                rows = order[start:start + batch_size]
+                out[torch.as_tensor(rows, device=self.device)] = self.forward([texts[i] for i in rows])
+        return out
+
+
+def split_embeddings(triplets: pd.DataFrame, table, split: str, sources: list[str] | None = None):
+    import torch
+
+    from pragmeter.impscore.training import TripletEmbeddings
+
+    part = triplets[triplets["split"] == split]
+    if sources is not None:
+        part = part[part["source"].isin(sources)]
+    index = {c: torch.as_tensor(part[c].to_numpy(), dtype=torch.long, device=table.device) for c in ("i1", "i2", "i3")}
+    return TripletEmbeddings(table[index["i1"]], table[index["i2"]], table[index["i3"]], part["source"].tolist(),
+                             torch.as_tensor(part["pragmatic"].to_numpy(dtype=bool)))
+
+
+def answers(heads, table, questions) -> dict[str, np.ndarray]:
+    """The suite's questions answered from embeddings: scores of its sentences, distances of its pairs."""
+    import torch
+
+    heads.eval()
+    with torch.inference_mode():
+        scores, _, _ = heads(table[torch.as_tensor(questions["texts"], dtype=torch.long, device=table.device)])
+        pairs = torch.as_tensor(questions["pairs"], dtype=torch.long, device=table.device)
+        _, p_a, _ = heads(table[pairs[:, 0]])
+        _, p_b, _ = heads(table[pairs[:, 1]])
+        distances = heads.pragmatic_distance_from_features(p_a, p_b)
+    return {"scores": scores.float().cpu().numpy(), "distances": distances.float().cpu().numpy()}
+
+
+def paper_accuracy(heads, triplets: pd.DataFrame, table) -> dict[str, float]:
+    from pragmeter.datasets.pairs.registry import PRESETS
+    from pragmeter.impscore.training import evaluate_heads
+
+    out = {}
+    for split in ("val", "test"):
+        metrics, _ = evaluate_heads(heads, split_embeddings(triplets, table, split, PRESETS["paper"]))
+        out.update({f"paper_{split}_{kind}": round(metrics[f"{kind}_accuracy"], 4)
+                    for kind in ("implicitness", "pragmatics")})
+    return out
+
+
+def needed_rows(triplets: pd.DataFrame, questions: dict | None = None) -> np.ndarray:
+    """Rows of the texts table that ``triplets`` (and the suite's ``questions``) use."""
+    parts = [triplets["i1"], triplets["i2"], triplets["i3"]]
+    if questions is not None:
+        parts += [pd.Series(questions["texts"]), pd.Series(questions["pairs"].reshape(-1))]
+    return pd.unique(pd.concat(parts)).astype(np.int64)
+
+
+def embed_rows(encoder: Encoder, texts: list[str], rows: np.ndarray):
+    """A texts-table of embeddings holding only ``rows`` (zeros elsewhere)."""
+    import torch
+
+    table = torch.zeros(len(texts), encoder.bert.config.hidden_size, device=encoder.device)
+    table[torch.as_tensor(rows, device=encoder.device)] = encoder.embed([texts[i] for i in rows])
+    return table
+
+
+def finetune(encoder: Encoder, heads, triplets: pd.DataFrame, texts: list[str], questions: dict, config,
+             variant: dict, teacher: dict | None, args: argparse.Namespace) -> tuple[object, dict]:
+    """Train the top ``variant['layers']`` encoder layers with the heads (started from the control's) on the margin
+    objective (+ the teacher's differences); keep the epoch with the best validation implicitness accuracy."""
+    import torch
+
+    from pragmeter.impscore.distillation import distillation_loss
+    from pragmeter.impscore.losses import ImpScoreLoss, TripletOutputs, triplet_outputs
+    from pragmeter.impscore.training import evaluate_heads, train_weights
+
+    torch.manual_seed(config.seed)
+    generator = torch.Generator().manual_seed(config.seed)
+    layers = encoder.unfreeze(variant["layers"])
+    start_state = {k: v.detach().clone() for k, v in encoder.bert.state_dict().items()}
+    heads = copy.deepcopy(heads).to(encoder.device).train()
+    loss_fn = ImpScoreLoss(heads, config.gamma1, config.gamma2, config.alpha)
+    optimizer = torch.optim.AdamW([{"params": layers, "lr": variant.get("encoder_lr", args.encoder_lr)},
+                                   {"params": heads.parameters(), "lr": args.heads_lr}], weight_decay=0.01)
+    train = triplets[triplets["split"] == "train"].reset_index(drop=True)
+    weights = train_weights(train["source"].tolist(), config.source_weights).to(encoder.device)
+    pragmatic = torch.as_tensor(train["pragmatic"].to_numpy(dtype=bool), device=encoder.device)
+    columns = {c: torch.as_tensor(train[c].to_numpy(), dtype=torch.long) for c in ("i1", "i2", "i3")}
+    val_rows = needed_rows(triplets[triplets["split"] == "val"])
+    best = (-1.0, None, 0)
+    history = []
+    for epoch in range(1, args.epochs + 1):
+        encoder.bert.train()
+        heads.train()
+        order = torch.randperm(len(train), generator=generator)
+        total = 0.0
+        for start in range(0, len(train), args.batch_size):
+            batch = order[start:start + args.batch_size]
+            ids = torch.cat([columns[c][batch] for c in ("i1", "i2", "i3")])
+            unique, inverse = torch.unique(ids, return_inverse=True)
+            with torch.autocast("cuda" if encoder.device.startswith("cuda") else "cpu", dtype=torch.bfloat16,
+                                enabled=args.bf16):
+                embedded = encoder.forward([texts[i] for i in unique.tolist()])
+            e1, e2, e3 = embedded[inverse.to(encoder.device)].float().chunk(3)
+            device_batch = batch.to(encoder.device)
+            loss = loss_fn(e1, e2, e3, pragmatic[device_batch], weights=weights[device_batch])
+            if teacher is not None and variant.get("distill_weight", 0) > 0:
+                target = TripletOutputs(*(teacher[f][batch].to(encoder.device) for f in FIELDS))
+                loss = loss + variant["distill_weight"] * distillation_loss(
+                    triplet_outputs(heads, e1, e2, e3), target, weights[device_batch], "differences")
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(layers + list(heads.parameters()), 1.0)
+            optimizer.step()
+            total += loss.item() * len(batch)
+        table = embed_rows(encoder, texts, val_rows)
+        metrics, _ = evaluate_heads(heads, split_embeddings(triplets, table, "val"))
+        history.append({"epoch": epoch, "train_loss": round(total / len(train), 5),
+                        "val_implicitness": round(metrics["implicitness_accuracy"], 4),
+                        "val_pragmatics": round(metrics["pragmatics_accuracy"], 4)})
+        print(f"  {variant['name']} seed {config.seed} epoch {epoch}: {history[-1]}", file=sys.stderr, flush=True)
+        if metrics["implicitness_accuracy"] > best[0]:
+            best = (metrics["implicitness_accuracy"], (copy.deepcopy(encoder.bert.state_dict()),
+                                                       copy.deepcopy(heads.state_dict())), epoch)
+    encoder.bert.load_state_dict(best[1][0])
+    heads.load_state_dict(best[1][1])
+    heads.eval()
+    trained_table = embed_rows(encoder, texts, needed_rows(triplets, questions))
+    encoder.bert.load_state_dict(start_state)  # the next variant starts from the packaged encoder again
+    return (heads, trained_table), {"best_epoch": best[2], "history": history}
+
+
+def train(args: argparse.Namespace) -> int:
+    import torch
+
+    from pragmeter.impscore.training import TrainConfig, train_heads
+
+    bundle, output = Path(args.bundle), Path(args.output)
+    output.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    texts = pd.read_parquet(bundle / "texts.parquet")["text"].tolist()
+    triplets = pd.read_parquet(bundle / "triplets.parquet")
+    with np.load(bundle / "questions.npz") as q:
+        questions = {k: q[k] for k in q.files}
+    teacher_all = None
+    if (bundle / "teacher.npz").exists():
+        with np.load(bundle / "teacher.npz") as t:
+            teacher_all = {f: torch.from_numpy(t[f"train/{f}"]) for f in FIELDS}
+    encoder = Encoder(widen_encoder(bundle / "encoder"), args.device)
+    frozen = encoder.embed(texts)
+    print(f"embedded {len(texts):,} texts in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    results = output / "results.jsonl"
+    done = set()
+    if results.exists():
+        done = {(r["variant"], r["seed"]) for r in map(json.loads, results.read_text().splitlines()) if r}
+    answers_file = output / "answers.npz"
+    stored = dict(np.load(answers_file)) if answers_file.exists() else {}
+    names = [v["name"] for v in VARIANTS]
+    variants = [v for v in VARIANTS if not args.variants or v["name"] in args.variants.split(",")]
+    unknown = set(args.variants.split(",")) - set(names) if args.variants else set()
+    if unknown:
+        raise SystemExit(f"unknown variants: {', '.join(sorted(unknown))} (known: {', '.join(names)})")
+    known = {f.name for f in fields(TrainConfig)}
+    for seed in (int(s) for s in args.seeds.split(",")):
+        config = TrainConfig(**{k: v for k, v in RECIPE.items() if k in known}, seed=seed, device=args.device)
+        control = None
+        for variant in variants:
+            if (variant["name"], seed) in done:
+                continue
+            if time.perf_counter() - started > args.budget:
+                print(f"time budget of {args.budget} s spent: stopping before {variant['name']} seed {seed}",
+                      file=sys.stderr)
+                return 0
+            run_started = time.perf_counter()
+            if control is None:
+                # on the CPU, as train_heads expects (it moves the training split to config.device itself)
+                splits = {s: split_embeddings(triplets, frozen.cpu(), s) for s in ("train", "val")}
+                control = train_heads(splits, config, show_progress=False).heads.to(args.device)
+            if variant["name"] == "frozen":
+                heads, table, extra = control, frozen, {}
+            else:
+                (heads, table), extra = finetune(encoder, control, triplets, texts, questions, config, variant,
+                                                 teacher_all, args)
+            row = {"variant": variant["name"], "seed": seed, **paper_accuracy(heads, triplets, table), **extra,
+                   "seconds": round(time.perf_counter() - run_started, 1), "recipe": {**RECIPE, **variant},
+                   "settings": {k: getattr(args, k) for k in ("epochs", "batch_size", "encoder_lr", "heads_lr", "bf16")},
+                   "device": torch.cuda.get_device_name() if args.device.startswith("cuda") else "cpu"}
+            stored.update({f"{variant['name']}/{seed}/{k}": v for k, v in answers(heads, table, questions).items()})
+            np.savez(answers_file.with_suffix(".tmp.npz"), **stored)
+            answers_file.with_suffix(".tmp.npz").replace(answers_file)
+            with results.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(row) + "\n")
+            print(json.dumps({k: row[k] for k in ("variant", "seed", "paper_test_implicitness",
+                                                  "paper_test_pragmatics", "seconds")}), file=sys.stderr, flush=True)
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------ evaluate (CPU)
+class AnsweringScorer:
+    """Answers the suite's questions from a run's tables (``prepare`` recorded which they are)."""
+
+    def __init__(self, texts: list[str], questions: dict, scores: np.ndarray, distances: np.ndarray, name: str):
+        self.scores = {texts[i]: float(s) for i, s in zip(questions["texts"], scores)}
+        self.distances = {(texts[a], texts[b]): float(d) for (a, b), d in zip(questions["pairs"], distances)}
+        self.name = name
+
+    def score(self, texts) -> np.ndarray:
+        return np.array([self.scores[t] for t in texts])
+
+    def pragmatic_distance(self, a, b) -> np.ndarray:
+        return np.array([self.distances[pair] for pair in zip(a, b)])
+
+    def signature(self) -> str:
+        return self.name
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    from impscore_human_selection import figure, summary_table  # the sibling experiment's table, same columns
+
+    bundle, results = Path(args.bundle), Path(args.results)
+    texts = pd.read_parquet(bundle / "texts.parquet")["text"].tolist()
+    with np.load(bundle / "questions.npz") as q:
+        questions = {k: q[k] for k in q.files}
+    answers_ = dict(np.load(results / "answers.npz"))
+    corpus = pd.read_parquet(args.corpus)
+    human, llm = suites(corpus, args.pairs_split, json.loads((bundle / "manifest.json").read_text())["politeness_sample"])
+    rows = []
+    for row in map(json.loads, (results / "results.jsonl").read_text().splitlines()):
+        key = f"{row['variant']}/{row['seed']}"
+        scorer = AnsweringScorer(texts, questions, answers_[f"{key}/scores"], answers_[f"{key}/distances"], key)
+        row["human"] = {k: figure(v) for k, v in human(scorer)["summary"].items()}
+        row["llm_written"] = {k: figure(v) for k, v in llm(scorer)["summary"].items()}
+        rows.append(row)
+        print(json.dumps({"variant": row["variant"], "seed": row["seed"], "decision": row["human"]["decision"],
+                          "pairs": row["human"]["pairs_macro"], "dev_rank": row["llm_written"]["dev_ranking"]}),
+              file=sys.stderr)
+    if args.output:
+        Path(args.output).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    print(summary_table(rows))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    p = verbs.add_parser("prepare", help="corpus, suite questions, teacher targets and encoder into --bundle")
+    p.add_argument("--corpus", required=True, help="the suite's corpus (all sources, seed 0), parquet")
+    p.add_argument("--bundle", required=True)
+    p.add_argument("--encoder", default="all-MiniLM-L6-v2")
+    p.add_argument("--teacher", default=None, help="a shipped model or folder whose scores a variant matches")
+    p.add_argument("--pairs-split", choices=["test", "val"], default="val")
+    p.add_argument("--politeness-sample", type=int, default=2000)
+    p.add_argument("--limit", type=int, default=0, help="rows per split and source (smoke runs; 0 = all)")
+    p.set_defaults(func=prepare)
+    t = verbs.add_parser("train", help="train every variant and seed; write answers.npz and results.jsonl")
+    t.add_argument("--bundle", required=True)
+    t.add_argument("--output", required=True, help="folder; a rerun skips the (variant, seed) runs it holds")
+    t.add_argument("--device", default="cuda")
+    t.add_argument("--variants", default="", help="comma-separated variant names (default: all)")
+    t.add_argument("--seeds", default="0,1,2")
+    t.add_argument("--epochs", type=int, default=2)
+    t.add_argument("--batch-size", type=int, default=256, help="triplets per step")
+    t.add_argument("--encoder-lr", type=float, default=1e-4, help="unless the variant names its own")
+    t.add_argument("--heads-lr", type=float, default=1e-3)
+    t.add_argument("--no-bf16", dest="bf16", action="store_false", help="train in fp32 (default: bf16 autocast)")
+    t.add_argument("--budget", type=float, default=float("inf"), help="seconds after which no new run starts")
+    t.set_defaults(func=train)
+    e = verbs.add_parser("evaluate", help="the human-written suite and the LLM-written sets from a run's answers")
+    e.add_argument("--corpus", required=True)
+    e.add_argument("--bundle", required=True)
+    e.add_argument("--results", required=True, help="the folder `train` wrote")
+    e.add_argument("--pairs-split", choices=["test", "val"], default="val")
+    e.add_argument("--output", default=None, help="also write the rows with their suite figures (JSON lines)")
+    e.set_defaults(func=evaluate)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
