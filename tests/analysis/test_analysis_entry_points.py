@@ -47,7 +47,7 @@ def test_generation_check_refuses_bad_runs_and_an_existing_output_before_asking(
 
 
 def test_report_refuses_an_existing_index_then_writes_pages_into_the_default_folder(tmp_path, capsys):
-    from pragmeter.analysis.report import report
+    from pragmeter.analysis.report import make_report
     from pragmeter.analysis.stratify import stratify_input
 
     results = tmp_path / "results"
@@ -57,7 +57,7 @@ def test_report_refuses_an_existing_index_then_writes_pages_into_the_default_fol
     (results / "report").mkdir()
     (results / "report" / "index.html").write_text("old")
     with pytest.raises(PragmeterError, match="index.html exists"):
-        list(report(results, stratify=False))
-    pages = list(report(results, stratify=False, overwrite=True))
+        list(make_report(results, stratify=False))
+    pages = list(make_report(results, stratify=False, overwrite=True))
     assert len(pages) == 1 and pages[0].parent == results / "report" and pages[0].is_file()
     assert capsys.readouterr().err.endswith(f"index: {results / 'report' / 'index.html'}\n")

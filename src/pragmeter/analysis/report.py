@@ -368,9 +368,9 @@ def stratify_logged_samples(results_dir: Path, impscore: str | None = None, devi
     return done
 
 
-def report(results_dir: Path, output: str | Path | None = None, overwrite: bool = False, stratify: bool = True,
-           impscore: str | None = None, device: str | None = None, batch_size: int | None = None,
-           backend: str = "auto", precision: str = "auto") -> Iterator[Path]:
+def make_report(results_dir: Path, output: str | Path | None = None, overwrite: bool = False, stratify: bool = True,
+                impscore: str | None = None, device: str | None = None, batch_size: int | None = None,
+                backend: str = "auto", precision: str = "auto") -> Iterator[Path]:
     """``pragmeter analyze report``: the pages of ``results_dir`` written into ``output`` (default
     ``results_dir/report``; ``index.html`` there is refused unless ``overwrite``), its logged samples stratified first
     unless not ``stratify`` (:func:`stratify_logged_samples`, with that ImpScore model); yields each page's path and

@@ -162,9 +162,9 @@ def _add_report(actions) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from pragmeter.analysis.report import report
+    from pragmeter.analysis.report import make_report
 
-    for page in report(Path(args.input), args.output, args.overwrite, not args.no_stratify,
-                       args.impscore, args.device, args.batch_size, args.backend, args.precision):
+    for page in make_report(Path(args.input), args.output, args.overwrite, not args.no_stratify,
+                            args.impscore, args.device, args.batch_size, args.backend, args.precision):
         print(page)
     return 0
