@@ -62,10 +62,9 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_sources(args: argparse.Namespace) -> int:
-    from pragmeter.datasets.pairs.registry import PRESETS
+    from pragmeter.datasets.pairs.registry import preset_lines
 
-    for preset, names in PRESETS.items():
-        print(f"{preset}: {','.join(names)}")
+    print(*preset_lines(), sep="\n")
     return 0
 
 
