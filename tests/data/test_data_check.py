@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from pragmeter.cli import main
-from pragmeter.data.check import MISMATCH, MISSING, OK, check_data_root
+from pragmeter.data.check import MISMATCH, MISSING, OK, check_data_root, check_report
 from pragmeter.data.root import manifest
 from pragmeter.errors import DataError
 
@@ -55,3 +55,10 @@ def test_an_unknown_data_set_is_one_line_naming_the_known_ones(data_root, capsys
     assert "unknown data set(s) nosuchset; known: absa_implicit" in capsys.readouterr().err
     with pytest.raises(DataError, match="unknown data set"):
         check_data_root(data_root, ["nosuchset"])
+
+
+def test_the_report_has_a_line_per_file_a_summary_and_a_verdict(damaged_root, data_root):
+    lines, summary, ok = check_report(damaged_root, [SET])
+    assert lines[0] == f"{MISSING}\t{FILES[0]}\t{manifest()[FILES[0]]['url']}" and lines[2] == f"{OK}\t{FILES[2]}"
+    assert summary.endswith(f": 1 checksum mismatch, 1 missing, {len(FILES) - 2} ok") and not ok
+    assert check_report(data_root, [SET])[2]

@@ -9,6 +9,8 @@ given, is offset per run), so the model should sample (temperature > 0; the comm
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -179,3 +181,27 @@ def summary_lines(payload: dict) -> list[str]:
         lines.append(f"Kendall tau (requested vs scored order): {tau['mean']:+.3f} per group over {tau['n']} groups; "
                      f"levels: {payload['kendall_tau_levels']}")
     return lines
+
+
+def run_generation_check(backend: Callable[[], object], impscore: Callable[[], object], topics: str | Path | None,
+                         runs: int, output: Path, response_cache: bool = True, overwrite: bool = False,
+                         progress: bool = True) -> Iterator[str]:
+    """``pragmeter analyze generation-check``: :func:`generation_check` on the topics of the file ``topics`` (default:
+    the shipped ones), answers cached in ``output/cache/responses.jsonl`` unless not ``response_cache``. Checks
+    everything (``runs``, topics, ``backend()``, the output unless ``overwrite``, ``impscore()``) before asking;
+    yields the summary lines, then says the count of valid answers on stderr; no valid answer is an error."""
+    from pragmeter.io import check_output
+
+    if runs < 1:
+        raise PragmeterError("--runs must be at least 1")
+    topic_list = read_topics(topics) if topics else default_topics()
+    chat = backend()
+    check_output(output / "generation_check.json", overwrite)
+    model = impscore()  # fail before asking
+    cache = output / "cache" / "responses.jsonl" if response_cache else None
+    payload = generation_check(chat, model, topic_list, runs, output, cache, progress=progress)
+    yield from summary_lines(payload)
+    print(f"valid {payload['n_valid']} of {payload['n_requests']} answers -> {output / 'generation_check.json'}",
+          file=sys.stderr)
+    if payload["n_valid"] == 0:
+        raise PragmeterError("no answer had four sentences; see generations.jsonl")

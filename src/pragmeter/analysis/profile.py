@@ -9,12 +9,13 @@ only the small heads.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from pragmeter.errors import PragmeterError
 from pragmeter.metrics.intervals import mean_difference, paired_difference
 from pragmeter.metrics.summary import histogram, summary
 from pragmeter.datasets.collection import TextCollection
@@ -202,3 +203,21 @@ def profile_collections(collections: list[TextCollection], model, output: Path, 
     if len(profiles) > 1:
         write_overview(profiles, output)
         yield f"overview: {output / 'profiles_overview.png'}"
+
+
+def profile_source(source: str, output: Path, impscore: Callable[[], object], root: str | Path | None = None,
+                   column: str = "text", label_columns: list[str] | tuple = (), pair_column: str | None = None,
+                   compare: list[str] | tuple = (), max_per_label: int | None = None, n_pairs: int = DEFAULT_PAIRS,
+                   seed: int = 0, overwrite: bool = False) -> Iterator[str]:
+    """``pragmeter analyze profile``: the collections ``source`` names (``labelled_sets.load_collections``), each
+    profiled into ``output`` (:func:`profile_collections`). Every file it would replace is refused unless
+    ``overwrite`` before ``impscore()`` loads the model; yields what to report as each file is written."""
+    from pragmeter.datasets.labelled_sets import load_collections
+    from pragmeter.io import check_outputs
+
+    if n_pairs < 1:
+        raise PragmeterError("--pairs must be at least 1")
+    collections = load_collections(source, root, column, label_columns, pair_column, compare, max_per_label, seed)
+    check_outputs([output / f"profile_{c.name}.json" for c in collections]
+                  + ([output / "profiles_overview.json"] if len(collections) > 1 else []), overwrite)
+    yield from profile_collections(collections, impscore(), output, n_pairs, seed)

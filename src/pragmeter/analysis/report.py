@@ -20,6 +20,7 @@ import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from collections.abc import Iterator
 from pathlib import Path
 
 from pragmeter import __version__
@@ -365,3 +366,22 @@ def stratify_logged_samples(results_dir: Path, impscore: str | None = None, devi
             stratify.write_stratified(predictions, scores, results.parent, model.signature())
             done += 1
     return done
+
+
+def make_report(results_dir: Path, output: str | Path | None = None, overwrite: bool = False, stratify: bool = True,
+                impscore: str | None = None, device: str | None = None, batch_size: int | None = None,
+                backend: str = "auto", precision: str = "auto") -> Iterator[Path]:
+    """``pragmeter analyze report``: the pages of ``results_dir`` written into ``output`` (default
+    ``results_dir/report``; ``index.html`` there is refused unless ``overwrite``), its logged samples stratified first
+    unless not ``stratify`` (:func:`stratify_logged_samples`, with that ImpScore model); yields each page's path and
+    says the counts and the index on stderr."""
+    from pragmeter.io import check_output
+
+    output = Path(output) if output else results_dir / "report"
+    check_output(output / "index.html", overwrite)
+    if stratify and results_dir.is_dir():
+        count = stratify_logged_samples(results_dir, impscore, device, batch_size, backend, precision)
+        if count:
+            print(f"stratified {count} per-sample log(s)", file=sys.stderr)
+    yield from render(results_dir, output)
+    print(f"index: {output / 'index.html'}", file=sys.stderr)

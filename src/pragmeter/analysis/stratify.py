@@ -325,3 +325,24 @@ def load_predictions(input_path: str | Path, gold_value: str | None = None, text
     return [from_table(path, text_column, gold_column, prediction_column, correct_column, score_column,
                        gold_value)]
 
+
+
+def stratify_input(input_path: str | Path, output: str | Path | None, impscore: Callable[[], Any],
+                   name: str | None = None, overwrite: bool = False, gold_value: str | None = None,
+                   text_column: str = "text", gold_column: str = "gold", prediction_column: str = "prediction",
+                   correct_column: str | None = None, score_column: str | None = None) -> Iterator[str]:
+    """``pragmeter analyze stratify``: what ``input_path`` holds (:func:`load_predictions`; ``name`` renames a
+    single input), stratified into ``output`` (default: the results folder, or the input file's folder) by
+    :func:`stratify_all`. Files it would replace are refused unless ``overwrite``, before any scoring."""
+    from pragmeter.io import check_outputs
+
+    inputs = load_predictions(input_path, gold_value, text_column, gold_column, prediction_column, correct_column,
+                              score_column)
+    if name:
+        if len(inputs) > 1:
+            raise PragmeterError("--name needs a single input (this folder holds several sample logs)")
+        inputs[0].name = name
+    path = Path(input_path)
+    output = Path(output) if output else path if path.is_dir() else path.parent
+    check_outputs([output / f"stratified_{p.name}.json" for p in inputs], overwrite)
+    yield from stratify_all(inputs, output, impscore)

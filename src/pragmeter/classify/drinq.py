@@ -9,6 +9,7 @@ Accuracy against the human consensus and against ``implied_comment``, each with 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -104,3 +105,18 @@ def write_drinq_outputs(metrics: dict, rows: list[dict], model: str | os.PathLik
                                     "dataset_checksums": checksums, **metrics})
     if predictions:
         write_table(pd.DataFrame(rows), predictions, overwrite=overwrite)
+
+
+def drinq_nli(model: str | os.PathLike, root=None, path: str | os.PathLike | None = None, limit: int | None = None,
+              device: str | None = None, batch_size: int = 64, seed: int = 0, output: str | os.PathLike | None = None,
+              predictions: str | os.PathLike | None = None, overwrite: bool = False,
+              progress: bool = False) -> Iterator[str]:
+    """``pragmeter classifier drinq-nli``: ``output`` and ``predictions`` refused unless ``overwrite`` (before any
+    work), then :func:`evaluate_drinq`; yields its accuracies (:func:`accuracy_text`), then writes the files
+    (:func:`write_drinq_outputs`)."""
+    from pragmeter.io import check_outputs
+
+    check_outputs(filter(None, (output, predictions)), overwrite)
+    metrics, rows = evaluate_drinq(model, root, path, limit, device, batch_size, seed, progress=progress)
+    yield accuracy_text(metrics)
+    write_drinq_outputs(metrics, rows, model, path, limit, output, predictions, overwrite)

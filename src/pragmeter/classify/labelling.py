@@ -53,14 +53,16 @@ def label_table(model: str | os.PathLike, path: str | os.PathLike, output: str |
                 premise_column: str = "premise", hypothesis_column: str = "hypothesis", batch_size: int = 64,
                 device: str | None = None, overwrite: bool = False, progress: bool = True) -> pd.DataFrame:
     """``pragmeter classifier predict``: the table at ``path`` labelled by the classifier folder ``model``
-    (:func:`label_frame`) and written to ``output``; returns it. The output and the table are checked before the
-    model loads, so a bad file fails fast."""
+    (:func:`label_frame`) and written to ``output``, its rows reported on stderr; returns it. The output and the
+    table are checked before the model loads, so a bad file fails fast."""
     from pragmeter.classify.loading import load_classifier
-    from pragmeter.io import check_output, read_table, write_table
+    from pragmeter.io import check_output, read_table, report_rows, write_table
 
     check_output(output, overwrite)
     frame = read_table(path)
     out = label_frame(load_classifier(model, device), frame, path, column, premise_column, hypothesis_column,
                       batch_size, progress=progress)
     write_table(out, output, overwrite=overwrite)
+    report_rows(out[ERROR_COLUMN].tolist(), "labelled", output, ERROR_COLUMN,
+                lambda row, reason: f"{path}: data row {row + 1}: {reason}")
     return out

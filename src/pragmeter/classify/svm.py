@@ -36,6 +36,17 @@ _ARRAYS = ("support_vectors", "dual_coef", "intercept", "n_support")
 _KERNEL_ROWS = 1024  # texts per kernel block: bounds memory at rows x support vectors doubles
 
 
+
+def parse_c_values(text: str) -> list[float]:
+    """The C grid of ``--svm-c``: comma-separated positive numbers, e.g. ``1,4,16``."""
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        values = []
+    if not values or any(not v > 0 for v in values):
+        raise PragmeterError(f"--svm-c {text!r}: expected comma-separated positive numbers, e.g. 1,4,16")
+    return values
+
 class EmbeddingSVMClassifier:
     WEIGHTS_FILE = "svm.safetensors"
 

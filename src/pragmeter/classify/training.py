@@ -17,8 +17,10 @@ from __future__ import annotations
 import json
 import math
 import sys
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -60,6 +62,13 @@ class FineTuneConfig:
         for name in ("epochs", "batch_size", "grad_accumulation", "max_length", "eval_batch_size"):
             if getattr(self, name) < 1:
                 raise PragmeterError(f"{name.replace('_', '-')} must be at least 1")
+
+
+def config_from_options(options: Mapping[str, Any]) -> FineTuneConfig:
+    """The FineTuneConfig that command options ask for: keys named as its fields (others ignored), and
+    ``no_length_grouping`` for plain shuffled batches."""
+    values = {f.name: options[f.name] for f in fields(FineTuneConfig) if f.name in options}
+    return FineTuneConfig(**values, group_by_length=not options.get("no_length_grouping", False))
 
 
 @dataclass

@@ -65,11 +65,6 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _command_of(argv: list[str]) -> str | None:
-    """The module of the command named by the first argument, when there is one."""
-    return COMMANDS.get(argv[0]) if argv else None
-
-
 def _output_lock(args: argparse.Namespace):
     """Every command that writes ``--output`` holds its lock for the whole run (pragmeter.io.lock): a second run
     into the same output refuses at once instead of replacing the first one's results."""
@@ -83,7 +78,7 @@ def _output_lock(args: argparse.Namespace):
 
 def main(argv: list[str] | None = None) -> int:
     argv = resolve_alias(list(sys.argv[1:] if argv is None else argv))
-    parser = build_parser(only=_command_of(argv))
+    parser = build_parser(only=COMMANDS.get(argv[0]) if argv else None)  # the named command's module only
     args = parser.parse_args(argv)
     from pragmeter.cli.common import resolve_input
 

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from pragmeter.cli.common import (INSTRUMENT, MODEL_ARGS_HELP, RUNTIME, add, add_group, add_input_option,
-                                  load_chat_backend, load_model, refuse_existing)
-from pragmeter.errors import PragmeterError
+                                  load_chat_backend, load_model)
 
 
 def register(subparsers) -> None:
@@ -50,18 +48,11 @@ def _add_profile(actions) -> None:
 
 
 def run_profile(args: argparse.Namespace) -> int:
-    from pragmeter.analysis.profile import profile_collections
-    from pragmeter.datasets.labelled_sets import load_collections
+    from pragmeter.analysis.profile import profile_source
 
-    if args.pairs < 1:
-        raise PragmeterError("--pairs must be at least 1")
-    collections = load_collections(args.input, args.data_root, args.column, args.label_column, args.pair_column,
-                                   args.compare, args.max_per_label, args.seed)
-    output = Path(args.output)
-    refuse_existing([output / f"profile_{c.name}.json" for c in collections]
-                    + ([output / "profiles_overview.json"] if len(collections) > 1 else []), args.overwrite)
-    for line in profile_collections(collections, load_model(args, cache=not args.no_cache), output, args.pairs,
-                                    args.seed):
+    for line in profile_source(args.input, Path(args.output), lambda: load_model(args, cache=not args.no_cache),
+                               args.data_root, args.column, args.label_column, args.pair_column, args.compare,
+                               args.max_per_label, args.pairs, args.seed, args.overwrite):
         print(line)
     return 0
 
@@ -94,18 +85,11 @@ def _add_stratify(actions) -> None:
 
 
 def run_stratify(args: argparse.Namespace) -> int:
-    from pragmeter.analysis.stratify import load_predictions, stratify_all
+    from pragmeter.analysis.stratify import stratify_input
 
-    inputs = load_predictions(args.input, args.gold_value, args.text_column, args.gold_column, args.prediction_column,
-                              args.correct_column, args.score_column)
-    if args.name:
-        if len(inputs) > 1:
-            raise PragmeterError("--name needs a single input (this folder holds several sample logs)")
-        inputs[0].name = args.name
-    path = Path(args.input)
-    output = Path(args.output) if args.output else path if path.is_dir() else path.parent
-    refuse_existing([output / f"stratified_{p.name}.json" for p in inputs], args.overwrite)
-    for line in stratify_all(inputs, output, lambda: load_model(args, cache=not args.no_cache)):
+    for line in stratify_input(args.input, args.output, lambda: load_model(args, cache=not args.no_cache), args.name,
+                               args.overwrite, args.gold_value, args.text_column, args.gold_column,
+                               args.prediction_column, args.correct_column, args.score_column):
         print(line)
     return 0
 
@@ -151,23 +135,12 @@ def _add_generation_check(actions) -> None:
 
 
 def run_generation_check(args: argparse.Namespace) -> int:
-    from pragmeter.analysis.generation import default_topics, generation_check, read_topics, summary_lines
+    from pragmeter.analysis.generation import run_generation_check as check
 
-    if args.runs < 1:
-        raise PragmeterError("--runs must be at least 1")
-    topics = read_topics(args.topics) if args.topics else default_topics()
-    backend = load_chat_backend(args.model, args.model_args, temperature="1")
-    output = Path(args.output)
-    refuse_existing([output / "generation_check.json"], args.overwrite)
-    cache = None if args.no_response_cache else output / "cache" / "responses.jsonl"
-    impscore = load_model(args)  # fail before asking
-    payload = generation_check(backend, impscore, topics, args.runs, output, cache, progress=not args.no_progress)
-    for line in summary_lines(payload):
+    for line in check(lambda: load_chat_backend(args.model, args.model_args, temperature="1"), lambda: load_model(args),
+                      args.topics, args.runs, Path(args.output), not args.no_response_cache, args.overwrite,
+                      progress=not args.no_progress):
         print(line)
-    print(f"valid {payload['n_valid']} of {payload['n_requests']} answers -> {output / 'generation_check.json'}",
-          file=sys.stderr)
-    if payload["n_valid"] == 0:
-        raise PragmeterError("no answer had four sentences; see generations.jsonl")
     return 0
 
 
@@ -189,17 +162,9 @@ def _add_report(actions) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from pragmeter.analysis.report import render, stratify_logged_samples
+    from pragmeter.analysis.report import make_report
 
-    results_dir = Path(args.input)
-    output = Path(args.output) if args.output else results_dir / "report"
-    refuse_existing([output / "index.html"], args.overwrite)
-    if not args.no_stratify and results_dir.is_dir():
-        count = stratify_logged_samples(results_dir, args.impscore, args.device, args.batch_size, args.backend,
-                                        args.precision)
-        if count:
-            print(f"stratified {count} per-sample log(s)", file=sys.stderr)
-    for page in render(results_dir, output):
+    for page in make_report(Path(args.input), args.output, args.overwrite, not args.no_stratify,
+                            args.impscore, args.device, args.batch_size, args.backend, args.precision):
         print(page)
-    print(f"index: {output / 'index.html'}", file=sys.stderr)
     return 0

@@ -6,11 +6,9 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from dataclasses import fields
 
 from pragmeter.classify.labelling import ERROR_COLUMN, PREDICTION_COLUMN
-from pragmeter.cli.common import RenamedFlag, add, add_group, add_input_option, positive_int, report_rows
-from pragmeter.errors import PragmeterError
+from pragmeter.cli.common import RenamedFlag, add, add_group, add_input_option, positive_int
 
 
 def register(subparsers) -> None:
@@ -91,25 +89,14 @@ def _add_train(actions) -> None:
 def _fine_tune(args: argparse.Namespace, data, svm_c: list[float] | None = None) -> int:
     """Fine-tune (or, with ``svm_c``, fit the frozen-encoder SVM head for those C values) and save."""
     from pragmeter.classify.job import train_classifier
-    from pragmeter.classify.training import FineTuneConfig
+    from pragmeter.classify.training import config_from_options
 
-    settings = {f.name: getattr(args, f.name) for f in fields(FineTuneConfig) if hasattr(args, f.name)}
-    config = FineTuneConfig(**settings, group_by_length=not args.no_length_grouping)
-    train_classifier(data, args.encoder, args.output, config, svm_c=svm_c, device=args.device, work_dir=args.work_dir,
-                     limit_train=args.limit_train, limit_eval=args.limit_eval, tune_bias=args.tune_decision_bias,
+    train_classifier(data, args.encoder, args.output, config_from_options(vars(args)), svm_c=svm_c,
+                     device=args.device, work_dir=args.work_dir, limit_train=args.limit_train,
+                     limit_eval=args.limit_eval, tune_bias=args.tune_decision_bias,
                      command="pragmeter " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
                      progress=not args.no_progress, overwrite=args.overwrite)
     return 0
-
-
-def _c_values(text: str) -> list[float]:
-    try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        values = []
-    if not values or any(not v > 0 for v in values):
-        raise PragmeterError(f"--svm-c {text!r}: expected comma-separated positive numbers, e.g. 1,4,16")
-    return values
 
 
 def run_inli(args: argparse.Namespace) -> int:
@@ -121,8 +108,9 @@ def run_inli(args: argparse.Namespace) -> int:
 
 def run_ishate(args: argparse.Namespace) -> int:
     from pragmeter.classify.recipes.ishate import build
+    from pragmeter.classify.svm import parse_c_values
 
-    svm_c = _c_values(args.svm_c) if args.head == "svm" else None  # a bad --svm-c fails before the data load
+    svm_c = parse_c_values(args.svm_c) if args.head == "svm" else None  # a bad --svm-c fails before the data load
     data = build(args.ishate_task, args.augment, args.seed, args.data_root, args.keep_heldout_rewrites)
     return _fine_tune(args, data, svm_c)
 
@@ -150,10 +138,8 @@ def _add_predict(actions) -> None:
 def run_predict(args: argparse.Namespace) -> int:
     from pragmeter.classify.labelling import label_table
 
-    out = label_table(args.model, args.input, args.output, args.column, args.premise_column, args.hypothesis_column,
-                      args.batch_size, args.device, args.overwrite, progress=not args.no_progress)
-    report_rows(out[ERROR_COLUMN].tolist(), "labelled", args.output, ERROR_COLUMN,
-                lambda row, reason: f"{args.input}: data row {row + 1}: {reason}")
+    label_table(args.model, args.input, args.output, args.column, args.premise_column, args.hypothesis_column,
+                args.batch_size, args.device, args.overwrite, progress=not args.no_progress)
     return 0
 
 
@@ -170,22 +156,16 @@ def _add_drinq_nli(actions) -> None:
     add_input_option(parser, "your own file in the DRInQ CSV schema (default: the release)", required=False,
                      legacy_positional=False)
     parser.add_argument("--path", dest="input", action=RenamedFlag, new="--input")
-    parser.add_argument("--limit", type=int, default=None, help="first N items only")
-    add(parser, "device", "no_progress", "data_root", seed={"help": "bootstrap seed (default 0)"},
+    add(parser, "limit", "device", "no_progress", "data_root", seed={"help": "bootstrap seed (default 0)"},
         batch_size={"default": 64, "help": "option pairs per batch (default 64)"},
         overwrite={"help": "replace --predictions and the output files if they exist"})
     parser.set_defaults(func=run_drinq_nli)
 
 
 def run_drinq_nli(args: argparse.Namespace) -> int:
-    from pragmeter.classify.drinq import accuracy_text, evaluate_drinq, write_drinq_outputs
-    from pragmeter.io import check_output
+    from pragmeter.classify.drinq import drinq_nli
 
-    for target in filter(None, (args.output, args.predictions)):
-        check_output(target, args.overwrite)
-    metrics, rows = evaluate_drinq(args.model, args.data_root, args.input, args.limit, args.device, args.batch_size,
-                                   args.seed, progress=not args.no_progress)
-    print(accuracy_text(metrics))
-    write_drinq_outputs(metrics, rows, args.model, args.input, args.limit, args.output, args.predictions,
-                        args.overwrite)
+    for text in drinq_nli(args.model, args.data_root, args.input, args.limit, args.device, args.batch_size, args.seed,
+                          args.output, args.predictions, args.overwrite, progress=not args.no_progress):
+        print(text)
     return 0

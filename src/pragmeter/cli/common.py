@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 from pragmeter.encoders.precision import BACKEND_CHOICES, PRECISIONS, device_problem
-from pragmeter.errors import PragmeterError
 
 # Exit status of a run that wrote its output but some requests failed after every retry (eval, generate): the output
 # is marked incomplete, and the same command again asks only what failed.
@@ -36,15 +35,22 @@ class RenamedFlag(argparse.Action):
         setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
 
 
-def positive_int(value: str) -> int:
-    """argparse type of batch sizes and counts: a whole number >= 1."""
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {value!r}")
-    return number
+def at_least(kind: type, minimum: float, expected: str):
+    """An argparse type: a number of ``kind`` that is >= ``minimum``; else the usage error "EXPECTED, got VALUE"."""
+    def parse(value: str):
+        try:
+            number = kind(value)
+        except ValueError:
+            number = None
+        if number is None or not number >= minimum:  # NaN is refused too
+            raise argparse.ArgumentTypeError(f"{expected}, got {value!r}")
+        return number
+
+    return parse
+
+
+positive_int = at_least(int, 1, "must be a whole number >= 1")  # batch sizes and counts
+non_negative_float = at_least(float, 0, "expected a number >= 0")  # loss weights
 
 
 def torch_device(value: str) -> str:
@@ -64,6 +70,7 @@ OPTIONS: dict[str, tuple[str, dict]] = {
     "output": ("--output", {"help": "file or folder to write"}),
     "overwrite": ("--overwrite", {**SWITCH, "help": "replace output files that exist"}),
     "no_progress": ("--no-progress", {**SWITCH, "help": "no progress bar"}),
+    "limit": ("--limit", {"type": int, "help": "first N items only"}),
     "data_root": ("--data-root", {"help": "folder with the upstream data files (default: $PRAGMETER_DATA, else "
                                           "../shared/data)"}),
     "seed": ("--seed", {"type": int, "default": 0, "help": "random seed (default %(default)s)"}),
@@ -159,41 +166,13 @@ def load_chat_backend(spec: str, model_args: str, **defaults: str):
     return load_backend(spec, {**defaults, **parse_model_args(model_args)})
 
 
-def refuse_existing(paths, overwrite: bool) -> None:
-    """A command writing into a folder refuses, before any work, to replace the files it would write unless
-    ``--overwrite``; an interrupted run wrote none of them yet, so rerunning it resumes through the caches."""
-    from pragmeter.io import check_output
-
-    for path in paths:
-        check_output(path, overwrite)
-
-
-def report_rows(errors: list[str], done: str, output, error_column: str, first) -> int:
-    """Print "DONE n of N rows -> OUTPUT" and, where rows failed, a warning naming the first
-    (``first(row, reason)`` says where it is); the number of rows that failed."""
-    failed = sum(map(bool, errors))
-    print(f"{done} {len(errors) - failed} of {len(errors)} rows -> {output}", file=sys.stderr)
-    if failed:
-        row = next(i for i, error in enumerate(errors) if error)
-        print(f"warning: {failed} row(s) not {done} (reason in column '{error_column}'; first: "
-              f"{first(row, errors[row])})", file=sys.stderr)
-    return failed
-
-
 def load_model(args: argparse.Namespace, cache: bool = False):
     """The ImpScore model the command's flags name (``--impscore`` where it is the instrument, else ``--model``), run
     as ``--backend``/``--precision`` say (default auto: the fast path of this machine); ``cache``: with the on-disk
     embedding cache."""
-    from pragmeter.encoders.precision import resolve_backend
-    from pragmeter.impscore.model import load_impscore
-    from pragmeter.impscore.scoring import chunk_size
+    from pragmeter.impscore.model import load_impscore_for_command
 
-    chunk_size()  # a bad $PRAGMETER_CHUNK_SIZE is refused before the model loads, not half-way through the job
-    name = args.impscore if hasattr(args, "impscore") else args.model
-    device, dtype = getattr(args, "device", None), getattr(args, "dtype", None)
-    backend = resolve_backend(getattr(args, "backend", None) or "auto", device)
-    if backend != "torch" and (device not in (None, "cpu") or dtype):
-        raise PragmeterError(f"--device/--dtype need --backend torch (the {backend} backend runs on CPU; its "
-                             "precision is --precision)")
-    return load_impscore(name, backend=backend, precision=getattr(args, "precision", None) or "auto", device=device,
-                         batch_size=getattr(args, "batch_size", None), dtype=dtype, cache=cache or None)
+    option = {name: getattr(args, name, None) for name in ("backend", "precision", "device", "batch_size", "dtype")}
+    return load_impscore_for_command(args.impscore if hasattr(args, "impscore") else args.model,
+                                     option["backend"] or "auto", option["precision"] or "auto", option["device"],
+                                     option["batch_size"], option["dtype"], cache)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
 
 from pragmeter.cli.common import add
 
@@ -26,13 +25,10 @@ def register(subparsers) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from pragmeter.data.check import OK, check_data_root
-    from pragmeter.data.root import data_root
+    from pragmeter.data.check import check_report
 
-    statuses = check_data_root(args.data_root, args.datasets)
-    for item in statuses:
-        print(item.status + "\t" + item.relative + ("" if item.status == OK else "\t" + item.url))
-    counts = Counter(item.status for item in statuses)
-    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    print(f"{len(statuses)} files under {data_root(args.data_root)}: {summary}", file=sys.stderr)
-    return 0 if counts[OK] == len(statuses) else 2
+    lines, summary, ok = check_report(args.data_root, args.datasets)
+    for line in lines:
+        print(line)
+    print(summary, file=sys.stderr)
+    return 0 if ok else 2

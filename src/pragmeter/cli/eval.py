@@ -7,8 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import INCOMPLETE, add, load_chat_backend, refuse_existing, response_cache
-from pragmeter.errors import PragmeterError
+from pragmeter.cli.common import INCOMPLETE, add, load_chat_backend, response_cache
 
 
 def register(subparsers) -> None:
@@ -32,7 +31,7 @@ def register(subparsers) -> None:
     parser.add_argument("--task-arg", action="append", default=[], metavar="TASK.KEY=VALUE",
                         help="a task argument, e.g. inli.split=val or hate_detection.path=texts.csv (repeatable)")
     add(parser, "overwrite", output={"required": True, "help": "output folder"})
-    parser.add_argument("--limit", type=int, default=None, help="first N items of each task only (for trials)")
+    add(parser, limit={"help": "first N items of each task only (for trials)"})
     parser.add_argument("--sample", type=int, default=None,
                         help="a seeded sample of N items per task, stratified by gold answer (a larger N extends a "
                              "smaller one, so a reduced run grows into the full one through the cache)")
@@ -47,29 +46,16 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pragmeter.eval import registry
-    from pragmeter.eval.runner import EvalConfig, evaluate, failure_lines, finished_results, print_summary
+    from pragmeter.eval.runner import run_eval
 
-    if args.limit is not None and args.limit < 1:
-        raise PragmeterError("--limit must be at least 1")
-    if args.sample is not None and (args.sample < 1 or args.limit is not None):
-        raise PragmeterError("--sample must be at least 1, and not given with --limit")
-    tasks = registry.instantiate(args.tasks, args.task_arg, args.mode, args.data_root)
     output = Path(args.output)
-    finished = finished_results(output)
-    refuse_existing([finished] if finished else [], args.overwrite)
-    backend = load_chat_backend(args.model, args.model_args)
-    judge = load_chat_backend(args.judge_model, args.judge_model_args, temperature="1") if args.judge_model else None
-    payload = evaluate(EvalConfig(
-        tasks=tasks, backend=backend, judge=judge, output=output, limit=args.limit, sample=args.sample,
-        sample_seed=args.sample_seed, log_samples=args.log_samples, progress=not args.no_progress,
-        cache_path=response_cache(args, output / "cache" / "responses.jsonl"), command=list(sys.argv)))
-    print_summary(payload)
-    print(f"results: {output / 'results.json'}", file=sys.stderr)
-    failures = failure_lines(payload, output)
-    for line in failures:
-        print(line, file=sys.stderr)
-    return INCOMPLETE if failures else 0
+    judge = (lambda: load_chat_backend(args.judge_model, args.judge_model_args, temperature="1") if args.judge_model
+             else None)
+    complete = run_eval(args.tasks, output, lambda: load_chat_backend(args.model, args.model_args), judge,
+                        args.task_arg, args.mode, args.data_root, args.overwrite, args.limit, args.sample,
+                        args.sample_seed, args.log_samples, response_cache(args, output / "cache" / "responses.jsonl"),
+                        not args.no_progress, list(sys.argv))
+    return 0 if complete else INCOMPLETE
 
 
 def run_tasks(args: argparse.Namespace) -> int:

@@ -8,12 +8,9 @@ inli-hypothesis-baseline (the INLI appendix D artefact check).
 from __future__ import annotations
 
 import argparse
-import importlib
-import sys
 from pathlib import Path
 
 from pragmeter.cli.common import INCOMPLETE, add, add_input_option, load_chat_backend, response_cache
-from pragmeter.errors import PragmeterError
 
 
 def _pipeline(kinds, name: str, function: str, options, input_help: str, **parser_text) -> argparse.ArgumentParser:
@@ -113,31 +110,20 @@ def register(subparsers) -> None:
     baseline.set_defaults(func=run_baseline)
 
 
-def _run(args: argparse.Namespace, function: str, options: dict) -> int:
-    from pragmeter.generate.output import check_output, default_cache
-    from pragmeter.generate.session import run_pipeline
+def _run(args: argparse.Namespace, pipeline: str, options: dict) -> int:
+    from pragmeter.generate.output import default_cache
+    from pragmeter.generate.session import generate_file
 
-    module, name = function.split(":")
-    function = getattr(importlib.import_module(f"pragmeter.generate.{module}"), name)
     output = Path(args.output)
-    check_output(output, args.overwrite)
-    backend = load_chat_backend(args.model, args.model_args)
-    _, session = run_pipeline(lambda session, out: function(session, input_path=Path(args.input), output=out,
-                                                            overwrite=args.overwrite, **options),
-                              backend, output, response_cache(args, default_cache(output)), args.retries,
-                              progress=not args.no_progress)
-    if session.failed_requests():
-        print(f"warning: {session.failed_requests()} request(s) failed after retries and were left out; the output is "
-              "marked incomplete: rerun the same command to retry them (answers already received are reused; no "
-              "--overwrite needed)", file=sys.stderr)
-    return INCOMPLETE if session.failed_requests() else 0
+    failed = generate_file(pipeline, Path(args.input), output, lambda: load_chat_backend(args.model, args.model_args),
+                           response_cache(args, default_cache(output)), args.retries, not args.no_progress,
+                           args.overwrite, **options)
+    return INCOMPLETE if failed else 0
 
 
 def _drinq_options(args: argparse.Namespace):
     from pragmeter.generate.drinq import DrinqOptions
 
-    if not 0 < args.max_similarity <= 1:
-        raise PragmeterError("--max-similarity must be in (0, 1]")
     return DrinqOptions(candidate_intents=args.candidate_intents, keep_intents=args.keep_intents,
                         max_similarity=args.max_similarity, encoder=args.encoder, seed=args.seed)
 

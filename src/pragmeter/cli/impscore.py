@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import fields
 
-from pragmeter.cli.common import add, add_group, add_input_option, load_model, positive_int
+from pragmeter.cli.common import add, add_group, add_input_option, load_model, non_negative_float, positive_int
 
 FILE_FORMATS = {
     "ranking": ("Kendall τ / Spearman ρ on groups ordered explicit → implicit",
@@ -56,27 +55,16 @@ def _add_corpus(actions) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from pragmeter.impscore.corpus import build_corpus, format_report, load_corpus, write_corpus
-    from pragmeter.io import check_output
+    from pragmeter.impscore.corpus import make_corpus_file
 
-    check_output(args.output, args.overwrite)
-    if args.from_official:
-        frame = load_corpus(args.from_official, seed=args.seed)
-        print(f"{len(frame):,} pairs from {args.from_official}", file=sys.stderr)
-    else:
-        sources = [s.strip() for s in args.sources.split(",")] if args.sources else None
-        frame, report = build_corpus(sources, seed=args.seed, root=args.data_root, cap=args.cap)
-        print(format_report(report))
-    write_corpus(frame, args.output, overwrite=args.overwrite)
-    print(f"wrote {len(frame):,} pairs -> {args.output}", file=sys.stderr)
+    make_corpus_file(args.output, args.sources, args.from_official, args.seed, args.data_root, args.cap, args.overwrite)
     return 0
 
 
 def run_sources(args: argparse.Namespace) -> int:
-    from pragmeter.datasets.pairs.registry import PRESETS
+    from pragmeter.datasets.pairs.registry import preset_lines
 
-    for preset, names in PRESETS.items():
-        print(f"{preset}: {','.join(names)}")
+    print(*preset_lines(), sep="\n")
     return 0
 
 
@@ -133,16 +121,6 @@ def _add_train(actions) -> None:
     parser.set_defaults(func=run_train)
 
 
-def non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
-    return value
-
-
 def source_weight(text: str) -> tuple[str, float]:
     """``SOURCE=WEIGHT`` with a positive weight."""
     source, sep, weight = text.partition("=")
@@ -156,23 +134,12 @@ def source_weight(text: str) -> tuple[str, float]:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    from pragmeter.encoders import canonical_name
-    from pragmeter.errors import PragmeterError
-    from pragmeter.impscore.training import TrainConfig, train
+    from pragmeter.impscore.training import config_from_options, train
 
-    values = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if hasattr(args, f.name)}
-    values.update(encoder=canonical_name(args.encoder), source_weights=dict(args.source_weights))
-    if bool(args.teacher) != (args.distill_weight > 0):
-        raise PragmeterError("--teacher and --distill-weight go together (a teacher, and its weight above 0)")
-    if args.encoder_backend == "torch" and args.encoder_precision != "fp32":
-        raise PragmeterError("--precision bf16 needs --backend openvino "
-                             "(the torch corpus embedding runs fp32 on a CPU)")
-    config = TrainConfig(**values)
-    result = train(config, args.output, args.corpus, name=args.name, data_root=args.data_root, cache_root=args.cache,
-                   overwrite=args.overwrite, on_corpus_report=lambda table: print(table, file=sys.stderr))
-    implicitness, pragmatics = (result.test.get(f"{n}_accuracy", float("nan")) for n in ("implicitness", "pragmatics"))
-    print(f"best epoch {result.best_epoch}; test implicitness accuracy {implicitness:.4f}, pragmatics accuracy "
-          f"{pragmatics:.4f} -> {result.folder}")
+    result = train(config_from_options(vars(args)), args.output, args.corpus, name=args.name, data_root=args.data_root,
+                   cache_root=args.cache, overwrite=args.overwrite,
+                   on_corpus_report=lambda table: print(table, file=sys.stderr))
+    print(result.summary())
     return 0
 
 
@@ -223,20 +190,15 @@ def _add_evaluate(actions) -> None:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from pragmeter.impscore.evaluators import check_evaluators, run_checks
+    from pragmeter.impscore.evaluators import evaluate_check
     from pragmeter.impscore.hedging import HedgingBaseline
-    from pragmeter.io import check_output
 
-    if args.output:
-        check_output(args.output, args.overwrite)
     options = {"corpus": "corpus", "split": "split", "cache_root": "cache", "path": "input", "sample": "sample",
                "domains": "domain", "resamples": "resamples", "politeness_sample": "politeness_sample"}
-    evaluators = check_evaluators(args.evaluate_kind, getattr(args, "data_root", None), args.seed,
-                                  batch_size=args.batch_size, device=args.device,
-                                  **{key: getattr(args, name) for key, name in options.items() if hasattr(args, name)})
-    model = HedgingBaseline() if getattr(args, "baseline", None) == "hedging" else load_model(args)
-    print(f"model: {model.signature()}")
-    for text in run_checks(evaluators, model, args.evaluate_kind, args.output):
+    model = HedgingBaseline if getattr(args, "baseline", None) == "hedging" else lambda: load_model(args)
+    for text in evaluate_check(args.evaluate_kind, model, args.output, args.overwrite, getattr(args, "data_root", None),
+                               args.seed, batch_size=args.batch_size, device=args.device,
+                               **{key: getattr(args, name) for key, name in options.items() if hasattr(args, name)}):
         print(text)
     return 0
 

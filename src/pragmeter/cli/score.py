@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from pragmeter.cli.common import INSTRUMENT, add, load_model, positive_int, report_rows
+from pragmeter.cli.common import INSTRUMENT, add, load_model, positive_int
 from pragmeter.errors import PragmeterError
 from pragmeter.impscore.scoring import ERROR_COLUMN, SCORE_COLUMN
 
@@ -48,33 +47,19 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pragmeter.impscore.scoring import score_table
+    from pragmeter.impscore.scoring import score_texts_or_table
 
     if args.engine == "ray":
         return score_on_ray(args)
-    if args.input and args.texts:
-        raise PragmeterError("give sentences or --input, not both")
-    if args.input and not args.output:
-        raise PragmeterError("--input needs --output (a .csv, .tsv, .jsonl or .parquet file)")
-    if not args.input and not args.texts:
-        raise PragmeterError("nothing to score: give sentences, or --input FILE --output FILE")
-    if not args.input:
-        model = load_model(args)
-        for text, score in zip(args.texts, model.score(args.texts)):
-            print(f"{score:.4f}\t{text}")
-    else:
-        frame, model = score_table(args.input, args.column, args.output, lambda: load_model(args, not args.no_cache),
-                                   args.overwrite, progress=False if args.no_progress else None)
-        failed = report_rows(frame[ERROR_COLUMN].tolist(), "scored", Path(args.output), ERROR_COLUMN,
-                             lambda row, reason: f"row {row + 1}, field {args.column!r}: {reason}")
-    if model.truncated:
-        print(f"note: {model.truncated} text(s) exceeded the encoder's token limit and were truncated", file=sys.stderr)
-    return 1 if args.input and failed and args.strict else 0
+    failed = score_texts_or_table(args.texts, args.input, args.output, args.column,
+                                  lambda cache: load_model(args, cache and not args.no_cache), args.overwrite,
+                                  progress=False if args.no_progress else None)
+    return 1 if failed and args.strict else 0
 
 
 def score_on_ray(args: argparse.Namespace) -> int:
     """``pragmeter score --engine ray``."""
-    from pragmeter.scale.ray_engine import score_with_ray
+    from pragmeter.scale.ray_engine import score_with_ray, summary_lines
 
     if args.texts or not args.input or not args.output:
         raise PragmeterError("--engine ray scores files: give --input FILE_OR_FOLDER --output FOLDER")
@@ -83,9 +68,5 @@ def score_on_ray(args: argparse.Namespace) -> int:
                              cpus_per_actor=args.cpus_per_actor, gpus_per_actor=args.gpus_per_actor,
                              batch_size=args.batch_size, overwrite=args.overwrite, address=args.ray_address,
                              device=args.device, precision=args.precision)
-    print(f"scored {summary['scored']} of {summary['rows']} rows from {summary['files']} file(s) with "
-          f"{summary['actors']} actor(s) ({summary['backend']}, {summary['precision']}) -> {args.output}",
-          file=sys.stderr)
-    if summary["failed"]:
-        print(f"warning: {summary['failed']} row(s) not scored (reason in column '{ERROR_COLUMN}')", file=sys.stderr)
+    print(*summary_lines(summary, args.output), sep="\n", file=sys.stderr)
     return 1 if summary["failed"] and args.strict else 0

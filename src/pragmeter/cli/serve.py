@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from pragmeter.cli.common import RUNTIME, add
-from pragmeter.errors import PragmeterError
 
 
 def register(subparsers) -> None:
@@ -38,15 +37,8 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        from pragmeter.serve.limits import Limits
-        from pragmeter.serve.server import serve
-    except ImportError as error:
-        raise PragmeterError(f"pragmeter serve needs the 'serve' extra ({error.name} is missing): "
-                             "pip install 'pragmeter[serve]'") from None
-    limits = Limits(args.max_texts, args.max_chars, args.max_body_bytes, args.max_queued_texts,
-                    request_timeout=args.request_timeout, body_timeout=args.body_timeout,
-                    max_buffered_bytes=args.max_buffered_bytes)
-    serve(args.impscore, args.host, args.port, limits, backend=args.backend, precision=args.precision,
-          device=args.device, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, log_level=args.log_level)
+    from pragmeter.serve import run_server
+
+    run_server(args.impscore, args.host, args.port, vars(args), backend=args.backend, precision=args.precision,
+               device=args.device, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, log_level=args.log_level)
     return 0

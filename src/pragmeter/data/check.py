@@ -7,6 +7,7 @@ a user without a prepared data folder can see what to download and where from.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,17 @@ def check_data_root(root: str | os.PathLike | None = None, only: Sequence[str] =
     base = data_root(root)
     return [_status(base / relative, relative, entry) for relative, entry in sorted(manifest().items())
             if not only or relative.split("/", 1)[0] in only]
+
+
+def check_report(root: str | os.PathLike | None = None, only: Sequence[str] = ()) -> tuple[list[str], str, bool]:
+    """``pragmeter data check``: :func:`check_data_root` as one tab-separated line per file (status, path under the
+    root and, unless ok, its upstream URL), a summary line (counts per status under the root), and whether every
+    file is ok."""
+    statuses = check_data_root(root, only)
+    lines = [item.status + "\t" + item.relative + ("" if item.status == OK else "\t" + item.url) for item in statuses]
+    counts = Counter(item.status for item in statuses)
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    return lines, f"{len(statuses)} files under {data_root(root)}: {summary}", counts[OK] == len(statuses)
 
 
 def _status(path: Path, relative: str, entry: dict) -> FileStatus:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -213,3 +214,33 @@ def print_summary(payload: dict, stream=None) -> None:
     stream = stream or sys.stdout  # looked up per call: a default bound at import outlives a replaced stdout
     for line in summary_lines(payload):
         print(line, file=stream)
+
+
+def run_eval(tasks: str, output: Path, backend: Callable[[], ChatBackend],
+             judge: Callable[[], ChatBackend | None] = lambda: None, task_args: Sequence[str] = (),
+             mode: str | None = None, root: str | Path | None = None, overwrite: bool = False,
+             limit: int | None = None, sample: int | None = None, sample_seed: int = 0, log_samples: bool = False,
+             cache_path: Path | None = None, progress: bool = True, command: list[str] | None = None) -> bool:
+    """``pragmeter eval``: the tasks ``tasks`` names (``registry.instantiate`` with ``task_args`` and ``mode``), run
+    by :func:`evaluate` into ``output``. Everything is checked before ``backend()`` and ``judge()`` build the chat
+    backends: ``limit`` and ``sample`` (not both), the tasks, and a finished ``results.json`` (refused unless
+    ``overwrite``). Prints the summary on stdout, the results file and any failure lines on stderr; True when
+    every request was answered (else the output is marked incomplete)."""
+    from pragmeter.eval import registry
+    from pragmeter.io import check_outputs
+
+    if limit is not None and limit < 1:
+        raise PragmeterError("--limit must be at least 1")
+    if sample is not None and (sample < 1 or limit is not None):
+        raise PragmeterError("--sample must be at least 1, and not given with --limit")
+    instances = registry.instantiate(tasks, list(task_args), mode, root)
+    check_outputs(filter(None, [finished_results(output)]), overwrite)
+    payload = evaluate(EvalConfig(
+        tasks=instances, backend=backend(), judge=judge(), output=output, limit=limit, sample=sample,
+        sample_seed=sample_seed, log_samples=log_samples, progress=progress, cache_path=cache_path, command=command))
+    print_summary(payload)
+    print(f"results: {output / 'results.json'}", file=sys.stderr)
+    failures = failure_lines(payload, output)
+    for line in failures:
+        print(line, file=sys.stderr)
+    return not failures

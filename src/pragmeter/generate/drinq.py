@@ -51,6 +51,10 @@ class DrinqOptions:
     encoder: str = "all-MiniLM-L6-v2"
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        if not 0 < self.max_similarity <= 1:
+            raise PragmeterError("--max-similarity must be in (0, 1]")
+
 
 @cache
 def intents() -> tuple[str, ...]:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -400,3 +401,19 @@ def run_checks(evaluators: Sequence[Evaluator], model, check: str,
         payload = results[evaluators[0].name] if len(evaluators) == 1 else results
         write_results_json(output, {"model": model.signature(), "check": check, **payload}, model.signature())
         yield f"results -> {output}"
+
+
+def evaluate_check(check: str, model: Callable[[], Any], output: str | os.PathLike | None = None,
+                   overwrite: bool = False, root: str | os.PathLike | None = None, seed: int = 0,
+                   **options) -> Iterator[str]:
+    """``pragmeter impscore evaluate CHECK``: ``output`` refused unless ``overwrite``, the check's evaluators built
+    (:func:`check_evaluators` with ``options``), then ``model()`` loaded (an ImpScore model or a baseline); yields
+    ``model: SIGNATURE`` and each result as it finishes (:func:`run_checks`)."""
+    from pragmeter.io import check_output
+
+    if output:
+        check_output(output, overwrite)
+    evaluators = check_evaluators(check, root, seed, **options)
+    loaded = model()
+    yield f"model: {loaded.signature()}"
+    yield from run_checks(evaluators, loaded, check, output)

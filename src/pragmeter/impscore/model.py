@@ -388,3 +388,21 @@ def load_impscore(name: str | os.PathLike | None = None, backend: str = "auto", 
 
         attach_embedding_cache(model, None if cache is True else cache)
     return model
+
+
+def load_impscore_for_command(name: str | os.PathLike | None = None, backend: str = "auto", precision: str = "auto",
+                              device: str | None = None, batch_size: int | None = None, dtype: str | None = None,
+                              cache: bool | None = None) -> ImpScore:
+    """:func:`load_impscore` as a command's flags ask for it, checked first: a bad ``$PRAGMETER_CHUNK_SIZE`` is refused
+    before the model loads (not half-way through the job), ``backend`` is resolved for ``device`` (auto: the fast path
+    of this machine), and ``device``/``dtype`` are refused off the torch backend."""
+    from pragmeter.encoders.precision import resolve_backend
+    from pragmeter.impscore.scoring import chunk_size
+
+    chunk_size()
+    backend = resolve_backend(backend, device)
+    if backend != "torch" and (device not in (None, "cpu") or dtype):
+        raise PragmeterError(f"--device/--dtype need --backend torch (the {backend} backend runs on CPU; its "
+                             "precision is --precision)")
+    return load_impscore(name, backend=backend, precision=precision, device=device, batch_size=batch_size,
+                         dtype=dtype, cache=cache or None)

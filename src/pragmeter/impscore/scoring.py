@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -95,3 +96,32 @@ def score_table(path: str | os.PathLike, column: str, output: str | os.PathLike,
     frame = score_frame(model, frame, column, progress=progress)
     write_table(frame, output, overwrite=overwrite)
     return frame, model
+
+
+def score_texts_or_table(texts: Sequence[str], input_path: str | os.PathLike | None, output: str | os.PathLike | None,
+                         column: str, load_model: Callable[[bool], Any], overwrite: bool = False,
+                         progress: bool | None = False) -> int:
+    """``pragmeter score``: the sentences ``texts``, each printed with its score, or the table ``input_path``
+    scored into ``output`` (:func:`score_table`, its rows reported on stderr); then a note on stderr when texts
+    were truncated. ``load_model(cache)`` gives the ImpScore model (``cache``: for a table, which may use the
+    embedding cache). Returns how many rows could not be scored."""
+    if input_path and texts:
+        raise PragmeterError("give sentences or --input, not both")
+    if input_path and not output:
+        raise PragmeterError("--input needs --output (a .csv, .tsv, .jsonl or .parquet file)")
+    if not input_path and not texts:
+        raise PragmeterError("nothing to score: give sentences, or --input FILE --output FILE")
+    failed = 0
+    if not input_path:
+        model = load_model(False)
+        for text, score in zip(texts, model.score(texts)):
+            print(f"{score:.4f}\t{text}")
+    else:
+        from pragmeter.io import report_rows  # pandas: not imported when sentences are scored
+
+        frame, model = score_table(input_path, column, output, lambda: load_model(True), overwrite, progress=progress)
+        failed = report_rows(frame[ERROR_COLUMN].tolist(), "scored", Path(output), ERROR_COLUMN,
+                             lambda row, reason: f"row {row + 1}, field {column!r}: {reason}")
+    if model.truncated:
+        print(f"note: {model.truncated} text(s) exceeded the encoder's token limit and were truncated", file=sys.stderr)
+    return failed

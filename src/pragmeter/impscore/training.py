@@ -12,8 +12,9 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +98,32 @@ class TrainResult:
     counts: dict = field(default_factory=dict)
     seconds: float = 0.0
     folder: Path | None = None  # the model folder, once saved
+
+    def summary(self) -> str:
+        """The run in one line: best epoch and test accuracies, and the folder written."""
+        implicitness, pragmatics = (self.test.get(f"{name}_accuracy", float("nan"))
+                                    for name in ("implicitness", "pragmatics"))
+        return (f"best epoch {self.best_epoch}; test implicitness accuracy {implicitness:.4f}, pragmatics accuracy "
+                f"{pragmatics:.4f} -> {self.folder}")
+
+
+def config_from_options(options: Mapping[str, Any]) -> TrainConfig:
+    """The TrainConfig that command options ask for (keys named as its fields, others ignored; ``source_weights``
+    as (source, weight) pairs; the encoder name made canonical), refusing what a command must not accept silently:
+    a teacher without a weight above 0 or the reverse, and bf16 corpus embedding on the torch backend."""
+    from pragmeter.encoders import canonical_name
+    from pragmeter.errors import PragmeterError
+
+    values = {f.name: options[f.name] for f in fields(TrainConfig) if f.name in options}
+    values.update(encoder=canonical_name(values.get("encoder", TrainConfig.encoder)),
+                  source_weights=dict(values.get("source_weights", {})))
+    config = TrainConfig(**values)
+    if bool(config.teacher) != (config.distill_weight > 0):
+        raise PragmeterError("--teacher and --distill-weight go together (a teacher, and its weight above 0)")
+    if config.encoder_backend == "torch" and config.encoder_precision != "fp32":
+        raise PragmeterError("--precision bf16 needs --backend openvino "
+                             "(the torch corpus embedding runs fp32 on a CPU)")
+    return config
 
 
 def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_size: int | None = None,

@@ -13,6 +13,8 @@ import csv
 import io
 import json
 import os
+import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -192,6 +194,27 @@ def check_output(path: str | os.PathLike, overwrite: bool) -> Path:
     if path.exists() and not overwrite:
         raise PragmeterError(f"{path} exists; pass --overwrite to replace it")
     return path
+
+
+def check_outputs(paths: Iterable[str | os.PathLike], overwrite: bool) -> None:
+    """:func:`check_output` for each file a command writes into a folder, all before any work: a run interrupted
+    before writing them wrote none, so rerunning it resumes through the caches."""
+    for path in paths:
+        check_output(path, overwrite)
+
+
+def report_rows(errors: list[str], done: str, output: str | os.PathLike, error_column: str,
+                first: Callable[[int, str], str]) -> int:
+    """Say on stderr "DONE n of N rows -> OUTPUT" for a table a command wrote row by row (``errors``: each row's
+    reason, empty when it went through) and, where rows failed, a warning naming the first (``first(row,
+    reason)`` says where it is); the number of rows that failed."""
+    failed = sum(map(bool, errors))
+    print(f"{done} {len(errors) - failed} of {len(errors)} rows -> {output}", file=sys.stderr)
+    if failed:
+        row = next(i for i, error in enumerate(errors) if error)
+        print(f"warning: {failed} row(s) not {done} (reason in column '{error_column}'; first: "
+              f"{first(row, errors[row])})", file=sys.stderr)
+    return failed
 
 
 def write_table(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool = False) -> None:

@@ -154,3 +154,12 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     return {"rows": len(written), "scored": len(written) - failed, "failed": failed, "files": len(files),
             "actors": actors, "backend": backend, "precision": resolved, "device": device or "cpu",
             "gpus_per_actor": gpus_per_actor}
+
+
+def summary_lines(summary: dict, output: str | os.PathLike) -> list[str]:
+    """What ``pragmeter score --engine ray`` says on stderr about a run of :func:`score_with_ray`."""
+    lines = [f"scored {summary['scored']} of {summary['rows']} rows from {summary['files']} file(s) with "
+             f"{summary['actors']} actor(s) ({summary['backend']}, {summary['precision']}) -> {output}"]
+    if summary["failed"]:
+        lines.append(f"warning: {summary['failed']} row(s) not scored (reason in column '{ERROR_COLUMN}')")
+    return lines

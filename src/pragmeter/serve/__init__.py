@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["create_app"]
+from collections.abc import Mapping
+from typing import Any
+
+from pragmeter.errors import PragmeterError
+
+__all__ = ["create_app", "run_server"]
 
 
 def __getattr__(name: str):
@@ -11,3 +16,19 @@ def __getattr__(name: str):
 
         return create_app
     raise AttributeError(name)
+
+
+def run_server(model: str | None, host: str, port: int, limits: Mapping[str, Any], **settings) -> None:
+    """``pragmeter serve``: ``server.serve`` with the request limits that ``limits`` holds (keys named as the fields
+    of ``limits.Limits``, others ignored) and ``settings`` (backend, precision, device, batching, log level); one
+    line naming the 'serve' extra when it is not installed."""
+    try:
+        from pragmeter.serve.limits import Limits
+        from pragmeter.serve.server import serve
+    except ImportError as error:
+        raise PragmeterError(f"pragmeter serve needs the 'serve' extra ({error.name} is missing): "
+                             "pip install 'pragmeter[serve]'") from None
+    from dataclasses import fields
+
+    serve(model, host, port, Limits(**{f.name: limits[f.name] for f in fields(Limits) if f.name in limits}),
+          **settings)

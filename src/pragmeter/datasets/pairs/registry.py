@@ -27,3 +27,8 @@ PRESETS: dict[str, list[str]] = {
 DEFAULT_SOURCES = PRESETS["paper"]
 # Data folder of a source whose name is not its folder (for the licence the manifest records).
 FOLDERS = {"inli_train": "inli", "ishate_train": "ishate"}
+
+
+def preset_lines() -> list[str]:
+    """``pragmeter impscore corpus sources``: each preset with its sources, as ``PRESET: a,b,…``."""
+    return [f"{preset}: {','.join(names)}" for preset, names in PRESETS.items()]

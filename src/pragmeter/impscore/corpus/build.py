@@ -15,7 +15,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -329,6 +331,27 @@ def write_corpus(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool =
 
     write_table(frame, path, overwrite=overwrite)
     return Path(path)
+
+
+def make_corpus_file(output: str | os.PathLike, sources: str | None = None, official: str | os.PathLike | None = None,
+                     seed: int = 0, root=None, cap: int | None = None, overwrite: bool = False,
+                     on_report: Callable[[str], None] = print) -> pd.DataFrame:
+    """``pragmeter impscore corpus build``: the corpus of ``sources`` (comma-separated names and presets; default
+    the paper's), or the official all_data.csv ``official`` converted, written to ``output`` (refused before any
+    work unless ``overwrite``). The per-source table of a build goes to ``on_report``; counts are said on stderr."""
+    from pragmeter.io import check_output
+
+    check_output(output, overwrite)
+    if official:
+        frame = load_corpus(official, seed=seed)
+        print(f"{len(frame):,} pairs from {official}", file=sys.stderr)
+    else:
+        names = [s.strip() for s in sources.split(",")] if sources else None
+        frame, report = build_corpus(names, seed=seed, root=root, cap=cap)
+        on_report(format_report(report))
+    write_corpus(frame, output, overwrite=overwrite)
+    print(f"wrote {len(frame):,} pairs -> {output}", file=sys.stderr)
+    return frame
 
 
 def corpus_fingerprint(corpus) -> str:

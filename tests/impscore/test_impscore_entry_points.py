@@ -1,0 +1,117 @@
+"""The ImpScore commands' library entry points: options checked before any work (the loaders passed in are not
+called), and what they print and write, on real small files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pragmeter.errors import PragmeterError
+from pragmeter.impscore.ood import DATA_DIR
+
+
+def never(*args):
+    raise AssertionError("loaded before the checks")
+
+
+class LengthScorer:
+    """Longer text = more implicit (a transparent stand-in for ImpScore)."""
+
+    truncated = 0
+
+    def score(self, texts):
+        return np.array([len(t) / 100 for t in texts], dtype=float)
+
+    def pragmatic_distance(self, a, b):
+        return np.abs(np.array([len(x) for x in a], float) - np.array([len(y) for y in b], float))
+
+    def signature(self) -> str:
+        return "length"
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"teacher": "impscore-mpnet-general"}, "--teacher and --distill-weight go together"),
+    ({"distill_weight": 2.0}, "--teacher and --distill-weight go together"),
+    ({"encoder_precision": "bf16"}, "--precision bf16 needs --backend openvino"),
+])
+def test_train_options_that_do_not_go_together_are_refused(options, message):
+    from pragmeter.impscore.training import config_from_options
+
+    with pytest.raises(PragmeterError, match=message):
+        config_from_options(options)
+
+
+def test_train_options_become_a_config():
+    from pragmeter.impscore.training import TrainConfig, config_from_options
+
+    config = config_from_options({"encoder": "all-MiniLM-L6-v2", "epochs": 3, "source_weights": [("figqa", 2.0)],
+                                  "output": "ignored", "teacher": "m", "distill_weight": 0.5})
+    assert config == TrainConfig(epochs=3, source_weights={"figqa": 2.0}, teacher="m", distill_weight=0.5)
+
+
+def test_train_result_summary_names_epoch_accuracies_and_folder():
+    from pragmeter.impscore.training import TrainConfig, TrainResult
+
+    result = TrainResult(None, TrainConfig(), best_epoch=4, test={"implicitness_accuracy": 0.91,
+                                                                    "pragmatics_accuracy": 0.8}, folder=Path("m"))
+    assert result.summary() == ("best epoch 4; test implicitness accuracy 0.9100, pragmatics accuracy 0.8000 -> m")
+
+
+def test_evaluate_check_refuses_its_output_first_then_prints_model_and_results(tmp_path):
+    from pragmeter.impscore.evaluators import evaluate_check
+
+    output = tmp_path / "ranking.json"
+    output.write_text("{}")
+    with pytest.raises(PragmeterError, match="ranking.json exists"):
+        list(evaluate_check("ranking", never, output, path=DATA_DIR / "check_ranking.json"))
+    lines = list(evaluate_check("ranking", LengthScorer, output, overwrite=True, path=DATA_DIR / "check_ranking.json"))
+    assert lines[0] == "model: length" and lines[-1] == f"results -> {output}"
+    assert json.loads(output.read_text())["model"] == "length"
+
+
+def test_corpus_file_from_the_official_csv(tmp_path, capsys):
+    from pragmeter.impscore.corpus import make_corpus_file
+
+    official = tmp_path / "all_data.csv"
+    pd.DataFrame([{"pos_implicit": f"implicit {i}", "pos_explicit": f"explicit {i}", "neg_implicit": f"implicit {i}",
+                   "neg_explicit": f"explicit {(i + 1) % 30}"} for i in range(30)]).to_csv(official, index=False)
+    output = tmp_path / "corpus.csv"
+    frame = make_corpus_file(output, official=official, on_report=never)
+    assert len(frame) == 30 and len(pd.read_csv(output)) == 30
+    assert capsys.readouterr().err.splitlines() == [f"30 pairs from {official}", f"wrote 30 pairs -> {output}"]
+    with pytest.raises(PragmeterError, match="corpus.csv exists"):
+        make_corpus_file(output, official=official)
+
+
+def test_a_gpu_device_off_the_torch_backend_is_refused_before_loading():
+    from pragmeter.impscore.model import load_impscore_for_command
+
+    with pytest.raises(PragmeterError, match="--device/--dtype need --backend torch"):
+        load_impscore_for_command(backend="onnx", dtype="float16")
+
+
+@pytest.mark.parametrize("texts, input_path, output, message", [
+    (["hi"], "in.csv", "out.csv", "give sentences or --input, not both"),
+    ([], "in.csv", None, "--input needs --output"),
+    ([], None, None, "nothing to score"),
+])
+def test_score_refuses_what_it_cannot_do_before_loading(texts, input_path, output, message):
+    from pragmeter.impscore.scoring import score_texts_or_table
+
+    with pytest.raises(PragmeterError, match=message):
+        score_texts_or_table(texts, input_path, output, "text", never)
+
+
+def test_score_prints_sentences_and_reports_table_rows(tmp_path, capsys):
+    from pragmeter.impscore.scoring import score_texts_or_table
+
+    assert score_texts_or_table(["It's late.", "Go."], None, None, "text", lambda cache: LengthScorer()) == 0
+    assert capsys.readouterr().out == "0.1000\tIt's late.\n0.0300\tGo.\n"
+    table = tmp_path / "in.csv"
+    table.write_text("text\nIt's late.\n\"\"\n")
+    failed = score_texts_or_table([], table, tmp_path / "out.csv", "text", lambda cache: LengthScorer())
+    assert failed == 1 and "scored 1 of 2 rows" in capsys.readouterr().err
