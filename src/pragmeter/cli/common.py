@@ -89,7 +89,7 @@ OPTIONS: dict[str, tuple[str, dict]] = {
                 "scores are within bounds (MiniLM), else fp32; fp16: torch on a GPU; recorded in every signature; int8 "
                 "is refused: outside the bounds)"}),
     "dtype": ("--dtype", {"choices": ["float32", "float16", "bfloat16"],
-                          "help": "torch encoder precision (default: bfloat16 or float16 on a GPU, float32 on a CPU)"}),
+                          "help": "torch encoder precision (default: float16 on a GPU, float32 on a CPU)"}),
     "impscore": ("--impscore", {"help": "ImpScore model: shipped name or model folder (default: the shipped default)"}),
     # --model as the old name of --impscore, where the command has no model under test of that name
     "impscore_old_name": ("--model", {"dest": "impscore", "action": RenamedFlag, "new": "--impscore"}),

@@ -85,7 +85,7 @@ def resolve_backend(backend: str, device: str | None = None) -> str:
 def resolve_precision(precision: str | None, backend: str, device: str | None = None,
                       flags: frozenset[str] | None = None, encoder: str | None = None) -> str | None:
     """The concrete precision (fp32 | bf16 | int8) for a resolved ``backend`` and ``encoder`` (None: any encoder
-    whose bf16 is within bounds); None leaves a torch encoder's dtype to pragmeter.encoders.encoder_dtype (bf16/fp16
+    whose bf16 is within bounds); None leaves a torch encoder's dtype to pragmeter.encoders.encoder_dtype (fp16
     on a GPU, fp32 on a CPU). One line when this machine cannot."""
     precision = "auto" if precision is None else precision
     if precision not in PRECISIONS:

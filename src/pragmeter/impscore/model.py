@@ -143,7 +143,7 @@ class ImpScore:
         self.encoder_name = encoder_name
         self.config = config or {}
         self.device = device
-        self.dtype = dtype  # torch encoder's dtype; None: bf16/fp16 on a GPU, float32 on a CPU (encoder_dtype)
+        self.dtype = dtype  # torch encoder's dtype; None: fp16 on a GPU, float32 on a CPU (encoder_dtype)
         self.batch_size = batch_size  # None: CPU_BATCH_SIZE on a CPU, GPU_BATCH_SIZE on a GPU
         self.embedding_cache = embedding_cache
         self.truncated = 0  # texts longer than the encoder's limit seen so far (truncated by the encoder)
@@ -173,7 +173,7 @@ class ImpScore:
         """Load a shipped model by name (default: the package default) or a model folder.
 
         ``backend``: "auto" (OpenVINO on a CPU, torch on a GPU device), "openvino" (fp32, or bf16 where the CPU has
-        it; see pragmeter.encoders.openvino), "torch" (sentence-transformers; on a GPU in bf16/fp16 with large
+        it; see pragmeter.encoders.openvino), "torch" (sentence-transformers; on a GPU in fp16 with large
         length-sorted batches unless ``dtype``/``batch_size`` say otherwise), "onnx" (ONNX Runtime, fp32) or
         "onnx-int8" (int8-quantized weights, less exact). ``precision``: auto | fp32 | bf16 (see
         pragmeter.encoders.precision: auto is bf16 where the CPU has AVX-512 BF16 or AMX and the encoder's bf16

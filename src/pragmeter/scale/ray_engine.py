@@ -43,7 +43,7 @@ class ImpScorePredictor:
         from pragmeter.impscore.model import load_impscore
 
         self.column = column
-        # GPU actors: torch in bf16/fp16 (unless dtype says otherwise) on large length-sorted batches.
+        # GPU actors: torch in fp16 (unless dtype says otherwise) on large length-sorted batches.
         self.model = load_impscore(model, backend=backend, precision=precision, device=device,
                                    batch_size=batch_size, dtype=dtype)
 
