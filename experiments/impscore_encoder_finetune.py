@@ -116,7 +116,10 @@ def prepare(args: argparse.Namespace) -> int:
     # fp16 halves what travels to the GPU machine; `train` widens it back to fp32 before anything runs
     save_file({k: v.to(torch.float16).contiguous() for k, v in load_file(str(encoder / "model.safetensors")).items()},
               str(target / "model.fp16.safetensors"))
+    from pragmeter.impscore.training import source_licences
+
     manifest = {"corpus_sha256": corpus_fingerprint(part), "sources": sorted(part["source"].unique()),
+                "licences": source_licences(part),
                 "encoder": args.encoder, "teacher": args.teacher, "pairs_split": args.pairs_split,
                 "politeness_sample": args.politeness_sample, "texts": len(texts),
                 "questions": {"texts": len(recorder.texts), "pairs": len(recorder.pairs)},
@@ -134,8 +137,8 @@ def widen_encoder(folder: Path) -> Path:
 
     weights = folder / "model.safetensors"
     if not weights.exists():
-        save_file({k: v.to(torch.float32).contiguous() for k, v in load_file(str(folder / "model.fp16.safetensors")).items()},
-                  str(weights))
+        half = load_file(str(folder / "model.fp16.safetensors"))
+        save_file({k: v.to(torch.float32).contiguous() for k, v in half.items()}, str(weights))
     return folder
 
 
@@ -297,12 +300,42 @@ def finetune(encoder: Encoder, heads, triplets: pd.DataFrame, texts: list[str], 
         if metrics["implicitness_accuracy"] > best[0]:
             best = (metrics["implicitness_accuracy"], (copy.deepcopy(encoder.bert.state_dict()),
                                                        copy.deepcopy(heads.state_dict())), epoch)
+    trained = {id(p) for p in layers}
+    names = [name for name, p in encoder.bert.named_parameters() if id(p) in trained]
     encoder.bert.load_state_dict(best[1][0])
     heads.load_state_dict(best[1][1])
     heads.eval()
     trained_table = embed_rows(encoder, texts, needed_rows(triplets, questions))
     encoder.bert.load_state_dict(start_state)  # the next variant starts from the packaged encoder again
-    return (heads, trained_table), {"best_epoch": best[2], "history": history}
+    weights = {name: best[1][0][name].detach().cpu() for name in names}
+    return (heads, trained_table, weights), {"best_epoch": best[2], "history": history}
+
+
+def save_model(folder: Path, heads, table, weights: dict, triplets: pd.DataFrame, config, variant: dict, extra: dict,
+               manifest: dict, args: argparse.Namespace) -> Path:
+    """A model folder as `pragmeter impscore train` writes one (card, config, test metrics per source), carrying the
+    trained encoder layers; `ImpScore.load` applies them to the packaged encoder."""
+    from dataclasses import replace
+
+    from pragmeter.impscore.accuracy import per_source_metrics
+    from pragmeter.impscore.training import TrainResult, evaluate_heads, save_trained
+
+    heads = copy.deepcopy(heads).cpu().eval()
+    splits = {s: split_embeddings(triplets, table.cpu(), s) for s in ("val", "test")}
+    val, _ = evaluate_heads(heads, splits["val"])
+    test, out = evaluate_heads(heads, splits["test"])
+    config = replace(config, device="cpu", encoder_layers=variant["layers"],
+                     encoder_lr=variant.get("encoder_lr", args.encoder_lr), encoder_epochs=args.epochs,
+                     encoder_batch_size=args.batch_size,
+                     teacher=manifest["teacher"] if variant.get("distill_weight") else None,
+                     distill_weight=variant.get("distill_weight", 0.0), distill_on="differences")
+    result = TrainResult(heads=heads, config=config, best_epoch=extra["best_epoch"], history=extra["history"], val=val,
+                         test=test, test_per_source=per_source_metrics(out, splits["test"].sources,
+                                                                       splits["test"].pragmatic),
+                         counts=triplets["split"].value_counts().to_dict())
+    info = {"file": "the suite's corpus, the recipe's sources", "sources": manifest["sources"],
+            "sha256": manifest["corpus_sha256"], "licences": manifest.get("licences", {})}
+    return save_trained(result, folder, folder.name, info, encoder_weights=weights)
 
 
 def train(args: argparse.Namespace) -> int:
@@ -352,13 +385,17 @@ def train(args: argparse.Namespace) -> int:
                 splits = {s: split_embeddings(triplets, frozen.cpu(), s) for s in ("train", "val")}
                 control = train_heads(splits, config, show_progress=False).heads.to(args.device)
             if variant["name"] == "frozen":
-                heads, table, extra = control, frozen, {}
+                heads, table, extra, weights = control, frozen, {}, None
             else:
-                (heads, table), extra = finetune(encoder, control, triplets, texts, questions, config, variant,
-                                                 teacher_all, args)
+                (heads, table, weights), extra = finetune(encoder, control, triplets, texts, questions, config,
+                                                          variant, teacher_all, args)
+            if args.save_models and weights is not None:
+                save_model(Path(args.save_models) / f"{variant['name']}-s{seed}", heads, table, weights, triplets,
+                           config, variant, extra, json.loads((bundle / "manifest.json").read_text()), args)
             row = {"variant": variant["name"], "seed": seed, **paper_accuracy(heads, triplets, table), **extra,
                    "seconds": round(time.perf_counter() - run_started, 1), "recipe": {**RECIPE, **variant},
-                   "settings": {k: getattr(args, k) for k in ("epochs", "batch_size", "encoder_lr", "heads_lr", "bf16")},
+                   "settings": {k: getattr(args, k)
+                                for k in ("epochs", "batch_size", "encoder_lr", "heads_lr", "bf16")},
                    "device": torch.cuda.get_device_name() if args.device.startswith("cuda") else "cpu"}
             stored.update({f"{variant['name']}/{seed}/{k}": v for k, v in answers(heads, table, questions).items()})
             np.savez(answers_file.with_suffix(".tmp.npz"), **stored)
@@ -398,7 +435,8 @@ def evaluate(args: argparse.Namespace) -> int:
         questions = {k: q[k] for k in q.files}
     answers_ = dict(np.load(results / "answers.npz"))
     corpus = pd.read_parquet(args.corpus)
-    human, llm = suites(corpus, args.pairs_split, json.loads((bundle / "manifest.json").read_text())["politeness_sample"])
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    human, llm = suites(corpus, args.pairs_split, manifest["politeness_sample"])
     rows = []
     for row in map(json.loads, (results / "results.jsonl").read_text().splitlines()):
         key = f"{row['variant']}/{row['seed']}"
@@ -439,6 +477,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--heads-lr", type=float, default=1e-3)
     t.add_argument("--no-bf16", dest="bf16", action="store_false", help="train in fp32 (default: bf16 autocast)")
     t.add_argument("--budget", type=float, default=float("inf"), help="seconds after which no new run starts")
+    t.add_argument("--save-models", default=None, metavar="DIR",
+                   help="also write each fine-tuned run as a model folder DIR/VARIANT-sSEED (heads + trained layers)")
     t.set_defaults(func=train)
     e = verbs.add_parser("evaluate", help="the human-written suite and the LLM-written sets from a run's answers")
     e.add_argument("--corpus", required=True)

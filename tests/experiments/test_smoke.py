@@ -70,7 +70,7 @@ def test_impscore_human_selection(tmp_path, data_root, run_script):
     assert len((tmp_path / "selection.jsonl").read_text().splitlines()) == 1
 
 
-def test_impscore_encoder_finetune(tmp_path, data_root, run_script):
+def test_impscore_encoder_finetune(tmp_path, data_root, run_script, private_cache):
     from pragmeter.impscore.corpus import build_corpus
     from pragmeter.impscore.evaluators import HUMAN_PAIR_SOURCES
 
@@ -80,13 +80,21 @@ def test_impscore_encoder_finetune(tmp_path, data_root, run_script):
     run_script("impscore_encoder_finetune.py", "prepare", *common, "--limit", "3", "--politeness-sample", "20")
     out = ["--bundle", tmp_path / "bundle", "--output", tmp_path / "out", "--device", "cpu", "--seeds", "0"]
     run_script("impscore_encoder_finetune.py", "train", *out, "--variants", "frozen,top2", "--epochs", "1",
-               "--batch-size", "16", "--no-bf16")
+               "--batch-size", "16", "--no-bf16", "--save-models", tmp_path / "models")
     rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     assert [(r["variant"], r["seed"]) for r in rows] == [("frozen", 0), ("top2", 0)]
     assert rows[1]["best_epoch"] == 1 and 0 <= rows[1]["paper_test_implicitness"] <= 1
     table = run_script("impscore_encoder_finetune.py", "evaluate", *common, "--results", tmp_path / "out")
     frozen, top2 = (next(line for line in table.splitlines() if line.startswith(f"| {v} |")) for v in ("frozen", "top2"))
     assert frozen != top2  # the fine-tuned encoder answers the suite differently from the frozen one
+
+    from pragmeter.impscore.model import ImpScore
+
+    folder = tmp_path / "models" / "top2-s0"  # a fine-tuned run saved as a model folder loads and scores
+    model = ImpScore.load(folder, backend="torch", device="cpu")
+    assert model.config["training"]["encoder_layers"] == 2
+    assert "top 2 transformer layers" in (folder / "README.md").read_text()
+    assert model.score(["It is cold in here."]).shape == (1,)
 
 
 def test_impscore_ablation(tmp_path, data_root, run_script):

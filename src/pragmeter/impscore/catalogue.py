@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 
+from pragmeter.encoders.finetuned import WEIGHTS_KEY
 from pragmeter.impscore.model import CARD_FILE, CONFIG_FILE, MODELS_DIR, default_model, shipped_models
 
 
@@ -54,7 +55,7 @@ def catalogue(measure: bool = False) -> list[dict]:
         evaluation = config.get("evaluation", {})
         paper, human, speed = evaluation.get("paper_test", {}), evaluation.get("human", {}), evaluation.get("speed", {})
         rows.append({"name": name, "default": name == default, "purpose": config.get("purpose", ""),
-                     "encoder": config["encoder"],
+                     "encoder": config["encoder"] + (" (fine-tuned)" if WEIGHTS_KEY in config else ""),
                      "sentences_per_second": (measure_throughput(name, texts) if measure
                                               else speed.get("sentences_per_second")),
                      "paper_test_implicitness": paper.get("implicitness_accuracy"),

@@ -6,7 +6,9 @@
 array([...], dtype=float32)
 
 A model folder holds ``config.json`` (encoder name, head shape, training record), ``heads.safetensors`` and a
-model card ``README.md``; it rebuilds offline from those files plus the encoder.
+model card ``README.md``, and, when encoder layers were trained with the heads, their tensors as
+``encoder-N.safetensors`` shards (pragmeter.encoders.finetuned); it rebuilds offline from those files plus the
+encoder.
 """
 
 from __future__ import annotations
@@ -186,9 +188,13 @@ class ImpScore:
         folder = resolve_model_dir(name_or_path)
         config = read_model_config(folder)
         from pragmeter.encoders import require_encoder
+        from pragmeter.encoders.finetuned import WEIGHTS_KEY, finetuned_encoder
         from pragmeter.encoders.registry import encoder_width
 
-        location = require_encoder(config["encoder"])  # a missing encoder fails now, with the install command
+        encoder_name = config["encoder"]
+        if WEIGHTS_KEY in config:  # encoder layers trained with the heads: the base encoder with them in place
+            encoder_name = str(finetuned_encoder(encoder_name, folder, config[WEIGHTS_KEY], str(folder / CONFIG_FILE)))
+        location = require_encoder(encoder_name)  # a missing encoder fails now, with the install command
         heads = NumpyHeads(config["heads"], read_heads(folder, config))  # checked against the config, both backends
         width = encoder_width(location)  # an encoder of another width fails now too, before it is loaded or exported
         if width is not None and width != heads.config.embedding_dim:
@@ -196,18 +202,34 @@ class ImpScore:
                             f"the heads take {heads.config.embedding_dim} (embedding_dim)")
         if not (backend in BACKENDS and backend != "torch" and device in (None, "cpu")):
             heads = heads.to_torch(device)
-        model = cls(heads, config["encoder"], config, device=device, batch_size=batch_size,
+        model = cls(heads, encoder_name, config, device=device, batch_size=batch_size,
                     embedding_cache=embedding_cache, backend=backend, dtype=dtype, precision=precision)
         model.config_path = folder / CONFIG_FILE
         return model
 
-    def save(self, folder: str | os.PathLike, card: str | None = None, extra_config: dict | None = None) -> Path:
+    def save(self, folder: str | os.PathLike, card: str | None = None, extra_config: dict | None = None,
+             encoder_weights: dict | None = None, base_encoder: str | None = None) -> Path:
+        """Write the model folder. ``encoder_weights`` (tensor name -> tensor): encoder tensors trained with the heads,
+        stored as fp16 shards that loading applies to ``base_encoder`` (see pragmeter.encoders.finetuned); a loaded
+        model that carries such shards keeps them."""
+        import shutil
+
         from safetensors.torch import save_file
+
+        from pragmeter.encoders.finetuned import WEIGHTS_KEY, shard_files
 
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         config = {**self.config, "format": FORMAT, "version": 1, "encoder": self.encoder_name,
                   "heads": self.heads.config.to_dict(), **(extra_config or {})}
+        if encoder_weights is not None:
+            config["encoder"] = base_encoder or self.encoder_name
+            config[WEIGHTS_KEY] = shard_files(encoder_weights, folder)
+        elif WEIGHTS_KEY in self.config:  # re-saved after loading: the base's name and the same shards
+            config["encoder"] = self.config["encoder"]
+            for shard in self.config[WEIGHTS_KEY]:
+                if self.config_path is not None and self.config_path.parent.resolve() != folder.resolve():
+                    shutil.copy2(self.config_path.parent / shard["file"], folder / shard["file"])
         from pragmeter.io import atomic_path
 
         # safetensors writes through a private temporary file (mode 0600): write via our atomic path, which
@@ -366,11 +388,20 @@ class ImpScore:
         a, b = (torch.as_tensor(np.ascontiguousarray(x)) for x in np.broadcast_arrays(h_a, h_b))
         return self.heads.pragmatic_distance_from_features(a, b).numpy()
 
+    @property
+    def encoder_label(self) -> str:
+        """The encoder as signatures name it: its name, or for a model folder carrying fine-tuned encoder layers the
+        base's name and the key of those layers (not the cache folder they were applied in)."""
+        from pragmeter.encoders.finetuned import WEIGHTS_KEY, weights_key
+
+        shards = self.config.get(WEIGHTS_KEY)
+        return f"{self.config['encoder']}+ft-{weights_key(shards)}" if shards else self.encoder_name
+
     def signature(self) -> str:
         """A short string naming the model, encoder and variant (for reproducible reports)."""
         h = self.heads_config
         # The runtime and precision that produced the numbers (bf16 scores differ from fp32 ones by up to ~0.02).
-        return (f"impscore|model:{self.config.get('name', 'custom')}|encoder:{self.encoder_name}|"
+        return (f"impscore|model:{self.config.get('name', 'custom')}|encoder:{self.encoder_label}|"
                 f"l:{h.dim}|t:{h.transform}|imp:{h.imp_metric}|prag:{h.prag_metric}|v:{self.config.get('version', 1)}"
                 f"|backend:{self.backend}|precision:{self.encoder_dtype}")
 

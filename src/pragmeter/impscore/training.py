@@ -67,6 +67,12 @@ class TrainConfig:
     teacher: str | None = None
     distill_weight: float = 0.0
     distill_on: str = "scores"  # "scores" (I of each sentence, both ΔP) or "differences" (what the margins compare)
+    # Encoder layers trained with the heads, from the top (ours; 0 = the paper's frozen encoder), and their learning
+    # rate: experiments/impscore_encoder_finetune.py trains them on a GPU; the model folder then carries the layers.
+    encoder_layers: int = 0
+    encoder_lr: float = 0.0
+    encoder_epochs: int = 0  # epochs of that joint phase, after the heads' own training, in batches of
+    encoder_batch_size: int = 0  # this many triplets
 
 
 @dataclass
@@ -362,10 +368,15 @@ def model_card(name: str, result: TrainResult, corpus_info: dict) -> str:
         weights += f", distilled from `{cfg.teacher}` ({cfg.distill_on} × {cfg.distill_weight:g})"
     if cfg.encoder_backend != "torch":
         weights += f"; corpus embedded through {cfg.encoder_backend} in {cfg.encoder_precision}"
+    encoder = (f"the encoder `{cfg.encoder}` with its top {cfg.encoder_layers} transformer layers trained together "
+               f"with the heads after the heads' own training ({cfg.encoder_epochs} epochs of {cfg.encoder_batch_size}-"
+               f"triplet batches, encoder lr {cfg.encoder_lr:g}; the trained layers ship in this folder as "
+               "`encoder-N.safetensors`, fp16, applied to the packaged encoder on first use)"
+               if cfg.encoder_layers else f"the frozen encoder `{cfg.encoder}`")
     return f"""# {name}
 
 ImpScore heads (pragmatic/semantic projections, l = {cfg.dim}, transform {cfg.transform}, implicitness
-{cfg.imp_metric}, pragmatic distance {cfg.prag_metric}) on the frozen encoder `{cfg.encoder}`.
+{cfg.imp_metric}, pragmatic distance {cfg.prag_metric}) on {encoder}.
 Implicitness = 1 − cos(h_s, h_p W_t) ∈ [0, 2]; higher is more implicit (Wang et al., ICLR 2025).
 
 ## Data
@@ -400,7 +411,10 @@ model.score(["You are talking too loudly.", "I'm finding it a bit hard to concen
 """
 
 
-def save_trained(result: TrainResult, folder: str | Path, name: str, corpus_info: dict) -> Path:
+def save_trained(result: TrainResult, folder: str | Path, name: str, corpus_info: dict,
+                 encoder_weights: dict | None = None) -> Path:
+    """The model folder of a training run, written atomically; ``encoder_weights``: the encoder tensors trained with
+    the heads (name -> tensor), shipped as shards beside the heads."""
     from pragmeter.impscore.model import ImpScore
 
     run = RunRecord.now()
@@ -412,7 +426,8 @@ def save_trained(result: TrainResult, folder: str | Path, name: str, corpus_info
              "metrics": {"val": result.val, "test": result.test}}
 
     def write(staging: Path) -> None:
-        model.save(staging, card=model_card(name, result, info), extra_config=extra)
+        model.save(staging, card=model_card(name, result, info), extra_config=extra, encoder_weights=encoder_weights,
+                   base_encoder=result.config.encoder)
         if result.test_per_source is not None:
             result.test_per_source.to_csv(staging / "test_per_source.csv", index=False)
         (staging / "history.json").write_text(json.dumps(result.history, indent=1) + "\n", encoding="utf-8")

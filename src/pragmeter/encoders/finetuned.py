@@ -1,0 +1,122 @@
+"""Fine-tuned encoders that travel with a model: the tensors that training changed, applied to a packaged base encoder.
+
+An ImpScore model folder whose encoder layers were trained with its heads carries those layers' tensors as
+safetensors shards (each under ~15 MiB, fp16) and lists them in its config:
+
+    "encoder_weights": [{"file": "encoder-1.safetensors", "sha256": "..."}, ...]
+
+The tensor names are the base sentence-transformers folder's (``encoder.layer.5.attention.self.query.weight``). On
+first use the base folder is copied into the cache with those tensors replaced, once per set of shards (keyed by
+their sha256), and every backend (torch, OpenVINO, ONNX) then loads that folder like any other encoder; embedding
+caches are keyed by its content, so they never mix with the base encoder's vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+from pragmeter.errors import DataError
+
+WEIGHTS_KEY = "encoder_weights"
+SHARD_BYTES = 15 * 2**20  # below the 16 MiB that some transfer paths cap a file at
+WEIGHTS_FILE = "model.safetensors"
+
+
+def shard_files(tensors: dict, folder: Path, prefix: str = "encoder", dtype: str = "float16") -> list[dict]:
+    """Write ``tensors`` (name -> torch tensor) as safetensors shards of at most SHARD_BYTES in ``folder``, cast to
+    ``dtype``; returns the config entry (file names and sha256)."""
+    import torch
+    from safetensors.torch import save_file
+
+    from pragmeter.data.root import sha256_of
+    from pragmeter.io import atomic_path
+
+    shards: list[dict] = []
+    current: dict[str, torch.Tensor] = {}
+    size = 0
+
+    def flush() -> None:
+        nonlocal current, size
+        path = folder / f"{prefix}-{len(shards) + 1}.safetensors"
+        with atomic_path(path) as tmp:
+            save_file(current, tmp)
+        shards.append({"file": path.name, "sha256": sha256_of(path)})
+        current, size = {}, 0
+
+    for name in sorted(tensors):
+        tensor = tensors[name].detach().to("cpu", getattr(torch, dtype), copy=True).contiguous()
+        nbytes = tensor.numel() * tensor.element_size()
+        if current and size + nbytes > SHARD_BYTES:
+            flush()
+        current[name], size = tensor, size + nbytes
+    if current:
+        flush()
+    return shards
+
+
+def weights_key(shards: list[dict]) -> str:
+    """One key for a set of shards: a hash of their sha256s, in order."""
+    return hashlib.sha256("".join(s["sha256"] for s in shards).encode()).hexdigest()[:16]
+
+
+def check_shards(model_folder: Path, shards, where: str) -> list[Path]:
+    """The shard files of a model folder, each verified by its sha256 (a DataError naming ``where`` and the file)."""
+    from pragmeter.data.root import sha256_of
+
+    def well_formed(shard) -> bool:
+        return isinstance(shard, dict) and all(isinstance(shard.get(k), str) for k in ("file", "sha256"))
+
+    if not isinstance(shards, list) or not shards or not all(map(well_formed, shards)):
+        raise DataError(f"{where}: '{WEIGHTS_KEY}' must list {{'file', 'sha256'}} entries, got {shards!r}")
+    paths = []
+    for shard in shards:
+        path = model_folder / shard["file"]
+        if not path.is_file():
+            raise DataError(f"{where}: {WEIGHTS_KEY} names {shard['file']}, which is not in {model_folder}")
+        if sha256_of(path) != shard["sha256"]:
+            raise DataError(f"{path}: sha256 differs from {where}'s {WEIGHTS_KEY} entry (damaged or replaced)")
+        paths.append(path)
+    return paths
+
+
+def finetuned_encoder(base: str, model_folder: Path, shards: list[dict], where: str) -> Path:
+    """The folder of ``base`` with the shards' tensors in place of its own, built once in the cache. A DataError
+    (naming ``where``, the config) for a shard that is missing, damaged, or names a tensor the base lacks or shapes
+    it differently."""
+    from safetensors.torch import load_file, save_file
+
+    from pragmeter.encoders.paths import cache_dir
+    from pragmeter.encoders.registry import canonical_name, require_encoder, safetensors_intact
+    from pragmeter.io.atomic import replace_folder
+
+    paths = check_shards(model_folder, shards, where)
+    target = cache_dir() / "encoders" / "finetuned" / f"{canonical_name(base).replace('/', '--')}-{weights_key(shards)}"
+    if (target / "modules.json").is_file() and safetensors_intact(target / WEIGHTS_FILE):
+        return target
+    source = Path(require_encoder(base))
+    weights = load_file(str(source / WEIGHTS_FILE))
+    for path in paths:
+        for name, tensor in load_file(str(path)).items():
+            if name not in weights:
+                raise DataError(f"{path}: tensor {name!r} is not in the base encoder {base!r}")
+            if tuple(tensor.shape) != tuple(weights[name].shape):
+                raise DataError(f"{path}: tensor {name!r} has shape {tuple(tensor.shape)}, the base encoder's "
+                                f"{tuple(weights[name].shape)}")
+            weights[name] = tensor.to(weights[name].dtype)
+
+    def write(staging: Path) -> None:
+        for item in source.iterdir():
+            if item.name in (WEIGHTS_FILE, "onnx", "openvino") or item.name.endswith((".onnx", ".corrupt")):
+                continue
+            (shutil.copytree if item.is_dir() else shutil.copy2)(item, staging / item.name)
+        save_file({k: v.contiguous() for k, v in weights.items()}, str(staging / WEIGHTS_FILE))
+
+    try:
+        return replace_folder(target, write)
+    except OSError:
+        # another process built it first: use theirs when whole
+        if (target / "modules.json").is_file() and safetensors_intact(target / WEIGHTS_FILE):
+            return target
+        raise
