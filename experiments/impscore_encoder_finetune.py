@@ -143,15 +143,22 @@ def widen_encoder(folder: Path) -> Path:
 
 
 class Encoder:
-    """A sentence-transformers MiniLM run by hand (tokenize, transformer, mean pooling, normalise) so its top layers
-    can be trained; ``embed`` matches SentenceTransformer.encode."""
+    """A sentence-transformers MiniLM run by hand (transformer, mean pooling, normalise) so its top layers can be
+    trained. Every text of the bundle is tokenised once up front (a batch then only pads ids: tokenising each batch
+    again left the GPU waiting on the host); ``embed`` matches SentenceTransformer.encode."""
 
-    def __init__(self, folder: Path, device: str) -> None:
+    def __init__(self, folder: Path, device: str, texts: list[str]) -> None:
+        import torch
         from sentence_transformers import SentenceTransformer
 
         self.st = SentenceTransformer(str(folder), device=device).float()
         self.bert = self.st[0].auto_model
         self.device = device
+        ids = self.st.tokenizer(texts, truncation=True, max_length=self.st.max_seq_length)["input_ids"]
+        self.lengths = torch.tensor([len(i) for i in ids])
+        self.ids = torch.zeros(len(ids), int(self.lengths.max()), dtype=torch.int32)
+        for row, sequence in enumerate(ids):  # padded with 0, BERT's [PAD]
+            self.ids[row, :len(sequence)] = torch.tensor(sequence)
 
     def unfreeze(self, layers: int) -> list:
         for p in self.bert.parameters():
@@ -162,27 +169,33 @@ class Encoder:
             p.requires_grad_(True)
         return trainable
 
-    def forward(self, texts: list[str]):
+    def forward(self, rows):
+        """Embeddings of the texts at ``rows`` (a tensor of row numbers)."""
         import torch
 
-        batch = self.st.tokenizer(texts, padding=True, truncation=True, max_length=self.st.max_seq_length,
-                                  return_tensors="pt").to(self.device)
-        hidden = self.bert(**batch).last_hidden_state
-        mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        rows = torch.as_tensor(rows, dtype=torch.long)
+        width = int(self.lengths[rows].max())
+        ids = self.ids[rows, :width].to(self.device).long()
+        mask = (torch.arange(width)[None, :] < self.lengths[rows, None]).to(self.device)
+        hidden = self.bert(input_ids=ids, attention_mask=mask.long(),
+                           token_type_ids=torch.zeros_like(ids)).last_hidden_state
+        weights = mask.unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
         return torch.nn.functional.normalize(pooled.float(), dim=-1)
 
-    def embed(self, texts: list[str], batch_size: int = 512):
-        """fp32 embeddings, no gradient, in length order (little padding), returned in the given order."""
+    def embed(self, rows, batch_size: int = 512):
+        """fp32 embeddings of the texts at ``rows``, no gradient, in length order (little padding), returned in the
+        order given."""
         import torch
 
-        order = np.argsort([len(t) for t in texts])
-        out = torch.empty(len(texts), self.bert.config.hidden_size, device=self.device)
+        rows = torch.as_tensor(rows, dtype=torch.long)
+        order = torch.argsort(self.lengths[rows])
+        out = torch.empty(len(rows), self.bert.config.hidden_size, device=self.device)
         self.bert.eval()
         with torch.inference_mode():
-            for start in range(0, len(texts), batch_size):
-                rows = order[start:start + batch_size]
-                out[torch.as_tensor(rows, device=self.device)] = self.forward([texts[i] for i in rows])
+            for start in range(0, len(rows), batch_size):
+                chunk = order[start:start + batch_size]
+                out[chunk.to(self.device)] = self.forward(rows[chunk])
         return out
 
 
@@ -238,7 +251,7 @@ def embed_rows(encoder: Encoder, texts: list[str], rows: np.ndarray):
     import torch
 
     table = torch.zeros(len(texts), encoder.bert.config.hidden_size, device=encoder.device)
-    table[torch.as_tensor(rows, device=encoder.device)] = encoder.embed([texts[i] for i in rows])
+    table[torch.as_tensor(rows, device=encoder.device)] = encoder.embed(rows)
     return table
 
 
@@ -278,7 +291,7 @@ def finetune(encoder: Encoder, heads, triplets: pd.DataFrame, texts: list[str], 
             unique, inverse = torch.unique(ids, return_inverse=True)
             with torch.autocast("cuda" if encoder.device.startswith("cuda") else "cpu", dtype=torch.bfloat16,
                                 enabled=args.bf16):
-                embedded = encoder.forward([texts[i] for i in unique.tolist()])
+                embedded = encoder.forward(unique)
             e1, e2, e3 = embedded[inverse.to(encoder.device)].float().chunk(3)
             device_batch = batch.to(encoder.device)
             loss = loss_fn(e1, e2, e3, pragmatic[device_batch], weights=weights[device_batch])
@@ -354,8 +367,8 @@ def train(args: argparse.Namespace) -> int:
     if (bundle / "teacher.npz").exists():
         with np.load(bundle / "teacher.npz") as t:
             teacher_all = {f: torch.from_numpy(t[f"train/{f}"]) for f in FIELDS}
-    encoder = Encoder(widen_encoder(bundle / "encoder"), args.device)
-    frozen = encoder.embed(texts)
+    encoder = Encoder(widen_encoder(bundle / "encoder"), args.device, texts)
+    frozen = encoder.embed(np.arange(len(texts)))
     print(f"embedded {len(texts):,} texts in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
     results = output / "results.jsonl"
     done = set()
