@@ -118,7 +118,8 @@ def test_the_recorded_selection_variants_name_known_sources_and_settings():
     from pragmeter.impscore.model import resolve_model_dir
 
     known = {f.name for f in fields(TrainConfig)} | {"name", "sources"}
-    for file in ("impscore_human_selection_variants.json", "impscore_distillation_variants.json"):
+    for file in ("impscore_human_selection_variants.json", "impscore_distillation_variants.json",
+                 "impscore_head_capacity_variants.json"):
         variants = json.loads((Path(__file__).resolve().parents[2] / "experiments" / file).read_text(encoding="utf-8"))
         assert len({v["name"] for v in variants}) == len(variants)
         for variant in variants:

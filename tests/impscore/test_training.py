@@ -70,6 +70,33 @@ def test_saved_model_reloads_to_identical_scores(splits, tmp_path):
     assert loaded.config["training"]["seed"] == 3
 
 
+def test_heads_with_a_hidden_layer_train_save_and_score_alike_in_numpy(splits, tmp_path):
+    result = train_heads(splits, config(epochs=3, hidden=32), show_progress=False)
+    assert result.heads.U_p.shape == (384, 32) and result.heads.W_p.shape == (32, 64)
+    folder = save_trained(result, tmp_path / "mlp", "mlp", {"sources": ["test"]})
+    assert "through a 32-wide hidden layer" in (folder / "README.md").read_text(encoding="utf-8")
+    embeddings = splits["test"].e1.numpy()
+    direct = result.heads(torch.as_tensor(embeddings))[0].detach().numpy()
+    # the CPU backends score with the numpy heads (GELU's tanh form in both): the same scores without torch
+    numpy_scores = ImpScore.load(folder, backend="openvino").score_embeddings(embeddings)
+    assert np.abs(numpy_scores - direct).max() < 1e-5
+    assert np.array_equal(ImpScore.load(folder, backend="torch").score_embeddings(embeddings), direct)
+
+
+def test_a_hidden_layer_the_weights_lack_is_refused_naming_the_file(splits, tmp_path):
+    import json
+
+    from pragmeter.errors import DataError
+
+    folder = save_trained(train_heads(splits, config(epochs=1), show_progress=False), tmp_path / "m", "m", {})
+    config_file = folder / "config.json"
+    data = json.loads(config_file.read_text())
+    data["heads"]["hidden"] = 16  # linear heads' weights under a config that says hidden layers
+    config_file.write_text(json.dumps(data))
+    with pytest.raises(DataError, match="heads.safetensors: .*'W_p' has shape \\[384, 64\\].*hidden 16"):
+        ImpScore.load(folder, backend="openvino")
+
+
 def test_source_weights_change_what_is_learned_and_name_known_sources(splits):
     from pragmeter.impscore.training import train_weights
 

@@ -1,6 +1,8 @@
 """The trainable part of ImpScore: projections from a frozen sentence embedding to pragmatic and semantic features.
 
-h_p = e W_p, h_s = e W_s (d -> l, no bias, Xavier-uniform). Implicitness compares semantics with pragmatics moved
+h_p = e W_p, h_s = e W_s (d -> l, no bias, Xavier-uniform). With ``hidden`` > 0 (ours, not the paper's: more head
+capacity on a frozen encoder) each map is one hidden layer instead: h_p = gelu(e U_p + b_p) W_p, likewise h_s (GELU's
+tanh form, which the numpy heads compute exactly without scipy). Implicitness compares semantics with pragmatics moved
 into one space (paper §3.2, Table 2 variants):
 
 - ``p2s`` (paper default): ĥ_s = h_p W_t, I = dist(h_s, ĥ_s)
@@ -28,6 +30,7 @@ class HeadsConfig:
     transform: str = "p2s"
     imp_metric: str = "cosine"
     prag_metric: str = "euclidean"
+    hidden: int = 0  # width of a hidden layer in each map (0: the paper's linear maps)
 
     def __post_init__(self) -> None:
         if self.transform not in TRANSFORMS:
@@ -51,9 +54,12 @@ class ImpScoreHeads(nn.Module):
     def __init__(self, config: HeadsConfig) -> None:
         super().__init__()
         self.config = config
-        d, l = config.embedding_dim, config.dim
-        self.W_p = nn.Parameter(torch.empty(d, l))
-        self.W_s = nn.Parameter(torch.empty(d, l))
+        d, l, hidden = config.embedding_dim, config.dim, config.hidden
+        if hidden:
+            self.U_p, self.U_s = nn.Parameter(torch.empty(d, hidden)), nn.Parameter(torch.empty(d, hidden))
+            self.b_p, self.b_s = nn.Parameter(torch.zeros(hidden)), nn.Parameter(torch.zeros(hidden))
+        self.W_p = nn.Parameter(torch.empty(hidden or d, l))
+        self.W_s = nn.Parameter(torch.empty(hidden or d, l))
         self.W_t = nn.Parameter(torch.empty(l, l))
         if config.transform == "both":
             self.W_t2 = nn.Parameter(torch.empty(l, l))
@@ -61,10 +67,16 @@ class ImpScoreHeads(nn.Module):
 
     def reset_parameters(self) -> None:
         for parameter in self.parameters():
-            nn.init.xavier_uniform_(parameter)
+            if parameter.dim() > 1:
+                nn.init.xavier_uniform_(parameter)
+            else:
+                nn.init.zeros_(parameter)
 
     def features(self, embeddings: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Pragmatic and semantic features (h_p, h_s) of a batch of sentence embeddings."""
+        if self.config.hidden:
+            return (F.gelu(embeddings @ self.U_p + self.b_p, approximate="tanh") @ self.W_p,
+                    F.gelu(embeddings @ self.U_s + self.b_s, approximate="tanh") @ self.W_s)
         return embeddings @ self.W_p, embeddings @ self.W_s
 
     def implicitness_from_features(self, h_p: torch.Tensor, h_s: torch.Tensor) -> torch.Tensor:

@@ -13,7 +13,7 @@ import numpy as np
 
 TRANSFORMS = ("p2s", "s2p", "both")
 METRICS = ("cosine", "euclidean")
-_DEFAULTS = {"dim": 64, "transform": "p2s", "imp_metric": "cosine", "prag_metric": "euclidean"}
+_DEFAULTS = {"dim": 64, "transform": "p2s", "imp_metric": "cosine", "prag_metric": "euclidean", "hidden": 0}
 
 
 def heads_config_problem(config: object) -> str | None:
@@ -24,10 +24,10 @@ def heads_config_problem(config: object) -> str | None:
     unknown = sorted(set(config) - {"embedding_dim", *_DEFAULTS})
     if unknown:
         return f"has unknown key(s) {', '.join(map(str, unknown))}"
-    for key in ("embedding_dim", "dim"):
+    for key, least in (("embedding_dim", 1), ("dim", 1), ("hidden", 0)):
         value = config.get(key, _DEFAULTS.get(key))
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            return f"{key} must be a whole number >= 1, got {value!r}"
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            return f"{key} must be a whole number >= {least}, got {value!r}"
     for key, allowed in (("transform", TRANSFORMS), ("imp_metric", METRICS), ("prag_metric", METRICS)):
         if config.get(key, _DEFAULTS[key]) not in allowed:
             return f"{key} must be one of {', '.join(allowed)}, got {config[key]!r}"
@@ -37,7 +37,10 @@ def heads_config_problem(config: object) -> str | None:
 def heads_weights_problem(config: dict, shapes: dict[str, tuple[int, ...]]) -> str | None:
     """Why weights of these shapes are not the heads ``config`` describes (a valid one), or None."""
     width, dim = config["embedding_dim"], config.get("dim", _DEFAULTS["dim"])
-    expected = {"W_p": (width, dim), "W_s": (width, dim), "W_t": (dim, dim)}
+    hidden = config.get("hidden", 0)
+    expected = {"W_p": (hidden or width, dim), "W_s": (hidden or width, dim), "W_t": (dim, dim)}
+    if hidden:
+        expected.update(U_p=(width, hidden), U_s=(width, hidden), b_p=(hidden,), b_s=(hidden,))
     if config.get("transform", _DEFAULTS["transform"]) == "both":
         expected["W_t2"] = (dim, dim)
     for name, shape in expected.items():
@@ -45,9 +48,15 @@ def heads_weights_problem(config: dict, shapes: dict[str, tuple[int, ...]]) -> s
             return f"no tensor {name!r}"
         if tuple(shapes[name]) != shape:
             return (f"tensor {name!r} has shape {list(shapes[name])}, the config's heads (embedding_dim {width}, "
-                    f"dim {dim}) need {list(shape)}")
+                    f"dim {dim}{f', hidden {hidden}' if hidden else ''}) need {list(shape)}")
     extra = sorted(set(shapes) - set(expected))
     return f"unexpected tensor(s) {', '.join(extra)}" if extra else None
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    """GELU, tanh form (as torch's approximate="tanh")."""
+    return (0.5 * x * (1.0 + np.tanh(np.float32(np.sqrt(2.0 / np.pi)) * (x + np.float32(0.044715) * x ** 3)))
+            ).astype(np.float32)
 
 
 def _distance(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
@@ -71,7 +80,11 @@ class NumpyHeads:
         """(implicitness, h_p, h_s) of a batch of embeddings."""
         w = self.weights
         embeddings = np.asarray(embeddings, dtype=np.float32)
-        h_p, h_s = embeddings @ w["W_p"], embeddings @ w["W_s"]
+        if self.config.hidden:
+            h_p = _gelu(embeddings @ w["U_p"] + w["b_p"]) @ w["W_p"]
+            h_s = _gelu(embeddings @ w["U_s"] + w["b_s"]) @ w["W_s"]
+        else:
+            h_p, h_s = embeddings @ w["W_p"], embeddings @ w["W_s"]
         transform, metric = self.config.transform, self.config.imp_metric
         if transform == "p2s":
             implicitness = _distance(h_s, h_p @ w["W_t"], metric)

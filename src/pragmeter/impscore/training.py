@@ -69,6 +69,8 @@ class TrainConfig:
     distill_on: str = "scores"  # "scores" (I of each sentence, both ΔP) or "differences" (what the margins compare)
     # Encoder layers trained with the heads, from the top (ours; 0 = the paper's frozen encoder), and their learning
     # rate: experiments/impscore_encoder_finetune.py trains them on a GPU; the model folder then carries the layers.
+    # Width of a hidden layer in each head map (ours; 0 = the paper's linear maps): more capacity on a frozen encoder.
+    hidden: int = 0
     encoder_layers: int = 0
     encoder_lr: float = 0.0
     encoder_epochs: int = 0  # epochs of that joint phase, after the heads' own training, in batches of
@@ -265,7 +267,8 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
     generator = torch.Generator().manual_seed(config.seed)
     train, val = splits["train"], splits["val"]
     embedding_dim = train.e1.shape[1]
-    heads = ImpScoreHeads(HeadsConfig(embedding_dim, config.dim, config.transform, config.imp_metric, config.prag_metric))
+    heads = ImpScoreHeads(HeadsConfig(embedding_dim, config.dim, config.transform, config.imp_metric, config.prag_metric,
+                                      config.hidden))
     heads.to(config.device)
     loss_fn = ImpScoreLoss(heads, config.gamma1, config.gamma2, config.alpha)
     optimizer = torch.optim.Adam(heads.parameters(), lr=config.lr, weight_decay=config.weight_decay)
@@ -375,7 +378,7 @@ def model_card(name: str, result: TrainResult, corpus_info: dict) -> str:
                if cfg.encoder_layers else f"the frozen encoder `{cfg.encoder}`")
     return f"""# {name}
 
-ImpScore heads (pragmatic/semantic projections, l = {cfg.dim}, transform {cfg.transform}, implicitness
+ImpScore heads (pragmatic/semantic projections{f" through a {cfg.hidden}-wide hidden layer" if cfg.hidden else ""}, l = {cfg.dim}, transform {cfg.transform}, implicitness
 {cfg.imp_metric}, pragmatic distance {cfg.prag_metric}) on {encoder}.
 Implicitness = 1 − cos(h_s, h_p W_t) ∈ [0, 2]; higher is more implicit (Wang et al., ICLR 2025).
 
