@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-CLI = [sys.executable, "-c", "import sys; from pragmeter.cli import main; sys.exit(main())"]
+CLI = [sys.executable, "-m", "pragmeter"]
 POSTS = "implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg3_posts.tsv"
 
 

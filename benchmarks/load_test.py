@@ -53,7 +53,7 @@ def free_port() -> int:
 
 
 def start_server(port: int, model: str | None, backend: str, max_batch: int | None = None) -> subprocess.Popen:
-    command = [sys.executable, "-c", "import sys; from pragmeter.cli import main; sys.exit(main())", "serve",
+    command = [sys.executable, "-m", "pragmeter", "serve",
                "--host", "127.0.0.1", "--port", str(port), "--backend", backend]
     command += (["--impscore", model] if model else []) + (["--max-batch", str(max_batch)] if max_batch else [])
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
