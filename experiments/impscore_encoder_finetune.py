@@ -14,6 +14,11 @@ three steps, each a verb of this script:
     python experiments/impscore_encoder_finetune.py evaluate --corpus corpus_all.parquet --bundle ft-bundle \\
         --results ft-out --pairs-split val
 
+The bundle (≈ 51 MB with the fp16 encoder copy; the teacher's targets need the mpnet corpus embeddings in the cache,
+else leave ``--teacher`` out and the ``top2-teacher`` variant away) is all the GPU machine needs besides this
+checkout: ``PYTHONPATH=src`` with its own torch and sentence-transformers. An all-six-layer model folder from
+``--save-models`` holds ~21 MB of fp16 shards (each under 15 MiB).
+
 ``prepare`` records which sentences (and which sentence pairs) the suite's evaluators ask a model about by running
 them once on a recording scorer, so ``train`` needs neither the data root nor pragmeter's evaluators; ``evaluate``
 runs the same evaluators on a scorer that answers from the returned tables. The control (frozen encoder) is trained
