@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = "It is cold in here."
 HEAVY = ("torch", "transformers", "sentence_transformers", "sklearn", "pandas", "scipy")
 PROBE = ("import sys, runpy; sys.argv = ['pragmeter', 'score', {backend}'It is cold in here.']\n"
-         "from pragmeter.cli import main\ncode = main(sys.argv[1:])\n"
+         "try:\n    runpy.run_module('pragmeter', run_name='__main__')\nexcept SystemExit:\n    pass\n"
          "print('MODULES', [m for m in {heavy!r} if m in sys.modules], file=sys.stderr)\n")
 
 
