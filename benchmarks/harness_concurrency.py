@@ -1,6 +1,7 @@
 """Harness throughput: concurrency 16 vs 1 against a fake OpenAI-compatible server with 200 ms per request.
 
-Runs `pragmeter eval --tasks inli --limit 200` twice side by side in this process (no response cache), and
+Runs what `pragmeter eval --tasks inli --limit 200` runs (`eval.runner.run_eval`) twice side by side in this process
+(no response cache), and
 prints the wall time of each and their ratio. The harness's own work per request must be small next to the
 server latency for the ratio to approach 16.
 
@@ -14,22 +15,25 @@ import contextlib
 import io
 import tempfile
 import time
+from pathlib import Path
 
 from machine import MachineWatch
 
-from pragmeter.cli import main
+from pragmeter.eval.runner import run_eval
+from pragmeter.llm.backends import load_backend
 from pragmeter.testing.fake_server import FakeChatServer, constant
 
 
 def timed_run(url: str, items: int, concurrency: int) -> float:
     with tempfile.TemporaryDirectory() as output:
         start = time.perf_counter()
+        backend = {"base_url": url, "model": "fake", "concurrency": str(concurrency)}
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            code = main(["eval", "--tasks", "inli", "--limit", str(items), "--output", output, "--no-response-cache",
-                         "--no-progress", "--model-args", f"base_url={url},model=fake,concurrency={concurrency}"])
+            complete = run_eval("inli", Path(output), lambda: load_backend("openai-chat", backend), limit=items,
+                                progress=False)
         elapsed = time.perf_counter() - start
-    if code != 0:
-        raise SystemExit(f"pragmeter eval failed with exit code {code}")
+    if not complete:
+        raise SystemExit("the eval run did not answer every request")
     return elapsed
 
 
