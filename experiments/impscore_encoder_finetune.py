@@ -373,19 +373,22 @@ def train(args: argparse.Namespace) -> int:
         with np.load(bundle / "teacher.npz") as t:
             teacher_all = {f: torch.from_numpy(t[f"train/{f}"]) for f in FIELDS}
     encoder = Encoder(widen_encoder(bundle / "encoder"), args.device, texts)
-    frozen = encoder.embed(np.arange(len(texts)))
-    print(f"embedded {len(texts):,} texts in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
+    names = [v["name"] for v in VARIANTS]
+    variants = [v for v in VARIANTS if not args.variants or v["name"] in args.variants.split(",")]
+    unknown = set(args.variants.split(",")) - set(names) if args.variants else set()
+    if unknown:
+        raise SystemExit(f"unknown variants: {', '.join(sorted(unknown))} (known: {', '.join(names)})")
+    # the control's heads need the training and validation texts; the frozen variant's answers need every text
+    rows = (np.arange(len(texts)) if any(v["name"] == "frozen" for v in variants)
+            else needed_rows(triplets[triplets["split"] != "test"]))
+    frozen = embed_rows(encoder, texts, rows)
+    print(f"embedded {len(rows):,} texts in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
     results = output / "results.jsonl"
     done = set()
     if results.exists():
         done = {(r["variant"], r["seed"]) for r in map(json.loads, results.read_text().splitlines()) if r}
     answers_file = output / "answers.npz"
     stored = dict(np.load(answers_file)) if answers_file.exists() else {}
-    names = [v["name"] for v in VARIANTS]
-    variants = [v for v in VARIANTS if not args.variants or v["name"] in args.variants.split(",")]
-    unknown = set(args.variants.split(",")) - set(names) if args.variants else set()
-    if unknown:
-        raise SystemExit(f"unknown variants: {', '.join(sorted(unknown))} (known: {', '.join(names)})")
     known = {f.name for f in fields(TrainConfig)}
     for seed in (int(s) for s in args.seeds.split(",")):
         config = TrainConfig(**{k: v for k, v in RECIPE.items() if k in known}, seed=seed, device=args.device)

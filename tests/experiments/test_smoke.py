@@ -79,14 +79,13 @@ def test_impscore_encoder_finetune(tmp_path, data_root, run_script, private_cach
     common = ["--corpus", tmp_path / "corpus.parquet", "--bundle", tmp_path / "bundle"]
     run_script("impscore_encoder_finetune.py", "prepare", *common, "--limit", "3", "--politeness-sample", "20")
     out = ["--bundle", tmp_path / "bundle", "--output", tmp_path / "out", "--device", "cpu", "--seeds", "0"]
-    run_script("impscore_encoder_finetune.py", "train", *out, "--variants", "frozen,top2", "--epochs", "1",
+    run_script("impscore_encoder_finetune.py", "train", *out, "--variants", "top2", "--epochs", "1",
                "--batch-size", "16", "--no-bf16", "--save-models", tmp_path / "models")
     rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
-    assert [(r["variant"], r["seed"]) for r in rows] == [("frozen", 0), ("top2", 0)]
-    assert rows[1]["best_epoch"] == 1 and 0 <= rows[1]["paper_test_implicitness"] <= 1
+    assert [(r["variant"], r["seed"], r["best_epoch"]) for r in rows] == [("top2", 0, 1)]
+    assert 0 <= rows[0]["paper_test_implicitness"] <= 1
     table = run_script("impscore_encoder_finetune.py", "evaluate", *common, "--results", tmp_path / "out")
-    frozen, top2 = (next(line for line in table.splitlines() if line.startswith(f"| {v} |")) for v in ("frozen", "top2"))
-    assert frozen != top2  # the fine-tuned encoder answers the suite differently from the frozen one
+    assert next(line for line in table.splitlines() if line.startswith("| top2 | 1 | "))
 
     from pragmeter.impscore.model import ImpScore
 
@@ -94,7 +93,14 @@ def test_impscore_encoder_finetune(tmp_path, data_root, run_script, private_cach
     model = ImpScore.load(folder, backend="torch", device="cpu")
     assert model.config["training"]["encoder_layers"] == 2
     assert "top 2 transformer layers" in (folder / "README.md").read_text()
-    assert model.score(["It is cold in here."]).shape == (1,)
+    # the loaded folder answers as the run did (its layers stored in fp16: within the accuracy bounds)
+    import numpy as np
+    import pandas as pd
+
+    texts = pd.read_parquet(tmp_path / "bundle" / "texts.parquet")["text"].tolist()
+    with np.load(tmp_path / "bundle" / "questions.npz") as questions, np.load(tmp_path / "out" / "answers.npz") as answers:
+        asked = [texts[i] for i in questions["texts"][:50]]
+        assert np.abs(model.score(asked) - answers["top2/0/scores"][:50]).max() < 0.02
 
 
 def test_impscore_ablation(tmp_path, data_root, run_script):
