@@ -410,7 +410,8 @@ def train(args: argparse.Namespace) -> int:
             else:
                 (heads, table, weights), extra = finetune(encoder, control, triplets, texts, questions, config,
                                                           variant, teacher_all, args)
-            if args.save_models and weights is not None:
+            chosen = not args.save_runs or f"{variant['name']}/{seed}" in args.save_runs.split(",")
+            if args.save_models and weights is not None and chosen:
                 save_model(Path(args.save_models) / f"{variant['name']}-s{seed}", heads, table, weights, triplets,
                            config, variant, extra, json.loads((bundle / "manifest.json").read_text()), args)
             row = {"variant": variant["name"], "seed": seed, **paper_accuracy(heads, triplets, table), **extra,
@@ -500,6 +501,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--budget", type=float, default=float("inf"), help="seconds after which no new run starts")
     t.add_argument("--save-models", default=None, metavar="DIR",
                    help="also write each fine-tuned run as a model folder DIR/VARIANT-sSEED (heads + trained layers)")
+    t.add_argument("--save-runs", default="", metavar="VARIANT/SEED,...",
+                   help="with --save-models: only these runs (e.g. all6/0; default every fine-tuned run)")
     t.set_defaults(func=train)
     e = verbs.add_parser("evaluate", help="the human-written suite and the LLM-written sets from a run's answers")
     e.add_argument("--corpus", required=True)

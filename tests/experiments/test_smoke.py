@@ -80,7 +80,7 @@ def test_impscore_encoder_finetune(tmp_path, data_root, run_script, private_cach
     run_script("impscore_encoder_finetune.py", "prepare", *common, "--limit", "3", "--politeness-sample", "20")
     out = ["--bundle", tmp_path / "bundle", "--output", tmp_path / "out", "--device", "cpu", "--seeds", "0"]
     run_script("impscore_encoder_finetune.py", "train", *out, "--variants", "top2", "--epochs", "1",
-               "--batch-size", "16", "--no-bf16", "--save-models", tmp_path / "models")
+               "--batch-size", "16", "--no-bf16", "--save-models", tmp_path / "models", "--save-runs", "top2/0,all6/0")
     rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     assert [(r["variant"], r["seed"], r["best_epoch"]) for r in rows] == [("top2", 0, 1)]
     assert 0 <= rows[0]["paper_test_implicitness"] <= 1
