@@ -40,6 +40,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pragmeter.impscore.distillation import FIELDS, TeacherTargets  # the teacher's outputs per triplet
+
 RECIPE = {"sources": "general", "alpha": 16, "source_weights": {"written_graded_everyday": 4}}
 # Variants trained on top of the control's heads: encoder layers unfrozen (from the top), their learning rate, and
 # the teacher's weight (0: margins only; the teacher's form is "differences", what the margins compare).
@@ -49,7 +51,6 @@ VARIANTS = [
     {"name": "top2-teacher", "layers": 2, "distill_weight": 1.0},
     {"name": "all6", "layers": 6, "encoder_lr": 5e-5},
 ]
-FIELDS = ("implicit", "positive", "negative", "distance_positive", "distance_negative")
 
 
 # ------------------------------------------------------------------------------------------------ prepare (CPU)
@@ -261,13 +262,13 @@ def embed_rows(encoder: Encoder, texts: list[str], rows: np.ndarray):
 
 
 def finetune(encoder: Encoder, heads, triplets: pd.DataFrame, texts: list[str], questions: dict, config,
-             variant: dict, teacher: dict | None, args: argparse.Namespace) -> tuple[object, dict]:
+             variant: dict, teacher: TeacherTargets | None, args: argparse.Namespace) -> tuple[object, dict]:
     """Train the top ``variant['layers']`` encoder layers with the heads (started from the control's) on the margin
     objective (+ the teacher's differences); keep the epoch with the best validation implicitness accuracy."""
     import torch
 
     from pragmeter.impscore.distillation import distillation_loss
-    from pragmeter.impscore.losses import ImpScoreLoss, TripletOutputs, triplet_outputs
+    from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
     from pragmeter.impscore.training import evaluate_heads, train_weights
 
     torch.manual_seed(config.seed)
@@ -301,9 +302,9 @@ def finetune(encoder: Encoder, heads, triplets: pd.DataFrame, texts: list[str], 
             device_batch = batch.to(encoder.device)
             loss = loss_fn(e1, e2, e3, pragmatic[device_batch], weights=weights[device_batch])
             if teacher is not None and variant.get("distill_weight", 0) > 0:
-                target = TripletOutputs(*(teacher[f][batch].to(encoder.device) for f in FIELDS))
+                student = triplet_outputs(heads, e1, e2, e3)
                 loss = loss + variant["distill_weight"] * distillation_loss(
-                    triplet_outputs(heads, e1, e2, e3), target, weights[device_batch], "differences")
+                    student, teacher.rows(device_batch), weights[device_batch], "differences")
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(layers + list(heads.parameters()), 1.0)
@@ -359,6 +360,7 @@ def save_model(folder: Path, heads, table, weights: dict, triplets: pd.DataFrame
 def train(args: argparse.Namespace) -> int:
     import torch
 
+    from pragmeter.impscore.losses import TripletOutputs
     from pragmeter.impscore.training import TrainConfig, train_heads
 
     bundle, output = Path(args.bundle), Path(args.output)
@@ -371,7 +373,7 @@ def train(args: argparse.Namespace) -> int:
     teacher_all = None
     if (bundle / "teacher.npz").exists():
         with np.load(bundle / "teacher.npz") as t:
-            teacher_all = {f: torch.from_numpy(t[f"train/{f}"]) for f in FIELDS}
+            teacher_all = TeacherTargets(TripletOutputs(*(torch.from_numpy(t[f"train/{f}"]) for f in FIELDS)))
     encoder = Encoder(widen_encoder(bundle / "encoder"), args.device, texts)
     names = [v["name"] for v in VARIANTS]
     variants = [v for v in VARIANTS if not args.variants or v["name"] in args.variants.split(",")]
