@@ -50,6 +50,7 @@ VARIANTS = [
     {"name": "top2", "layers": 2},
     {"name": "top2-teacher", "layers": 2, "distill_weight": 1.0},
     {"name": "all6", "layers": 6, "encoder_lr": 5e-5},
+    {"name": "all6-teacher", "layers": 6, "encoder_lr": 5e-5, "distill_weight": 1.0},
 ]
 
 
