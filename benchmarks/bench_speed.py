@@ -12,6 +12,7 @@ Only a quiet machine gives a valid ratio: load from other jobs slows the officia
     python benchmarks/bench_speed.py --encoder all-MiniLM-L6-v2 --encoder all-mpnet-base-v2 --out results.json
     python benchmarks/bench_speed.py --backend onnx --precision fp32      # ONNX Runtime, for comparison
     python benchmarks/bench_speed.py --device cuda --n 20000              # on a GPU: official fp32 vs torch bf16
+    python benchmarks/bench_speed.py --model impscore-minilm-general-ft   # a model as users load it (fine-tuned layers)
 
 Each row also says how much the length-sorted batches pad (padded tokens / real tokens; 1.00 = none).
 
@@ -52,19 +53,22 @@ def sample_texts(n: int, seed: int, root: str | None) -> list[str]:
     return posts.sample(n, random_state=seed).tolist()
 
 
-def heads_for(encoder: str, backend: str, seed: int, precision: str | None = "fp32", device: str | None = None):
-    """ImpScore with the shipped model's heads when it uses ``encoder``, else seeded random heads (on ``device``;
-    precision None: the device's own, bf16 on a GPU)."""
+def heads_for(encoder: str, backend: str, seed: int, precision: str | None = "fp32", device: str | None = None,
+              model: str | None = None):
+    """ImpScore ``model`` (a shipped name or folder; None: the first shipped model on ``encoder``, else seeded random
+    heads) on ``device``; precision None: the device's own, bf16 on a GPU."""
     import torch
 
     from pragmeter.encoders import canonical_name
     from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
     from pragmeter.impscore.model import ImpScore, resolve_model_dir, shipped_models
 
-    for name in shipped_models():
-        config = json.loads((resolve_model_dir(name) / "config.json").read_text())
-        if canonical_name(config["encoder"]) == canonical_name(encoder):
-            return ImpScore.load(name, backend=backend, precision=precision or "auto", device=device), name
+    on_encoder = [name for name in shipped_models()
+                  if canonical_name(json.loads((resolve_model_dir(name) / "config.json").read_text())["encoder"])
+                  == canonical_name(encoder)]
+    if model or on_encoder:
+        name = model or on_encoder[0]
+        return ImpScore.load(name, backend=backend, precision=precision or "auto", device=device), name
     from pragmeter.encoders import load_encoder
 
     torch.manual_seed(seed)
@@ -72,6 +76,12 @@ def heads_for(encoder: str, backend: str, seed: int, precision: str | None = "fp
     model = ImpScore(ImpScoreHeads(HeadsConfig(dim)).to(device or "cpu"), encoder, backend=backend,
                      precision=precision, device=device)
     return model, f"random heads (seed {seed})"
+
+
+def model_encoder(model: str) -> str:
+    from pragmeter.impscore.model import resolve_model_dir
+
+    return json.loads((resolve_model_dir(model) / "config.json").read_text())["encoder"]
 
 
 def kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
@@ -92,10 +102,11 @@ def padding_overhead(encoder, texts: list[str]) -> float | None:
 
 
 def measure(encoder: str, texts: list[str], repeats: int, backend: str, precision: str, seed: int,
-            device: str | None = None) -> dict:
-    # the official way on a GPU is still fp32 (sentence-transformers' default); ours takes the device's precision
-    official_model, heads = heads_for(encoder, "torch", seed, device=device)
-    ours = heads_for(encoder, backend, seed, None if device and precision == "auto" else precision, device)[0]
+            device: str | None = None, model: str | None = None) -> dict:
+    # the official way on a GPU is still fp32 (sentence-transformers' default); ours takes the device's precision.
+    # Both run the model's own encoder weights (a fine-tuned model's layers included), so their scores compare.
+    official_model, heads = heads_for(encoder, "torch", seed, device=device, model=model)
+    ours = heads_for(encoder, backend, seed, None if device and precision == "auto" else precision, device, model)[0]
     st = official_model.encoder
 
     def official() -> np.ndarray:
@@ -135,7 +146,7 @@ def measure(encoder: str, texts: list[str], repeats: int, backend: str, precisio
     max_abs = float(np.abs(scores["official"] - scores["pragmeter"]).max())
     tau = kendall_tau(scores["official"], scores["pragmeter"])
     return {
-        "encoder": encoder, "backend": ours.backend, "precision": ours.precision, "heads": heads,
+        "encoder": encoder, "model": model, "backend": ours.backend, "precision": ours.precision, "heads": heads,
         "signature": ours.signature(), "padding_overhead": padding_overhead(ours.encoder, texts), "sentences": len(texts),
         "unique_sentences": len(set(texts)), "repeats": repeats,
         "official_sentences_per_s": round(official_rate, 1), "pragmeter_sentences_per_s": round(our_rate, 1),
@@ -154,6 +165,9 @@ def measure(encoder: str, texts: list[str], repeats: int, backend: str, precisio
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--encoder", action="append", help="encoder(s) to compare (default: MiniLM and mpnet)")
+    parser.add_argument("--model", action="append", default=[],
+                        help="ImpScore model(s) to time as users load them, each beside the official way on the same "
+                             "encoder weights (e.g. the default, whose MiniLM layers are fine-tuned)")
     parser.add_argument("--backend", default="auto", choices=[b for b in BACKEND_CHOICES if b != "torch"],
                         help="pragmeter's backend (default auto: what a user gets on this machine)")
     parser.add_argument("--precision", default="auto", choices=PRECISIONS,
@@ -199,8 +213,11 @@ def main() -> int:
         print(f"WARNING: load average {load:.2f} > 0.5: the machine is busy; the figures below are not valid speed "
               "figures (compare only side by side within this run)", file=sys.stderr)
     with MachineWatch() as watch:
+        encoders = args.encoder or ([] if args.model else ["all-MiniLM-L6-v2", "all-mpnet-base-v2"])
         results = [measure(e, texts, args.repeats, backend, args.precision, args.seed, args.device)
-                   for e in args.encoder or ["all-MiniLM-L6-v2", "all-mpnet-base-v2"]]
+                   for e in encoders]
+        results += [measure(model_encoder(m), texts, args.repeats, backend, args.precision, args.seed, args.device, m)
+                    for m in args.model]
     versions = {}
     for package in ("torch", "sentence-transformers", "openvino", "onnxruntime"):
         try:
@@ -218,7 +235,8 @@ def main() -> int:
           "| padding |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['encoder']} | {r['official_sentences_per_s']} | {r['backend']}, {r['precision']} | "
+        label = f"{r['encoder']} ({r['model']})" if r.get("model") else r["encoder"]
+        print(f"| {label} | {r['official_sentences_per_s']} | {r['backend']}, {r['precision']} | "
               f"{r['pragmeter_sentences_per_s']} | {r['ratio']}× | {r['max_abs_score_diff']:.2e} | "
               f"{r['kendall_tau']:.5f} | {'met' if r['meets_accuracy_bounds'] else 'NOT MET'} | {r['cpu_ratio']}× | "
               f"{r['padding_overhead']} |")

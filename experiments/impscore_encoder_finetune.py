@@ -338,6 +338,7 @@ def save_model(folder: Path, heads, table, weights: dict, triplets: pd.DataFrame
     from dataclasses import replace
 
     from pragmeter.impscore.accuracy import per_source_metrics
+    from pragmeter.impscore.evaluators import SUITE_CORPUS_SEED  # the corpus `prepare` takes is the suite's
     from pragmeter.impscore.training import TrainResult, evaluate_heads, save_trained
 
     heads = copy.deepcopy(heads).cpu().eval()
@@ -353,7 +354,7 @@ def save_model(folder: Path, heads, table, weights: dict, triplets: pd.DataFrame
                          test=test, test_per_source=per_source_metrics(out, splits["test"].sources,
                                                                        splits["test"].pragmatic),
                          counts=triplets["split"].value_counts().to_dict())
-    info = {"file": "the suite's corpus, the recipe's sources", "sources": manifest["sources"],
+    info = {"file": "the suite's corpus, the recipe's sources", "sources": manifest["sources"], "seed": SUITE_CORPUS_SEED,
             "sha256": manifest["corpus_sha256"], "licences": manifest.get("licences", {})}
     return save_trained(result, folder, folder.name, info, encoder_weights=weights)
 

@@ -89,10 +89,10 @@ def test_embedding_cache_benchmark_runs_against_this_checkout(tmp_path):
 def test_cpu_batch_size_benchmark_times_every_size_on_both_text_sets(tmp_path, run_as_main):
     out = tmp_path / "batch.json"
     printed = run_as_main(Path(__file__).parents[2] / "benchmarks" / "cpu_batch_size.py", "--model",
-                          "impscore-minilm-general", "--sizes", "2,8", "--n", "12", "--repeats", "1", "--out", out)
+                          "impscore-minilm", "--sizes", "2,8", "--n", "12", "--repeats", "1", "--out", out)
     results = json.loads(out.read_text())["results"]
     assert [(r["texts"], r["n"]) for r in results] == [("ishate", 12), ("latent_hatred", 12)]
     for r in results:
         assert set(r["sizes"]) == {"2", "8"} and all(v["texts_per_s"] > 0 for v in r["sizes"].values())
         assert r["sizes"]["8"]["max_abs_diff"] < 1e-4  # batching changes float rounding only
-    assert "| impscore-minilm-general | ishate (12) |" in printed
+    assert "| impscore-minilm | ishate (12) |" in printed

@@ -89,11 +89,11 @@ def test_held_out_pairs_are_never_in_the_train_split(suite_corpus):
     assert not set(LLM_PAIR_SOURCES) & set(pairs)
 
 
-def test_human_suite_decision_with_the_real_default_minilm_model(suite_corpus, data_root):
+def test_human_suite_decision_with_the_real_default_model(suite_corpus, data_root):
     from pragmeter.impscore.model import ImpScore
 
     suite = HumanSuite(data_root, politeness_sample=200, corpus=suite_corpus, pairs_per_source=60)
-    result = suite(ImpScore.load("impscore-minilm-general"))
+    result = suite(ImpScore.load())
     summary = result["summary"]
     assert summary["floyd_battery"]["n"] == 40
     assert {f"pairs:{s}" for s in HUMAN_PAIR_SOURCES} <= set(summary)

@@ -144,12 +144,13 @@ def test_replacing_an_encoder_folders_weights_changes_the_next_runs_scores(priva
     from safetensors.numpy import load_file, save_file
 
     from pragmeter.encoders import resolve_encoder
-    from pragmeter.impscore.model import ImpScore, default_model, resolve_model_dir
+    from pragmeter.impscore.model import ImpScore, resolve_model_dir
 
     encoder = tmp_path / "encoder"
     shutil.copytree(resolve_encoder("all-MiniLM-L6-v2"), encoder)
     model_dir = tmp_path / "model"
-    shutil.copytree(resolve_model_dir(default_model()), model_dir)
+    # a model on the plain encoder (the default's fine-tuned layers would replace the layer changed below)
+    shutil.copytree(resolve_model_dir("impscore-minilm"), model_dir)
     config = json.loads((model_dir / "config.json").read_text())
     (model_dir / "config.json").write_text(json.dumps({**config, "encoder": str(encoder)}))
     source, target = tmp_path / "in.csv", tmp_path / "out.csv"

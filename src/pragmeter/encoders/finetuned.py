@@ -85,16 +85,18 @@ def finetuned_encoder(base: str, model_folder: Path, shards: list[dict], where: 
     """The folder of ``base`` with the shards' tensors in place of its own, built once in the cache. A DataError
     (naming ``where``, the config) for a shard that is missing, damaged, or names a tensor the base lacks or shapes
     it differently."""
-    from safetensors.torch import load_file, save_file
-
     from pragmeter.encoders.paths import cache_dir
     from pragmeter.encoders.registry import canonical_name, require_encoder, safetensors_intact
-    from pragmeter.io.atomic import replace_folder
 
     paths = check_shards(model_folder, shards, where)
     target = cache_dir() / "encoders" / "finetuned" / f"{canonical_name(base).replace('/', '--')}-{weights_key(shards)}"
     if (target / "modules.json").is_file() and safetensors_intact(target / WEIGHTS_FILE):
         return target
+    # torch and pandas (via pragmeter.io) only when the folder is built, not on every load
+    from safetensors.torch import load_file, save_file
+
+    from pragmeter.io.atomic import replace_folder
+
     source = Path(require_encoder(base))
     weights = load_file(str(source / WEIGHTS_FILE))
     for path in paths:

@@ -5,7 +5,8 @@ The fast CPU path is OpenVINO (a core dependency): fp32 everywhere, bf16 where t
 measured within the accuracy bounds against the official fp32 path (max |Δscore| ≤ 0.02, Kendall τ ≥ 0.99;
 benchmarks/bench_speed.py, tests/impscore/test_precision.py): all-MiniLM-L6-v2 (0.009, 0.996). all-mpnet-base-v2
 misses the first bound in bf16 (0.025, τ 0.995), so ``auto`` keeps it in fp32 (``--precision bf16`` still runs it,
-and its signature says so). On a CPU without bf16 instructions (e.g. AVX2-only AMD Zen 1) bf16 would only be
+and its signature says so). An encoder whose layers a model fine-tuned is another encoder: ``auto`` runs it in bf16
+only when the model's config records that check (``bf16_check``, measured at release the same way). On a CPU without bf16 instructions (e.g. AVX2-only AMD Zen 1) bf16 would only be
 emulated, so ``auto`` is fp32 there and an explicit ``bf16`` is refused. int8 (ONNX Runtime
 dynamic quantization) is refused: on real texts it moves scores by up to 0.32 (τ 0.80), far outside the bounds.
 """

@@ -29,14 +29,16 @@ from pragmeter.text import invalid_text_reason
 log = logging.getLogger("pragmeter")
 
 MODELS_DIR = Path(__file__).with_name("models")
-DEFAULT_MODEL = "impscore-minilm-general"
-# Models shipped before 2026-11-27 and no longer: loading one says which shipped model took its place.
+DEFAULT_MODEL = "impscore-minilm-general-ft"
+# Models once shipped and no longer: loading one says which shipped model took its place.
 REMOVED_MODELS = {
-    "impscore-mpnet-paper-conversation": "impscore-minilm-general (the default; agrees better with human-written text "
+    "impscore-mpnet-paper-conversation": "impscore-minilm-general-ft (the default; agrees better with human-written text "
                                          "at MiniLM's speed)",
-    "impscore-minilm-paper-conversation": "impscore-minilm-general (the same sources plus people's figurative language)",
-    "impscore-minilm-everyday": "impscore-minilm-general (it trains on the same human-written figurative sources)",
-    "impscore-mpnet-everyday": "impscore-minilm-general (it trains on the same human-written figurative sources)",
+    "impscore-minilm-paper-conversation": "impscore-minilm-general-ft (the same sources plus people's figurative language)",
+    "impscore-minilm-everyday": "impscore-minilm-general-ft (it trains on the same human-written figurative sources)",
+    "impscore-mpnet-everyday": "impscore-minilm-general-ft (it trains on the same human-written figurative sources)",
+    "impscore-minilm-general": "impscore-minilm-general-ft (the same corpus and recipe with MiniLM's own layers trained "
+                               "too: closer to people's judgements at the same speed)",
     "impscore-mpnet-conversation": "impscore-minilm-conversation (the same permissively licensed data on MiniLM)",
     "impscore-mpnet": "impscore-mpnet-general (all-mpnet-base-v2 trained on the default's whole corpus, not a "
                       "3,000-pair subset)",
@@ -44,6 +46,7 @@ REMOVED_MODELS = {
 # Names the model used when none is given (ImpScore.load(), every command's --impscore), e.g. the fast MiniLM one
 DEFAULT_MODEL_ENV = "PRAGMETER_IMPSCORE"
 CONFIG_FILE, WEIGHTS_FILE, CARD_FILE = "config.json", "heads.safetensors", "README.md"
+BF16_CHECK_KEY = "bf16_check"  # a fine-tuned encoder's bf16 scores against fp32 (benchmarks/bench_speed.py)
 FORMAT = "pragmeter-impscore"
 BACKENDS = ("torch", "onnx", "onnx-int8", "openvino")
 
@@ -202,6 +205,11 @@ class ImpScore:
                             f"the heads take {heads.config.embedding_dim} (embedding_dim)")
         if not (backend in BACKENDS and backend != "torch" and device in (None, "cpu")):
             heads = heads.to_torch(device)
+        if WEIGHTS_KEY in config and precision == "auto" and config.get(BF16_CHECK_KEY, {}).get("within_bounds"):
+            # fine-tuned layers measured within the bf16 bounds at release: auto as for the base encoder
+            from pragmeter.encoders.precision import resolve_precision
+
+            precision = resolve_precision("auto", backend, device, encoder=config["encoder"]) or "auto"
         model = cls(heads, encoder_name, config, device=device, batch_size=batch_size,
                     embedding_cache=embedding_cache, backend=backend, dtype=dtype, precision=precision)
         model.config_path = folder / CONFIG_FILE

@@ -376,6 +376,7 @@ def model_card(name: str, result: TrainResult, corpus_info: dict) -> str:
                f"triplet batches, encoder lr {cfg.encoder_lr:g}; the trained layers ship in this folder as "
                "`encoder-N.safetensors`, fp16, applied to the packaged encoder on first use)"
                if cfg.encoder_layers else f"the frozen encoder `{cfg.encoder}`")
+    stage = "the encoder's" if cfg.encoder_layers else "the heads'"
     return f"""# {name}
 
 ImpScore heads (pragmatic/semantic projections{f" through a {cfg.hidden}-wide hidden layer" if cfg.hidden else ""}, l = {cfg.dim}, transform {cfg.transform}, implicitness
@@ -385,12 +386,12 @@ Implicitness = 1 − cos(h_s, h_p W_t) ∈ [0, 2]; higher is more implicit (Wang
 ## Data
 Rebuilt ImpScore corpus (`pragmeter impscore corpus build`), sources: {', '.join(corpus_info.get('sources', []))}.
 Pairs: train {result.counts.get('train', 0):,}, val {result.counts.get('val', 0):,}, test {result.counts.get('test', 0):,}
-(8:1:1 per source, grouped by implicit sentence, seed {cfg.seed}). Corpus sha256: `{corpus_info.get('sha256', 'n/a')}`.
+(8:1:1 per source, grouped by implicit sentence, seed {corpus_info.get('seed', cfg.seed)}). Corpus sha256: `{corpus_info.get('sha256', 'n/a')}`.
 
 {licence_section(corpus_info.get('licences', {}))}{llm_written_section(corpus_info.get('sources', []))}
 ## Training
 Adam lr {cfg.lr}, weight decay {cfg.weight_decay}, batch {cfg.batch_size}, {cfg.epochs} epochs, γ1 = {cfg.gamma1},
-γ2 = {cfg.gamma2}, α = {cfg.alpha}{weights}; best validation implicitness accuracy at epoch {result.best_epoch}.
+γ2 = {cfg.gamma2}, α = {cfg.alpha}{weights}; best validation implicitness accuracy at {stage} epoch {result.best_epoch}.
 pragmeter commit `{corpus_info.get('commit', 'unknown')}`, trained {corpus_info.get('date', '')}.
 
 ## Test metrics
