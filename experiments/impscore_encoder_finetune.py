@@ -22,7 +22,9 @@ checkout: ``PYTHONPATH=src`` with its own torch and sentence-transformers. An al
 ``prepare`` records which sentences (and which sentence pairs) the suite's evaluators ask a model about by running
 them once on a recording scorer, so ``train`` needs neither the data root nor pragmeter's evaluators; ``evaluate``
 runs the same evaluators on a scorer that answers from the returned tables. The control (frozen encoder) is trained
-in the same run, on the same encoder copy, so the comparison is side by side.
+in the same run, on the same encoder copy, so the comparison is side by side. The joint phase itself is the
+library's (``pragmeter.impscore.finetune``): ``pragmeter impscore train --encoder-layers 6 --device cuda`` trains the
+default's recipe end to end on one machine with a GPU and the data root.
 Result: docs/results.md, "Fine-tuning the encoder".
 """
 
@@ -41,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from pragmeter.impscore.distillation import FIELDS, TeacherTargets  # the teacher's outputs per triplet
+from pragmeter.impscore.finetune import TrainableEncoder, rows_used, split_embeddings
 
 RECIPE = {"sources": "general", "alpha": 16, "source_weights": {"written_graded_everyday": 4}}
 # Variants trained on top of the control's heads: encoder layers unfrozen (from the top), their learning rate, and
@@ -149,76 +152,6 @@ def widen_encoder(folder: Path) -> Path:
     return folder
 
 
-class Encoder:
-    """A sentence-transformers MiniLM run by hand (transformer, mean pooling, normalise) so its top layers can be
-    trained. Every text of the bundle is tokenised once up front (a batch then only pads ids: tokenising each batch
-    again left the GPU waiting on the host); ``embed`` matches SentenceTransformer.encode."""
-
-    def __init__(self, folder: Path, device: str, texts: list[str]) -> None:
-        import torch
-        from sentence_transformers import SentenceTransformer
-
-        self.st = SentenceTransformer(str(folder), device=device).float()
-        self.bert = self.st[0].auto_model
-        self.device = device
-        ids = self.st.tokenizer(texts, truncation=True, max_length=self.st.max_seq_length)["input_ids"]
-        self.lengths = torch.tensor([len(i) for i in ids])
-        self.ids = torch.zeros(len(ids), int(self.lengths.max()), dtype=torch.int32)
-        for row, sequence in enumerate(ids):  # padded with 0, BERT's [PAD]
-            self.ids[row, :len(sequence)] = torch.tensor(sequence)
-
-    def unfreeze(self, layers: int) -> list:
-        for p in self.bert.parameters():
-            p.requires_grad_(False)
-        trainable = [p for layer in self.bert.encoder.layer[len(self.bert.encoder.layer) - layers:]
-                     for p in layer.parameters()] if layers else []
-        for p in trainable:
-            p.requires_grad_(True)
-        return trainable
-
-    def forward(self, rows):
-        """Embeddings of the texts at ``rows`` (a tensor of row numbers)."""
-        import torch
-
-        rows = torch.as_tensor(rows, dtype=torch.long)
-        width = int(self.lengths[rows].max())
-        ids = self.ids[rows, :width].to(self.device).long()
-        mask = (torch.arange(width)[None, :] < self.lengths[rows, None]).to(self.device)
-        hidden = self.bert(input_ids=ids, attention_mask=mask.long(),
-                           token_type_ids=torch.zeros_like(ids)).last_hidden_state
-        weights = mask.unsqueeze(-1).to(hidden.dtype)
-        pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-        return torch.nn.functional.normalize(pooled.float(), dim=-1)
-
-    def embed(self, rows, batch_size: int = 512):
-        """fp32 embeddings of the texts at ``rows``, no gradient, in length order (little padding), returned in the
-        order given."""
-        import torch
-
-        rows = torch.as_tensor(rows, dtype=torch.long)
-        order = torch.argsort(self.lengths[rows])
-        out = torch.empty(len(rows), self.bert.config.hidden_size, device=self.device)
-        self.bert.eval()
-        with torch.inference_mode():
-            for start in range(0, len(rows), batch_size):
-                chunk = order[start:start + batch_size]
-                out[chunk.to(self.device)] = self.forward(rows[chunk])
-        return out
-
-
-def split_embeddings(triplets: pd.DataFrame, table, split: str, sources: list[str] | None = None):
-    import torch
-
-    from pragmeter.impscore.training import TripletEmbeddings
-
-    part = triplets[triplets["split"] == split]
-    if sources is not None:
-        part = part[part["source"].isin(sources)]
-    index = {c: torch.as_tensor(part[c].to_numpy(), dtype=torch.long, device=table.device) for c in ("i1", "i2", "i3")}
-    return TripletEmbeddings(table[index["i1"]], table[index["i2"]], table[index["i3"]], part["source"].tolist(),
-                             torch.as_tensor(part["pragmatic"].to_numpy(dtype=bool)))
-
-
 def answers(heads, table, questions) -> dict[str, np.ndarray]:
     """The suite's questions answered from embeddings: scores of its sentences, distances of its pairs."""
     import torch
@@ -247,88 +180,30 @@ def paper_accuracy(heads, triplets: pd.DataFrame, table) -> dict[str, float]:
 
 def needed_rows(triplets: pd.DataFrame, questions: dict | None = None) -> np.ndarray:
     """Rows of the texts table that ``triplets`` (and the suite's ``questions``) use."""
-    parts = [triplets["i1"], triplets["i2"], triplets["i3"]]
-    if questions is not None:
-        parts += [pd.Series(questions["texts"]), pd.Series(questions["pairs"].reshape(-1))]
-    return pd.unique(pd.concat(parts)).astype(np.int64)
+    rows = rows_used(triplets)
+    if questions is None:
+        return rows
+    return pd.unique(np.concatenate([rows, questions["texts"], questions["pairs"].reshape(-1)])).astype(np.int64)
 
 
-def embed_rows(encoder: Encoder, texts: list[str], rows: np.ndarray):
-    """A texts-table of embeddings holding only ``rows`` (zeros elsewhere)."""
-    import torch
+def finetune(encoder: TrainableEncoder, heads, triplets: pd.DataFrame, questions: dict, config, variant: dict,
+             teacher: TeacherTargets | None, args: argparse.Namespace) -> tuple[object, dict]:
+    """The library's joint phase (impscore.finetune.train_layers) for one variant, then the suite's texts embedded
+    by the trained encoder; the encoder is put back as packaged for the next variant."""
+    from dataclasses import replace
 
-    table = torch.zeros(len(texts), encoder.bert.config.hidden_size, device=encoder.device)
-    table[torch.as_tensor(rows, device=encoder.device)] = encoder.embed(rows)
-    return table
+    from pragmeter.impscore.finetune import train_layers
 
-
-def finetune(encoder: Encoder, heads, triplets: pd.DataFrame, texts: list[str], questions: dict, config,
-             variant: dict, teacher: TeacherTargets | None, args: argparse.Namespace) -> tuple[object, dict]:
-    """Train the top ``variant['layers']`` encoder layers with the heads (started from the control's) on the margin
-    objective (+ the teacher's differences); keep the epoch with the best validation implicitness accuracy."""
-    import torch
-
-    from pragmeter.impscore.distillation import distillation_loss
-    from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
-    from pragmeter.impscore.training import evaluate_heads, train_weights
-
-    torch.manual_seed(config.seed)
-    generator = torch.Generator().manual_seed(config.seed)
-    layers = encoder.unfreeze(variant["layers"])
     start_state = {k: v.detach().clone() for k, v in encoder.bert.state_dict().items()}
-    heads = copy.deepcopy(heads).to(encoder.device).train()
-    loss_fn = ImpScoreLoss(heads, config.gamma1, config.gamma2, config.alpha)
-    optimizer = torch.optim.AdamW([{"params": layers, "lr": variant.get("encoder_lr", args.encoder_lr)},
-                                   {"params": heads.parameters(), "lr": args.heads_lr}], weight_decay=0.01)
-    train = triplets[triplets["split"] == "train"].reset_index(drop=True)
-    weights = train_weights(train["source"].tolist(), config.source_weights).to(encoder.device)
-    pragmatic = torch.as_tensor(train["pragmatic"].to_numpy(dtype=bool), device=encoder.device)
-    columns = {c: torch.as_tensor(train[c].to_numpy(), dtype=torch.long) for c in ("i1", "i2", "i3")}
-    val_rows = needed_rows(triplets[triplets["split"] == "val"])
-    best = (-1.0, None, 0)
-    history = []
-    for epoch in range(1, args.epochs + 1):
-        encoder.bert.train()
-        heads.train()
-        order = torch.randperm(len(train), generator=generator)
-        total = 0.0
-        for start in range(0, len(train), args.batch_size):
-            batch = order[start:start + args.batch_size]
-            ids = torch.cat([columns[c][batch] for c in ("i1", "i2", "i3")])
-            unique, inverse = torch.unique(ids, return_inverse=True)
-            with torch.autocast("cuda" if encoder.device.startswith("cuda") else "cpu", dtype=torch.bfloat16,
-                                enabled=args.bf16):
-                embedded = encoder.forward(unique)
-            e1, e2, e3 = embedded[inverse.to(encoder.device)].float().chunk(3)
-            device_batch = batch.to(encoder.device)
-            loss = loss_fn(e1, e2, e3, pragmatic[device_batch], weights=weights[device_batch])
-            if teacher is not None and variant.get("distill_weight", 0) > 0:
-                student = triplet_outputs(heads, e1, e2, e3)
-                loss = loss + variant["distill_weight"] * distillation_loss(
-                    student, teacher.rows(device_batch), weights[device_batch], "differences")
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(layers + list(heads.parameters()), 1.0)
-            optimizer.step()
-            total += loss.item() * len(batch)
-        table = embed_rows(encoder, texts, val_rows)
-        metrics, _ = evaluate_heads(heads, split_embeddings(triplets, table, "val"))
-        history.append({"epoch": epoch, "train_loss": round(total / len(train), 5),
-                        "val_implicitness": round(metrics["implicitness_accuracy"], 4),
-                        "val_pragmatics": round(metrics["pragmatics_accuracy"], 4)})
-        print(f"  {variant['name']} seed {config.seed} epoch {epoch}: {history[-1]}", file=sys.stderr, flush=True)
-        if metrics["implicitness_accuracy"] > best[0]:
-            best = (metrics["implicitness_accuracy"], (copy.deepcopy(encoder.bert.state_dict()),
-                                                       copy.deepcopy(heads.state_dict())), epoch)
-    trained = {id(p) for p in layers}
-    names = [name for name, p in encoder.bert.named_parameters() if id(p) in trained]
-    encoder.bert.load_state_dict(best[1][0])
-    heads.load_state_dict(best[1][1])
-    heads.eval()
-    trained_table = embed_rows(encoder, texts, needed_rows(triplets, questions))
-    encoder.bert.load_state_dict(start_state)  # the next variant starts from the packaged encoder again
-    weights = {name: best[1][0][name].detach().cpu() for name in names}
-    return (heads, trained_table, weights), {"best_epoch": best[2], "history": history}
+    config = replace(config, encoder_layers=variant["layers"], encoder_lr=variant.get("encoder_lr", args.encoder_lr),
+                     encoder_epochs=args.epochs, encoder_batch_size=args.batch_size)
+    tuned = train_layers(encoder, heads, triplets, config, heads_lr=args.heads_lr, bf16=args.bf16, teacher=teacher,
+                         distill_weight=variant.get("distill_weight", 0.0),
+                         log=lambda line: print(f"  {variant['name']} seed {config.seed}: {line}", file=sys.stderr,
+                                                flush=True))
+    trained_table = encoder.table(needed_rows(triplets, questions))
+    encoder.bert.load_state_dict(start_state)
+    return (tuned.heads, trained_table, tuned.weights), {"best_epoch": tuned.best_epoch, "history": tuned.history}
 
 
 def save_model(folder: Path, heads, table, weights: dict, triplets: pd.DataFrame, config, variant: dict, extra: dict,
@@ -376,7 +251,7 @@ def train(args: argparse.Namespace) -> int:
     if (bundle / "teacher.npz").exists():
         with np.load(bundle / "teacher.npz") as t:
             teacher_all = TeacherTargets(TripletOutputs(*(torch.from_numpy(t[f"train/{f}"]) for f in FIELDS)))
-    encoder = Encoder(widen_encoder(bundle / "encoder"), args.device, texts)
+    encoder = TrainableEncoder(widen_encoder(bundle / "encoder"), args.device, texts)
     names = [v["name"] for v in VARIANTS]
     variants = [v for v in VARIANTS if not args.variants or v["name"] in args.variants.split(",")]
     unknown = set(args.variants.split(",")) - set(names) if args.variants else set()
@@ -385,7 +260,7 @@ def train(args: argparse.Namespace) -> int:
     # the control's heads need the training and validation texts; the frozen variant's answers need every text
     rows = (np.arange(len(texts)) if any(v["name"] == "frozen" for v in variants)
             else needed_rows(triplets[triplets["split"] != "test"]))
-    frozen = embed_rows(encoder, texts, rows)
+    frozen = encoder.table(rows)
     print(f"embedded {len(rows):,} texts in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
     results = output / "results.jsonl"
     done = set()
@@ -412,8 +287,8 @@ def train(args: argparse.Namespace) -> int:
             if variant["name"] == "frozen":
                 heads, table, extra, weights = control, frozen, {}, None
             else:
-                (heads, table, weights), extra = finetune(encoder, control, triplets, texts, questions, config,
-                                                          variant, teacher_all, args)
+                (heads, table, weights), extra = finetune(encoder, control, triplets, questions, config, variant,
+                                                          teacher_all, args)
             chosen = not args.save_runs or f"{variant['name']}/{seed}" in args.save_runs.split(",")
             if args.save_models and weights is not None and chosen:
                 save_model(Path(args.save_models) / f"{variant['name']}-s{seed}", heads, table, weights, triplets,

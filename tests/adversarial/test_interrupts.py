@@ -26,7 +26,9 @@ from pragmeter.testing.fake_server import FakeChatServer, prompt_key
 
 CLI = [sys.executable, "-c", "import sys; from pragmeter.cli import main; sys.exit(main())"]
 POSTS = "implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg3_posts.tsv"
-N_TEXTS, CHUNK = 160, 32  # five steps of 32 texts ($PRAGMETER_CHUNK_SIZE), so the job is stopped half-way
+# twenty steps of 32 texts ($PRAGMETER_CHUNK_SIZE), so the job is stopped part-way even when a loaded machine lets
+# it run on for a while before the signal lands (five steps were sometimes all done by then)
+N_TEXTS, CHUNK = 640, 32
 
 
 @pytest.fixture(scope="module")

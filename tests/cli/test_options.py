@@ -120,7 +120,7 @@ def test_model_with_an_absent_hub_encoder_fails_fast_offline(tmp_path):
     """A model folder naming an encoder that is neither local nor cached: one line, in seconds, no retries."""
     from pragmeter.impscore.model import resolve_model_dir
 
-    shipped = resolve_model_dir(None)
+    shipped = resolve_model_dir("impscore-minilm")  # heads only (the default also carries encoder layers)
     folder = tmp_path / "model"
     folder.mkdir()
     config = json.loads((shipped / "config.json").read_text())

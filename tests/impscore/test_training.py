@@ -227,3 +227,21 @@ def test_a_missing_teacher_is_refused_before_any_embedding(small_corpus, tmp_pat
     with pytest.raises(PragmeterError, match="no ImpScore model at 'no-such-teacher'"):
         train(config(teacher="no-such-teacher", distill_weight=1.0), None, small_corpus, cache_root=tmp_path / "cache")
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+
+
+def test_encoder_layers_train_with_the_heads_and_travel_in_the_model_folder(small_corpus, embedding_cache, tmp_path):
+    from pragmeter.encoders import load_encoder
+
+    tuned = train(config(epochs=5, encoder_layers=1, encoder_lr=1e-4, encoder_epochs=1, encoder_batch_size=64),
+                  tmp_path / "model", small_corpus, cache_root=embedding_cache, show_progress=False)
+    assert [h.get("phase") for h in tuned.history][-1] == "encoder" and tuned.best_epoch == 1
+    model = ImpScore.load(tuned.folder, backend="torch")
+    assert model.config["training"]["encoder_layers"] == 1 and "+ft-" in model.signature()
+    assert [s["file"] for s in model.config["encoder_weights"]] == ["encoder-1.safetensors"]
+    test = small_corpus[small_corpus["split"] == "test"]
+    texts = test["implicit"].tolist()
+    base = load_encoder("all-MiniLM-L6-v2", "cpu").encode(texts, convert_to_numpy=True)
+    assert np.abs(model.encode(texts) - base).max() > 1e-3  # the trained layer is used, not the packaged one
+    # the reloaded folder orders the test pairs as the run measured (its layer stored in fp16)
+    above = np.mean(model.score(texts) > model.score(test["explicit"].tolist()))
+    assert above == pytest.approx(tuned.test["implicitness_accuracy_positive"], abs=0.03)

@@ -51,6 +51,7 @@ def at_least(kind: type, minimum: float, expected: str):
 
 positive_int = at_least(int, 1, "must be a whole number >= 1")  # batch sizes and counts
 non_negative_float = at_least(float, 0, "expected a number >= 0")  # loss weights
+non_negative_int = at_least(int, 0, "must be a whole number >= 0")  # counts where 0 means none
 
 
 def torch_device(value: str) -> str:

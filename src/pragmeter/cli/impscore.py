@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pragmeter.cli.common import add, add_group, add_input_option, load_model, non_negative_float, positive_int
+from pragmeter.cli.common import (add, add_group, add_input_option, load_model, non_negative_float, non_negative_int,
+                                  positive_int)
 
 FILE_FORMATS = {
     "ranking": ("Kendall τ / Spearman ρ on groups ordered explicit → implicit",
@@ -118,6 +119,16 @@ def _add_train(actions) -> None:
     parser.add_argument("--distill-on", choices=["scores", "differences"], default="scores",
                         help="what the student matches: the teacher's scores of each sentence and pair (default), or "
                              "only the differences its margins compare")
+    parser.add_argument("--encoder-layers", type=non_negative_int, default=0, metavar="N",
+                        help="then train the encoder's top N transformer layers with the heads (the default model: "
+                             "all 6 of MiniLM's; needs a GPU in practice, --device cuda); 0 = the paper's frozen "
+                             "encoder (default)")
+    parser.add_argument("--encoder-lr", type=non_negative_float, default=5e-5,
+                        help="learning rate of those layers (default 5e-5)")
+    parser.add_argument("--encoder-epochs", type=positive_int, default=2,
+                        help="epochs of that joint phase (default 2)")
+    parser.add_argument("--encoder-batch-size", type=positive_int, default=256,
+                        help="triplets per step of that joint phase (default 256)")
     parser.set_defaults(func=run_train)
 
 

@@ -13,7 +13,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 from pathlib import Path
 
@@ -131,6 +131,12 @@ def config_from_options(options: Mapping[str, Any]) -> TrainConfig:
     if config.encoder_backend == "torch" and config.encoder_precision != "fp32":
         raise PragmeterError("--precision bf16 needs --backend openvino "
                              "(the torch corpus embedding runs fp32 on a CPU)")
+    if config.encoder_layers and not (config.encoder_lr > 0 and config.encoder_epochs > 0
+                                      and config.encoder_batch_size > 0):
+        raise PragmeterError("--encoder-layers needs --encoder-lr above 0, --encoder-epochs and "
+                             "--encoder-batch-size of at least 1")
+    if not config.encoder_layers:  # the frozen encoder: the joint phase's settings do not apply
+        config = replace(config, encoder_lr=0.0, encoder_epochs=0, encoder_batch_size=0)
     return config
 
 
@@ -487,6 +493,11 @@ def train(config: TrainConfig, output: str | Path | None = None, corpus: pd.Data
                           precision=config.encoder_precision)
     targets = distillation_targets(config, corpus, cache_root, show_progress=show_progress)
     result = train_heads(splits, config, show_progress=show_progress, targets=targets)
+    encoder_weights = None
+    if config.encoder_layers:  # then the encoder's top layers with those heads (impscore.finetune)
+        from pragmeter.impscore.finetune import finetune
+
+        result, encoder_weights = finetune(result, corpus, show_progress=show_progress)
     if output is not None:
-        result.folder = save_trained(result, output, name or Path(output).name, info)
+        result.folder = save_trained(result, output, name or Path(output).name, info, encoder_weights=encoder_weights)
     return result
