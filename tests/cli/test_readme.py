@@ -57,3 +57,21 @@ def test_the_data_page_lists_every_data_set_of_the_manifest():
 
     page = (Path(__file__).resolve().parents[2] / "docs" / "data.md").read_text(encoding="utf-8")
     assert set(re.findall(r"^\| `([a-z0-9_]+)` \| \d+ \|", page, re.M)) == set(datasets())
+
+
+def heading_anchors(markdown: str) -> set[str]:
+    """The anchors GitHub gives a page's headings (lower case, punctuation dropped, spaces as hyphens)."""
+    return {re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+            for line in markdown.splitlines() if line.startswith("#")}
+
+
+def test_every_link_into_a_docs_page_names_one_of_its_headings():
+    root = Path(__file__).resolve().parents[2]
+    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    broken = []
+    for page in pages:
+        for target, anchor in re.findall(r"\]\(([\w./-]*\.md)#([\w-]+)\)", page.read_text(encoding="utf-8")):
+            linked = (page.parent / target).resolve()
+            if not linked.is_file() or anchor not in heading_anchors(linked.read_text(encoding="utf-8")):
+                broken.append(f"{page.relative_to(root)} -> {target}#{anchor}")
+    assert not broken
