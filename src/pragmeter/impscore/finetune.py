@@ -63,8 +63,10 @@ class TrainableEncoder:
         pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
         return torch.nn.functional.normalize(pooled.float(), dim=-1)
 
-    def embed(self, rows, batch_size: int = 512) -> torch.Tensor:
-        """fp32 embeddings of the texts at ``rows``, no gradient, batched in length order, returned in row order."""
+    def embed(self, rows, batch_size: int | None = None) -> torch.Tensor:
+        """fp32 embeddings of the texts at ``rows``, no gradient, batched in length order, returned in row order
+        (``batch_size`` None: 512 on a GPU, 32 on a CPU, where padding to a long batch's longest text costs most)."""
+        batch_size = batch_size or (512 if self.device.startswith("cuda") else 32)
         rows = torch.as_tensor(rows, dtype=torch.long)
         order = torch.argsort(self.lengths[rows])
         out = torch.empty(len(rows), self.bert.config.hidden_size, device=self.device)
@@ -105,7 +107,7 @@ def split_embeddings(rows: pd.DataFrame, table: torch.Tensor, split: str, source
     part = rows[rows["split"] == split]
     if sources is not None:
         part = part[part["source"].isin(sources)]
-    index = {c: torch.as_tensor(part[c].to_numpy(), dtype=torch.long, device=table.device) for c in ("i1", "i2", "i3")}
+    index = {c: torch.tensor(part[c].to_numpy(), dtype=torch.long, device=table.device) for c in ("i1", "i2", "i3")}
     return TripletEmbeddings(table[index["i1"]], table[index["i2"]], table[index["i3"]], part["source"].tolist(),
                              torch.tensor(part["pragmatic"].to_numpy(dtype=bool)))
 
@@ -138,7 +140,7 @@ def train_layers(encoder: TrainableEncoder, heads, rows: pd.DataFrame, config, *
     train = rows[rows["split"] == "train"].reset_index(drop=True)
     weights = train_weights(train["source"].tolist(), config.source_weights).to(encoder.device)
     pragmatic = torch.tensor(train["pragmatic"].to_numpy(dtype=bool), device=encoder.device)
-    columns = {c: torch.as_tensor(train[c].to_numpy(), dtype=torch.long) for c in ("i1", "i2", "i3")}
+    columns = {c: torch.tensor(train[c].to_numpy(), dtype=torch.long) for c in ("i1", "i2", "i3")}
     val_rows = rows_used(rows[rows["split"] == "val"])
     autocast = "cuda" if encoder.device.startswith("cuda") else "cpu"
     best: tuple[float, object, int] = (-1.0, None, 0)
