@@ -67,10 +67,10 @@ class TrainConfig:
     teacher: str | None = None
     distill_weight: float = 0.0
     distill_on: str = "scores"  # "scores" (I of each sentence, both ΔP) or "differences" (what the margins compare)
-    # Encoder layers trained with the heads, from the top (ours; 0 = the paper's frozen encoder), and their learning
-    # rate: experiments/impscore_encoder_finetune.py trains them on a GPU; the model folder then carries the layers.
     # Width of a hidden layer in each head map (ours; 0 = the paper's linear maps): more capacity on a frozen encoder.
     hidden: int = 0
+    # Encoder layers trained with the heads after their own training, from the top (ours; 0 = the paper's frozen
+    # encoder; impscore.finetune, a GPU job in practice); the model folder then carries the layers.
     encoder_layers: int = 0
     encoder_lr: float = 0.0
     encoder_epochs: int = 0  # epochs of that joint phase, after the heads' own training, in batches of
