@@ -4,8 +4,8 @@ After the heads' own training on the frozen encoder, the top ``encoder_layers`` 
 train together on the same margin objective (AdamW, gradients clipped at 1, bf16 autocast) for ``encoder_epochs``
 epochs of ``encoder_batch_size`` triplets; the epoch with the best validation implicitness accuracy is kept. Every
 text is tokenised once up front (tokenising each batch again left a GPU waiting on the host). The model folder then
-carries the trained layers (pragmeter.encoders.finetuned). This is how the default, ``impscore-minilm-general-ft``,
-was trained (docs/results.md, run H9); it needs a GPU in practice: on a 2-core CPU one 700-sentence step of all
+carries the trained layers (pragmeter.encoders.finetuned). The best recipe measured (docs/results.md, run H9:
+all six MiniLM layers) came from it; it needs a GPU in practice: on a 2-core CPU one 700-sentence step of all
 six MiniLM layers takes 26–45 s.
 """
 
