@@ -9,7 +9,7 @@ Only a quiet machine gives a valid ratio: load from other jobs slows the officia
 14: 5.25× on a loaded machine, 1.33× on a quiet one). The CPU-time ratio (process CPU seconds per method; use
 ``--threads 1`` so no idle thread spins) moves much less with load and is reported beside it as a cross-check.
 
-    python benchmarks/bench_speed.py --out results.json                  # MiniLM and the default model
+    python benchmarks/bench_speed.py --out results.json                  # MiniLM (and the default, if on another)
     python benchmarks/bench_speed.py --encoder all-mpnet-base-v2 --n 500 # an encoder, with its shipped model's heads
     python benchmarks/bench_speed.py --backend onnx --precision fp32      # ONNX Runtime, for comparison
     python benchmarks/bench_speed.py --device cuda --n 20000              # on a GPU: official fp32 vs torch bf16
@@ -62,11 +62,9 @@ def heads_for(encoder: str, backend: str, seed: int, precision: str | None = "fp
 
     from pragmeter.encoders import canonical_name
     from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
-    from pragmeter.impscore.model import ImpScore, resolve_model_dir, shipped_models
+    from pragmeter.impscore.model import ImpScore, shipped_models
 
-    on_encoder = [name for name in shipped_models()
-                  if canonical_name(json.loads((resolve_model_dir(name) / "config.json").read_text())["encoder"])
-                  == canonical_name(encoder)]
+    on_encoder = [name for name in shipped_models() if canonical_name(model_encoder(name)) == canonical_name(encoder)]
     if model or on_encoder:
         name = model or on_encoder[0]
         return ImpScore.load(name, backend=backend, precision=precision or "auto", device=device), name
@@ -166,8 +164,8 @@ def measure(encoder: str, texts: list[str], repeats: int, backend: str, precisio
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--encoder", action="append",
-                        help="encoder(s) to compare (default, with no --model either: all-MiniLM-L6-v2 and the "
-                             "default model as users load it)")
+                        help="encoder(s) to compare (default, with no --model either: all-MiniLM-L6-v2, and the "
+                             "default model as users load it when its encoder is another)")
     parser.add_argument("--model", action="append", default=[],
                         help="ImpScore model(s) to time as users load them, each beside the official way on the same "
                              "encoder weights (e.g. the default, whose MiniLM layers are fine-tuned)")
@@ -216,11 +214,15 @@ def main() -> int:
         print(f"WARNING: load average {load:.2f} > 0.5: the machine is busy; the figures below are not valid speed "
               "figures (compare only side by side within this run)", file=sys.stderr)
     with MachineWatch() as watch:
+        from pragmeter.encoders.finetuned import WEIGHTS_KEY
+        from pragmeter.impscore.catalogue import model_config
         from pragmeter.impscore.model import default_model
 
-        # nothing named: the official MiniLM path and the default model, the two figures users ask about
+        # nothing named: the official MiniLM path, and the default model too when its encoder is not that one
+        default, config = default_model(), model_config(default_model())
+        other = WEIGHTS_KEY in config or config["encoder"] != "all-MiniLM-L6-v2"
         encoders, models = (args.encoder or [], args.model) if args.encoder or args.model else \
-            (["all-MiniLM-L6-v2"], [default_model()])
+            (["all-MiniLM-L6-v2"], [default] if other else [])
         results = [measure(e, texts, args.repeats, backend, args.precision, args.seed, args.device)
                    for e in encoders]
         results += [measure(model_encoder(m), texts, args.repeats, backend, args.precision, args.seed, args.device, m)

@@ -36,7 +36,7 @@ import json
 import shutil
 import sys
 import time
-from dataclasses import asdict, fields
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -212,23 +212,19 @@ def save_model(folder: Path, heads, table, weights: dict, triplets: pd.DataFrame
     trained encoder layers; `ImpScore.load` applies them to the packaged encoder."""
     from dataclasses import replace
 
-    from pragmeter.impscore.accuracy import per_source_metrics
     from pragmeter.impscore.evaluators import SUITE_CORPUS_SEED  # the corpus `prepare` takes is the suite's
-    from pragmeter.impscore.training import TrainResult, evaluate_heads, save_trained
+    from pragmeter.impscore.finetune import held_out_metrics
+    from pragmeter.impscore.training import TrainResult, save_trained
 
     heads = copy.deepcopy(heads).cpu().eval()
-    splits = {s: split_embeddings(triplets, table.cpu(), s) for s in ("val", "test")}
-    val, _ = evaluate_heads(heads, splits["val"])
-    test, out = evaluate_heads(heads, splits["test"])
     config = replace(config, device="cpu", encoder_layers=variant["layers"],
                      encoder_lr=variant.get("encoder_lr", args.encoder_lr), encoder_epochs=args.epochs,
                      encoder_batch_size=args.batch_size,
                      teacher=manifest["teacher"] if variant.get("distill_weight") else None,
                      distill_weight=variant.get("distill_weight", 0.0), distill_on="differences")
-    result = TrainResult(heads=heads, config=config, best_epoch=extra["best_epoch"], history=extra["history"], val=val,
-                         test=test, test_per_source=per_source_metrics(out, splits["test"].sources,
-                                                                       splits["test"].pragmatic),
-                         counts=triplets["split"].value_counts().to_dict())
+    result = TrainResult(heads=heads, config=config, best_epoch=extra["best_epoch"], history=extra["history"],
+                         counts=triplets["split"].value_counts().to_dict(),
+                         **held_out_metrics(heads, triplets, table.cpu()))
     info = {"file": "the suite's corpus, the recipe's sources", "sources": manifest["sources"], "seed": SUITE_CORPUS_SEED,
             "sha256": manifest["corpus_sha256"], "licences": manifest.get("licences", {})}
     return save_trained(result, folder, folder.name, info, encoder_weights=weights)

@@ -185,6 +185,18 @@ def train_layers(encoder: TrainableEncoder, heads, rows: pd.DataFrame, config, *
     return TunedLayers(heads, {name: best[1][0][name].detach().cpu() for name in names}, best[2], history)
 
 
+def held_out_metrics(heads, rows: pd.DataFrame, table: torch.Tensor) -> dict:
+    """``val``, ``test`` and ``test_per_source`` of ``heads`` on a texts table (the TrainResult fields)."""
+    from pragmeter.impscore.accuracy import per_source_metrics
+    from pragmeter.impscore.training import evaluate_heads
+
+    val, _ = evaluate_heads(heads, split_embeddings(rows, table, "val"))
+    test_split = split_embeddings(rows, table, "test")
+    test, out = evaluate_heads(heads, test_split)
+    return {"val": val, "test": test,
+            "test_per_source": per_source_metrics(out, test_split.sources, test_split.pragmatic)}
+
+
 def finetune(result, corpus: pd.DataFrame, show_progress: bool = True):
     """``result`` (heads trained on the frozen encoder) with ``result.config.encoder_layers`` encoder layers then
     trained with them: a TrainResult whose heads, metrics and history are the joint phase's, and the trained
@@ -192,8 +204,6 @@ def finetune(result, corpus: pd.DataFrame, show_progress: bool = True):
     from dataclasses import replace
 
     from pragmeter.encoders import require_encoder
-    from pragmeter.impscore.accuracy import per_source_metrics
-    from pragmeter.impscore.training import evaluate_heads
 
     config = result.config
     texts, rows = triplet_rows(corpus)
@@ -202,9 +212,5 @@ def finetune(result, corpus: pd.DataFrame, show_progress: bool = True):
     tuned = train_layers(encoder, result.heads, rows, config, bf16=config.device.startswith("cuda"), log=log)
     table = encoder.table(rows_used(rows[rows["split"].isin(["val", "test"])])).cpu()
     heads = tuned.heads.cpu().eval()
-    val, _ = evaluate_heads(heads, split_embeddings(rows, table, "val"))
-    test_split = split_embeddings(rows, table, "test")
-    test, out = evaluate_heads(heads, test_split)
-    return replace(result, heads=heads, best_epoch=tuned.best_epoch, val=val, test=test,
-                   history=[*result.history, *({**h, "phase": "encoder"} for h in tuned.history)],
-                   test_per_source=per_source_metrics(out, test_split.sources, test_split.pragmatic)), tuned.weights
+    return replace(result, heads=heads, best_epoch=tuned.best_epoch, **held_out_metrics(heads, rows, table),
+                   history=[*result.history, *({**h, "phase": "encoder"} for h in tuned.history)]), tuned.weights
