@@ -13,7 +13,7 @@ Only a quiet machine gives a valid ratio: load from other jobs slows the officia
     python benchmarks/bench_speed.py --encoder all-mpnet-base-v2 --n 500 # an encoder, with its shipped model's heads
     python benchmarks/bench_speed.py --backend onnx --precision fp32      # ONNX Runtime, for comparison
     python benchmarks/bench_speed.py --device cuda --n 20000              # on a GPU: official fp32 vs torch bf16
-    python benchmarks/bench_speed.py --model FOLDER                      # a model as users load it (e.g. fine-tuned layers)
+    python benchmarks/bench_speed.py --model impscore-minilm-general-ft   # a model as users load it (fine-tuned layers)
 
 Each row also says how much the length-sorted batches pad (padded tokens / real tokens; 1.00 = none).
 

@@ -6,7 +6,7 @@ rounds after a warm-up; the best round of each is reported, with the scores' lar
 size (batching changes only float rounding). The machine state is recorded (``machine.py``): only a quiet machine
 gives figures.
 
-    python benchmarks/cpu_batch_size.py --model impscore-minilm-general --model impscore-mpnet-general
+    python benchmarks/cpu_batch_size.py --model impscore-minilm-general-ft --model impscore-mpnet-general
 
 Texts: seeded ISHate posts (mixed lengths) and Latent Hatred stage-1 posts (short), de-duplicated.
 """
@@ -71,7 +71,7 @@ def main() -> int:
     sets = sample_texts(args.n, args.seed)
     results = []
     with MachineWatch() as watch:
-        for model in args.model or ["impscore-minilm-general", "impscore-mpnet-general"]:
+        for model in args.model or ["impscore-minilm-general-ft", "impscore-mpnet-general"]:
             for name, texts in sets.items():
                 results.append({"model": model, "texts": name, "n": len(texts),
                                 "sizes": measure(model, texts, sizes, args.repeats)})

@@ -3,7 +3,7 @@ all-MiniLM-L6-v2, heads trained on cached embeddings) against the same heads tra
 top layers (all of them, or the last few), with or without the mpnet teacher's scores (impscore.distillation).
 
 A forward and backward pass through the encoder for every training sentence is a GPU job, so the experiment runs in
-three steps, each a verb of this script:
+three steps, each a verb of this script (and a fourth that compresses a result for shipping):
 
     # here: the corpus, the suite's sentences, the teacher's targets and the encoder (fp16 copy) into one folder
     python experiments/impscore_encoder_finetune.py prepare --corpus corpus_all.parquet --bundle ft-bundle \\
@@ -13,6 +13,9 @@ three steps, each a verb of this script:
     # here: the human-written suite and the LLM-written sets from those scores (the suite's own evaluators)
     python experiments/impscore_encoder_finetune.py evaluate --corpus corpus_all.parquet --bundle ft-bundle \\
         --results ft-out --pairs-split val
+    # here: a saved model's trained layers as rank-32 factors (the default ships so), its figures measured again
+    python experiments/impscore_encoder_finetune.py compress --bundle ft-bundle --model ft-out/models/all6-s1 \\
+        --rank 32 --output impscore-minilm-general-ft
 
 The bundle (≈ 51 MB with the fp16 encoder copy; the teacher's targets need the mpnet corpus embeddings in the cache,
 else leave ``--teacher`` out and the ``top2-teacher`` variant away) is all the GPU machine needs besides this
@@ -350,6 +353,44 @@ def evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------------------ compress (CPU)
+def compress(args: argparse.Namespace) -> int:
+    """A folder from ``train --save-models`` with its trained layers as rank-R factors of each matrix's change
+    (impscore.finetune.low_rank_change), its held-out figures measured again on the compressed encoder, written as a
+    new model folder (what ``impscore train --encoder-rank R`` writes in one run)."""
+    from dataclasses import replace
+
+    from safetensors.torch import load_file
+
+    from pragmeter.encoders import require_encoder
+    from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards
+    from pragmeter.impscore.finetune import compress_layers, held_out_metrics
+    from pragmeter.impscore.model import ImpScore
+    from pragmeter.impscore.training import TrainConfig, TrainResult, save_trained
+
+    source, output = Path(args.model), Path(args.output)
+    stored = json.loads((source / "config.json").read_text(encoding="utf-8"))
+    tuned = {}
+    for path in check_shards(source, stored.get(WEIGHTS_KEY), str(source / "config.json")):
+        tuned.update({name: tensor.float() for name, tensor in load_file(str(path)).items()})
+    training = stored["training"]
+    config = TrainConfig(**{f.name: training[f.name] for f in fields(TrainConfig) if f.name in training})
+    config = replace(config, device="cpu", encoder_rank=args.rank)
+    texts = pd.read_parquet(Path(args.bundle) / "texts.parquet")["text"].tolist()
+    triplets = pd.read_parquet(Path(args.bundle) / "triplets.parquet")
+    encoder = TrainableEncoder(require_encoder(config.encoder), "cpu", texts)
+    base = {name: tensor.detach().clone() for name, tensor in encoder.bert.state_dict().items()}
+    factors = compress_layers(encoder, base, tuned, args.rank)
+    table = encoder.table(rows_used(triplets[triplets["split"].isin(["val", "test"])]))
+    heads = ImpScore.load(source, backend="torch").heads
+    history = json.loads((source / "history.json").read_text(encoding="utf-8"))
+    result = TrainResult(heads=heads, config=config, best_epoch=training["best_epoch"], history=history,
+                         counts=training["counts"], **held_out_metrics(heads, triplets, table))
+    result.folder = save_trained(result, output, output.name, training["corpus"], encoder_weights=factors)
+    print(result.summary(), file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     verbs = parser.add_subparsers(dest="verb", required=True)
@@ -386,6 +427,12 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--pairs-split", choices=["test", "val"], default="val")
     e.add_argument("--output", default=None, help="also write the rows with their suite figures (JSON lines)")
     e.set_defaults(func=evaluate)
+    c = verbs.add_parser("compress", help="a saved model's trained layers as low-rank factors, re-measured")
+    c.add_argument("--bundle", required=True)
+    c.add_argument("--model", required=True, help="a folder `train --save-models` wrote")
+    c.add_argument("--rank", type=int, default=32)
+    c.add_argument("--output", required=True, help="the new model folder")
+    c.set_defaults(func=compress)
     args = parser.parse_args(argv)
     return args.func(args)
 

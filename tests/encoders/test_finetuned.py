@@ -127,3 +127,36 @@ def test_shards_stay_under_the_transfer_limit(tmp_path, trained_layers):
     assert len(shards) == 2 and all(size <= SHARD_BYTES + 65536 for size in sizes)  # + the header
     stored = {k: v for s in shards for k, v in load_file(str(tmp_path / s["file"])).items()}
     assert stored.keys() == layers.keys() and all(torch.equal(stored[k], layers[k]) for k in layers)
+
+
+def test_low_rank_factors_change_the_base_matrix_by_their_product(tmp_path, private_cache):
+    from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+    from pragmeter.impscore.model import ImpScore
+
+    from pragmeter.encoders import load_encoder
+
+    name = "encoder.layer.5.output.dense.weight"
+    base = load_encoder("all-MiniLM-L6-v2", "cpu")[0].auto_model.state_dict()[name]
+    generator = torch.Generator().manual_seed(0)
+    up, down = torch.randn(384, 4, generator=generator) * 0.05, torch.randn(4, 1536, generator=generator) * 0.05
+    path = tmp_path / "low-rank"
+    ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", {"name": "low-rank"}).save(
+        path, encoder_weights={name + ".up": up, name + ".down": down}, base_encoder="all-MiniLM-L6-v2")
+    expected = reference_embeddings({name: base + up.half().float() @ down.half().float()})
+    model = ImpScore.load(path, backend="torch", device="cpu")
+    assert np.abs(model.encode(TEXTS) - expected).max() < 1e-4
+    assert np.abs(model.encode(TEXTS) - reference_embeddings({name: base})).max() > 0.01
+
+    from safetensors.torch import save_file
+
+    from pragmeter.data.root import sha256_of
+
+    shard = path / "encoder-1.safetensors"  # an up factor without its down, then factors whose ranks disagree
+    for tensors, message in [({name + ".up": up}, "has no '" + name + ".down'"),
+                             ({name + ".up": up, name + ".down": down[:3]}, "not \\(out, r\\) and \\(r, in\\)")]:
+        save_file(tensors, str(shard))
+        config = json.loads((path / "config.json").read_text())
+        config["encoder_weights"][0]["sha256"] = sha256_of(shard)
+        (path / "config.json").write_text(json.dumps(config))
+        with pytest.raises(DataError, match=message):
+            ImpScore.load(path, backend="torch")

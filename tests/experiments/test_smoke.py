@@ -102,6 +102,15 @@ def test_impscore_encoder_finetune(tmp_path, data_root, run_script, private_cach
         asked = [texts[i] for i in questions["texts"][:50]]
         assert np.abs(model.score(asked) - answers["top2/0/scores"][:50]).max() < 0.02
 
+    # compressed for shipping: each changed matrix as rank-4 factors, the held-out figures measured again
+    run_script("impscore_encoder_finetune.py", "compress", "--bundle", tmp_path / "bundle", "--model", folder,
+               "--rank", "4", "--output", tmp_path / "compressed")
+    small = ImpScore.load(tmp_path / "compressed", backend="torch", device="cpu")
+    assert small.config["training"]["encoder_rank"] == 4 and "rank-4 factors" in (
+        tmp_path / "compressed" / "README.md").read_text()
+    assert small.signature() != model.signature()
+    assert 0 <= small.config["metrics"]["test"]["implicitness_accuracy"] <= 1
+
 
 def test_impscore_ablation(tmp_path, data_root, run_script):
     from pragmeter.impscore.corpus import build_corpus

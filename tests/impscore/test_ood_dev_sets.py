@@ -196,7 +196,7 @@ def test_the_papers_choice_form_sets_each_explicit_sentence_against_three_most_i
 
 
 def test_models_with_graded_groups_rank_everyday_groups_better_than_the_paper_corpus_model():
-    # impscore-minilm-general (the default: paper corpus, people's figurative language and the written graded groups)
+    # impscore-minilm-general-ft (the default: paper corpus, people's figurative language and the written graded groups)
     # and impscore-minilm-conversation (the groups only; none near a dev sentence) order our ranking set explicit ->
     # implicit far better than impscore-minilm, the paper corpus alone (at ship time: about 0.6 vs 0.13).
     from pragmeter import ImpScore

@@ -229,24 +229,35 @@ def test_a_missing_teacher_is_refused_before_any_embedding(small_corpus, tmp_pat
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
 
 
-def test_encoder_layers_train_with_the_heads_and_travel_in_the_model_folder(small_corpus, embedding_cache, tmp_path):
+@pytest.mark.parametrize("rank", [0, 8])
+def test_encoder_layers_train_with_the_heads_and_travel_in_the_model_folder(small_corpus, embedding_cache, tmp_path,
+                                                                            rank):
     import pandas as pd
+    from safetensors.torch import load_file
 
     from pragmeter.encoders import load_encoder
 
     # a dozen training pairs per source: a CPU trains one layer on them in seconds (the held-out splits stay whole)
     train_part = small_corpus[small_corpus["split"] == "train"].groupby("source").head(12)
     corpus = pd.concat([train_part, small_corpus[small_corpus["split"] != "train"]])
-    tuned = train(config(epochs=5, encoder_layers=1, encoder_lr=1e-4, encoder_epochs=1, encoder_batch_size=64),
-                  tmp_path / "model", corpus, cache_root=embedding_cache, show_progress=False)
+    tuned = train(config(epochs=5, encoder_layers=1, encoder_lr=1e-4, encoder_epochs=1, encoder_batch_size=64,
+                         encoder_rank=rank), tmp_path / "model", corpus, cache_root=embedding_cache, show_progress=False)
     assert [h.get("phase") for h in tuned.history][-1] == "encoder" and tuned.best_epoch == 1
     model = ImpScore.load(tuned.folder, backend="torch")
     assert model.config["training"]["encoder_layers"] == 1 and "+ft-" in model.signature()
     assert [s["file"] for s in model.config["encoder_weights"]] == ["encoder-1.safetensors"]
+    stored = load_file(str(tuned.folder / "encoder-1.safetensors"))
+    query = "encoder.layer.5.attention.self.query.weight"
+    if rank:  # each matrix's change as two rank-8 factors; vectors whole
+        assert query not in stored and stored[query + ".up"].shape == (384, rank)
+        assert stored[query + ".down"].shape == (rank, 384) and stored["encoder.layer.5.output.LayerNorm.weight"].dim() == 1
+    else:
+        assert stored[query].shape == (384, 384)
     test = corpus[corpus["split"] == "test"]
     texts = test["implicit"].tolist()
     base = load_encoder("all-MiniLM-L6-v2", "cpu").encode(texts, convert_to_numpy=True)
     assert np.abs(model.encode(texts) - base).max() > 1e-3  # the trained layer is used, not the packaged one
-    # the reloaded folder orders the test pairs as the run measured (its layer stored in fp16)
+    # the reloaded folder orders the test pairs as the run measured (its layer stored in fp16; compressed, the run
+    # measured the compressed layer)
     above = np.mean(model.score(texts) > model.score(test["explicit"].tolist()))
     assert above == pytest.approx(tuned.test["implicitness_accuracy_positive"], abs=0.03)

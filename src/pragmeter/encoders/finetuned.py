@@ -5,7 +5,9 @@ safetensors shards (each under ~15 MiB, fp16) and lists them in its config:
 
     "encoder_weights": [{"file": "encoder-1.safetensors", "sha256": "..."}, ...]
 
-The tensor names are the base sentence-transformers folder's (``encoder.layer.5.attention.self.query.weight``). On
+The tensor names are the base sentence-transformers folder's (``encoder.layer.5.attention.self.query.weight``). A
+matrix's change may instead travel as two low-rank factors, ``NAME.up`` (out × r) and ``NAME.down`` (r × in): the
+matrix becomes base + up @ down (a few MB for all six MiniLM layers where the whole layers are 21 MB). On
 first use the base folder is copied into the cache with those tensors replaced, once per set of shards (keyed by
 their sha256), and every backend (torch, OpenVINO, ONNX) then loads that folder like any other encoder; embedding
 caches are keyed by its content, so they never mix with the base encoder's vectors.
@@ -22,6 +24,7 @@ from pragmeter.errors import DataError
 WEIGHTS_KEY = "encoder_weights"
 SHARD_BYTES = 15 * 2**20  # below the 16 MiB that some transfer paths cap a file at
 WEIGHTS_FILE = "model.safetensors"
+UP, DOWN = ".up", ".down"  # a matrix's change as low-rank factors: base + up @ down
 
 
 def shard_files(tensors: dict, folder: Path, prefix: str = "encoder", dtype: str = "float16") -> list[dict]:
@@ -81,6 +84,35 @@ def check_shards(model_folder: Path, shards, where: str) -> list[Path]:
     return paths
 
 
+def apply_changes(weights: dict, tensors: dict, where: dict | str, base: str) -> None:
+    """Put ``tensors`` into ``weights`` (the base encoder's, name -> tensor, changed in place): whole tensors replace
+    the base's, ``NAME.up``/``NAME.down`` pairs add their product to the base matrix. A DataError naming ``where``
+    (the file of each tensor, or one label) for a name the base lacks, a shape it does not have, or a lone factor."""
+    def origin(name: str) -> str:
+        return where if isinstance(where, str) else where[name]
+
+    for name, tensor in tensors.items():
+        if name.endswith(DOWN):
+            if name[:-len(DOWN)] + UP not in tensors:
+                raise DataError(f"{origin(name)}: low-rank factor {name!r} has no {name[:-len(DOWN)] + UP!r}")
+            continue
+        target = name[:-len(UP)] if name.endswith(UP) else name
+        if target not in weights:
+            raise DataError(f"{origin(name)}: tensor {target!r} is not in the base encoder {base!r}")
+        if name.endswith(UP):
+            down = tensors.get(target + DOWN)
+            if down is None:
+                raise DataError(f"{origin(name)}: low-rank factor {name!r} has no {target + DOWN!r}")
+            if tensor.dim() != 2 or down.dim() != 2 or tensor.shape[1] != down.shape[0]:
+                raise DataError(f"{origin(name)}: factors of {target!r} have shapes {tuple(tensor.shape)} and "
+                                f"{tuple(down.shape)}, not (out, r) and (r, in)")
+            tensor = weights[target].float() + tensor.float() @ down.float()
+        if tuple(tensor.shape) != tuple(weights[target].shape):
+            raise DataError(f"{origin(name)}: tensor {target!r} has shape {tuple(tensor.shape)}, the base encoder's "
+                            f"{tuple(weights[target].shape)}")
+        weights[target] = tensor.to(weights[target].dtype)
+
+
 def finetuned_encoder(base: str, model_folder: Path, shards: list[dict], where: str) -> Path:
     """The folder of ``base`` with the shards' tensors in place of its own, built once in the cache. A DataError
     (naming ``where``, the config) for a shard that is missing, damaged, or names a tensor the base lacks or shapes
@@ -99,14 +131,12 @@ def finetuned_encoder(base: str, model_folder: Path, shards: list[dict], where: 
 
     source = Path(require_encoder(base))
     weights = load_file(str(source / WEIGHTS_FILE))
+    tensors: dict = {}
+    where_of: dict = {}
     for path in paths:
         for name, tensor in load_file(str(path)).items():
-            if name not in weights:
-                raise DataError(f"{path}: tensor {name!r} is not in the base encoder {base!r}")
-            if tuple(tensor.shape) != tuple(weights[name].shape):
-                raise DataError(f"{path}: tensor {name!r} has shape {tuple(tensor.shape)}, the base encoder's "
-                                f"{tuple(weights[name].shape)}")
-            weights[name] = tensor.to(weights[name].dtype)
+            tensors[name], where_of[name] = tensor, str(path)
+    apply_changes(weights, tensors, where_of, base)
 
     def write(staging: Path) -> None:
         for item in source.iterdir():

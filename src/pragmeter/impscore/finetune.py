@@ -4,9 +4,11 @@ After the heads' own training on the frozen encoder, the top ``encoder_layers`` 
 train together on the same margin objective (AdamW, gradients clipped at 1, bf16 autocast) for ``encoder_epochs``
 epochs of ``encoder_batch_size`` triplets; the epoch with the best validation implicitness accuracy is kept. Every
 text is tokenised once up front (tokenising each batch again left a GPU waiting on the host). The model folder then
-carries the trained layers (pragmeter.encoders.finetuned). The best recipe measured (docs/results.md, run H9:
-all six MiniLM layers) came from it; it needs a GPU in practice: on a 2-core CPU one 700-sentence step of all
-six MiniLM layers takes 26–45 s.
+carries the trained layers (pragmeter.encoders.finetuned), or with ``encoder_rank`` R each matrix's change as
+rank-R factors (truncated SVD; 2.7 MB at rank 32 where MiniLM's six layers are 21 MB), and the held-out figures
+are then the compressed encoder's. The default, ``impscore-minilm-general-ft``, came from it (docs/results.md, runs
+H9 and K1: all six MiniLM layers, rank 32); training needs a GPU in practice: on a 2-core CPU one 700-sentence step
+of all six MiniLM layers takes 26–45 s.
 """
 
 from __future__ import annotations
@@ -185,6 +187,37 @@ def train_layers(encoder: TrainableEncoder, heads, rows: pd.DataFrame, config, *
     return TunedLayers(heads, {name: best[1][0][name].detach().cpu() for name in names}, best[2], history)
 
 
+def low_rank_change(base: dict[str, torch.Tensor], tuned: dict[str, torch.Tensor],
+                    rank: int) -> dict[str, torch.Tensor]:
+    """``tuned`` (trained tensors by name) with each matrix's change from ``base`` as rank-``rank`` factors
+    ``NAME.up`` (out × r) and ``NAME.down`` (r × in), the truncated SVD (the best approximation of that rank); other
+    tensors as they are. Everything rounded to fp16, as the shards store it, so what is measured is what ships."""
+    from pragmeter.encoders.finetuned import DOWN, UP
+
+    out = {}
+    for name, tensor in tuned.items():
+        if tensor.dim() != 2:
+            out[name] = tensor.detach().cpu().half()
+            continue
+        u, s, vh = torch.linalg.svd(tensor.detach().cpu().float() - base[name].detach().cpu().float(),
+                                    full_matrices=False)
+        out[name + UP], out[name + DOWN] = (u[:, :rank] * s[:rank]).half(), vh[:rank].contiguous().half()
+    return out
+
+
+def compress_layers(encoder: TrainableEncoder, base: dict[str, torch.Tensor], tuned: dict[str, torch.Tensor],
+                    rank: int) -> dict[str, torch.Tensor]:
+    """The rank-``rank`` form of ``tuned`` (low_rank_change), put into ``encoder`` in place of its layers so the
+    held-out figures measured next are the compressed encoder's; returns the factors to ship."""
+    from pragmeter.encoders.finetuned import apply_changes
+
+    factors = low_rank_change(base, tuned, rank)
+    merged = {name: base[name].detach().clone() for name in tuned}
+    apply_changes(merged, factors, "the compressed layers", "the trained encoder")
+    encoder.bert.load_state_dict(merged, strict=False)
+    return factors
+
+
 def held_out_metrics(heads, rows: pd.DataFrame, table: torch.Tensor) -> dict:
     """``val``, ``test`` and ``test_per_source`` of ``heads`` on a texts table (the TrainResult fields)."""
     from pragmeter.impscore.accuracy import per_source_metrics
@@ -200,7 +233,8 @@ def held_out_metrics(heads, rows: pd.DataFrame, table: torch.Tensor) -> dict:
 def finetune(result, corpus: pd.DataFrame, show_progress: bool = True):
     """``result`` (heads trained on the frozen encoder) with ``result.config.encoder_layers`` encoder layers then
     trained with them: a TrainResult whose heads, metrics and history are the joint phase's, and the trained
-    layers' tensors for the model folder."""
+    layers' tensors for the model folder (their rank-``encoder_rank`` factors when set; the metrics are then the
+    compressed encoder's)."""
     from dataclasses import replace
 
     from pragmeter.encoders import require_encoder
@@ -208,9 +242,12 @@ def finetune(result, corpus: pd.DataFrame, show_progress: bool = True):
     config = result.config
     texts, rows = triplet_rows(corpus)
     encoder = TrainableEncoder(require_encoder(config.encoder), config.device, texts)
+    base = {name: tensor.detach().clone() for name, tensor in encoder.bert.state_dict().items()}
     log = (lambda line: print(line, file=sys.stderr, flush=True)) if show_progress else None
     tuned = train_layers(encoder, result.heads, rows, config, bf16=config.device.startswith("cuda"), log=log)
+    weights = (compress_layers(encoder, base, tuned.weights, config.encoder_rank) if config.encoder_rank
+               else tuned.weights)
     table = encoder.table(rows_used(rows[rows["split"].isin(["val", "test"])])).cpu()
     heads = tuned.heads.cpu().eval()
     return replace(result, heads=heads, best_epoch=tuned.best_epoch, **held_out_metrics(heads, rows, table),
-                   history=[*result.history, *({**h, "phase": "encoder"} for h in tuned.history)]), tuned.weights
+                   history=[*result.history, *({**h, "phase": "encoder"} for h in tuned.history)]), weights

@@ -29,14 +29,16 @@ from pragmeter.text import invalid_text_reason
 log = logging.getLogger("pragmeter")
 
 MODELS_DIR = Path(__file__).with_name("models")
-DEFAULT_MODEL = "impscore-minilm-general"
-# Models shipped before 2026-11-27 and no longer: loading one says which shipped model took its place.
+DEFAULT_MODEL = "impscore-minilm-general-ft"
+# Models once shipped and no longer: loading one says which shipped model took its place.
 REMOVED_MODELS = {
-    "impscore-mpnet-paper-conversation": "impscore-minilm-general (the default; agrees better with human-written text "
+    "impscore-mpnet-paper-conversation": "impscore-minilm-general-ft (the default; agrees better with human-written text "
                                          "at MiniLM's speed)",
-    "impscore-minilm-paper-conversation": "impscore-minilm-general (the same sources plus people's figurative language)",
-    "impscore-minilm-everyday": "impscore-minilm-general (it trains on the same human-written figurative sources)",
-    "impscore-mpnet-everyday": "impscore-minilm-general (it trains on the same human-written figurative sources)",
+    "impscore-minilm-paper-conversation": "impscore-minilm-general-ft (the same sources plus people's figurative language)",
+    "impscore-minilm-everyday": "impscore-minilm-general-ft (it trains on the same human-written figurative sources)",
+    "impscore-mpnet-everyday": "impscore-minilm-general-ft (it trains on the same human-written figurative sources)",
+    "impscore-minilm-general": "impscore-minilm-general-ft (the same corpus and recipe with MiniLM's own layers trained "
+                               "too: closer to people's judgements at the same speed)",
     "impscore-mpnet-conversation": "impscore-minilm-conversation (the same permissively licensed data on MiniLM)",
     "impscore-mpnet": "impscore-mpnet-general (all-mpnet-base-v2 trained on the default's whole corpus, not a "
                       "3,000-pair subset)",

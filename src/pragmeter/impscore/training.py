@@ -75,6 +75,8 @@ class TrainConfig:
     encoder_lr: float = 0.0
     encoder_epochs: int = 0  # epochs of that joint phase, after the heads' own training, in batches of
     encoder_batch_size: int = 0  # this many triplets
+    # Rank of each trained matrix's change as shipped (0 = the whole layers): small enough for the repository at 32
+    encoder_rank: int = 0
 
 
 @dataclass
@@ -136,7 +138,7 @@ def config_from_options(options: Mapping[str, Any]) -> TrainConfig:
         raise PragmeterError("--encoder-layers needs --encoder-lr above 0, --encoder-epochs and "
                              "--encoder-batch-size of at least 1")
     if not config.encoder_layers:  # the frozen encoder: the joint phase's settings do not apply
-        config = replace(config, encoder_lr=0.0, encoder_epochs=0, encoder_batch_size=0)
+        config = replace(config, encoder_lr=0.0, encoder_epochs=0, encoder_batch_size=0, encoder_rank=0)
     return config
 
 
@@ -380,7 +382,9 @@ def model_card(name: str, result: TrainResult, corpus_info: dict) -> str:
     encoder = (f"the encoder `{cfg.encoder}` with its top {cfg.encoder_layers} transformer layers trained together "
                f"with the heads after the heads' own training ({cfg.encoder_epochs} epochs of {cfg.encoder_batch_size}-"
                f"triplet batches, encoder lr {cfg.encoder_lr:g}; the trained layers ship in this folder as "
-               "`encoder-N.safetensors`, fp16, applied to the packaged encoder on first use)"
+               + (f"rank-{cfg.encoder_rank} factors of each matrix's change (truncated SVD) and the other tensors "
+                  "whole, " if cfg.encoder_rank else "")
+               + "`encoder-N.safetensors`, fp16, applied to the packaged encoder on first use)"
                if cfg.encoder_layers else f"the frozen encoder `{cfg.encoder}`")
     stage = "the encoder's" if cfg.encoder_layers else "the heads'"
     return f"""# {name}
