@@ -250,7 +250,8 @@ def test_encoder_layers_train_with_the_heads_and_travel_in_the_model_folder(smal
     query = "encoder.layer.5.attention.self.query.weight"
     if rank:  # each matrix's change as two rank-8 factors; vectors whole
         assert query not in stored and stored[query + ".up"].shape == (384, rank)
-        assert stored[query + ".down"].shape == (rank, 384) and stored["encoder.layer.5.output.LayerNorm.weight"].dim() == 1
+        assert stored[query + ".down"].shape == (rank, 384)
+        assert stored["encoder.layer.5.output.LayerNorm.weight"].dim() == 1
     else:
         assert stored[query].shape == (384, 384)
     test = corpus[corpus["split"] == "test"]

@@ -32,8 +32,8 @@ MODELS_DIR = Path(__file__).with_name("models")
 DEFAULT_MODEL = "impscore-minilm-general-ft"
 # Models once shipped and no longer: loading one says which shipped model took its place.
 REMOVED_MODELS = {
-    "impscore-mpnet-paper-conversation": "impscore-minilm-general-ft (the default; agrees better with human-written text "
-                                         "at MiniLM's speed)",
+    "impscore-mpnet-paper-conversation": "impscore-minilm-general-ft (the default; agrees better with human-written "
+                                         "text at MiniLM's speed)",
     "impscore-minilm-paper-conversation": "impscore-minilm-general-ft (the same sources plus people's figurative language)",
     "impscore-minilm-everyday": "impscore-minilm-general-ft (it trains on the same human-written figurative sources)",
     "impscore-mpnet-everyday": "impscore-minilm-general-ft (it trains on the same human-written figurative sources)",
