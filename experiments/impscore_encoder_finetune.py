@@ -364,6 +364,7 @@ def compress(args: argparse.Namespace) -> int:
 
     from pragmeter.encoders import require_encoder
     from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards
+    from pragmeter.impscore.evaluators import SUITE_CORPUS_SEED
     from pragmeter.impscore.finetune import compress_layers, held_out_metrics
     from pragmeter.impscore.model import ImpScore
     from pragmeter.impscore.training import TrainConfig, TrainResult, save_trained
@@ -386,7 +387,9 @@ def compress(args: argparse.Namespace) -> int:
     history = json.loads((source / "history.json").read_text(encoding="utf-8"))
     result = TrainResult(heads=heads, config=config, best_epoch=training["best_epoch"], history=history,
                          counts=training["counts"], **held_out_metrics(heads, triplets, table))
-    result.folder = save_trained(result, output, output.name, training["corpus"], encoder_weights=factors)
+    info = {"seed": SUITE_CORPUS_SEED, **training["corpus"]}  # the bundle's corpus is the suite's; older folders
+    # (run H9's) do not record its seed
+    result.folder = save_trained(result, output, output.name, info, encoder_weights=factors)
     print(result.summary(), file=sys.stderr)
     return 0
 
