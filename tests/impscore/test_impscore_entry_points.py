@@ -38,6 +38,7 @@ class LengthScorer:
     ({"distill_weight": 2.0}, "--teacher and --distill-weight go together"),
     ({"encoder_precision": "bf16"}, "--precision bf16 needs --backend openvino"),
     ({"encoder_layers": 2, "encoder_lr": 5e-5, "encoder_batch_size": 8}, "--encoder-layers needs"),
+    ({"encoder_rank": 32}, "--encoder-rank compresses trained encoder layers: it needs --encoder-layers"),
 ])
 def test_train_options_that_do_not_go_together_are_refused(options, message):
     from pragmeter.impscore.training import config_from_options

@@ -137,8 +137,10 @@ def config_from_options(options: Mapping[str, Any]) -> TrainConfig:
                                       and config.encoder_batch_size > 0):
         raise PragmeterError("--encoder-layers needs --encoder-lr above 0, --encoder-epochs and "
                              "--encoder-batch-size of at least 1")
+    if config.encoder_rank and not config.encoder_layers:
+        raise PragmeterError("--encoder-rank compresses trained encoder layers: it needs --encoder-layers N")
     if not config.encoder_layers:  # the frozen encoder: the joint phase's settings do not apply
-        config = replace(config, encoder_lr=0.0, encoder_epochs=0, encoder_batch_size=0, encoder_rank=0)
+        config = replace(config, encoder_lr=0.0, encoder_epochs=0, encoder_batch_size=0)
     return config
 
 
