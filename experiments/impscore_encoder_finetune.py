@@ -360,30 +360,27 @@ def compress(args: argparse.Namespace) -> int:
     new model folder (what ``impscore train --encoder-rank R`` writes in one run)."""
     from dataclasses import replace
 
-    from safetensors.torch import load_file
-
     from pragmeter.encoders import require_encoder
-    from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards
+    from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards, read_shards
     from pragmeter.impscore.evaluators import SUITE_CORPUS_SEED
     from pragmeter.impscore.finetune import compress_layers, held_out_metrics
-    from pragmeter.impscore.model import ImpScore
-    from pragmeter.impscore.training import TrainConfig, TrainResult, save_trained
+    from pragmeter.impscore.model import CONFIG_FILE, read_heads, read_model_config
+    from pragmeter.impscore.numpy_heads import NumpyHeads
+    from pragmeter.impscore.training import TrainResult, config_from_options, save_trained
 
     source, output = Path(args.model), Path(args.output)
-    stored = json.loads((source / "config.json").read_text(encoding="utf-8"))
-    tuned = {}
-    for path in check_shards(source, stored.get(WEIGHTS_KEY), str(source / "config.json")):
-        tuned.update({name: tensor.float() for name, tensor in load_file(str(path)).items()})
+    stored = read_model_config(source)
+    tuned, _ = read_shards(check_shards(source, stored.get(WEIGHTS_KEY), str(source / CONFIG_FILE)))
+    tuned = {name: tensor.float() for name, tensor in tuned.items()}
     training = stored["training"]
-    config = TrainConfig(**{f.name: training[f.name] for f in fields(TrainConfig) if f.name in training})
-    config = replace(config, device="cpu", encoder_rank=args.rank)
+    config = replace(config_from_options(training), device="cpu", encoder_rank=args.rank)
     texts = pd.read_parquet(Path(args.bundle) / "texts.parquet")["text"].tolist()
     triplets = pd.read_parquet(Path(args.bundle) / "triplets.parquet")
     encoder = TrainableEncoder(require_encoder(config.encoder), "cpu", texts)
     base = {name: tensor.detach().clone() for name, tensor in encoder.bert.state_dict().items()}
     factors = compress_layers(encoder, base, tuned, args.rank)
     table = encoder.table(rows_used(triplets[triplets["split"].isin(["val", "test"])]))
-    heads = ImpScore.load(source, backend="torch").heads
+    heads = NumpyHeads(stored["heads"], read_heads(source, stored)).to_torch("cpu")  # not the whole-layer encoder
     history = json.loads((source / "history.json").read_text(encoding="utf-8"))
     result = TrainResult(heads=heads, config=config, best_epoch=training["best_epoch"], history=history,
                          counts=training["counts"], **held_out_metrics(heads, triplets, table))

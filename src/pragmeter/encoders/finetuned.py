@@ -84,6 +84,18 @@ def check_shards(model_folder: Path, shards, where: str) -> list[Path]:
     return paths
 
 
+def read_shards(paths: list[Path]) -> tuple[dict, dict[str, str]]:
+    """The tensors of checked shard files (check_shards), by name, and the file each came from."""
+    from safetensors.torch import load_file
+
+    tensors: dict = {}
+    where_of: dict[str, str] = {}
+    for path in paths:
+        for name, tensor in load_file(str(path)).items():
+            tensors[name], where_of[name] = tensor, str(path)
+    return tensors, where_of
+
+
 def apply_changes(weights: dict, tensors: dict, where: dict | str, base: str) -> None:
     """Put ``tensors`` into ``weights`` (the base encoder's, name -> tensor, changed in place): whole tensors replace
     the base's, ``NAME.up``/``NAME.down`` pairs add their product to the base matrix. A DataError naming ``where``
@@ -131,11 +143,7 @@ def finetuned_encoder(base: str, model_folder: Path, shards: list[dict], where: 
 
     source = Path(require_encoder(base))
     weights = load_file(str(source / WEIGHTS_FILE))
-    tensors: dict = {}
-    where_of: dict = {}
-    for path in paths:
-        for name, tensor in load_file(str(path)).items():
-            tensors[name], where_of[name] = tensor, str(path)
+    tensors, where_of = read_shards(paths)
     apply_changes(weights, tensors, where_of, base)
 
     def write(staging: Path) -> None:
