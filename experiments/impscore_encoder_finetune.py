@@ -57,6 +57,10 @@ VARIANTS = [
     {"name": "top2-teacher", "layers": 2, "distill_weight": 1.0},
     {"name": "all6", "layers": 6, "encoder_lr": 5e-5},
     {"name": "all6-teacher", "layers": 6, "encoder_lr": 5e-5, "distill_weight": 1.0},
+    # rank-32 low-rank adapters on all six layers, trained as such (the default ships a rank-32 SVD of all6's change)
+    {"name": "lora32", "layers": 6, "encoder_lr": 5e-4, "rank": 32, "adapters": True},
+    {"name": "lora32-lr2e-4", "layers": 6, "encoder_lr": 2e-4, "rank": 32, "adapters": True},
+    {"name": "lora32-lr1e-3", "layers": 6, "encoder_lr": 1e-3, "rank": 32, "adapters": True},
 ]
 
 
@@ -199,7 +203,8 @@ def finetune(encoder: TrainableEncoder, heads, triplets: pd.DataFrame, questions
 
     start_state = {k: v.detach().clone() for k, v in encoder.bert.state_dict().items()}
     config = replace(config, encoder_layers=variant["layers"], encoder_lr=variant.get("encoder_lr", args.encoder_lr),
-                     encoder_epochs=args.epochs, encoder_batch_size=args.batch_size)
+                     encoder_epochs=args.epochs, encoder_batch_size=args.batch_size,
+                     encoder_rank=variant.get("rank", 0), encoder_adapters=variant.get("adapters", False))
     tuned = train_layers(encoder, heads, triplets, config, heads_lr=args.heads_lr, bf16=args.bf16, teacher=teacher,
                          distill_weight=variant.get("distill_weight", 0.0),
                          log=lambda line: print(f"  {variant['name']} seed {config.seed}: {line}", file=sys.stderr,
@@ -222,7 +227,8 @@ def save_model(folder: Path, heads, table, weights: dict, triplets: pd.DataFrame
     heads = copy.deepcopy(heads).cpu().eval()
     config = replace(config, device="cpu", encoder_layers=variant["layers"],
                      encoder_lr=variant.get("encoder_lr", args.encoder_lr), encoder_epochs=args.epochs,
-                     encoder_batch_size=args.batch_size,
+                     encoder_batch_size=args.batch_size, encoder_rank=variant.get("rank", 0),
+                     encoder_adapters=variant.get("adapters", False),
                      teacher=manifest["teacher"] if variant.get("distill_weight") else None,
                      distill_weight=variant.get("distill_weight", 0.0), distill_on="differences")
     result = TrainResult(heads=heads, config=config, best_epoch=extra["best_epoch"], history=extra["history"],

@@ -39,6 +39,8 @@ class LengthScorer:
     ({"encoder_precision": "bf16"}, "--precision bf16 needs --backend openvino"),
     ({"encoder_layers": 2, "encoder_lr": 5e-5, "encoder_batch_size": 8}, "--encoder-layers needs"),
     ({"encoder_rank": 32}, "--encoder-rank compresses trained encoder layers: it needs --encoder-layers"),
+    ({"encoder_layers": 6, "encoder_lr": 1e-3, "encoder_epochs": 2, "encoder_batch_size": 8, "encoder_adapters": True},
+     "--encoder-adapters trains rank-R adapters: it needs --encoder-rank R"),
 ])
 def test_train_options_that_do_not_go_together_are_refused(options, message):
     from pragmeter.impscore.training import config_from_options

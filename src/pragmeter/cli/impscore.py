@@ -133,6 +133,10 @@ def _add_train(actions) -> None:
                         help="ship the trained layers as rank-R factors of each matrix's change (the default model: "
                              "32, 2.7 MB for MiniLM's six layers instead of 21 MB; the held-out figures are then the "
                              "compressed encoder's); 0 = the whole layers (default)")
+    parser.add_argument("--encoder-adapters", action="store_true",
+                        help="with --encoder-rank R: train rank-R low-rank adapters (LoRA) as such instead of taking "
+                             "the truncated SVD of the whole layers' change after training (on validation: no better "
+                             "than the SVD; docs/results.md)")
     parser.set_defaults(func=run_train)
 
 

@@ -6,7 +6,8 @@ epochs of ``encoder_batch_size`` triplets; the epoch with the best validation im
 text is tokenised once up front (tokenising each batch again left a GPU waiting on the host). The model folder then
 carries the trained layers (pragmeter.encoders.finetuned), or with ``encoder_rank`` R each matrix's change as
 rank-R factors (truncated SVD; 2.7 MB at rank 32 where MiniLM's six layers are 21 MB), and the held-out figures
-are then the compressed encoder's. The default, ``impscore-minilm-general-ft``, came from it (docs/results.md, runs
+are then the compressed encoder's; with ``encoder_adapters`` too, the layers train rank-R adapters (LoRA) whose
+factors ship as trained (on validation no better than the SVD: docs/results.md, run K5). The default, ``impscore-minilm-general-ft``, came from it (docs/results.md, runs
 H9 and K1: all six MiniLM layers, rank 32); training needs a GPU in practice: on a 2-core CPU one 700-sentence step
 of all six MiniLM layers takes 26–45 s.
 """
@@ -27,6 +28,22 @@ HEADS_LR = 1e-3  # the heads' learning rate in the joint phase (they start train
 WEIGHT_DECAY = 0.01
 
 
+class LowRankAdapter(torch.nn.Module):
+    """A frozen Linear plus a trainable change ``up @ down`` of rank ``rank`` (LoRA: ``down`` starts as nn.Linear's
+    own initialisation, ``up`` at zero, so training starts from the base encoder); the bias trains whole."""
+
+    def __init__(self, base: torch.nn.Linear, rank: int) -> None:
+        super().__init__()
+        self.base = base
+        self.base.weight.requires_grad_(False)
+        self.down = torch.nn.Parameter(torch.empty(rank, base.in_features, device=base.weight.device))
+        torch.nn.init.kaiming_uniform_(self.down, a=5 ** 0.5)
+        self.up = torch.nn.Parameter(torch.zeros(base.out_features, rank, device=base.weight.device))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.base(x) + torch.nn.functional.linear(torch.nn.functional.linear(x, self.down), self.up)
+
+
 class TrainableEncoder:
     """A sentence-transformers encoder (transformer, mean pooling, normalise) run by hand so its layers can train;
     ``embed`` matches SentenceTransformer.encode. ``texts`` are tokenised once; rows index them."""
@@ -43,15 +60,49 @@ class TrainableEncoder:
         for row, sequence in enumerate(ids):  # padded with 0, BERT's [PAD]
             self.ids[row, :len(sequence)] = torch.tensor(sequence)
 
-    def unfreeze(self, layers: int) -> list[torch.nn.Parameter]:
-        """Only the top ``layers`` transformer layers train; returns their parameters."""
+    def unfreeze(self, layers: int, adapter_rank: int = 0) -> list[torch.nn.Parameter]:
+        """Only the top ``layers`` transformer layers train; returns their parameters. With ``adapter_rank`` R their
+        matrices stay frozen and each trains a rank-R change (LowRankAdapter; biases and layer norms whole)."""
         for p in self.bert.parameters():
             p.requires_grad_(False)
         blocks = self.bert.encoder.layer
-        trainable = [p for block in blocks[len(blocks) - layers:] for p in block.parameters()] if layers else []
+        top = list(blocks[len(blocks) - layers:]) if layers else []
+        if adapter_rank:
+            for block in top:
+                for name, module in list(block.named_modules()):
+                    if isinstance(module, torch.nn.Linear):
+                        parent, _, child = name.rpartition(".")
+                        setattr(block.get_submodule(parent), child, LowRankAdapter(module, adapter_rank))
+        trainable = [p for block in top for p in block.parameters() if not _is_base(block, p)]
         for p in trainable:
             p.requires_grad_(True)
         return trainable
+
+    def adapter_factors(self) -> dict[str, torch.Tensor]:
+        """The trained layers as shipped after adapter training: each adapted matrix's change as ``NAME.up`` /
+        ``NAME.down`` factors (named as the base encoder names the matrix), the other trained tensors whole; fp16.
+        The adapters are removed and the encoder left holding base + up @ down (the fp16 factors, as loaded)."""
+        from pragmeter.encoders.finetuned import DOWN, UP, apply_changes
+
+        out, adapters = {}, []
+        for name, module in self.bert.named_modules():
+            if isinstance(module, LowRankAdapter):
+                adapters.append((name, module))
+                out[f"{name}.weight{UP}"] = module.up.detach().cpu().half()
+                out[f"{name}.weight{DOWN}"] = module.down.detach().cpu().half()
+        adapted = {id(module.base.weight) for _, module in adapters}
+        for name, module in adapters:
+            parent, _, child = name.rpartition(".")
+            setattr(self.bert.get_submodule(parent), child, module.base)
+        blocks = {id(p) for block in self.bert.encoder.layer for p in block.parameters()}
+        for name, p in self.bert.named_parameters():
+            if id(p) in blocks and id(p) not in adapted and p.requires_grad:
+                out[name] = p.detach().cpu().half()
+        merged = {name: tensor.detach().cpu().clone() for name, tensor in self.bert.state_dict().items()
+                  if name in out or name + UP in out}
+        apply_changes(merged, out, "the adapters", "the trained encoder")
+        self.bert.load_state_dict(merged, strict=False)
+        return out
 
     def forward(self, rows) -> torch.Tensor:
         """Embeddings of the texts at ``rows`` (with gradients where layers train)."""
@@ -84,6 +135,11 @@ class TrainableEncoder:
         table = torch.zeros(len(self.lengths), self.bert.config.hidden_size, device=self.device)
         table[torch.as_tensor(rows, device=self.device)] = self.embed(rows)
         return table
+
+
+def _is_base(block: torch.nn.Module, parameter: torch.nn.Parameter) -> bool:
+    """Whether ``parameter`` is the frozen matrix of one of ``block``'s adapters."""
+    return any(module.base.weight is parameter for module in block.modules() if isinstance(module, LowRankAdapter))
 
 
 def triplet_rows(corpus: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
@@ -127,14 +183,16 @@ def train_layers(encoder: TrainableEncoder, heads, rows: pd.DataFrame, config, *
                  log: Callable[[str], None] | None = None) -> TunedLayers:
     """Train the top ``config.encoder_layers`` layers of ``encoder`` with a copy of ``heads`` on the training rows;
     leaves ``encoder`` with the best epoch's weights. ``teacher`` (distillation.TeacherTargets of the training
-    rows) adds its score differences with ``distill_weight``."""
+    rows) adds its score differences with ``distill_weight``. With ``config.encoder_adapters`` the layers train
+    rank-``config.encoder_rank`` adapters, and the weights returned are their factors (what ships)."""
     from pragmeter.impscore.distillation import distillation_loss
     from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
     from pragmeter.impscore.training import evaluate_heads, train_weights
 
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
-    layers = encoder.unfreeze(config.encoder_layers)
+    adapter_rank = config.encoder_rank if config.encoder_adapters else 0
+    layers = encoder.unfreeze(config.encoder_layers, adapter_rank)
     heads = copy.deepcopy(heads).to(encoder.device).train()
     loss_fn = ImpScoreLoss(heads, config.gamma1, config.gamma2, config.alpha)
     optimizer = torch.optim.AdamW([{"params": layers, "lr": config.encoder_lr},
@@ -184,7 +242,9 @@ def train_layers(encoder: TrainableEncoder, heads, rows: pd.DataFrame, config, *
     encoder.bert.load_state_dict(best[1][0])
     heads.load_state_dict(best[1][1])
     heads.eval()
-    return TunedLayers(heads, {name: best[1][0][name].detach().cpu() for name in names}, best[2], history)
+    weights = (encoder.adapter_factors() if adapter_rank
+               else {name: best[1][0][name].detach().cpu() for name in names})
+    return TunedLayers(heads, weights, best[2], history)
 
 
 def low_rank_change(base: dict[str, torch.Tensor], tuned: dict[str, torch.Tensor],
@@ -245,8 +305,8 @@ def finetune(result, corpus: pd.DataFrame, show_progress: bool = True):
     base = {name: tensor.detach().clone() for name, tensor in encoder.bert.state_dict().items()}
     log = (lambda line: print(line, file=sys.stderr, flush=True)) if show_progress else None
     tuned = train_layers(encoder, result.heads, rows, config, bf16=config.device.startswith("cuda"), log=log)
-    weights = (compress_layers(encoder, base, tuned.weights, config.encoder_rank) if config.encoder_rank
-               else tuned.weights)
+    weights = (compress_layers(encoder, base, tuned.weights, config.encoder_rank)
+               if config.encoder_rank and not config.encoder_adapters else tuned.weights)
     table = encoder.table(rows_used(rows[rows["split"].isin(["val", "test"])])).cpu()
     heads = tuned.heads.cpu().eval()
     return replace(result, heads=heads, best_epoch=tuned.best_epoch, **held_out_metrics(heads, rows, table),

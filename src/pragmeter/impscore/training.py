@@ -77,6 +77,9 @@ class TrainConfig:
     encoder_batch_size: int = 0  # this many triplets
     # Rank of each trained matrix's change as shipped (0 = the whole layers): small enough for the repository at 32
     encoder_rank: int = 0
+    # How that change is found: a truncated SVD of the trained change (False), or trained as such (True: low-rank
+    # adapters, LoRA; the factors that ship are the ones trained)
+    encoder_adapters: bool = False
 
 
 @dataclass
@@ -139,6 +142,8 @@ def config_from_options(options: Mapping[str, Any]) -> TrainConfig:
                              "--encoder-batch-size of at least 1")
     if config.encoder_rank and not config.encoder_layers:
         raise PragmeterError("--encoder-rank compresses trained encoder layers: it needs --encoder-layers N")
+    if config.encoder_adapters and not config.encoder_rank:
+        raise PragmeterError("--encoder-adapters trains rank-R adapters: it needs --encoder-rank R")
     if not config.encoder_layers:  # the frozen encoder: the joint phase's settings do not apply
         config = replace(config, encoder_lr=0.0, encoder_epochs=0, encoder_batch_size=0)
     return config
@@ -384,8 +389,9 @@ def model_card(name: str, result: TrainResult, corpus_info: dict) -> str:
     encoder = (f"the encoder `{cfg.encoder}` with its top {cfg.encoder_layers} transformer layers trained together "
                f"with the heads after the heads' own training ({cfg.encoder_epochs} epochs of {cfg.encoder_batch_size}-"
                f"triplet batches, encoder lr {cfg.encoder_lr:g}; the trained layers ship in this folder as "
-               + (f"rank-{cfg.encoder_rank} factors of each matrix's change (truncated SVD) and the other tensors "
-                  "whole, " if cfg.encoder_rank else "")
+               + (f"rank-{cfg.encoder_rank} factors of each matrix's change ("
+                  + ("trained as such: low-rank adapters" if cfg.encoder_adapters else "truncated SVD")
+                  + ") and the other tensors whole, " if cfg.encoder_rank else "")
                + "`encoder-N.safetensors`, fp16, applied to the packaged encoder on first use)"
                if cfg.encoder_layers else f"the frozen encoder `{cfg.encoder}`")
     stage = "the encoder's" if cfg.encoder_layers else "the heads'"
