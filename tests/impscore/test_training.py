@@ -229,9 +229,9 @@ def test_a_missing_teacher_is_refused_before_any_embedding(small_corpus, tmp_pat
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
 
 
-@pytest.mark.parametrize("rank", [0, 8])
+@pytest.mark.parametrize("rank, adapters", [(0, False), (8, False), (8, True)])
 def test_encoder_layers_train_with_the_heads_and_travel_in_the_model_folder(small_corpus, embedding_cache, tmp_path,
-                                                                            rank):
+                                                                            rank, adapters):
     import pandas as pd
     from safetensors.torch import load_file
 
@@ -240,8 +240,11 @@ def test_encoder_layers_train_with_the_heads_and_travel_in_the_model_folder(smal
     # a dozen training pairs per source: a CPU trains one layer on them in seconds (the held-out splits stay whole)
     train_part = small_corpus[small_corpus["split"] == "train"].groupby("source").head(12)
     corpus = pd.concat([train_part, small_corpus[small_corpus["split"] != "train"]])
-    tuned = train(config(epochs=5, encoder_layers=1, encoder_lr=1e-4, encoder_epochs=1, encoder_batch_size=64,
-                         encoder_rank=rank), tmp_path / "model", corpus, cache_root=embedding_cache, show_progress=False)
+    # adapters start at zero change and train at a higher rate (K5: 1e-3)
+    tuned = train(config(epochs=5, encoder_layers=1, encoder_lr=1e-3 if adapters else 1e-4, encoder_epochs=1,
+                         encoder_batch_size=64,
+                         encoder_rank=rank, encoder_adapters=adapters), tmp_path / "model", corpus,
+                  cache_root=embedding_cache, show_progress=False)
     assert [h.get("phase") for h in tuned.history][-1] == "encoder" and tuned.best_epoch == 1
     model = ImpScore.load(tuned.folder, backend="torch")
     assert model.config["training"]["encoder_layers"] == 1 and "+ft-" in model.signature()
@@ -252,6 +255,8 @@ def test_encoder_layers_train_with_the_heads_and_travel_in_the_model_folder(smal
         assert query not in stored and stored[query + ".up"].shape == (384, rank)
         assert stored[query + ".down"].shape == (rank, 384)
         assert stored["encoder.layer.5.output.LayerNorm.weight"].dim() == 1
+        how = "trained as such: low-rank adapters" if adapters else "truncated SVD"
+        assert f"rank-{rank} factors of each matrix's change ({how})" in (tuned.folder / "README.md").read_text()
     else:
         assert stored[query].shape == (384, 384)
     test = corpus[corpus["split"] == "test"]
