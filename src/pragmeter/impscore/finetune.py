@@ -7,9 +7,9 @@ text is tokenised once up front (tokenising each batch again left a GPU waiting 
 carries the trained layers (pragmeter.encoders.finetuned), or with ``encoder_rank`` R each matrix's change as
 rank-R factors (truncated SVD; 2.7 MB at rank 32 where MiniLM's six layers are 21 MB), and the held-out figures
 are then the compressed encoder's; with ``encoder_adapters`` too, the layers train rank-R adapters (LoRA) whose
-factors ship as trained (on validation no better than the SVD: docs/results.md, run K5). The default, ``impscore-minilm-general-ft``, came from it (docs/results.md, runs
-H9 and K1: all six MiniLM layers, rank 32); training needs a GPU in practice: on a 2-core CPU one 700-sentence step
-of all six MiniLM layers takes 26–45 s.
+factors ship as trained (on validation no better than the SVD: docs/results.md, run K5). The default,
+``impscore-minilm-general-ft``, came from it (docs/results.md, runs H9 and K1: all six MiniLM layers, rank 32);
+training needs a GPU in practice: on a 2-core CPU one 700-sentence step of all six MiniLM layers takes 26–45 s.
 """
 
 from __future__ import annotations
