@@ -15,7 +15,9 @@ Only a quiet machine gives a valid ratio: load from other jobs slows the officia
     python benchmarks/bench_speed.py --device cuda --n 20000              # on a GPU: official fp32 vs torch bf16
     python benchmarks/bench_speed.py --model impscore-minilm-general-ft   # a model as users load it (fine-tuned layers)
 
-Each row also says how much the length-sorted batches pad (padded tokens / real tokens; 1.00 = none).
+Each row also says how much the length-sorted batches pad (padded tokens / real tokens; 1.00 = none), and the rate
+of arithmetic each path reaches (GFLOP/s: the encoder's multiply-adds over its padded batches, two FLOP each), to set
+against the CPU's peak (e.g. one 512-bit bf16 dot product, 64 FLOP, a cycle per core).
 
 Accuracy bounds (issue 14): against the official fp32 scores, max |Δscore| ≤ 0.02 and Kendall τ ≥ 0.99; the table
 says whether each row meets them. Every run records the machine (CPU model and SIMD flags, threads, load before
@@ -100,6 +102,33 @@ def padding_overhead(encoder, texts: list[str]) -> float | None:
     return round(sum(len(b) * max(lengths[i] for i in b) for b in batches) / sum(lengths), 3)
 
 
+def multiply_adds(config, widths_and_sizes: list[tuple[int, int]]) -> float:
+    """Multiply-adds of a BERT-style encoder (``config``: its transformers config) over padded batches given as
+    (width, texts): per token and layer the four attention projections, the feed-forward pair and the attention
+    products (two of width × hidden)."""
+    hidden, inner, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    return float(sum(size * width * layers * (4 * hidden * hidden + 2 * hidden * inner + 2 * width * hidden)
+                     for width, size in widths_and_sizes))
+
+
+def work_gflop(st, ours, texts: list[str]) -> tuple[float, float | None]:
+    """GFLOP (2 per multiply-add) of the official path's batches (sentence-transformers: texts sorted by character
+    length, 32 a batch, padded to the longest) and of ours (unique texts in token-length batches; None for torch),
+    so a rate can be set against the CPU's peak."""
+    config = st[0].auto_model.config
+    lengths = [len(ids) for ids in st.tokenizer(texts, truncation=True, max_length=st.max_seq_length)["input_ids"]]
+    order = np.argsort([-len(text) for text in texts], kind="stable")
+    official = [(max(lengths[i] for i in order[start:start + 32]), len(order[start:start + 32]))
+                for start in range(0, len(order), 32)]
+    encoder = ours.encoder
+    if not hasattr(encoder, "batches"):
+        return 2e-9 * multiply_adds(config, official), None
+    unique = sorted(set(texts))
+    ours_lengths = [len(ids) for ids in encoder.token_ids(unique)]
+    batches = [(max(ours_lengths[i] for i in batch), len(batch)) for batch in encoder.batches(unique)]
+    return 2e-9 * multiply_adds(config, official), 2e-9 * multiply_adds(config, batches)
+
+
 def measure(encoder: str, texts: list[str], repeats: int, backend: str, precision: str, seed: int,
             device: str | None = None, model: str | None = None) -> dict:
     # the official way on a GPU is still fp32 (sentence-transformers' default); ours takes the device's precision.
@@ -144,6 +173,7 @@ def measure(encoder: str, texts: list[str], repeats: int, backend: str, precisio
     round_ratios = [o / p for o, p in zip(times["official"], times["pragmeter"])]
     max_abs = float(np.abs(scores["official"] - scores["pragmeter"]).max())
     tau = kendall_tau(scores["official"], scores["pragmeter"])
+    official_work, our_work = work_gflop(st, ours, texts)
     return {
         "encoder": encoder, "model": model, "backend": ours.backend, "precision": ours.precision, "heads": heads,
         "signature": ours.signature(), "padding_overhead": padding_overhead(ours.encoder, texts), "sentences": len(texts),
@@ -151,6 +181,9 @@ def measure(encoder: str, texts: list[str], repeats: int, backend: str, precisio
         "official_sentences_per_s": round(official_rate, 1), "pragmeter_sentences_per_s": round(our_rate, 1),
         "ratio": round(statistics.median(round_ratios), 2), "round_ratios": [round(r, 2) for r in round_ratios],
         "ratio_of_median_rates": round(our_rate / official_rate, 2),
+        "official_gflop": round(official_work, 1), "pragmeter_gflop": our_work and round(our_work, 1),
+        "official_gflop_per_s": round(official_work / statistics.median(times["official"]), 1),
+        "pragmeter_gflop_per_s": our_work and round(our_work / statistics.median(times["pragmeter"]), 1),
         "max_abs_score_diff": max_abs, "kendall_tau": tau,
         "meets_accuracy_bounds": bool(max_abs <= MAX_ABS_DIFF and tau >= MIN_KENDALL_TAU),
         "cpu_ratio": round(statistics.median(o / p for o, p in zip(cpu["official"], cpu["pragmeter"])), 2),
@@ -241,14 +274,14 @@ def main() -> int:
     print(watch.summary())
     print(f"| encoder | official (torch fp32) sent/s | pragmeter backend, precision | pragmeter sent/s | ratio (median "
           f"per round) | max abs Δscore | Kendall τ | bounds (≤ {MAX_ABS_DIFF}, ≥ {MIN_KENDALL_TAU}) | CPU-time ratio "
-          "| padding |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| padding | GFLOP/s official / pragmeter |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         label = f"{r['encoder']} ({r['model']})" if r.get("model") else r["encoder"]
         print(f"| {label} | {r['official_sentences_per_s']} | {r['backend']}, {r['precision']} | "
               f"{r['pragmeter_sentences_per_s']} | {r['ratio']}× | {r['max_abs_score_diff']:.2e} | "
               f"{r['kendall_tau']:.5f} | {'met' if r['meets_accuracy_bounds'] else 'NOT MET'} | {r['cpu_ratio']}× | "
-              f"{r['padding_overhead']} |")
+              f"{r['padding_overhead']} | {r['official_gflop_per_s']} / {r['pragmeter_gflop_per_s']} |")
     if args.out:
         from pragmeter.io import write_json_atomic
 
