@@ -69,3 +69,29 @@ def test_encoder_width_is_read_from_the_folder(tmp_path):
     assert encoder_width(resolve_encoder("all-mpnet-base-v2")) == 768
     assert encoder_width("sentence-transformers/some-hub-model") is None  # not a folder: known once loaded
     assert encoder_width(tmp_path) is None  # no modules.json
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_loading_an_encoder_shows_third_party_progress_only_when_asked(capfd, monkeypatch, verbose):
+    from transformers.utils import logging as transformers_logging
+
+    from pragmeter.encoders.registry import VERBOSE_ENV
+
+    if verbose:  # what the CLI's --verbose sets
+        monkeypatch.setenv(VERBOSE_ENV, "1")
+    else:
+        monkeypatch.delenv(VERBOSE_ENV, raising=False)
+    # transformers as a Python user has it (a CLI test in this process may have quietened it)
+    was_enabled, verbosity = transformers_logging.is_progress_bar_enabled(), transformers_logging.get_verbosity()
+    transformers_logging.enable_progress_bar()
+    transformers_logging.set_verbosity_warning()
+    try:
+        load_encoder.cache_clear()  # a fresh load, not the process's cached one
+        capfd.readouterr()
+        load_encoder("all-MiniLM-L6-v2", "cpu")
+        assert ("Loading weights" in capfd.readouterr().err) == verbose
+        assert transformers_logging.is_progress_bar_enabled()  # the caller's setting is put back
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+        if not was_enabled:
+            transformers_logging.disable_progress_bar()

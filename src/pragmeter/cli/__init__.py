@@ -90,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.verbose:  # read by huggingface_hub and transformers when they are imported, later
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    else:  # and by pragmeter.encoders.registry.quiet_loading
+        os.environ["PRAGMETER_VERBOSE"] = "1"
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -16,6 +16,7 @@ import shutil
 import tempfile
 import time
 import zipfile
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
@@ -226,6 +227,27 @@ def require_encoder(name: str) -> str:
     return location  # a hub name, for users with internet
 
 
+VERBOSE_ENV = "PRAGMETER_VERBOSE"  # "1" (the CLI's --verbose): third-party progress bars stay on while models load
+
+
+@contextmanager
+def quiet_loading():
+    """transformers' progress bars off while pragmeter loads an encoder (its "Loading weights" bar says nothing a
+    user asked for), put back as they were afterwards; on with $PRAGMETER_VERBOSE=1."""
+    if os.environ.get(VERBOSE_ENV) == "1" or importlib.util.find_spec("transformers") is None:
+        yield
+        return
+    from transformers.utils import logging as transformers_logging
+
+    enabled = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            transformers_logging.enable_progress_bar()
+
+
 @cache
 def load_encoder(name: str, device: str | None = None, dtype: str | None = None):
     """Load a SentenceTransformer (weights cast to ``dtype``, a DTYPES name; default float32); a missing encoder
@@ -234,7 +256,8 @@ def load_encoder(name: str, device: str | None = None, dtype: str | None = None)
     from sentence_transformers import SentenceTransformer
 
     try:
-        model = SentenceTransformer(location, device=device)
+        with quiet_loading():
+            model = SentenceTransformer(location, device=device)
     except (OSError, ValueError) as error:
         hint = _INSTALL_HINT.get(canonical_name(name))
         how = f"install it with: {hint}" if hint else "pass a local folder or a reachable hub name"
