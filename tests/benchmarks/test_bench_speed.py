@@ -9,22 +9,23 @@ from pathlib import Path
 BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
 
 
-def load_bench():
-    sys.path.insert(0, str(BENCHMARKS))  # bench_speed imports its sibling machine.py
-    try:
-        spec = importlib.util.spec_from_file_location("bench_speed", BENCHMARKS / "bench_speed.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+def load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_work_counts_the_padded_batches_of_each_path():
+def load_bench(monkeypatch):
+    monkeypatch.setitem(sys.modules, "machine", load_script("machine"))  # bench_speed imports its sibling
+    return load_script("bench_speed")
+
+
+def test_work_counts_the_padded_batches_of_each_path(monkeypatch):
     from pragmeter.encoders import load_encoder
     from pragmeter.impscore.model import ImpScore
 
-    bench = load_bench()
+    bench = load_bench(monkeypatch)
     st = load_encoder("all-MiniLM-L6-v2", "cpu")
     ours = ImpScore.load("impscore-minilm", backend="openvino", precision="fp32")
     config = st[0].auto_model.config
