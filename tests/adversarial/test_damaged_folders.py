@@ -146,6 +146,15 @@ def without_head(folder: Path, name: str) -> None:
     save_file(weights, str(folder / "heads.safetensors"))
 
 
+def nan_in_head(folder: Path) -> None:
+    """One NaN weight (a diverged training): every score would be NaN, reported per row as a missing score."""
+    from safetensors.numpy import load_file, save_file
+
+    weights = load_file(str(folder / "heads.safetensors"))
+    weights["W_p"][0, 0] = np.nan
+    save_file(weights, str(folder / "heads.safetensors"))
+
+
 IMPSCORE_DAMAGE = {
     "config not JSON": ("config.json", lambda f: (f / "config.json").write_text('{"format": ')),
     "config a list": ("config.json", lambda f: (f / "config.json").write_text("[]")),
@@ -161,6 +170,7 @@ IMPSCORE_DAMAGE = {
     "pickled heads": ("heads.safetensors", lambda f: pickled(f / "heads.safetensors")),
     "heads of another dim": ("heads.safetensors", lambda f: heads_of_dim(f, 32)),
     "a head missing": ("heads.safetensors", lambda f: without_head(f, "W_t")),
+    "a NaN weight": ("heads.safetensors", nan_in_head),
     "encoder of another width": ("config.json", lambda f: edit_json(
         f / "config.json", lambda c: c.update(encoder="all-mpnet-base-v2"))),
 }

@@ -49,6 +49,17 @@ def refused(capsys, *argv) -> str:
     (["serve", "--max-buffered-bytes", "0"], "--max-buffered-bytes must be positive, got 0"),
     (["serve", "--request-timeout", "0"], "--request-timeout must be a positive number of seconds, got 0.0"),
     (["serve", "--body-timeout", "nan"], "--body-timeout must be a positive number of seconds, got nan"),
+    # numbers that used to crash a run late or train a model that scores nothing
+    (["impscore", "train", "--output", "m", "--lr", "inf"], "argument --lr: expected a number > 0, got 'inf'"),
+    (["impscore", "train", "--output", "m", "--alpha", "nan"], "argument --alpha: expected a number >= 0, got 'nan'"),
+    (["impscore", "train", "--output", "m", "--epochs", "0"], "argument --epochs: must be a whole number >= 1"),
+    (["impscore", "train", "--output", "m", "--dim", "0"], "argument --dim: must be a whole number >= 1"),
+    (["impscore", "train", "--output", "m", "--weight-decay", "-1"], "argument --weight-decay: expected a number >= 0"),
+    (["classifier", "drinq-nli", "--model", "m", "--limit", "-2"], "argument --limit: must be a whole number >= 1"),
+    (["analyze", "profile", "--input", "in.csv", "--seed", "-1"], "argument --seed: must be a whole number >= 0"),
+    (["analyze", "profile", "--input", "in.csv", "--max-per-label", "0"], "argument --max-per-label: must be a whole"),
+    (["impscore", "evaluate", "politeness", "--resamples", "0"], "argument --resamples: must be a whole number >= 1"),
+    (["eval", "--tasks", "inli", "--output", "o", "--sample", "0"], "argument --sample: must be a whole number >= 1"),
 ])
 def test_bad_options_are_refused_in_one_line(capsys, argv, message):
     pytest.importorskip("torch")

@@ -10,6 +10,7 @@ the LLM response cache. Old spellings stay accepted for one release and print th
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -35,14 +36,16 @@ class RenamedFlag(argparse.Action):
         setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
 
 
-def at_least(kind: type, minimum: float, expected: str):
-    """An argparse type: a number of ``kind`` that is >= ``minimum``; else the usage error "EXPECTED, got VALUE"."""
+def at_least(kind: type, minimum: float, expected: str, strict: bool = False):
+    """An argparse type: a finite number of ``kind`` that is >= ``minimum`` (> with ``strict``); else the usage
+    error "EXPECTED, got VALUE"."""
     def parse(value: str):
         try:
             number = kind(value)
         except ValueError:
             number = None
-        if number is None or not number >= minimum:  # NaN is refused too
+        # NaN and infinity are refused too: a NaN learning rate trains a model whose every score is missing
+        if number is None or not math.isfinite(number) or not (number > minimum if strict else number >= minimum):
             raise argparse.ArgumentTypeError(f"{expected}, got {value!r}")
         return number
 
@@ -51,7 +54,8 @@ def at_least(kind: type, minimum: float, expected: str):
 
 positive_int = at_least(int, 1, "must be a whole number >= 1")  # batch sizes and counts
 non_negative_float = at_least(float, 0, "expected a number >= 0")  # loss weights
-non_negative_int = at_least(int, 0, "must be a whole number >= 0")  # counts where 0 means none
+positive_float = at_least(float, 0, "expected a number > 0", strict=True)  # learning rates
+non_negative_int = at_least(int, 0, "must be a whole number >= 0")  # counts where 0 means none, seeds
 
 
 def torch_device(value: str) -> str:
@@ -71,10 +75,10 @@ OPTIONS: dict[str, tuple[str, dict]] = {
     "output": ("--output", {"help": "file or folder to write"}),
     "overwrite": ("--overwrite", {**SWITCH, "help": "replace output files that exist"}),
     "no_progress": ("--no-progress", {**SWITCH, "help": "no progress bar"}),
-    "limit": ("--limit", {"type": int, "help": "first N items only"}),
+    "limit": ("--limit", {"type": positive_int, "help": "first N items only"}),
     "data_root": ("--data-root", {"help": "folder with the upstream data files (default: $PRAGMETER_DATA, else "
                                           "../shared/data)"}),
-    "seed": ("--seed", {"type": int, "default": 0, "help": "random seed (default %(default)s)"}),
+    "seed": ("--seed", {"type": non_negative_int, "default": 0, "help": "random seed (default %(default)s)"}),
     "column": ("--column", {"default": "text", "help": "text column (default %(default)s)"}),
     "encoder": ("--encoder", {"default": "all-MiniLM-L6-v2",
                               "help": "sentence encoder: packaged name, folder or hub name (default %(default)s)"}),

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragmeter.cli.common import INCOMPLETE, add, load_chat_backend, response_cache
+from pragmeter.cli.common import INCOMPLETE, add, load_chat_backend, non_negative_int, positive_int, response_cache
 
 
 def register(subparsers) -> None:
@@ -32,10 +32,10 @@ def register(subparsers) -> None:
                         help="a task argument, e.g. inli.split=val or hate_detection.path=texts.csv (repeatable)")
     add(parser, "overwrite", output={"required": True, "help": "output folder"})
     add(parser, limit={"help": "first N items of each task only (for trials)"})
-    parser.add_argument("--sample", type=int, default=None,
+    parser.add_argument("--sample", type=positive_int, default=None,
                         help="a seeded sample of N items per task, stratified by gold answer (a larger N extends a "
                              "smaller one, so a reduced run grows into the full one through the cache)")
-    parser.add_argument("--sample-seed", type=int, default=0, help="seed of --sample (default 0)")
+    parser.add_argument("--sample-seed", type=non_negative_int, default=0, help="seed of --sample (default 0)")
     parser.add_argument("--log-samples", action="store_true", help="write every prompt, answer, parse and gold")
     add(parser, "response_cache", "no_response_cache", "no_progress", "data_root")
     parser.set_defaults(func=run)

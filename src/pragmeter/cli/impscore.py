@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from pragmeter.cli.common import (add, add_group, add_input_option, load_model, non_negative_float, non_negative_int,
-                                  positive_int)
+                                  positive_float, positive_int)
 
 FILE_FORMATS = {
     "ranking": ("Kendall τ / Spearman ρ on groups ordered explicit → implicit",
@@ -87,11 +87,12 @@ def _add_train(actions) -> None:
     parser.add_argument("--prag-metric", choices=["cosine", "euclidean"], default="euclidean")
     add(parser, batch_size={"default": 8192, "help": "training batch size (default 8192)"})
     for flag, kind, default, help in (
-            ("--dim", int, 64, "pragmatic/semantic space size l (default 64)"), ("--gamma1", float, 0.5, None),
-            ("--gamma2", float, 0.7, None), ("--alpha", float, 1.0, None), ("--lr", float, 0.01, None),
-            ("--weight-decay", float, 0.001, None), ("--epochs", int, 30, None),
+            ("--dim", positive_int, 64, "pragmatic/semantic space size l (default 64)"),
+            ("--gamma1", non_negative_float, 0.5, None), ("--gamma2", non_negative_float, 0.7, None),
+            ("--alpha", non_negative_float, 1.0, None), ("--lr", positive_float, 0.01, None),
+            ("--weight-decay", non_negative_float, 0.001, None), ("--epochs", positive_int, 30, None),
             ("--encode-batch-size", positive_int, 64, "encoder batch size (default 64)"),
-            ("--hard-alpha", float, 1.0, "weight of the hard-negative margin (used with --hard-negatives)")):
+            ("--hard-alpha", non_negative_float, 1.0, "weight of the hard-negative margin (used with --hard-negatives)")):
         parser.add_argument(flag, type=kind, default=default, help=help)
     parser.add_argument("--hard-negatives", choices=["none", "source", "mined", "both"], default="none",
                         help="extra pragmatic margin against hard negatives: the corpus's hard_negative column "
@@ -181,11 +182,11 @@ def _add_evaluate(actions) -> None:
         "politeness", help="Spearman ρ between ImpScore and Stanford Politeness ratings (bootstrap CI)",
         description="Expected: a weak positive ρ (polite requests are usually the indirect ones). Scores a fixed "
                     "seeded sample of the 10,956 requests unless --sample 0.")
-    politeness.add_argument("--sample", type=int, default=2000,
+    politeness.add_argument("--sample", type=non_negative_int, default=2000,
                             help="requests to score, seeded (0 = all; default 2000)")
     politeness.add_argument("--domain", action="append", choices=["wikipedia", "stack-exchange"], default=None,
                             help="restrict to a domain (repeatable; default both)")
-    politeness.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    politeness.add_argument("--resamples", type=positive_int, default=1000, help="bootstrap resamples (default 1000)")
     add(politeness, "data_root")
 
     human = kinds.add_parser(

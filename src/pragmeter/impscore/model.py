@@ -112,6 +112,10 @@ def read_heads(folder: Path, config: dict) -> dict[str, np.ndarray]:
     problem = heads_weights_problem(config["heads"], {name: value.shape for name, value in weights.items()})
     if problem:
         raise DataError(f"{path}: {problem} (written by another training than {CONFIG_FILE}?)")
+    broken = sorted(name for name, value in weights.items() if not np.isfinite(value).all())
+    if broken:  # every score would be NaN, which file scoring would report as missing for each row
+        raise DataError(f"{path}: tensor {broken[0]!r} holds NaN or infinite values (a diverged training?); "
+                        "this model cannot score")
     return weights
 
 
