@@ -162,3 +162,15 @@ def test_official_schema_with_an_empty_cell_names_row_and_field(tmp_path):
     path.write_text("pos_implicit,pos_explicit,neg_implicit,neg_explicit\na,b,a,c\nd,,d,f\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"data row 2, field 'pos_explicit'"):
         load_corpus(path)
+
+
+@pytest.mark.parametrize("bad", ["trian", "", "TEST"])
+def test_a_row_of_an_unknown_split_is_refused_naming_row_and_field(tmp_path, bad):
+    """It used to be left out of training and evaluation without a word."""
+    path = tmp_path / "corpus.csv"
+    rows = [{"source": "s", "implicit": f"i{k}", "explicit": f"e{k}", "negative": f"n{k}", "split": split}
+            for k, split in enumerate(["train", "train", "val", "test", bad, "train"])]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    with pytest.raises(DataError, match=r"corpus.csv: data row 5, field 'split': .* is not one of train, val, test "
+                                        r"\(1 such row"):
+        load_corpus(path)

@@ -319,6 +319,13 @@ def load_corpus(path: str | os.PathLike, seed: int = 0) -> pd.DataFrame:
     require_values(frame, ["implicit", "explicit", "negative"], path)
     if "split" not in frame.columns:
         frame["split"] = assign_splits(frame, seed)
+    else:  # a row of another split would be left out of training and evaluation without a word
+        unknown = ~frame["split"].isin([name for name, _ in SPLITS])
+        if unknown.any():
+            row = int(np.flatnonzero(unknown.to_numpy())[0])
+            raise DataError(f"{path}: data row {row + 1}, field 'split': {frame['split'].iloc[row]!r} is not one of "
+                            f"{', '.join(name for name, _ in SPLITS)} ({int(unknown.sum())} such row(s); leave the "
+                            "column out to have splits assigned)")
     if "pair_id" not in frame.columns:
         frame["pair_id"] = np.arange(len(frame))
     if "pragmatic" not in frame.columns:
