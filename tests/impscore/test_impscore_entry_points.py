@@ -102,6 +102,7 @@ def test_a_gpu_device_off_the_torch_backend_is_refused_before_loading():
     (["hi"], "in.csv", "out.csv", "give sentences or --input, not both"),
     ([], "in.csv", None, "--input needs --output"),
     ([], None, None, "nothing to score"),
+    (["hi"], None, "out.csv", "--output goes with --input FILE"),  # it was ignored: no file, no word
 ])
 def test_score_refuses_what_it_cannot_do_before_loading(texts, input_path, output, message):
     from pragmeter.impscore.scoring import score_texts_or_table

@@ -111,6 +111,9 @@ def score_texts_or_table(texts: Sequence[str], input_path: str | os.PathLike | N
         raise PragmeterError("--input needs --output (a .csv, .tsv, .jsonl or .parquet file)")
     if not input_path and not texts:
         raise PragmeterError("nothing to score: give sentences, or --input FILE --output FILE")
+    if output and not input_path:  # sentences are printed; a file the user asked for would silently not appear
+        raise PragmeterError("--output goes with --input FILE (sentences given as arguments are printed: put them "
+                             "in a .txt file, one a line, to score them into a file)")
     failed = 0
     if not input_path:
         model = load_model(False)
