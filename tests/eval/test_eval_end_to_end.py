@@ -4,6 +4,7 @@ what they should, faults never lose an item, the API key is never written."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -139,7 +140,28 @@ def test_unreachable_server_marks_items_failed_and_exits_non_zero(tmp_path, caps
     result = json.loads((tmp_path / "results.json").read_text())["results"]["inli"]
     # Failed requests are not answers: not scored (no invalid answers, no metrics), and the run is incomplete.
     assert code == 3 and result["errors"] == 3 and result["invalid"] == 0 and result["n_answered"] == 0
-    assert "connection error" in result["first_error"] and "connection error" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "connection error" in result["first_error"] and "127.0.0.1:9" in result["first_error"]
+    # said once while it retries (a real run retries for minutes), naming the URL, not once per request
+    assert err.count("warning: cannot reach http://127.0.0.1:9/v1/chat/completions") == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    ("base_url=notaurl,model=m", "base_url must be an http:// or https:// URL, got 'notaurl'"),
+    ("base_url=http://x/v1,model=m,timeout=0", "timeout must be above 0, got 0"),
+    ("base_url=http://x/v1,model=m,max_retries=-1", "max_retries must be at least 0, got -1"),
+    ("base_url=http://x/v1,model=m,max_tokens=-5", "max_tokens must be at least 1, got -5"),
+    ("base_url=http://x/v1,model=m,temperature=-3", "temperature must be at least 0, got -3"),
+    ("base_url=http://x/v1,model=m,top_p=7", "top_p must be in (0, 1], got 7"),
+    ("base_url=http://x/v1,model=m,api_key_env=PRAGMETER_TEST_UNSET_KEY", "$PRAGMETER_TEST_UNSET_KEY, which is not set"),
+])
+def test_model_arguments_out_of_range_are_refused_before_any_request(args, message):
+    """They used to end, after minutes of retries, as failed requests to "run again"."""
+    from pragmeter.errors import PragmeterError
+    from pragmeter.llm.backends import load_backend, parse_model_args
+
+    with pytest.raises(PragmeterError, match=re.escape(message)):
+        load_backend("openai-chat", parse_model_args(args))
 
 
 @pytest.mark.slow

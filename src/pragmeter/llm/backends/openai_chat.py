@@ -25,6 +25,7 @@ import email.utils
 import json
 import os
 import random
+import sys
 import time
 
 from pragmeter.errors import PragmeterError
@@ -103,6 +104,17 @@ class OpenAIChatBackend(ChatBackend):
                  max_backoff: float = 60.0, extra_decoding: dict | None = None):
         if concurrency < 1:
             raise PragmeterError("model argument concurrency must be at least 1")
+        if not base_url.startswith(("http://", "https://")):  # else every request fails as a network error
+            raise PragmeterError(f"model argument base_url must be an http:// or https:// URL, got {base_url!r}")
+        for name, value, least in (("timeout", timeout, None), ("max_retries", max_retries, 0), ("backoff", backoff, 0),
+                                   ("max_backoff", max_backoff, 0), ("temperature", temperature, 0),
+                                   ("max_tokens", max_tokens, 1)):
+            if value is not None and not (value > 0 if least is None else value >= least):
+                bound = "above 0" if least is None else f"at least {least}"
+                raise PragmeterError(f"model argument {name} must be {bound}, got {value:g}")
+        top_p = (extra_decoding or {}).get("top_p", top_p)
+        if top_p is not None and not 0 < top_p <= 1:
+            raise PragmeterError(f"model argument top_p must be in (0, 1], got {top_p:g}")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key_env = api_key_env
@@ -114,6 +126,7 @@ class OpenAIChatBackend(ChatBackend):
         self.backoff, self.max_backoff = backoff, max_backoff
         self._client: httpx.AsyncClient | None = None
         self._jitter = random.Random()
+        self._said_unreachable = False
 
     @classmethod
     def from_args(cls, target: str | None, args: dict[str, str]) -> "OpenAIChatBackend":
@@ -127,6 +140,8 @@ class OpenAIChatBackend(ChatBackend):
     @staticmethod
     def common_args(args: dict[str, str], default_concurrency: int, kinds: dict[str, type] = OPENAI_DECODING) -> dict:
         """Constructor arguments shared with backends that reuse this client (decoding and transport)."""
+        if args.get("api_key_env") and args["api_key_env"] not in os.environ:  # named, so a key is expected
+            raise PragmeterError(f"model argument api_key_env names ${args['api_key_env']}, which is not set")
         return dict(
             api_key_env=args.get("api_key_env") or "OPENAI_API_KEY",
             temperature=_number(args, "temperature", float, 0.0), max_tokens=_number(args, "max_tokens", int, None),
@@ -205,9 +220,13 @@ class OpenAIChatBackend(ChatBackend):
             except (httpx.TimeoutException, TimeoutError):
                 problem = f"timeout after {self.timeout:g} s"
             except httpx.TransportError as error:
-                problem = f"connection error ({type(error).__name__})"
+                problem = f"connection error ({type(error).__name__}) at {url}"
                 if await self._repaired():
                     continue
+                if not self._said_unreachable and self.max_retries:  # retries take minutes: say why, once
+                    self._said_unreachable = True
+                    print(f"warning: cannot reach {url} ({type(error).__name__}); retrying up to "
+                          f"{self.max_retries} times (model argument max_retries)", file=sys.stderr, flush=True)
             else:
                 text = "" if raw is None else raw[:200].decode("utf-8", errors="replace")
                 if status == 200 and raw is None:
