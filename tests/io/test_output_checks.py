@@ -29,3 +29,18 @@ def test_report_rows_counts_and_names_the_first_failed_row(capsys):
 def test_report_rows_without_failures_is_one_line(capsys):
     assert report_rows(["", ""], "labelled", "out.csv", "error", lambda row, reason: "unused") == 0
     assert capsys.readouterr().err == "labelled 2 of 2 rows -> out.csv\n"
+
+
+def test_an_output_under_a_file_is_refused_before_any_work_naming_the_output(tmp_path):
+    from pragmeter.io import check_output
+    from pragmeter.io.atomic import atomic_path
+
+    (tmp_path / "scores.csv").write_text("text\n")
+    inside = tmp_path / "scores.csv" / "deeper" / "out.csv"
+    with pytest.raises(PragmeterError, match=r"out.csv: .*scores.csv is a file, not a folder"):
+        check_output(inside, overwrite=False)
+    check_output(tmp_path / "new" / "folders" / "out.csv", overwrite=False)  # folders to create are fine
+    # writing there anyway fails naming the output, not a hidden temporary file or the parent
+    with pytest.raises(OSError) as raised, atomic_path(inside):
+        pass
+    assert raised.value.filename == str(inside)

@@ -36,8 +36,11 @@ def make_temp_dir(parent: Path, prefix: str) -> Path:
 def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path in the target's folder; on success it replaces ``target``."""
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as error:  # named after the output, not the hidden temporary file or a parent folder
+        raise OSError(error.errno, error.strerror or str(error), str(target)) from error
     os.close(fd)
     tmp_path = Path(tmp)
     try:

@@ -193,6 +193,13 @@ def check_output(path: str | os.PathLike, overwrite: bool) -> Path:
         raise PragmeterError(f"{path} is a folder; give a file name for the output")
     if path.exists() and not overwrite:
         raise PragmeterError(f"{path} exists; pass --overwrite to replace it")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # the folders that writing it would create
+        folder = folder.parent
+    if not folder.is_dir():
+        raise PragmeterError(f"{path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PragmeterError(f"{path}: cannot write in {folder} (permission denied)")
     return path
 
 
