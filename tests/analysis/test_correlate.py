@@ -37,3 +37,27 @@ def test_correlate_drops_missing_and_rejects_text(tmp_path, capsys):
     path.write_text("a,b\n1,2\n2,oops\n3,5\n")
     assert main(["analyze", "correlate", "--input", str(path), "--x", "a", "--y", "b"]) == 2
     assert "data row 2: column 'b' is 'oops'" in capsys.readouterr().err
+
+
+def test_correlate_counts_rows_without_a_match(tmp_path, capsys):
+    """Rows whose key is in one table only are left out of the join, and said, not reported as 'dropped 0'."""
+    x, y = tmp_path / "cx.csv", tmp_path / "cy.csv"
+    x.write_text("id,x\n1,1\n2,2\n3,3\n4,4\n")
+    y.write_text("id,y\n1,2\n2,1\n3,4\n5,3\n")
+    argv = ["analyze", "correlate", "--input", str(x), "--x", "x", "--y", "y", "--y-table", str(y), "--on", "id"]
+    assert main(argv) == 0
+    assert (f"n=3 (dropped 0 rows with a missing value; 2 rows without a match on id: 1 in {x}, 1 in {y})"
+            in capsys.readouterr().out)
+    assert main([*argv, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["n"] == 3 and result["dropped"] == 0
+    assert result["unmatched"] == {"on": ["id"], "x": {"file": str(x), "rows": 1}, "y": {"file": str(y), "rows": 1}}
+
+
+def test_correlate_joins_a_jsonl_numeric_key_to_a_csv_text_key(tmp_path):
+    from pragmeter.analysis.correlate import correlate_columns
+
+    (tmp_path / "x.jsonl").write_text("".join(f'{{"id": {i}, "x": {i}}}\n' for i in range(1, 6)))
+    (tmp_path / "y.csv").write_text("id,y\n" + "".join(f"{i},{i * i}\n" for i in range(1, 6)))
+    result = correlate_columns(tmp_path / "x.jsonl", "x", "y", tmp_path / "y.csv", ["id"])
+    assert result["n"] == 5 and result["unmatched"]["x"]["rows"] == 0

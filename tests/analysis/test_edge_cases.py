@@ -79,3 +79,14 @@ def test_the_report_shows_drinq_accuracy_as_a_number_with_its_interval(tmp_path,
     assert main(["analyze", "report", "--input", str(tmp_path / "run"), "--no-stratify"]) == 0
     page = (tmp_path / "run" / "report" / "fake-llm.html").read_text(encoding="utf-8")
     assert f"<td class=num>{shown}</td>" in page and "{&#x27;mean&#x27;" not in page and "'mean'" not in page
+
+
+def test_compare_of_a_label_value_not_in_the_data_is_an_error(tmp_path, throwaway_model, capsys):
+    """--compare a:zz with no 'zz' used to give no comparison without a word."""
+    source = tmp_path / "labels.csv"
+    source.write_text("text,label\nIt is cold in here.,a\nShut the window.,b\nNice weather.,a\n", encoding="utf-8")
+    assert main(["analyze", "profile", "--input", str(source), "--label-column", "label", "--compare", "a:zz",
+                 "--impscore", throwaway_model, "--output", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1
+    assert f"{source}: --compare a:zz: no 'zz' in label column 'label' (values: a, b)" in err

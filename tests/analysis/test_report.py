@@ -71,3 +71,40 @@ def test_report_screenshot_shows_the_plots(results_dir, tmp_path):
     red = np.all(np.abs(pixels - np.array([0.839, 0.153, 0.157])) < 0.06, axis=-1).sum()
     blue_bars = np.all(np.abs(pixels - np.array([0.78, 0.86, 0.93])) < 0.06, axis=-1).sum()
     assert red > 200 and blue_bars > 2000
+
+
+def test_damaged_result_files_are_skipped_with_a_warning(tmp_path, throwaway_model, capsys):
+    """Each damaged file is skipped with one warning line naming it and its field; the report shows the rest."""
+    table = tmp_path / "texts.csv"
+    table.write_text("text,label,gold,prediction,sc\nIt is cold in here.,a,yes,yes,0.2\nShut the window.,b,yes,no,1.1\n"
+                     "Nice weather.,a,no,no,1.7\n", encoding="utf-8")
+    assert main(["analyze", "stratify", "--input", str(table), "--score-column", "sc",
+                 "--output", str(tmp_path / "s")]) == 0
+    assert main(["analyze", "profile", "--input", str(table), "--label-column", "label", "--pairs", "5",
+                 "--impscore", throwaway_model, "--output", str(tmp_path / "p")]) == 0
+    (tmp_path / "good").mkdir()
+    (tmp_path / "good" / "results.json").write_text(json.dumps(
+        {"model": {"model": "m"}, "results": {"inli": {"headline": "accuracy", "metrics": {"accuracy": 0.5}}}}))
+    stratified = json.loads((tmp_path / "s" / "stratified_texts.json").read_text())
+    profile = json.loads((tmp_path / "p" / "profile_texts.json").read_text())
+    damaged = {  # file -> (content, what the warning says)
+        "d/stratified_a.json": ({k: v for k, v in stratified.items() if k != "bins"}, "field 'bins' is missing"),
+        "d/stratified_b.json": ({**stratified, "bins": "oops"}, "field 'bins' is a string, expected a list"),
+        "d/profile_a.json": ({k: v for k, v in profile.items() if k != "overall"}, "field 'overall' is missing"),
+        "d/profile_b.json": ({**profile, "groupings": [1, 2]}, "field 'groupings' is a list, expected an object"),
+        "r1/results.json": ({"results": {"inli": "x"}}, "field 'results.inli' is a string, expected an object"),
+        "r2/results.json": ({"results": {"inli": {"metrics": None}}}, "field 'results.inli.metrics' is null"),
+        "r3/results.json": ([], "holds a list, not an object with field 'results'"),
+    }
+    for name, (content, _) in damaged.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(json.dumps(content))
+    capsys.readouterr()
+    assert main(["analyze", "report", "--input", str(tmp_path), "--no-stratify"]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == len(damaged)
+    for name, (_, said) in damaged.items():
+        assert any(line.startswith(f"warning: {tmp_path / name}: {said}") and line.endswith("; skipped")
+                   for line in warnings), name
+    page = (tmp_path / "report" / "m.html").read_text(encoding="utf-8")
+    assert "<b>inli</b>" in page and "texts</b>: 3 texts" in page  # the good results and profile are shown

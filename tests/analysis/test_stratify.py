@@ -89,3 +89,43 @@ def test_harness_samples_are_stratified(tmp_path, throwaway_model, data_root):
     assert payload["model"]["model"] == "fake-llm" and payload["task"] == "hate_detection"
     items_file = pd.read_parquet(tmp_path / "run" / payload["items_file"])
     assert items_file["impscore"].between(0, 2).all() and sum(b["n"] for b in payload["bins"]) == 60
+
+
+def test_items_without_a_gold_label_are_left_out_and_named(tmp_path, throwaway_model, capsys):
+    """A missing prediction is a wrong answer; a missing gold label is no item to grade: left out of the accuracy,
+    its rows named in one warning line (table and per-sample log alike)."""
+    table = tmp_path / "predictions.csv"
+    table.write_text("text,gold,prediction,sc\nhello,yes,yes,0.1\nsecond one,yes,no,0.6\nthird,,yes,1.1\n"
+                     "fourth,yes,,1.4\nfifth,no,no,1.9\n", encoding="utf-8")
+    assert main(["analyze", "stratify", "--input", str(table), "--score-column", "sc", "--output", str(tmp_path)]) == 0
+    payload = json.loads((tmp_path / "stratified_predictions.json").read_text())
+    assert (payload["n"], payload["correct"]) == (4, 2)  # 'fourth' (no prediction) is wrong, 'third' is left out
+    assert (f"warning: {table}: data row 3: field 'gold' is missing; 1 such item(s) left out of the accuracy"
+            in capsys.readouterr().err)
+
+    records = [{"task": "hate_detection", "run": 0, "item_id": i, "text": text, "prompt": [], "parsed": parsed,
+                "gold": gold, "error": None, "correct": parsed == gold}
+               for i, (text, gold, parsed) in enumerate([("It is cold in here.", "yes", "yes"),
+                                                         ("Shut the window.", "yes", "no"), ("Go home.", None, "yes"),
+                                                         ("Nice weather.", "no", "no")])]
+    del records[1]["gold"]
+    log = tmp_path / "samples_hate_detection.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert main(["analyze", "stratify", "--input", str(log), "--impscore", throwaway_model,
+                 "--output", str(tmp_path / "log")]) == 0
+    payload = json.loads((tmp_path / "log" / "stratified_hate_detection.json").read_text())
+    assert (payload["n"], payload["correct"]) == (2, 2)
+    assert (f"warning: {log}: lines 2, 3: field 'gold' is missing; 2 such item(s) left out of the accuracy"
+            in capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("cell, message", [("abc", "data row 2: column 'sc' is 'abc', not a number"),
+                                           ("5", "data row 2: field 'sc' is 5, outside the ImpScore range"),
+                                           ("-1", "data row 2: field 'sc' is -1, outside the ImpScore range")])
+def test_a_bad_score_cell_is_named(tmp_path, capsys, cell, message):
+    path = tmp_path / "scored.csv"
+    path.write_text(f"text,gold,prediction,sc\nhello,yes,yes,0.5\nsecond one,yes,no,{cell}\nthird,no,no,1.2\n",
+                    encoding="utf-8")
+    assert main(["analyze", "stratify", "--input", str(path), "--score-column", "sc", "--output", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and f"{path}: {message}" in err

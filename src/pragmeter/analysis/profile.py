@@ -104,6 +104,18 @@ def _ordered_values(collection: TextCollection, grouping: str) -> list[str]:
     return [value for value, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
+def check_comparisons(collection: TextCollection, source: str) -> None:
+    """A compared label value absent from the data would leave its comparison out silently: an error naming it,
+    the label column and the values there are."""
+    for grouping, a, b in collection.comparisons:
+        present = _ordered_values(collection, grouping)
+        unknown = [value for value in (a, b) if value not in present]
+        if unknown:
+            raise PragmeterError(f"{source}: --compare {a}:{b}: no {' or '.join(map(repr, unknown))} in label "
+                                 f"column {grouping!r} (values: "
+                                 f"{', '.join(present[:20])}{', …' if len(present) > 20 else ''})")
+
+
 def compute_profile(collection: TextCollection, model, n_pairs: int = DEFAULT_PAIRS, seed: int = 0) -> Profile:
     import torch
 
@@ -218,6 +230,9 @@ def profile_source(source: str, output: Path, impscore: Callable[[], object], ro
     if n_pairs < 1:
         raise PragmeterError("--pairs must be at least 1")
     collections = load_collections(source, root, column, label_columns, pair_column, compare, max_per_label, seed)
+    if compare:  # the user's comparisons (built-in sets name their own, which need not be in every sample)
+        for collection in collections:
+            check_comparisons(collection, source)
     check_outputs([output / f"profile_{c.name}.json" for c in collections]
                   + ([output / "profiles_overview.json"] if len(collections) > 1 else []), overwrite)
     yield from profile_collections(collections, impscore(), output, n_pairs, seed)

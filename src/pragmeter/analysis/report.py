@@ -78,6 +78,85 @@ def page_names(models: list[str]) -> dict[str, str]:
             else f"{slug(m)}.html" for m in models}
 
 
+NUMBER = (int, float)
+MAYBE_NUMBER = (int, float, type(None))
+MAYBE_OBJECT = (dict, type(None))
+
+
+def _block_shape(prefix: str) -> dict:
+    """A profile's scores and diversity block (overall, or one label value)."""
+    return {prefix: dict, f"{prefix}.scores": dict, f"{prefix}.diversity": dict, f"{prefix}.diversity.mean": object,
+            **{f"{prefix}.scores.{key}": object for key in ("n", "mean", "sd", "q50")}}
+
+
+# What the page writer reads of each kind of file: dotted field -> expected type(s), a field's container listed
+# before it; "*" is every item of a list or value of an object, a trailing "?" marks an optional field. A file
+# that does not match is skipped with a warning naming the field, not a traceback that loses the whole report.
+SHAPES: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "results.json": {"model?": MAYBE_OBJECT, "results": dict, "results.*": dict, "results.*.metrics?": dict,
+                "results.*.headline?": (str, type(None)), "run.command?": (list, type(None)), "run.command.*": str},
+    "pragmeter-stratified": {
+        "model?": MAYBE_OBJECT, "name": object, "n": int, "accuracy": object, "ci_low": object, "ci_high": object,
+        "source": str, "plots?": list, "plots.*": str, "bin_edges": list, "bins": list, "bins.*": dict,
+        "bins.*.low": NUMBER, "bins.*.high": NUMBER,
+        **{f"bins.*.{key}": object for key in ("n", "correct", "accuracy", "ci_low", "ci_high")},
+        "trend": dict, "trend.spearman_bin_centre_vs_accuracy": dict, "trend.logistic_slope_per_score_unit": dict,
+        **{f"trend.spearman_bin_centre_vs_accuracy.{key}": MAYBE_NUMBER for key in ("rho", "p_value")},
+        **{f"trend.logistic_slope_per_score_unit.{key}": MAYBE_NUMBER for key in ("slope", "ci_low", "ci_high")}},
+    "pragmeter-generation-check": {
+        "model?": MAYBE_OBJECT, "plots?": list, "plots.*": str, "levels": list, "levels.*": dict,
+        **{f"levels.*.{key}": object for key in ("level", "mean", "sd_over_runs")},
+        "kendall_tau_per_group": dict,
+        **{f"kendall_tau_per_group.{key}": object for key in ("mean", "sd", "n", "share_perfect_order")},
+        "kendall_tau_levels": object, "runs": object, "topics": list, "n_valid": object, "n_requests": object,
+        "samples_file": str},
+    "pragmeter-profile": {
+        "name": object, "n_texts": int, "model": object, "plots": list, "plots.*": str, **_block_shape("overall"),
+        "groupings": dict, "groupings.*": dict, **_block_shape("groupings.*.*"), "comparisons": list,
+        "comparisons.*": dict, "comparisons.*.n_a": int, "comparisons.*.n_b": int,
+        **{f"comparisons.*.{key}": object for key in ("grouping", "a", "b", "difference", "ci_low", "ci_high",
+                                                       "p_value")},
+        "pairs": dict, "pairs.*": dict, "pairs.*.n_pairs": int,
+        **{f"pairs.*.{key}": object for key in ("difference", "ci_low", "ci_high", "p_value")}},
+    "pragmeter-profile-overview": {
+        "plots?": list, "plots.*": str, "datasets": list, "datasets.*": dict, "datasets.*.name": object,
+        "datasets.*.n_texts": object, "datasets.*.scores": dict, "datasets.*.scores.mean": object,
+        "datasets.*.scores.sd": object, "datasets.*.implicit_subset": MAYBE_OBJECT,
+        "datasets.*.implicit_subset.scores?": dict, "datasets.*.diversity": dict, "datasets.*.diversity.mean": object},
+}
+TYPE_NAMES = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
+              float: "a number", type(None): "null"}
+
+
+def _children(name: str, value, part: str) -> list[tuple[str, object]]:
+    """Field ``part`` of the container ``value`` (named ``name``) with its name; for "*" every item or value."""
+    if part == "*" and isinstance(value, list):
+        return [(f"{name}[{i}]", item) for i, item in enumerate(value)]
+    if part == "*" and isinstance(value, dict):
+        return [(f"{name}.{key}".lstrip("."), item) for key, item in value.items()]
+    if isinstance(value, dict) and part in value:
+        return [(f"{name}.{part}".lstrip("."), value[part])]
+    return []
+
+
+def shape_error(payload: dict, shape: dict[str, type | tuple[type, ...]]) -> str | None:
+    """The first field of ``payload`` that does not match ``shape`` (see SHAPES), in words; None when all do."""
+    for spec, expected in shape.items():
+        *parents, last = spec.removesuffix("?").split(".")
+        found = [("", payload)]
+        for part in parents:  # a container of the wrong type was said by its own entry; an absent one holds nothing
+            found = [child for name, value in found for child in _children(name, value, part)]
+        for name, value in found:
+            if last != "*" and isinstance(value, dict) and last not in value and not spec.endswith("?"):
+                return f"field {f'{name}.{last}'.lstrip('.')!r} is missing"
+            for field_name, item in _children(name, value, last):
+                if not isinstance(item, expected):
+                    types = expected if isinstance(expected, tuple) else (expected,)
+                    return (f"field {field_name!r} is {TYPE_NAMES.get(type(item), type(item).__name__)}, expected "
+                            + " or ".join(TYPE_NAMES[t] for t in types))
+    return None
+
+
 def scan(root: Path, skip: Path | None = None) -> Found:
     from pragmeter.io import read_json
 
@@ -91,11 +170,15 @@ def scan(root: Path, skip: Path | None = None) -> Found:
             found.skipped.append(f"{error}; skipped")
             continue
         if not isinstance(payload, dict):
+            if path.name == "results.json":  # ours by its name: said, not passed over silently
+                found.skipped.append(f"{path}: holds {TYPE_NAMES.get(type(payload), 'no object')}, not an object "
+                                     "with field 'results'; skipped")
             continue  # some other program's JSON
-        kind = payload.get("kind")
-        if path.name == "results.json" and not isinstance(payload.get("results"), dict):
-            found.skipped.append(f"{path}: field 'results': expected an object of per-task metrics; skipped")
-        elif path.name == "results.json":
+        kind = "results.json" if path.name == "results.json" else payload.get("kind")
+        problem = shape_error(payload, SHAPES[kind]) if isinstance(kind, str) and kind in SHAPES else None
+        if problem:
+            found.skipped.append(f"{path}: {problem}; skipped")
+        elif kind == "results.json":
             found.benchmarks[model_name(payload.get("model"))].append((path, payload))
         elif kind == "pragmeter-stratified":
             found.stratified[model_name(payload.get("model"))].append((path, payload))

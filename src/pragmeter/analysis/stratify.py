@@ -44,9 +44,20 @@ class Predictions:
 
 
 def _norm(value) -> str | None:
+    """A label compared case- and space-insensitively; None when missing (None, NaN or blank)."""
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return None
-    return str(value).strip().lower()
+    return str(value).strip().lower() or None
+
+
+def _warn_without_gold(path: Path, where: str, column: str, numbers: list[int]) -> None:
+    """A missing prediction is a wrong answer, but an item without a gold label has nothing to grade it against: such
+    items are left out of the accuracy, and their rows named (one line) so that none is lost silently."""
+    if not numbers:
+        return
+    shown = ", ".join(map(str, numbers[:10])) + (", …" if len(numbers) > 10 else "")
+    print(f"warning: {path}: {where}{'s' if len(numbers) > 1 else ''} {shown}: field {column!r} is missing; "
+          f"{len(numbers)} such item(s) left out of the accuracy", file=sys.stderr)
 
 
 def assign_bins(scores: np.ndarray, edges: np.ndarray = BIN_EDGES) -> np.ndarray:
@@ -114,20 +125,33 @@ def from_table(path: Path, text_column: str, gold_column: str | None, prediction
         predictions = require_column(frame, prediction_column, path).tolist()
         # A missing prediction is wrong, as an invalid answer is in the harness metrics.
         correct = [_norm(p) is not None and _norm(p) == _norm(g) for g, p in zip(golds, predictions)]
-        _check_vocabulary(path, prediction_column, predictions, golds)
+        # Only graded rows: a row without a gold label is left out below, not counted as wrong.
+        _check_vocabulary(path, prediction_column, [p if _norm(g) is not None else None
+                                                    for g, p in zip(golds, predictions)], golds)
     scores = None
     if score_column:
-        values = require_column(frame, score_column, path)
-        scores = values.to_numpy(dtype=np.float64, na_value=np.nan)
+        from pragmeter.analysis.correlate import numeric_column
+
+        scores = numeric_column(require_column(frame, score_column, path), score_column, path).to_numpy(np.float64)
         bad = np.flatnonzero(np.isnan(scores))
         if bad.size:
             raise DataError(f"{path}: data row {bad[0] + 1}: field {score_column!r} is empty")
+        outside = np.flatnonzero((scores < SCORE_RANGE[0] - 1e-6) | (scores > SCORE_RANGE[1] + 1e-6))  # as assign_bins
+        if outside.size:
+            row = int(outside[0])
+            raise DataError(f"{path}: data row {row + 1}: field {score_column!r} is {scores[row]:g}, outside the "
+                            f"ImpScore range [{SCORE_RANGE[0]}, {SCORE_RANGE[1]}] ({outside.size} such row(s)); is "
+                            "this an ImpScore column?")
     for row, text in enumerate(texts):
         if not isinstance(text, str) or not text.strip():
             raise DataError(f"{path}: data row {row + 1}: field {text_column!r} is empty")
-    keep = np.arange(len(texts))
+    keep = list(range(len(texts)))
+    if gold_value is not None or not correct_column:  # the gold labels grade or filter the rows
+        _warn_without_gold(path, "data row", gold_column, [i + 1 for i in keep if _norm(golds[i]) is None])
+        keep = [i for i in keep if _norm(golds[i]) is not None]
     if gold_value is not None:
-        keep = np.array([i for i, g in enumerate(golds) if _norm(g) == _norm(gold_value)], dtype=int)
+        keep = [i for i in keep if _norm(golds[i]) == _norm(gold_value)]
+    keep = np.array(keep, dtype=int)
     return Predictions(
         name=path.name.split(".")[0], texts=[texts[i] for i in keep],
         correct=np.asarray(correct, dtype=np.float64)[keep], scores=None if scores is None else scores[keep],
@@ -158,9 +182,14 @@ def from_samples(path: Path, gold_value: str | None = None, model: dict | None =
     numbered = read_records(path)
     if not numbered:
         raise DataError(f"{path}: no samples")
-    texts, correct = [], []
+    texts, correct, without_gold = [], [], []
     for line_number, record in numbered:
-        if record.get("error") or (gold_value is not None and _norm(record.get("gold")) != _norm(gold_value)):
+        if record.get("error"):
+            continue
+        if _norm(record.get("gold")) is None:
+            without_gold.append(line_number)
+            continue
+        if gold_value is not None and _norm(record.get("gold")) != _norm(gold_value):
             continue
         text = record.get("text")
         if not isinstance(text, str) or not text.strip():
@@ -173,6 +202,7 @@ def from_samples(path: Path, gold_value: str | None = None, model: dict | None =
             raise DataError(f"{path}: line {line_number}: field 'correct' is {value!r}; expected 1/0 or true/false")
         texts.append(text)
         correct.append(float(value))
+    _warn_without_gold(path, "line", "gold", without_gold)
     records = [record for _, record in numbered]
     task = records[0].get("task") or path.stem.removeprefix("samples_")
     runs = len({r.get("run", 0) for r in records})
