@@ -54,10 +54,16 @@ def read_bytes(path: str | os.PathLike) -> bytes:
         raise DataError(f"{path}: cannot be read ({error.strerror or error})") from None
 
 
+BINARY_TABLES = [(b"PAR1", "parquet", ".parquet")]  # leading bytes of table formats read_table knows by extension
+
+
 def read_text(path: str | os.PathLike) -> str:
     """A UTF-8 text file (a leading byte-order mark is dropped); binary or other encodings are named by position."""
     path = Path(path)
     raw = read_bytes(path)
+    for magic, kind, suffix in BINARY_TABLES:  # a table in a binary format under a text name
+        if raw.startswith(magic):
+            raise DataError(f"{path}: a {kind} file, not text; name it with the {suffix} extension")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
