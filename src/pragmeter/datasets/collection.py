@@ -63,6 +63,13 @@ def sample_per_label(collection: TextCollection, grouping: str | None, cap: int 
     return sampled
 
 
+def _label(value) -> str | None:
+    """A label cell as text; an empty cell (NaN, blank) is no label, None (shown as "None"), not the group "nan"."""
+    if value is None or (isinstance(value, float) and value != value) or (isinstance(value, str) and not value.strip()):
+        return None
+    return str(value)
+
+
 def collection_from_file(dataset: str | Path, column: str = "text", label_columns: list[str] | tuple[str, ...] = (),
                          pair_column: str | None = None, compare: list[str] | tuple[str, ...] = (),
                          max_per_label: int | None = None, seed: int = 0) -> TextCollection:
@@ -98,7 +105,7 @@ def collection_from_file(dataset: str | Path, column: str = "text", label_column
         comparisons.append((first_label, a, b))
     collection = TextCollection(
         name=path.name.split(".")[0], texts=[str(texts[r]) for r in keep],
-        groupings={c: [None if v is None else str(v) for v in (values[r] for r in keep)] for c, values in labels.items()},
+        groupings={c: [_label(values[r]) for r in keep] for c, values in labels.items()},
         comparisons=comparisons,
         pairs={f"{column}_vs_{pair_column}": ([texts[r] for r in keep], [paired[r] for r in keep])}
         if paired else {},
