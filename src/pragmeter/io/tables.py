@@ -138,6 +138,14 @@ def jsonl_records(path: str | os.PathLike, text: str | None = None) -> list[dict
 
 
 def _read_delimited(path: Path, text: str, sep: str) -> pd.DataFrame:
+    import csv
+
+    # pandas renames a repeated header name (text, text.1): which one a --column means would be a guess
+    header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    repeated = sorted({name for name in header if header.count(name) > 1 and name.strip()})
+    if repeated:
+        raise DataError(f"{path}: header names column {repeated[0]!r} {header.count(repeated[0])} times; "
+                        "give each column its own name")
     try:
         # skip_blank_lines=False: in a one-column file an empty cell is an empty line, and it is a row
         return pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[""],
