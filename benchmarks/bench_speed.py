@@ -91,15 +91,20 @@ def kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
     return float(kendalltau(a, b).statistic)
 
 
-def padding_overhead(encoder, texts: list[str]) -> float | None:
-    """Padded tokens over real tokens in the batches the encoder makes of ``texts`` (None: torch, which pads as
-    sentence-transformers does)."""
+def padded_batches(encoder, texts: list[str]) -> tuple[list[tuple[int, int]], int] | None:
+    """(width, texts) of each batch the encoder makes of the distinct ``texts``, and their real tokens (None: torch,
+    which pads as sentence-transformers does)."""
     if not hasattr(encoder, "batches"):
         return None
     unique = sorted(set(texts))
     lengths = [len(ids) for ids in encoder.token_ids(unique)]
-    batches = encoder.batches(unique)
-    return round(sum(len(b) * max(lengths[i] for i in b) for b in batches) / sum(lengths), 3)
+    return [(max(lengths[i] for i in batch), len(batch)) for batch in encoder.batches(unique)], sum(lengths)
+
+
+def padding_overhead(encoder, texts: list[str]) -> float | None:
+    """Padded tokens over real tokens in the batches the encoder makes of ``texts`` (None: torch)."""
+    padded = padded_batches(encoder, texts)
+    return None if padded is None else round(sum(width * size for width, size in padded[0]) / padded[1], 3)
 
 
 def multiply_adds(config, widths_and_sizes: list[tuple[int, int]]) -> float:
@@ -120,13 +125,8 @@ def work_gflop(st, ours, texts: list[str]) -> tuple[float, float | None]:
     order = np.argsort([-len(text) for text in texts], kind="stable")
     official = [(max(lengths[i] for i in order[start:start + 32]), len(order[start:start + 32]))
                 for start in range(0, len(order), 32)]
-    encoder = ours.encoder
-    if not hasattr(encoder, "batches"):
-        return 2e-9 * multiply_adds(config, official), None
-    unique = sorted(set(texts))
-    ours_lengths = [len(ids) for ids in encoder.token_ids(unique)]
-    batches = [(max(ours_lengths[i] for i in batch), len(batch)) for batch in encoder.batches(unique)]
-    return 2e-9 * multiply_adds(config, official), 2e-9 * multiply_adds(config, batches)
+    padded = padded_batches(ours.encoder, texts)
+    return 2e-9 * multiply_adds(config, official), None if padded is None else 2e-9 * multiply_adds(config, padded[0])
 
 
 def measure(encoder: str, texts: list[str], repeats: int, backend: str, precision: str, seed: int,

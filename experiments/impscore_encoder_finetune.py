@@ -39,7 +39,7 @@ import json
 import shutil
 import sys
 import time
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -193,18 +193,22 @@ def needed_rows(triplets: pd.DataFrame, questions: dict | None = None) -> np.nda
     return pd.unique(np.concatenate([rows, questions["texts"], questions["pairs"].reshape(-1)])).astype(np.int64)
 
 
+def variant_config(config, variant: dict, args: argparse.Namespace):
+    """The TrainConfig of a variant's joint phase: its layers, learning rate, rank and adapters, and the run's epochs
+    and batch size (what training runs and what the saved folder records)."""
+    return replace(config, encoder_layers=variant["layers"], encoder_lr=variant.get("encoder_lr", args.encoder_lr),
+                   encoder_epochs=args.epochs, encoder_batch_size=args.batch_size, encoder_rank=variant.get("rank", 0),
+                   encoder_adapters=variant.get("adapters", False))
+
+
 def finetune(encoder: TrainableEncoder, heads, triplets: pd.DataFrame, questions: dict, config, variant: dict,
              teacher: TeacherTargets | None, args: argparse.Namespace) -> tuple[object, dict]:
     """The library's joint phase (impscore.finetune.train_layers) for one variant, then the suite's texts embedded
     by the trained encoder; the encoder is put back as packaged for the next variant."""
-    from dataclasses import replace
-
     from pragmeter.impscore.finetune import train_layers
 
     start_state = {k: v.detach().clone() for k, v in encoder.bert.state_dict().items()}
-    config = replace(config, encoder_layers=variant["layers"], encoder_lr=variant.get("encoder_lr", args.encoder_lr),
-                     encoder_epochs=args.epochs, encoder_batch_size=args.batch_size,
-                     encoder_rank=variant.get("rank", 0), encoder_adapters=variant.get("adapters", False))
+    config = variant_config(config, variant, args)
     tuned = train_layers(encoder, heads, triplets, config, heads_lr=args.heads_lr, bf16=args.bf16, teacher=teacher,
                          distill_weight=variant.get("distill_weight", 0.0),
                          log=lambda line: print(f"  {variant['name']} seed {config.seed}: {line}", file=sys.stderr,
@@ -218,17 +222,12 @@ def save_model(folder: Path, heads, table, weights: dict, triplets: pd.DataFrame
                manifest: dict, args: argparse.Namespace) -> Path:
     """A model folder as `pragmeter impscore train` writes one (card, config, test metrics per source), carrying the
     trained encoder layers; `ImpScore.load` applies them to the packaged encoder."""
-    from dataclasses import replace
-
     from pragmeter.impscore.evaluators import SUITE_CORPUS_SEED  # the corpus `prepare` takes is the suite's
     from pragmeter.impscore.finetune import held_out_metrics
     from pragmeter.impscore.training import TrainResult, save_trained
 
     heads = copy.deepcopy(heads).cpu().eval()
-    config = replace(config, device="cpu", encoder_layers=variant["layers"],
-                     encoder_lr=variant.get("encoder_lr", args.encoder_lr), encoder_epochs=args.epochs,
-                     encoder_batch_size=args.batch_size, encoder_rank=variant.get("rank", 0),
-                     encoder_adapters=variant.get("adapters", False),
+    config = replace(variant_config(config, variant, args), device="cpu",
                      teacher=manifest["teacher"] if variant.get("distill_weight") else None,
                      distill_weight=variant.get("distill_weight", 0.0), distill_on="differences")
     result = TrainResult(heads=heads, config=config, best_epoch=extra["best_epoch"], history=extra["history"],
@@ -364,8 +363,6 @@ def compress(args: argparse.Namespace) -> int:
     """A folder from ``train --save-models`` with its trained layers as rank-R factors of each matrix's change
     (impscore.finetune.low_rank_change), its held-out figures measured again on the compressed encoder, written as a
     new model folder (what ``impscore train --encoder-rank R`` writes in one run)."""
-    from dataclasses import replace
-
     from pragmeter.encoders import require_encoder
     from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards, read_shards
     from pragmeter.impscore.evaluators import SUITE_CORPUS_SEED

@@ -6,6 +6,12 @@ import hashlib
 import math
 
 
+def is_blank(value: object) -> bool:
+    """A table cell with nothing in it: None, NaN or a string of spaces."""
+    return (value is None or (isinstance(value, float) and math.isnan(value))
+            or (isinstance(value, str) and not value.strip()))
+
+
 def invalid_text_reason(text: object) -> str | None:
     """Why a value cannot be scored, or None when it can."""
     if text is None or (isinstance(text, float) and math.isnan(text)):

@@ -4,23 +4,11 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import pandas as pd
 
-from pragmeter.errors import DataError, PragmeterError
-from pragmeter.io import read_table, require_column
+from pragmeter.errors import PragmeterError
+from pragmeter.io import numeric_column, read_table, require_column
 from pragmeter.metrics.correlation import correlations
-
-
-def numeric_column(series: pd.Series, column: str, path: str | os.PathLike) -> pd.Series:
-    """A column as numbers: blank cells are missing (NaN), any other non-number is an error naming its row."""
-    series = series.mask(series.map(lambda v: isinstance(v, str) and not v.strip()))  # blank = missing
-    values = pd.to_numeric(series, errors="coerce")
-    bad = series.notna() & values.isna()
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise DataError(f"{path}: data row {row + 1}: column {column!r} is {series.iloc[row]!r}, not a number")
-    return values
 
 
 def paired_columns(path: str | os.PathLike, x: str, y: str, y_table: str | os.PathLike | None = None,

@@ -23,6 +23,7 @@ import numpy as np
 from pragmeter.metrics.correlation import logistic_slope, spearman
 from pragmeter.metrics.intervals import wilson_interval
 from pragmeter.errors import DataError, PragmeterError
+from pragmeter.text import is_blank
 
 BIN_EDGES = np.round(np.linspace(0.0, 2.0, 9), 4)
 SCORE_RANGE = (0.0, 2.0)
@@ -45,9 +46,7 @@ class Predictions:
 
 def _norm(value) -> str | None:
     """A label compared case- and space-insensitively; None when missing (None, NaN or blank)."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return None
-    return str(value).strip().lower() or None
+    return None if is_blank(value) else str(value).strip().lower()
 
 
 def _warn_without_gold(path: Path, where: str, column: str, numbers: list[int]) -> None:
@@ -102,7 +101,7 @@ def stratify(scores: np.ndarray, correct: np.ndarray, edges: np.ndarray = BIN_ED
 # ---------------------------------------------------------------------------------------------------- inputs
 def from_table(path: Path, text_column: str, gold_column: str | None, prediction_column: str | None,
                correct_column: str | None, score_column: str | None, gold_value: str | None) -> Predictions:
-    from pragmeter.io import read_table, require_column
+    from pragmeter.io import numeric_column, read_table, require_column
 
     frame = read_table(path)
     texts = require_column(frame, text_column, path).tolist()
@@ -130,8 +129,6 @@ def from_table(path: Path, text_column: str, gold_column: str | None, prediction
                                                     for g, p in zip(golds, predictions)], golds)
     scores = None
     if score_column:
-        from pragmeter.analysis.correlate import numeric_column
-
         scores = numeric_column(require_column(frame, score_column, path), score_column, path).to_numpy(np.float64)
         bad = np.flatnonzero(np.isnan(scores))
         if bad.size:

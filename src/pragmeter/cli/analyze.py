@@ -40,7 +40,8 @@ def _add_profile(actions) -> None:
     parser.add_argument("--max-per-label", type=positive_int, default=None,
                         help=f"sample at most N texts per value of the first label (seeded; default: all for files, "
                              f"{DEFAULT_CAP} for built-in sets)")
-    parser.add_argument("--pairs", type=non_negative_int, default=2000, help="random distinct pairs for diversity (default 2000)")
+    parser.add_argument("--pairs", type=non_negative_int, default=2000,
+                        help="random distinct pairs for diversity (default 2000)")
     add(parser, seed={"help": "seed of sampling and pairs (default 0)"},
         output={"default": "profiles", "help": "output folder (default: profiles)"})
     add(parser, "overwrite", "no_cache", "impscore_old_name", *INSTRUMENT, "data_root")

@@ -42,8 +42,8 @@ def _add_corpus(actions) -> None:
                        help="comma-separated sources and presets: paper (the Table-6 rebuild, the default), figurative "
                             "(the 2026-11-22 sources), generated (LLM-written data shipped with pragmeter: explicit "
                             "sides, graded groups), human (people's figurative, ironic and indirect pairs), general "
-                            "(the default's: paper + human + the written groups), all; e.g. paper,figurative or paper,figqa (`pragmeter impscore "
-                            "corpus sources` lists them)")
+                            "(the default's: paper + human + the written groups), all; e.g. paper,figurative or "
+                            "paper,figqa (`pragmeter impscore corpus sources` lists them)")
     build.add_argument("--from-official", metavar="ALL_DATA_CSV", default=None,
                        help="convert the official all_data.csv (pos_implicit, pos_explicit, neg_implicit, "
                             "neg_explicit)")
@@ -92,7 +92,8 @@ def _add_train(actions) -> None:
             ("--alpha", non_negative_float, 1.0, None), ("--lr", positive_float, 0.01, None),
             ("--weight-decay", non_negative_float, 0.001, None), ("--epochs", positive_int, 30, None),
             ("--encode-batch-size", positive_int, 64, "encoder batch size (default 64)"),
-            ("--hard-alpha", non_negative_float, 1.0, "weight of the hard-negative margin (used with --hard-negatives)")):
+            ("--hard-alpha", non_negative_float, 1.0,
+             "weight of the hard-negative margin (used with --hard-negatives)")):
         parser.add_argument(flag, type=kind, default=default, help=help)
     parser.add_argument("--hard-negatives", choices=["none", "source", "mined", "both"], default="none",
                         help="extra pragmatic margin against hard negatives: the corpus's hard_negative column "

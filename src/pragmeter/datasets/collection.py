@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from pragmeter.errors import PragmeterError
+from pragmeter.text import is_blank
 
 
 @dataclass
@@ -65,9 +66,7 @@ def sample_per_label(collection: TextCollection, grouping: str | None, cap: int 
 
 def _label(value) -> str | None:
     """A label cell as text; an empty cell (NaN, blank) is no label, None (shown as "None"), not the group "nan"."""
-    if value is None or (isinstance(value, float) and value != value) or (isinstance(value, str) and not value.strip()):
-        return None
-    return str(value)
+    return None if is_blank(value) else str(value)
 
 
 def collection_from_file(dataset: str | Path, column: str = "text", label_columns: list[str] | tuple[str, ...] = (),

@@ -67,13 +67,15 @@ class TrainableEncoder:
             p.requires_grad_(False)
         blocks = self.bert.encoder.layer
         top = list(blocks[len(blocks) - layers:]) if layers else []
+        frozen = set()  # the adapted matrices
         if adapter_rank:
             for block in top:
                 for name, module in list(block.named_modules()):
                     if isinstance(module, torch.nn.Linear):
                         parent, _, child = name.rpartition(".")
                         setattr(block.get_submodule(parent), child, LowRankAdapter(module, adapter_rank))
-        trainable = [p for block in top for p in block.parameters() if not _is_base(block, p)]
+                        frozen.add(id(module.weight))
+        trainable = [p for block in top for p in block.parameters() if id(p) not in frozen]
         for p in trainable:
             p.requires_grad_(True)
         return trainable
@@ -82,7 +84,7 @@ class TrainableEncoder:
         """The trained layers as shipped after adapter training: each adapted matrix's change as ``NAME.up`` /
         ``NAME.down`` factors (named as the base encoder names the matrix), the other trained tensors whole; fp16.
         The adapters are removed and the encoder left holding base + up @ down (the fp16 factors, as loaded)."""
-        from pragmeter.encoders.finetuned import DOWN, UP, apply_changes
+        from pragmeter.encoders.finetuned import DOWN, UP
 
         out, adapters = {}, []
         for name, module in self.bert.named_modules():
@@ -90,19 +92,24 @@ class TrainableEncoder:
                 adapters.append((name, module))
                 out[f"{name}.weight{UP}"] = module.up.detach().cpu().half()
                 out[f"{name}.weight{DOWN}"] = module.down.detach().cpu().half()
-        adapted = {id(module.base.weight) for _, module in adapters}
         for name, module in adapters:
             parent, _, child = name.rpartition(".")
             setattr(self.bert.get_submodule(parent), child, module.base)
-        blocks = {id(p) for block in self.bert.encoder.layer for p in block.parameters()}
-        for name, p in self.bert.named_parameters():
-            if id(p) in blocks and id(p) not in adapted and p.requires_grad:
+        for name, p in self.bert.named_parameters():  # what trained whole: biases and layer norms (unfreeze)
+            if p.requires_grad:
                 out[name] = p.detach().cpu().half()
-        merged = {name: tensor.detach().cpu().clone() for name, tensor in self.bert.state_dict().items()
-                  if name in out or name + UP in out}
-        apply_changes(merged, out, "the adapters", "the trained encoder")
-        self.bert.load_state_dict(merged, strict=False)
+        self.load_changes(self.bert.state_dict(), out, "the adapters")
         return out
+
+    def load_changes(self, base: dict[str, torch.Tensor], changes: dict[str, torch.Tensor], label: str) -> None:
+        """Put ``changes`` as shipped (whole tensors, ``.up``/``.down`` factors; pragmeter.encoders.finetuned) onto
+        ``base`` and into the encoder, so what is measured next is what ships; ``label`` names them in errors."""
+        from pragmeter.encoders.finetuned import UP, apply_changes
+
+        merged = {name: tensor.detach().cpu().clone() for name, tensor in base.items()
+                  if name in changes or name + UP in changes}
+        apply_changes(merged, changes, label, "the trained encoder")
+        self.bert.load_state_dict(merged, strict=False)
 
     def forward(self, rows) -> torch.Tensor:
         """Embeddings of the texts at ``rows`` (with gradients where layers train)."""
@@ -135,11 +142,6 @@ class TrainableEncoder:
         table = torch.zeros(len(self.lengths), self.bert.config.hidden_size, device=self.device)
         table[torch.as_tensor(rows, device=self.device)] = self.embed(rows)
         return table
-
-
-def _is_base(block: torch.nn.Module, parameter: torch.nn.Parameter) -> bool:
-    """Whether ``parameter`` is the frozen matrix of one of ``block``'s adapters."""
-    return any(module.base.weight is parameter for module in block.modules() if isinstance(module, LowRankAdapter))
 
 
 def triplet_rows(corpus: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
@@ -269,12 +271,8 @@ def compress_layers(encoder: TrainableEncoder, base: dict[str, torch.Tensor], tu
                     rank: int) -> dict[str, torch.Tensor]:
     """The rank-``rank`` form of ``tuned`` (low_rank_change), put into ``encoder`` in place of its layers so the
     held-out figures measured next are the compressed encoder's; returns the factors to ship."""
-    from pragmeter.encoders.finetuned import apply_changes
-
     factors = low_rank_change(base, tuned, rank)
-    merged = {name: base[name].detach().clone() for name in tuned}
-    apply_changes(merged, factors, "the compressed layers", "the trained encoder")
-    encoder.bert.load_state_dict(merged, strict=False)
+    encoder.load_changes(base, factors, "the compressed layers")
     return factors
 
 

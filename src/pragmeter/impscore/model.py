@@ -34,11 +34,12 @@ DEFAULT_MODEL = "impscore-minilm-general-ft"
 REMOVED_MODELS = {
     "impscore-mpnet-paper-conversation": "impscore-minilm-general-ft (the default; agrees better with human-written "
                                          "text at MiniLM's speed)",
-    "impscore-minilm-paper-conversation": "impscore-minilm-general-ft (the same sources plus people's figurative language)",
+    "impscore-minilm-paper-conversation": "impscore-minilm-general-ft (the same sources plus people's figurative "
+                                          "language)",
     "impscore-minilm-everyday": "impscore-minilm-general-ft (it trains on the same human-written figurative sources)",
     "impscore-mpnet-everyday": "impscore-minilm-general-ft (it trains on the same human-written figurative sources)",
-    "impscore-minilm-general": "impscore-minilm-general-ft (the same corpus and recipe with MiniLM's own layers trained "
-                               "too: closer to people's judgements at the same speed)",
+    "impscore-minilm-general": "impscore-minilm-general-ft (the same corpus and recipe with MiniLM's own layers "
+                               "trained too: closer to people's judgements at the same speed)",
     "impscore-mpnet-conversation": "impscore-minilm-conversation (the same permissively licensed data on MiniLM)",
     "impscore-mpnet": "impscore-mpnet-general (all-mpnet-base-v2 trained on the default's whole corpus, not a "
                       "3,000-pair subset)",

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from pragmeter.errors import DataError, PragmeterError
@@ -138,8 +139,6 @@ def jsonl_records(path: str | os.PathLike, text: str | None = None) -> list[dict
 
 
 def _read_delimited(path: Path, text: str, sep: str) -> pd.DataFrame:
-    import csv
-
     # pandas renames a repeated header name (text, text.1): which one a --column means would be a guess
     header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
     repeated = sorted({name for name in header if header.count(name) > 1 and name.strip()})
@@ -198,6 +197,17 @@ def require_column(frame: pd.DataFrame, column: str, path: str | os.PathLike) ->
         available = ", ".join(map(str, frame.columns)) or "(none)"
         raise DataError(f"{path}: no column {column!r}; available columns: {available}")
     return frame[column]
+
+
+def numeric_column(series: pd.Series, column: str, path: str | os.PathLike) -> pd.Series:
+    """A column as numbers: blank cells are missing (NaN), any other non-number is an error naming its row."""
+    series = series.mask(series.map(lambda v: isinstance(v, str) and not v.strip()))  # blank = missing
+    values = pd.to_numeric(series, errors="coerce")
+    bad = series.notna() & values.isna()
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataError(f"{path}: data row {row + 1}: column {column!r} is {series.iloc[row]!r}, not a number")
+    return values
 
 
 def check_output(path: str | os.PathLike, overwrite: bool) -> Path:
