@@ -41,7 +41,8 @@ import time
 import numpy as np
 from machine import MachineWatch
 
-from pragmeter.encoders.precision import BACKEND_CHOICES, PRECISIONS, cpu_flags, resolve_backend, resolve_precision
+from pragmeter.encoders.precision import (BACKEND_CHOICES, PRECISIONS, cpu_flags, isa_cap, resolve_backend,
+                                         resolve_precision)
 
 MAX_ABS_DIFF, MIN_KENDALL_TAU = 0.02, 0.99  # accuracy bounds a faster scorer must meet against fp32
 
@@ -239,7 +240,8 @@ def main() -> int:
     shown = " ".join(f"{flag}={'yes' if flag in flags else 'no'}" for flag in ("avx2", "avx512_vnni", "avx512_bf16",
                                                                              "amx_bf16"))
     gpu = f"; GPU {torch.cuda.get_device_name(args.device)}" if args.device and args.device.startswith("cuda") else ""
-    print(f"CPU flags: {shown}{gpu}; "
+    cap = f"; capped at {isa_cap()} (ONEDNN_MAX_CPU_ISA)" if isa_cap() else ""
+    print(f"CPU flags: {shown}{cap}{gpu}; "
           f"pragmeter backend {backend}, precision {args.precision} (per encoder in the table; official: torch fp32); "
           f"load average {load:.2f}",
           file=sys.stderr)

@@ -77,6 +77,35 @@ def test_auto_follows_the_cpu_flags():
     assert resolve_backend("auto", "cuda") == "torch" and resolve_backend("auto") == "openvino"
 
 
+def test_an_isa_cap_below_bf16_makes_auto_fp32_and_refuses_bf16(monkeypatch):
+    from pragmeter.encoders.precision import cpu_flags
+
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "avx2")  # what oneDNN (inside OpenVINO) obeys, whatever the flags say
+    assert not cpu_has_bf16() and cpu_has_bf16(frozenset({"avx2", "avx512_bf16"}))  # flags given: they alone decide
+    assert resolve_precision("auto", "openvino", encoder="all-MiniLM-L6-v2") == "fp32"
+    with pytest.raises(PragmeterError, match="ONEDNN_MAX_CPU_ISA=AVX2 rules them out"):
+        resolve_precision("bf16", "openvino")
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "ALL")  # oneDNN's spelling of no cap: the flags decide again
+    assert cpu_has_bf16() == bool({"avx512_bf16", "amx_bf16"} & cpu_flags())
+
+
+@pytest.mark.skipif(not cpu_has_bf16(), reason="needs a CPU with AVX-512 BF16 or AMX to be capped below it")
+def test_under_an_isa_cap_scoring_runs_fp32_and_a_failed_compile_is_one_line():
+    # capped at AVX2, OpenVINO has no bf16 Softmax: auto used to pick bf16 from the flags and end in a traceback
+    env = {**os.environ, "PYTHONPATH": SRC, "ONEDNN_MAX_CPU_ISA": "AVX2"}
+    scored = ("from pragmeter import ImpScore\n"
+              "model = ImpScore.load('impscore-minilm')\n"
+              "print(model.precision, float(model.score(['It is cold in here.'])[0]))")
+    run = subprocess.run([sys.executable, "-c", scored], env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    precision, score = run.stdout.split()
+    assert precision == "fp32" and 0.0 <= float(score) <= 2.0
+    forced = ("from pragmeter.encoders.openvino import OpenVinoEncoder\n"
+              "OpenVinoEncoder('all-MiniLM-L6-v2', precision='bf16')")
+    run = subprocess.run([sys.executable, "-c", forced], env=env, capture_output=True, text=True, timeout=600)
+    assert "PragmeterError: OpenVINO could not compile encoder 'all-MiniLM-L6-v2' in bf16" in run.stderr
+
+
 def test_int8_is_refused_in_one_line(capsys):
     from pragmeter.cli import main
 

@@ -90,7 +90,13 @@ class OpenVinoEncoder(OnnxEncoder):
         config = {"INFERENCE_PRECISION_HINT": OV_PRECISION[self.precision], "PERFORMANCE_HINT": "THROUGHPUT"}
         if threads:  # e.g. a Ray actor's share of the node
             config["INFERENCE_NUM_THREADS"] = threads
-        compiled = core.compile_model(core.read_model(str(self.path)), "CPU", config)
+        try:
+            compiled = core.compile_model(core.read_model(str(self.path)), "CPU", config)
+        except RuntimeError as error:  # e.g. bf16 asked of a runtime capped below it: OpenVINO's own words, last line
+            lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+            raise PragmeterError(f"OpenVINO could not compile encoder {self.encoder_name!r} in {self.precision} on "
+                                 f"this CPU ({lines[-1] if lines else 'no reason given'}); try --precision fp32 or "
+                                 "--backend onnx") from None
         self._requests = max(1, int(compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
         return compiled
 

@@ -7,7 +7,8 @@ benchmarks/bench_speed.py, tests/impscore/test_precision.py): all-MiniLM-L6-v2 (
 misses the first bound in bf16 (0.025, τ 0.995), so ``auto`` keeps it in fp32 (``--precision bf16`` still runs it,
 and its signature says so). An encoder whose layers a model fine-tuned is another encoder: ``auto`` runs it in bf16
 only when the model's config records that check (``bf16_check``, measured at release the same way). On a CPU without bf16 instructions (e.g. AVX2-only AMD Zen 1) bf16 would only be
-emulated, so ``auto`` is fp32 there and an explicit ``bf16`` is refused. int8 is refused: ONNX Runtime's
+emulated, so ``auto`` is fp32 there and an explicit ``bf16`` is refused; the same where ``$ONEDNN_MAX_CPU_ISA`` caps
+oneDNN below AVX512_CORE_BF16 (OpenVINO then has no bf16 kernels and its compile fails). int8 is refused: ONNX Runtime's
 dynamic quantization moves scores by up to 0.32 on real texts (τ 0.80), and static int8 of the OpenVINO graph (NNCF
 post-training quantization) by 0.15 (τ 0.95), both far outside the bounds.
 """
@@ -15,6 +16,7 @@ post-training quantization) by 0.15 (τ 0.95), both far outside the bounds.
 from __future__ import annotations
 
 import importlib.util
+import os
 from functools import cache
 
 from pragmeter.errors import PragmeterError
@@ -22,6 +24,9 @@ from pragmeter.errors import PragmeterError
 BACKEND_CHOICES = ("auto", "openvino", "onnx", "onnx-int8", "torch")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")  # fp16: torch on a GPU only
 BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+# oneDNN's instruction-set names below AVX512_CORE_BF16: capped at one of these ($ONEDNN_MAX_CPU_ISA), OpenVINO has no
+# bf16 kernels (its compile fails), whatever the CPU's flags say
+ISAS_WITHOUT_BF16 = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI")
 BF16_WITHIN_BOUNDS = {"all-MiniLM-L6-v2"}  # canonical encoder names that ``auto`` runs in bf16 (see above)
 # Short names (the --precision values) <-> the long names of the torch dtypes, used in signatures since before
 LONG_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "int8": "int8"}
@@ -43,9 +48,23 @@ def cpu_flags() -> frozenset[str]:
     return frozenset()
 
 
+def isa_cap() -> str | None:
+    """The instruction set the math libraries were capped at ($ONEDNN_MAX_CPU_ISA or $DNNL_MAX_CPU_ISA), if any."""
+    for name in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"):
+        value = os.environ.get(name, "").strip().upper()
+        if value and value != "ALL":
+            return value
+    return None
+
+
 def cpu_has_bf16(flags: frozenset[str] | None = None) -> bool:
-    """True where the CPU multiplies bf16 matrices natively (AVX-512 BF16 or AMX)."""
-    return any(flag in (cpu_flags() if flags is None else flags) for flag in BF16_FLAGS)
+    """True where the CPU multiplies bf16 matrices natively (AVX-512 BF16 or AMX) and no ISA cap rules them out;
+    ``flags`` given: those flags alone decide."""
+    if flags is None:
+        if isa_cap() in ISAS_WITHOUT_BF16:
+            return False
+        flags = cpu_flags()
+    return any(flag in flags for flag in BF16_FLAGS)
 
 
 def device_problem(value: str) -> str | None:
@@ -110,6 +129,9 @@ def resolve_precision(precision: str | None, backend: str, device: str | None = 
         return "fp32"
     has_bf16 = cpu_has_bf16(flags)
     if precision == "bf16" and not has_bf16:
+        if flags is None and isa_cap() in ISAS_WITHOUT_BF16:
+            raise PragmeterError(f"--precision bf16 needs AVX-512 BF16 or AMX, and ONEDNN_MAX_CPU_ISA={isa_cap()} "
+                                 "rules them out; use auto or fp32, or unset it")
         raise PragmeterError("--precision bf16 needs a CPU with AVX-512 BF16 or AMX (this one has neither: it would "
                              "only be emulated); use auto or fp32")
     if precision == "auto":
