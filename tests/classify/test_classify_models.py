@@ -115,6 +115,17 @@ def test_predict_keeps_every_column(inli_run, tmp_path):
                  "--column", "note", "--premise-column", "nope", "--device", "cpu"]) != 0
 
 
+def test_predict_notes_rows_longer_than_the_token_limit(inli_run, tmp_path, capsys):
+    data, output, _, _ = inli_run  # the folder's limit: 64 tokens (CONFIG)
+    source = tmp_path / "pairs.csv"
+    pd.DataFrame({"premise": ["It is cold in here.", " ".join(data.test.texts[:20])],
+                  "hypothesis": ["The speaker wants the window closed."] * 2}).to_csv(source, index=False)
+    assert main(["predict", "--model", str(output), "--input", str(source), "--output", str(tmp_path / "o.csv"),
+                 "--device", "cpu", "--no-progress"]) == 0
+    assert "note: 1 row(s) exceeded the classifier's token limit and were truncated" in capsys.readouterr().err
+    assert len(pd.read_csv(tmp_path / "o.csv")["prediction"].dropna()) == 2  # both labelled all the same
+
+
 def test_drinq_nli_reports_accuracy_with_ci(inli_run, tmp_path, data_root):
     _, output, _, _ = inli_run
     results = tmp_path / "drinq.json"

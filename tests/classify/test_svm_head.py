@@ -5,6 +5,7 @@ backend; bad settings and folders fail in one line."""
 from __future__ import annotations
 
 import json
+import uuid
 
 import numpy as np
 import pandas as pd
@@ -80,7 +81,7 @@ def test_reloaded_folder_reproduces_its_test_report(svm_folder, data_root):
     assert metrics["test"]["accuracy"] > 0.6  # far above chance: the embeddings carry the task
 
 
-def test_predict_and_the_local_backend_read_an_svm_folder(svm_folder, tmp_path, data_root):
+def test_predict_and_the_local_backend_read_an_svm_folder(svm_folder, tmp_path, data_root, capsys):
     folder, _ = svm_folder
     texts = ishate.build("subtle", root=data_root).test.head(6).texts
     source = tmp_path / "posts.csv"
@@ -90,6 +91,7 @@ def test_predict_and_the_local_backend_read_an_svm_folder(svm_folder, tmp_path, 
                  "--device", "cpu", "--no-progress"]) == 0
     out = pd.read_csv(target)
     assert list(out["prediction"]) == load_classifier(folder, "cpu").predict(texts)
+    assert "exceeded the classifier's token limit" not in capsys.readouterr().err  # none of these posts is long
     assert np.allclose(out[[f"p_{label}" for label in LABELS]].sum(axis=1), 1.0, atol=1e-5)
     assert main(["eval", "--tasks", "ishate_subtle", "--model", f"local:{folder}", "--model-args", "device=cpu",
                  "--output", str(tmp_path / "eval"), "--limit", "6", "--no-progress", "--data-root",
@@ -97,6 +99,11 @@ def test_predict_and_the_local_backend_read_an_svm_folder(svm_folder, tmp_path, 
     payload = json.loads((tmp_path / "eval" / "results.json").read_text())
     assert payload["results"]["ishate_subtle"]["invalid"] == 0
     assert len(payload["model"]["weights_sha256"]) == 64
+    long = " ".join(texts * 40) + f" {uuid.uuid4().hex}"  # > 256 tokens, and new: encoded, not read from the cache
+    pd.DataFrame({"text": [texts[0], long]}).to_csv(source, index=False)
+    assert main(["classifier", "predict", "--model", str(folder), "--input", str(source), "--output", str(target),
+                 "--overwrite", "--device", "cpu", "--no-progress"]) == 0
+    assert "note: 1 row(s) exceeded the classifier's token limit and were truncated" in capsys.readouterr().err
 
 
 def test_bad_settings_and_folders_fail_in_one_line(tmp_path, capsys, svm_folder):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pandas and numpy load when a table is labelled: building the CLI parser stays fast
@@ -60,9 +61,13 @@ def label_table(model: str | os.PathLike, path: str | os.PathLike, output: str |
 
     check_output(output, overwrite)
     frame = read_table(path)
-    out = label_frame(load_classifier(model, device), frame, path, column, premise_column, hypothesis_column,
-                      batch_size, progress=progress)
+    classifier = load_classifier(model, device)
+    out = label_frame(classifier, frame, path, column, premise_column, hypothesis_column, batch_size,
+                      progress=progress)
     write_table(out, output, overwrite=overwrite)
     report_rows(out[ERROR_COLUMN].tolist(), "labelled", output, ERROR_COLUMN,
                 lambda row, reason: f"{path}: data row {row + 1}: {reason}")
+    if classifier.truncated:  # labelled on their first max_length tokens only: say so, as `score` does
+        print(f"note: {classifier.truncated} row(s) exceeded the classifier's token limit and were truncated",
+              file=sys.stderr)
     return out

@@ -110,6 +110,7 @@ class TextClassifier:
         self.tokenizer = tokenizer
         self.settings = settings
         self.device = device
+        self.truncated = 0  # inputs longer than settings.max_length seen by probabilities() (truncated to it)
 
     @property
     def labels(self) -> list[str]:
@@ -211,7 +212,9 @@ class TextClassifier:
 
         self.model.eval()
         # Batches of similar length pad less; rows go back to input order at the end.
-        order = np.argsort(self.token_lengths(texts, pairs), kind="stable")
+        full = self.token_lengths(texts, pairs, truncation=False)
+        self.truncated += int((full > self.settings.max_length).sum())
+        order = np.argsort(np.minimum(full, self.settings.max_length), kind="stable")
         out = np.zeros((len(texts), len(self.labels)), dtype=np.float32)
         starts = range(0, len(texts), batch_size)
         for start in tqdm(starts, desc="predict", unit="batch", disable=not progress, dynamic_ncols=True):
@@ -223,10 +226,11 @@ class TextClassifier:
             out[rows] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
         return out
 
-    def token_lengths(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> np.ndarray:
-        """Tokens per input after truncation (what a batch of it is padded to)."""
-        encoded = self.tokenizer(list(texts), list(pairs) if pairs is not None else None, truncation=True,
-                                 max_length=self.settings.max_length)
+    def token_lengths(self, texts: Sequence[str], pairs: Sequence[str] | None = None,
+                      truncation: bool = True) -> np.ndarray:
+        """Tokens per input after truncation (what a batch of it is padded to); ``truncation=False``: before it."""
+        encoded = self.tokenizer(list(texts), list(pairs) if pairs is not None else None, truncation=truncation,
+                                 max_length=self.settings.max_length if truncation else None, verbose=False)
         return np.array([len(ids) for ids in encoded["input_ids"]], dtype=np.int64)
 
     def predict(self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 64,

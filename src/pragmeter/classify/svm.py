@@ -59,6 +59,7 @@ class EmbeddingSVMClassifier:
         self.device = pick_device(device)
         self.arrays = {name: np.asarray(arrays[name]) for name in _ARRAYS}
         self._encoder = None
+        self.truncated = 0  # texts encoded so far that were longer than the encoder's limit (truncated by it)
 
     @property
     def labels(self) -> list[str]:
@@ -130,6 +131,8 @@ class EmbeddingSVMClassifier:
             def encode(batch: list[str]) -> np.ndarray:
                 if self._encoder is None:
                     self._encoder = load_encoder(self.settings.base_encoder, str(self.device))
+                lengths = self._encoder.tokenizer(batch, verbose=False)["input_ids"]
+                self.truncated += sum(len(ids) > self._encoder.max_seq_length for ids in lengths)
                 with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
                     return self._encoder.encode(batch, batch_size=default_batch_size(str(self.device)),
                                                 convert_to_numpy=True, show_progress_bar=False)

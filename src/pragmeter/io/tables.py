@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -138,13 +139,30 @@ def jsonl_records(path: str | os.PathLike, text: str | None = None) -> list[dict
     return [record for _, record in read_records(path)]
 
 
+def _unquoted_lone_cr(text: str) -> int | None:
+    """Where a \r that is not part of \r\n stands outside quotes in a file whose lines end in \n (None: nowhere).
+    pandas ends the row there too, and the rest of the cell becomes a row of its own, shifted into the first column."""
+    if "\n" not in text:  # lone \r is then the file's line ending (old Mac files), which pandas reads
+        return None
+    quotes, counted = 0, 0
+    for match in re.finditer(r"\r(?!\n)", text):
+        quotes, counted = quotes + text.count('"', counted, match.start()), match.start()
+        if quotes % 2 == 0:
+            return match.start()
+    return None
+
+
 def _read_delimited(path: Path, text: str, sep: str) -> pd.DataFrame:
     # pandas renames a repeated header name (text, text.1): which one a --column means would be a guess
-    header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    header = next(csv.reader(io.StringIO(text, newline=""), delimiter=sep), [])
     repeated = sorted({name for name in header if header.count(name) > 1 and name.strip()})
     if repeated:
         raise DataError(f"{path}: header names column {repeated[0]!r} {header.count(repeated[0])} times; "
                         "give each column its own name")
+    lone = _unquoted_lone_cr(text)
+    if lone is not None:
+        raise DataError(f"{path}: line {text.count(chr(10), 0, lone) + 1}: a carriage return (\\r) inside an unquoted "
+                        "field would split its row in two; quote the field or remove the character")
     try:
         # skip_blank_lines=False: in a one-column file an empty cell is an empty line, and it is a row
         return pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=[""],
