@@ -14,3 +14,7 @@ def __getattr__(name: str):
 
         return ImpScore
     raise AttributeError(name)
+
+
+def __dir__() -> list[str]:  # the lazy names too, for completion and help()
+    return sorted(set(globals()) | set(__all__))

@@ -41,6 +41,16 @@ def test_default_model_ships_with_weights_config_and_card():
     assert DEFAULT_MODEL in shipped_models()
 
 
+def test_the_model_and_package_show_what_they_are(model):
+    import pragmeter
+
+    assert "ImpScore" in dir(pragmeter)  # the lazy entry point is listed for completion
+    shown = repr(model)  # names model, encoder (its fine-tuned layers' key too) and arithmetic, without loading
+    assert shown == (f"ImpScore(model={DEFAULT_MODEL!r}, encoder={model.encoder_label!r}, backend={model.backend!r}, "
+                     f"precision={model.precision!r})")
+    assert model.encoder_label in model.signature() and "object at 0x" not in shown
+
+
 def test_acceptance_pair(model):
     scores = model.score(["You are talking too loudly.", "I'm finding it a bit hard to concentrate."])
     assert scores.shape == (2,)

@@ -160,6 +160,10 @@ class ImpScore:
         self.config_path: Path | None = None  # the folder's config.json (named when the encoder does not fit)
         self._encoder = None
 
+    def __repr__(self) -> str:  # what a notebook shows: which model, encoder and arithmetic (no encoder load)
+        return (f"ImpScore(model={self.config.get('name', 'custom')!r}, encoder={self.encoder_label!r}, "
+                f"backend={self.backend!r}, precision={self.precision!r})")
+
     @property
     def heads(self):
         """The torch heads (built from the numpy weights on first use when the model was loaded for ONNX)."""
