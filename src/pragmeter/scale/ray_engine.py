@@ -16,7 +16,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -27,6 +31,34 @@ from pragmeter.impscore.scoring import ERROR_COLUMN, score_frame
 
 INPUT_SUFFIXES = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 ROWS_PER_BLOCK = 1024  # unit of work handed to an actor
+
+
+@contextmanager
+def _interrupts_kept() -> Iterator[list[int]]:
+    """Ctrl-C raises KeyboardInterrupt as usual and is also remembered. Python swallows an exception raised inside a
+    weakref callback or ``__del__`` ("Exception ignored in ..."), and Ray's start-up runs many: a Ctrl-C landing there
+    was lost and the job ran on to the end. So it is delivered once more half a second later, and the caller checks
+    the list when the blocking call returns. Off the main thread (library use) signals cannot be handled: a no-op."""
+    pressed: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield pressed
+        return
+    # a real signal to the main thread (not _thread.interrupt_main): it also wakes a blocking wait
+    again = threading.Timer(0.5, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))
+    again.daemon = True
+
+    def handler(signum, frame):
+        pressed.append(signum)
+        if len(pressed) == 1:
+            again.start()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield pressed
+    finally:
+        again.cancel()
+        signal.signal(signal.SIGINT, previous)
 
 
 class ImpScorePredictor:
@@ -140,7 +172,10 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     output.parent.mkdir(parents=True, exist_ok=True)
     staging = make_temp_dir(output.parent, prefix=f".{output.name}.")
     try:
-        scored.write_parquet(str(staging), ray_remote_args={"num_cpus": 0})
+        with _interrupts_kept() as pressed:
+            scored.write_parquet(str(staging), ray_remote_args={"num_cpus": 0})
+            if pressed:  # a Ctrl-C was swallowed twice on its way: the job is still what the user stopped
+                raise KeyboardInterrupt
         written = pd.read_parquet(staging, columns=[ERROR_COLUMN])
         if output.exists():
             shutil.rmtree(output)
