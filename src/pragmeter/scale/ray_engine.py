@@ -38,9 +38,11 @@ def _interrupts_kept() -> Iterator[list[int]]:
     """Ctrl-C raises KeyboardInterrupt as usual and is also remembered. Python swallows an exception raised inside a
     weakref callback or ``__del__`` ("Exception ignored in ..."), and Ray's start-up runs many: a Ctrl-C landing there
     was lost and the job ran on to the end. So it is delivered once more half a second later, and the caller checks
-    the list when the blocking call returns. Off the main thread (library use) signals cannot be handled: a no-op."""
+    the list when the blocking call returns. A no-op off the main thread (library use: signals cannot be handled
+    there) and where SIGINT has another handler than Python's own (ignored in a background job, or the caller's)."""
     pressed: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
         yield pressed
         return
     # a real signal to the main thread (not _thread.interrupt_main): it also wakes a blocking wait
