@@ -36,30 +36,36 @@ ROWS_PER_BLOCK = 1024  # unit of work handed to an actor
 @contextmanager
 def _interrupts_kept() -> Iterator[list[int]]:
     """Ctrl-C raises KeyboardInterrupt as usual and is also remembered. Python swallows an exception raised inside a
-    weakref callback or ``__del__`` ("Exception ignored in ..."), and Ray's start-up runs many: a Ctrl-C landing there
-    was lost and the job ran on to the end. So it is delivered once more half a second later, and the caller checks
-    the list when the blocking call returns. A no-op off the main thread (library use: signals cannot be handled
-    there) and where SIGINT has another handler than Python's own (ignored in a background job, or the caller's)."""
+    weakref callback or ``__del__`` (it reaches ``sys.unraisablehook``, which prints "Exception ignored in ..."), and
+    Ray's start-up runs many: a Ctrl-C landing there was lost and the job ran on to the end. Such a swallowed
+    Ctrl-C is sent again once the main thread is back in ordinary code, and the caller checks the list when the
+    blocking call returns (for one swallowed where no hook hears of it). A no-op off the main thread (library use:
+    signals cannot be handled there) and where SIGINT has another handler than Python's own (ignored in a background
+    job, or the caller's)."""
     pressed: list[int] = []
     if (threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
         yield pressed
         return
-    # a real signal to the main thread (not _thread.interrupt_main): it also wakes a blocking wait
-    again = threading.Timer(0.5, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))
-    again.daemon = True
+    main, previous_hook = threading.main_thread().ident, sys.unraisablehook
 
     def handler(signum, frame):
         pressed.append(signum)
-        if len(pressed) == 1:
-            again.start()
         raise KeyboardInterrupt
 
+    def hook(unraisable) -> None:
+        if pressed and isinstance(unraisable.exc_type, type) and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            # a real signal, a moment later: it also wakes a blocking wait (raising here would be swallowed again)
+            threading.Timer(0.1, signal.pthread_kill, (main, signal.SIGINT)).start()
+            return
+        previous_hook(unraisable)
+
     previous = signal.signal(signal.SIGINT, handler)
+    sys.unraisablehook = hook
     try:
         yield pressed
     finally:
-        again.cancel()
+        sys.unraisablehook = previous_hook
         signal.signal(signal.SIGINT, previous)
 
 
