@@ -47,7 +47,7 @@ def _interrupts_kept() -> Iterator[list[int]]:
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
         yield pressed
         return
-    main, previous_hook = threading.main_thread().ident, sys.unraisablehook
+    main, previous_hook, resent = threading.main_thread().ident, sys.unraisablehook, []
 
     def handler(signum, frame):
         pressed.append(signum)
@@ -56,7 +56,8 @@ def _interrupts_kept() -> Iterator[list[int]]:
     def hook(unraisable) -> None:
         if pressed and isinstance(unraisable.exc_type, type) and issubclass(unraisable.exc_type, KeyboardInterrupt):
             # a real signal, a moment later: it also wakes a blocking wait (raising here would be swallowed again)
-            threading.Timer(0.1, signal.pthread_kill, (main, signal.SIGINT)).start()
+            resent.append(threading.Timer(0.1, signal.pthread_kill, (main, signal.SIGINT)))
+            resent[-1].start()
             return
         previous_hook(unraisable)
 
@@ -65,6 +66,8 @@ def _interrupts_kept() -> Iterator[list[int]]:
     try:
         yield pressed
     finally:
+        for timer in resent:  # not into the caller's clean-up
+            timer.cancel()
         sys.unraisablehook = previous_hook
         signal.signal(signal.SIGINT, previous)
 
@@ -182,7 +185,7 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     try:
         with _interrupts_kept() as pressed:
             scored.write_parquet(str(staging), ray_remote_args={"num_cpus": 0})
-            if pressed:  # a Ctrl-C was swallowed twice on its way: the job is still what the user stopped
+            if pressed:  # a Ctrl-C that did not end the job (swallowed where no hook heard of it): it still does
                 raise KeyboardInterrupt
         written = pd.read_parquet(staging, columns=[ERROR_COLUMN])
         if output.exists():
