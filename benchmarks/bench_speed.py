@@ -102,9 +102,8 @@ def padded_batches(encoder, texts: list[str]) -> tuple[list[tuple[int, int]], in
     return [(max(lengths[i] for i in batch), len(batch)) for batch in encoder.batches(unique)], sum(lengths)
 
 
-def padding_overhead(encoder, texts: list[str]) -> float | None:
-    """Padded tokens over real tokens in the batches the encoder makes of ``texts`` (None: torch)."""
-    padded = padded_batches(encoder, texts)
+def padding_overhead(padded: tuple[list[tuple[int, int]], int] | None) -> float | None:
+    """Padded tokens over real tokens in ``padded`` (padded_batches' answer; None: torch)."""
     return None if padded is None else round(sum(width * size for width, size in padded[0]) / padded[1], 3)
 
 
@@ -117,16 +116,16 @@ def multiply_adds(config, widths_and_sizes: list[tuple[int, int]]) -> float:
                      for width, size in widths_and_sizes))
 
 
-def work_gflop(st, ours, texts: list[str]) -> tuple[float, float | None]:
+def work_gflop(st, ours, texts: list[str], padded=...) -> tuple[float, float | None]:
     """GFLOP (2 per multiply-add) of the official path's batches (sentence-transformers: texts sorted by character
-    length, 32 a batch, padded to the longest) and of ours (unique texts in token-length batches; None for torch),
-    so a rate can be set against the CPU's peak."""
+    length, 32 a batch, padded to the longest) and of ours (unique texts in token-length batches, ``padded`` when
+    already known; None for torch), so a rate can be set against the CPU's peak."""
     config = st[0].auto_model.config
     lengths = [len(ids) for ids in st.tokenizer(texts, truncation=True, max_length=st.max_seq_length)["input_ids"]]
     order = np.argsort([-len(text) for text in texts], kind="stable")
     official = [(max(lengths[i] for i in order[start:start + 32]), len(order[start:start + 32]))
                 for start in range(0, len(order), 32)]
-    padded = padded_batches(ours.encoder, texts)
+    padded = padded_batches(ours.encoder, texts) if padded is ... else padded
     return 2e-9 * multiply_adds(config, official), None if padded is None else 2e-9 * multiply_adds(config, padded[0])
 
 
@@ -174,10 +173,11 @@ def measure(encoder: str, texts: list[str], repeats: int, backend: str, precisio
     round_ratios = [o / p for o, p in zip(times["official"], times["pragmeter"])]
     max_abs = float(np.abs(scores["official"] - scores["pragmeter"]).max())
     tau = kendall_tau(scores["official"], scores["pragmeter"])
-    official_work, our_work = work_gflop(st, ours, texts)
+    padded = padded_batches(ours.encoder, texts)
+    official_work, our_work = work_gflop(st, ours, texts, padded)
     return {
         "encoder": encoder, "model": model, "backend": ours.backend, "precision": ours.precision, "heads": heads,
-        "signature": ours.signature(), "padding_overhead": padding_overhead(ours.encoder, texts), "sentences": len(texts),
+        "signature": ours.signature(), "padding_overhead": padding_overhead(padded), "sentences": len(texts),
         "unique_sentences": len(set(texts)), "repeats": repeats,
         "official_sentences_per_s": round(official_rate, 1), "pragmeter_sentences_per_s": round(our_rate, 1),
         "ratio": round(statistics.median(round_ratios), 2), "round_ratios": [round(r, 2) for r in round_ratios],

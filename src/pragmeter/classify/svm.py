@@ -120,7 +120,7 @@ class EmbeddingSVMClassifier:
         import torch
         from tqdm import tqdm
 
-        from pragmeter.encoders import default_batch_size, embeddings_dir, load_encoder
+        from pragmeter.encoders import default_batch_size, embeddings_dir, load_encoder, tokens_over_limit
         from pragmeter.encoders.embedding_cache import EmbeddingCache
 
         cache = EmbeddingCache(embeddings_dir(), self.settings.base_encoder)
@@ -131,8 +131,7 @@ class EmbeddingSVMClassifier:
             def encode(batch: list[str]) -> np.ndarray:
                 if self._encoder is None:
                     self._encoder = load_encoder(self.settings.base_encoder, str(self.device))
-                lengths = self._encoder.tokenizer(batch, verbose=False)["input_ids"]
-                self.truncated += sum(len(ids) > self._encoder.max_seq_length for ids in lengths)
+                self.truncated += tokens_over_limit(self._encoder, batch)
                 with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
                     return self._encoder.encode(batch, batch_size=default_batch_size(str(self.device)),
                                                 convert_to_numpy=True, show_progress_bar=False)

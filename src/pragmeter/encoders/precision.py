@@ -4,13 +4,14 @@ The fast CPU path is OpenVINO (a core dependency): fp32 everywhere, bf16 where t
 (AVX-512 BF16 or AMX), where it runs about twice as fast. ``auto`` picks bf16 only for encoders whose bf16 scores were
 measured within the accuracy bounds against the official fp32 path (max |Δscore| ≤ 0.02, Kendall τ ≥ 0.99;
 benchmarks/bench_speed.py, tests/impscore/test_precision.py): all-MiniLM-L6-v2 (0.009, 0.996). all-mpnet-base-v2
-misses the first bound in bf16 (0.025, τ 0.995), so ``auto`` keeps it in fp32 (``--precision bf16`` still runs it,
-and its signature says so). An encoder whose layers a model fine-tuned is another encoder: ``auto`` runs it in bf16
-only when the model's config records that check (``bf16_check``, measured at release the same way). On a CPU without bf16 instructions (e.g. AVX2-only AMD Zen 1) bf16 would only be
-emulated, so ``auto`` is fp32 there and an explicit ``bf16`` is refused; the same where ``$ONEDNN_MAX_CPU_ISA`` caps
-oneDNN below AVX512_CORE_BF16 (OpenVINO then has no bf16 kernels and its compile fails). int8 is refused: ONNX Runtime's
-dynamic quantization moves scores by up to 0.32 on real texts (τ 0.80), and static int8 of the OpenVINO graph (NNCF
-post-training quantization) by 0.15 (τ 0.95), both far outside the bounds.
+misses the first bound in bf16 (0.025, τ 0.995), so ``auto`` keeps it in fp32 (``--precision bf16`` still runs it, and
+its signature says so). An encoder whose layers a model fine-tuned is another encoder: ``auto`` runs it in bf16 only
+when the model's config records that check (``bf16_check``, measured at release the same way). On a CPU without bf16
+instructions (e.g. AVX2-only AMD Zen 1) bf16 would only be emulated, so ``auto`` is fp32 there and an explicit
+``bf16`` is refused; the same where ``$ONEDNN_MAX_CPU_ISA`` caps oneDNN below AVX512_CORE_BF16 (OpenVINO then has no
+bf16 kernels and its compile fails). int8 is refused: ONNX Runtime's dynamic quantization moves scores by up to 0.32
+on real texts (τ 0.80), and static int8 of the OpenVINO graph (NNCF post-training quantization) by 0.15 (τ 0.95), both
+far outside the bounds.
 """
 
 from __future__ import annotations
@@ -57,11 +58,17 @@ def isa_cap() -> str | None:
     return None
 
 
+def cap_without_bf16() -> str | None:
+    """The ISA cap when it rules bf16 out (one of ISAS_WITHOUT_BF16), else None."""
+    cap = isa_cap()
+    return cap if cap in ISAS_WITHOUT_BF16 else None
+
+
 def cpu_has_bf16(flags: frozenset[str] | None = None) -> bool:
     """True where the CPU multiplies bf16 matrices natively (AVX-512 BF16 or AMX) and no ISA cap rules them out;
     ``flags`` given: those flags alone decide."""
     if flags is None:
-        if isa_cap() in ISAS_WITHOUT_BF16:
+        if cap_without_bf16():
             return False
         flags = cpu_flags()
     return any(flag in flags for flag in BF16_FLAGS)
@@ -129,9 +136,10 @@ def resolve_precision(precision: str | None, backend: str, device: str | None = 
         return "fp32"
     has_bf16 = cpu_has_bf16(flags)
     if precision == "bf16" and not has_bf16:
-        if flags is None and isa_cap() in ISAS_WITHOUT_BF16:
-            raise PragmeterError(f"--precision bf16 needs AVX-512 BF16 or AMX, and ONEDNN_MAX_CPU_ISA={isa_cap()} "
-                                 "rules them out; use auto or fp32, or unset it")
+        cap = cap_without_bf16() if flags is None else None
+        if cap:
+            raise PragmeterError(f"--precision bf16 needs AVX-512 BF16 or AMX, and ONEDNN_MAX_CPU_ISA={cap} rules "
+                                 "them out; use auto or fp32, or unset it")
         raise PragmeterError("--precision bf16 needs a CPU with AVX-512 BF16 or AMX (this one has neither: it would "
                              "only be emulated); use auto or fp32")
     if precision == "auto":

@@ -227,6 +227,17 @@ def require_encoder(name: str) -> str:
     return location  # a hub name, for users with internet
 
 
+def tokens_over_limit(encoder, texts: list[str]) -> int:
+    """How many of ``texts`` are longer than ``encoder``'s token limit, which truncates them: any encoder with a
+    ``tokenizer`` and ``max_seq_length`` (sentence-transformers, the ONNX and OpenVINO encoders); 0 without them."""
+    limit, tokenizer = getattr(encoder, "max_seq_length", None), getattr(encoder, "tokenizer", None)
+    if not limit or tokenizer is None or not texts:
+        return 0
+    # verbose=False: transformers' own "longer than the maximum" warning; the callers say it once, in their words
+    ids = tokenizer(list(texts), add_special_tokens=True, verbose=False)["input_ids"]
+    return sum(len(sequence) > limit for sequence in ids)
+
+
 VERBOSE_ENV = "PRAGMETER_VERBOSE"  # "1" (the CLI's --verbose): third-party progress bars stay on while models load
 
 

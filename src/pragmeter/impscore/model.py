@@ -315,14 +315,12 @@ class ImpScore:
         return texts
 
     def _count_truncated(self, texts: list[str]) -> None:
-        limit = getattr(self.encoder, "max_seq_length", None)
-        tokenizer = getattr(self.encoder, "tokenizer", None)
-        if not limit or tokenizer is None:
-            return
-        lengths = [len(ids) for ids in tokenizer(texts, add_special_tokens=True)["input_ids"]]
-        over = sum(length > limit for length in lengths)
+        from pragmeter.encoders import tokens_over_limit
+
+        over = tokens_over_limit(self.encoder, texts)
         if over and not self.truncated:
-            log.warning("texts longer than the encoder's %d-token limit are truncated (counted in .truncated)", limit)
+            log.warning("texts longer than the encoder's %d-token limit are truncated (counted in .truncated)",
+                        self.encoder.max_seq_length)
         self.truncated += over
 
     def _encode_now(self, texts: list[str]) -> np.ndarray:
