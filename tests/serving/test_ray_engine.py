@@ -54,7 +54,7 @@ def test_folder_of_files_scored_on_ray(local_ray, model_dir, sentences, tmp_path
 
     import os
 
-    umask = os.umask(0o027)  # the user's umask, not mkdtemp's 0700, decides who may read the output
+    umask = os.umask(0o027)  # the user's umask (not a temporary folder's 0700) decides who may read the output
     try:
         assert main(["score", "--engine", "ray", "--input", str(folder), "--output", str(output),
                      "--impscore", model_dir]) == 0
@@ -147,6 +147,64 @@ def test_a_ctrl_c_that_python_swallows_is_delivered_again():
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # ignored (a background job): left as it is
         with _interrupts_kept() as pressed:
             assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN and pressed == []
+    finally:
+        signal.signal(signal.SIGINT, outer)
+
+
+def test_ctrl_c_the_moment_the_staging_folder_is_made(local_ray, model_dir, sentences, tmp_path, monkeypatch):
+    """Seen in CI on a loaded machine: a Ctrl-C landing just after the staging folder was made (before the job's
+    try) escaped as a bare KeyboardInterrupt ("finished work is kept") and left the folder behind."""
+    import os
+
+    from pragmeter.errors import Interrupted
+    from pragmeter.scale.ray_engine import score_with_ray
+
+    pd.DataFrame({"text": sentences}).to_csv(tmp_path / "in.csv", index=False)
+    output = tmp_path / "scored"
+    real_mkdir = os.mkdir
+
+    def mkdir_then_ctrl_c(path, *args, **kwargs):
+        real_mkdir(path, *args, **kwargs)
+        if os.path.basename(path).startswith(".scored."):
+            raise KeyboardInterrupt  # as Python's handler would, at its next check after the folder appeared
+
+    monkeypatch.setattr(os, "mkdir", mkdir_then_ctrl_c)
+    try:
+        score_with_ray(tmp_path / "in.csv", output, model=model_dir)
+    except Interrupted as error:
+        assert "nothing was written" in str(error)
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C escaped as a bare KeyboardInterrupt")
+    else:
+        pytest.fail("the job was not interrupted")
+    assert not output.exists() and not list(tmp_path.glob(".scored.*"))
+
+
+def test_a_swallowed_ctrl_c_in_a_block_that_ends_at_once_still_interrupts():
+    """The re-send is 0.1 s away when the block ends: the block still raises, and no signal lands after it."""
+    import os
+    import signal
+    import threading
+    import time
+    import weakref
+
+    from pragmeter.scale.ray_engine import _interrupts_kept
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals are handled on the main thread only")
+
+    class Thing:
+        pass
+
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with _interrupts_kept() as pressed:
+                thing = Thing()
+                ref = weakref.ref(thing, lambda _: os.kill(os.getpid(), signal.SIGINT))
+                del thing  # swallowed; the block ends before the re-send
+        assert ref() is None and pressed == [signal.SIGINT]
+        time.sleep(0.3)  # a late re-send would raise KeyboardInterrupt here, in the caller's clean-up
     finally:
         signal.signal(signal.SIGINT, outer)
 

@@ -25,13 +25,6 @@ def current_umask() -> int:
     return umask
 
 
-def make_temp_dir(parent: Path, prefix: str) -> Path:
-    """A temporary folder with the permissions of a normal one (mkdtemp gives 0700), to be renamed into place."""
-    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-    os.chmod(path, 0o777 & ~current_umask())
-    return path
-
-
 @contextmanager
 def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path in the target's folder; on success it replaces ``target``."""

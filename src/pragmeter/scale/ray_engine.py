@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import sys
@@ -26,7 +27,6 @@ from pathlib import Path
 import pandas as pd
 
 from pragmeter.errors import Interrupted, PragmeterError
-from pragmeter.io.atomic import make_temp_dir
 from pragmeter.impscore.scoring import ERROR_COLUMN, score_frame
 
 INPUT_SUFFIXES = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
@@ -35,13 +35,14 @@ ROWS_PER_BLOCK = 1024  # unit of work handed to an actor
 
 @contextmanager
 def _interrupts_kept() -> Iterator[list[int]]:
-    """Ctrl-C raises KeyboardInterrupt as usual and is also remembered. Python swallows an exception raised inside a
-    weakref callback or ``__del__`` (it reaches ``sys.unraisablehook``, which prints "Exception ignored in ..."), and
-    Ray's start-up runs many: a Ctrl-C landing there was lost and the job ran on to the end. Such a swallowed
-    Ctrl-C is sent again once the main thread is back in ordinary code, and the caller checks the list when the
-    blocking call returns (for one swallowed where no hook hears of it). A no-op off the main thread (library use:
-    signals cannot be handled there) and where SIGINT has another handler than Python's own (ignored in a background
-    job, or the caller's)."""
+    """Ctrl-C raises KeyboardInterrupt as usual and is also remembered (the list yielded). Python swallows an
+    exception raised inside a weakref callback or ``__del__`` (it reaches ``sys.unraisablehook``, which prints
+    "Exception ignored in ..."), and Ray's start-up runs many: a Ctrl-C landing there was lost and the job ran on to
+    the end. Such a swallowed Ctrl-C is sent again once the main thread is back in ordinary code, and one swallowed
+    where no hook hears of it is raised when the block ends. Nothing is raised after the block: a Ctrl-C re-sent or
+    pressed while it closes is only remembered, so it cannot land in the caller's clean-up. A no-op off the main
+    thread (library use: signals cannot be handled there) and where SIGINT has another handler than Python's own
+    (ignored in a background job, or the caller's)."""
     pressed: list[int] = []
     if (threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
@@ -66,10 +67,14 @@ def _interrupts_kept() -> Iterator[list[int]]:
     try:
         yield pressed
     finally:
-        for timer in resent:  # not into the caller's clean-up
+        signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+        for timer in resent:  # a re-send already under way is handled here (join runs Python code), not later
             timer.cancel()
+            timer.join()
         sys.unraisablehook = previous_hook
         signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt
 
 
 class ImpScorePredictor:
@@ -181,12 +186,13 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
                                "column": column, "batch_size": batch_size,
                                "threads": max(1, int(cpus_per_actor))})
     output.parent.mkdir(parents=True, exist_ok=True)
-    staging = make_temp_dir(output.parent, prefix=f".{output.name}.")
+    # Named here and made inside the try: a Ctrl-C between making it and entering the try escaped the message
+    # below and left the folder behind (seen on a loaded machine). The output's lock makes the name ours alone.
+    staging = output.parent / f".{output.name}.{secrets.token_hex(8)}"
     try:
-        with _interrupts_kept() as pressed:
+        with _interrupts_kept():
+            staging.mkdir()  # the umask's permissions, as the output folder it becomes
             scored.write_parquet(str(staging), ray_remote_args={"num_cpus": 0})
-            if pressed:  # a Ctrl-C that did not end the job (swallowed where no hook heard of it): it still does
-                raise KeyboardInterrupt
         written = pd.read_parquet(staging, columns=[ERROR_COLUMN])
         if output.exists():
             shutil.rmtree(output)
