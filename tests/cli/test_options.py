@@ -57,6 +57,7 @@ def refused(capsys, *argv) -> str:
     (["impscore", "train", "--output", "m", "--weight-decay", "-1"], "argument --weight-decay: expected a number >= 0"),
     (["classifier", "drinq-nli", "--model", "m", "--limit", "-2"], "argument --limit: must be a whole number >= 1"),
     (["analyze", "profile", "--input", "in.csv", "--seed", "-1"], "argument --seed: must be a whole number >= 0"),
+    (["analyze", "profile", "--input", "in.csv", "--pairs", "0"], "argument --pairs: must be a whole number >= 1"),
     (["analyze", "profile", "--input", "in.csv", "--max-per-label", "0"], "argument --max-per-label: must be a whole"),
     (["impscore", "evaluate", "politeness", "--resamples", "0"], "argument --resamples: must be a whole number >= 1"),
     (["eval", "--tasks", "inli", "--output", "o", "--sample", "0"], "argument --sample: must be a whole number >= 1"),

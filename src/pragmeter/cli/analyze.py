@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from pragmeter.cli.common import (INSTRUMENT, MODEL_ARGS_HELP, RUNTIME, add, add_group, add_input_option,
-                                  load_chat_backend, load_model, non_negative_int, positive_int)
+                                  load_chat_backend, load_model, positive_int)
 
 
 def register(subparsers) -> None:
@@ -40,7 +40,7 @@ def _add_profile(actions) -> None:
     parser.add_argument("--max-per-label", type=positive_int, default=None,
                         help=f"sample at most N texts per value of the first label (seeded; default: all for files, "
                              f"{DEFAULT_CAP} for built-in sets)")
-    parser.add_argument("--pairs", type=non_negative_int, default=2000,
+    parser.add_argument("--pairs", type=positive_int, default=2000,
                         help="random distinct pairs for diversity (default 2000)")
     add(parser, seed={"help": "seed of sampling and pairs (default 0)"},
         output={"default": "profiles", "help": "output folder (default: profiles)"})
