@@ -48,11 +48,12 @@ def _interrupts_kept() -> Iterator[list[int]]:
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
         yield pressed
         return
-    main, previous_hook, resent = threading.main_thread().ident, sys.unraisablehook, []
+    main, previous_hook, resent, closing = threading.main_thread().ident, sys.unraisablehook, [], []
 
     def handler(signum, frame):
         pressed.append(signum)
-        raise KeyboardInterrupt
+        if not closing:
+            raise KeyboardInterrupt
 
     def hook(unraisable) -> None:
         if pressed and isinstance(unraisable.exc_type, type) and issubclass(unraisable.exc_type, KeyboardInterrupt):
@@ -67,12 +68,14 @@ def _interrupts_kept() -> Iterator[list[int]]:
     try:
         yield pressed
     finally:
-        signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
-        for timer in resent:  # a re-send already under way is handled here (join runs Python code), not later
-            timer.cancel()
-            timer.join()
-        sys.unraisablehook = previous_hook
-        signal.signal(signal.SIGINT, previous)
+        closing.append(True)  # first: a signal handled from here on is remembered, not raised into the clean-up
+        try:
+            for timer in resent:  # a re-send already under way is handled here (join runs Python code), not later
+                timer.cancel()
+                timer.join()
+        finally:
+            sys.unraisablehook = previous_hook
+            signal.signal(signal.SIGINT, previous)  # Python runs a still-pending handler (ours) before replacing it
     if pressed:
         raise KeyboardInterrupt
 
