@@ -37,6 +37,35 @@ def test_score_sentences_prints_scores_in_range(capsys):
     assert len(scores) == 2 and all(0.0 <= s <= 2.0 for s in scores)
 
 
+def test_score_dash_scores_standard_input_as_arguments_would(capsys, monkeypatch, real_sentences):
+    import io
+
+    sentences = [text.replace("\n", " ") for text in real_sentences[:40]]
+    _, as_arguments, _ = run(capsys, "score", *sentences)
+    stdin = io.TextIOWrapper(io.BytesIO(("\n".join(sentences[:20]) + "\n\n" + "\n".join(sentences[20:])).encode()))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    code, out, err = run(capsys, "score", "-")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 41 and lines[20] == "nan\t"
+    assert lines[:20] + lines[21:] == as_arguments.splitlines()
+    assert "1 of 41 line(s) not scored" in err and "line 21: empty text" in err
+
+
+def test_score_dash_stops_quietly_when_the_reader_goes(tmp_path, real_sentences):
+    """`pragmeter score - < posts.txt | head -1`: exit 141 (SIGPIPE's status in a shell), no error, no traceback."""
+    lines = [text.replace("\n", " ") for text in real_sentences] * 6  # several steps: writing goes on after head exits
+    source = tmp_path / "posts.txt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with source.open("rb") as stdin:
+        process = subprocess.Popen([sys.executable, "-m", "pragmeter", "score", "-"], stdin=stdin,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = process.stdout.readline()
+    process.stdout.close()  # as head does after its first line
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 141, err
+    assert float(first.split(b"\t")[0]) >= 0 and "error" not in err and "Traceback" not in err
+
+
 def test_distance_is_symmetric_and_zero_for_identical(capsys):
     _, ab, _ = run(capsys, "distance", "Nice weather.", "It is raining hard.")
     _, ba, _ = run(capsys, "distance", "It is raining hard.", "Nice weather.")

@@ -111,6 +111,49 @@ def test_score_refuses_what_it_cannot_do_before_loading(texts, input_path, outpu
         score_texts_or_table(texts, input_path, output, "text", never)
 
 
+def test_score_reads_standard_input_line_by_line_in_steps(monkeypatch, capsys):
+    """``pragmeter score -``: one output line per input line (nan where a line cannot be scored), printed a step at
+    a time while the input is still arriving."""
+    import io
+
+    from pragmeter.impscore.scoring import score_texts_or_table
+
+    monkeypatch.setenv("PRAGMETER_CHUNK_SIZE", "2")
+    seen = []
+
+    class Arriving(io.RawIOBase):  # a pipe: each line is read only when asked for
+        lines = iter([b"It's late.\r\n", b"\n", b"Go.\n", b"   \n", b"Well, well."])
+
+        def readable(self):
+            return True
+
+        def __iter__(self):
+            for line in self.lines:
+                seen.append(capsys.readouterr().out)  # what was printed before this line was read
+                yield line
+
+    failed = score_texts_or_table(["-"], None, None, "text", lambda cache: LengthScorer(), stdin=Arriving())
+    out = capsys.readouterr()
+    printed = "".join(seen) + out.out
+    assert printed == "0.1000\tIt's late.\nnan\t\n0.0300\tGo.\nnan\t   \n0.1100\tWell, well.\n"
+    assert seen[2] == "0.1000\tIt's late.\nnan\t\n" and seen[4] == "0.0300\tGo.\nnan\t   \n"  # in steps of 2
+    assert failed == 2 and "2 of 5 line(s) not scored (printed with nan; first: line 2: empty text)" in out.err
+
+
+@pytest.mark.parametrize("data, error", [
+    (b"", "nothing to score: standard input was empty"),
+    (b"fine\n\xff\xfe\n", "standard input: not valid UTF-8 at line 2"),
+    (b"fine\nnul\x00byte\n", "standard input: NUL byte at line 2"),
+])
+def test_score_refuses_bad_standard_input_before_loading(data, error):
+    import io
+
+    from pragmeter.impscore.scoring import score_texts_or_table
+
+    with pytest.raises(PragmeterError, match=error):
+        score_texts_or_table(["-"], None, None, "text", never, stdin=io.BytesIO(data))
+
+
 def test_score_prints_sentences_and_reports_table_rows(tmp_path, capsys):
     from pragmeter.impscore.scoring import score_texts_or_table
 

@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import importlib
 import os
+import signal
 import sys
 
 from pragmeter import __version__
@@ -76,6 +77,18 @@ def _output_lock(args: argparse.Namespace):
     return output_lock(output)
 
 
+def _reader_gone() -> bool:
+    """Whether standard output is a pipe whose reader has closed it (poll reports an error on its write end)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(event & select.POLLERR for _, event in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll here, or standard output is not a file descriptor
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = resolve_alias(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser(only=COMMANDS.get(argv[0]) if argv else None)  # the named command's module only
@@ -102,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pragmeter {args.command}: error: {error}", file=sys.stderr)
         return error.exit_code
     except OSError as error:  # the file system refused (permission, full disk, a folder as a file): one line, no trace
+        if isinstance(error, BrokenPipeError) and _reader_gone():
+            # standard output's reader stopped reading (`pragmeter score - | head`): stop quietly, as shell tools do
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush must not fail
+            return 128 + signal.SIGPIPE
         where = f"{error.filename}: " if error.filename else ""
         print(f"pragmeter {args.command}: error: {where}{error.strerror or error}", file=sys.stderr)
         return 2

@@ -14,10 +14,12 @@ from pragmeter.impscore.scoring import ERROR_COLUMN, SCORE_COLUMN
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "score", help="implicitness scores of sentences or of a file's text column",
-        description="Score implicitness in [0, 2] (higher = more implicit). Give sentences as arguments, or a file "
-                    "with --input/--column/--output (txt, csv, tsv, jsonl, parquet); the output keeps every input "
-                    f"column in input order and adds '{SCORE_COLUMN}' and '{ERROR_COLUMN}' (why a row has no score).")
-    parser.add_argument("texts", nargs="*", help="sentences to score")
+        description="Score implicitness in [0, 2] (higher = more implicit). Give sentences as arguments ('-': "
+                    "standard input's lines, printed as they are scored), or a file with --input/--column/--output "
+                    "(txt, csv, tsv, jsonl, parquet); the output keeps every input column in input order and adds "
+                    f"'{SCORE_COLUMN}' and '{ERROR_COLUMN}' (why a row has no score).")
+    parser.add_argument("texts", nargs="*", help="sentences to score; '-' reads them from standard input, one a line "
+                                                 "(a line that cannot be scored is printed with nan)")
     parser.add_argument("--input", help="file to score")
     add(parser, column={"help": "text column of --input (default: text)"},
         output={"help": "output file (format from its extension)"}, overwrite={"help": "replace --output if it exists"})

@@ -7,11 +7,12 @@ scored in chunks so a progress bar can follow and the embedding cache fills as t
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from pragmeter.errors import PragmeterError
 
 SCORE_COLUMN, ERROR_COLUMN = "impscore", "impscore_error"
 CHUNK_ENV, DEFAULT_CHUNK = "PRAGMETER_CHUNK_SIZE", 256
+STDIN = "-"  # given as the only sentence: the sentences are standard input's lines (pragmeter.io.stdin_lines)
 
 
 def chunk_size() -> int:
@@ -98,12 +100,37 @@ def score_table(path: str | os.PathLike, column: str, output: str | os.PathLike,
     return frame, model
 
 
+def score_lines(lines: Iterable[str], load_model: Callable[[], Any], name: str = "standard input") -> tuple[int, Any]:
+    """``pragmeter score -``: each of ``lines`` printed with its score, a step (:func:`chunk_size` lines) at a time
+    as they arrive, so a pipe flows and memory stays flat. A line that cannot be scored (empty, blank) is printed
+    with ``nan``, so output lines match input lines; the first is named in a warning on stderr. Returns how many
+    lines could not be scored, and the model (None when ``lines`` was empty: nothing is loaded)."""
+    step, model, count, failed, first = chunk_size(), None, 0, 0, ""
+    lines = iter(lines)
+    while chunk := list(itertools.islice(lines, step)):
+        model = model or load_model()  # after the first step is read: bad or missing input fails before loading
+        scores, errors = score_values(model, chunk)
+        for number, (text, score, error) in enumerate(zip(chunk, scores, errors), count + 1):
+            print(f"{score:.4f}\t{text}")
+            if error:
+                failed += 1
+                first = first or f"line {number}: {error}"
+        sys.stdout.flush()
+        count += len(chunk)
+    if not count:
+        raise PragmeterError(f"nothing to score: {name} was empty")
+    if failed:
+        print(f"warning: {failed} of {count} line(s) not scored (printed with nan; first: {first})", file=sys.stderr)
+    return failed, model
+
+
 def score_texts_or_table(texts: Sequence[str], input_path: str | os.PathLike | None, output: str | os.PathLike | None,
                          column: str, load_model: Callable[[bool], Any], overwrite: bool = False,
-                         progress: bool | None = False) -> int:
-    """``pragmeter score``: the sentences ``texts``, each printed with its score, or the table ``input_path``
-    scored into ``output`` (:func:`score_table`, its rows reported on stderr); then a note on stderr when texts
-    were truncated. ``load_model(cache)`` gives the ImpScore model (``cache``: for a table, which may use the
+                         progress: bool | None = False, stdin: BinaryIO | None = None) -> int:
+    """``pragmeter score``: the sentences ``texts``, each printed with its score (``["-"]``: the lines of ``stdin``,
+    default standard input, :func:`score_lines`), or the table ``input_path`` scored into ``output``
+    (:func:`score_table`, its rows reported on stderr); then a note on stderr when texts were truncated.
+    ``load_model(cache)`` gives the ImpScore model (``cache``: for a table or standard input, which may use the
     embedding cache). Returns how many rows could not be scored."""
     if input_path and texts:
         raise PragmeterError("give sentences or --input, not both")
@@ -115,7 +142,11 @@ def score_texts_or_table(texts: Sequence[str], input_path: str | os.PathLike | N
         raise PragmeterError("--output goes with --input FILE (sentences given as arguments are printed: put them "
                              "in a .txt file, one a line, to score them into a file)")
     failed = 0
-    if not input_path:
+    if list(texts) == [STDIN]:
+        from pragmeter.io import stdin_lines
+
+        failed, model = score_lines(stdin_lines(stdin), lambda: load_model(True))
+    elif not input_path:
         model = load_model(False)
         for text, score in zip(texts, model.score(texts)):
             print(f"{score:.4f}\t{text}")

@@ -15,8 +15,9 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -86,6 +87,21 @@ def lines(text: str) -> list[str]:
     if parts and parts[-1] == "":
         parts.pop()
     return [part.removesuffix("\r") for part in parts]
+
+
+def stdin_lines(stream: BinaryIO | None = None, name: str = "standard input") -> Iterator[str]:
+    """The lines of ``stream`` (default: standard input, as bytes), one at a time as they arrive: UTF-8 (a leading
+    byte-order mark dropped), split at \n only and a \r\n ending removed, as :func:`lines` does. A line that is not
+    UTF-8 or holds a NUL byte is a DataError naming ``name`` and the line."""
+    stream = sys.stdin.buffer if stream is None else stream
+    for number, raw in enumerate(stream, 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise DataError(f"{name}: not valid UTF-8 at line {number} (byte {error.start} of the line)") from None
+        if "\x00" in line:
+            raise DataError(f"{name}: NUL byte at line {number}; binary data, not text")
+        yield (line.removeprefix("\ufeff") if number == 1 else line).removesuffix("\n").removesuffix("\r")
 
 
 def _json_error(path: Path, error: json.JSONDecodeError, line: int | None = None) -> DataError:
