@@ -66,6 +66,26 @@ def test_score_dash_stops_quietly_when_the_reader_goes(tmp_path, real_sentences)
     assert float(first.split(b"\t")[0]) >= 0 and "error" not in err and "Traceback" not in err
 
 
+def test_score_dash_at_a_terminal_answers_each_line_as_it_is_typed():
+    import os
+    import pty
+    import select
+
+    terminal, typed = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "pragmeter", "score", "-"], stdin=typed, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        os.write(terminal, b"It is cold in here.\n")
+        ready, _, _ = select.select([process.stdout], [], [], 120)  # the line's score, before any more is typed
+        assert ready and process.stdout.readline().endswith(b"\tIt is cold in here.\n")
+        os.write(terminal, b"\x04")  # Ctrl-D: end of input
+        assert process.wait(timeout=60) == 0
+    finally:
+        process.kill()
+        os.close(terminal)
+        os.close(typed)
+
+
 def test_distance_is_symmetric_and_zero_for_identical(capsys):
     _, ab, _ = run(capsys, "distance", "Nice weather.", "It is raining hard.")
     _, ba, _ = run(capsys, "distance", "It is raining hard.", "Nice weather.")

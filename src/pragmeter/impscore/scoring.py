@@ -100,12 +100,13 @@ def score_table(path: str | os.PathLike, column: str, output: str | os.PathLike,
     return frame, model
 
 
-def score_lines(lines: Iterable[str], load_model: Callable[[], Any], name: str = "standard input") -> tuple[int, Any]:
-    """``pragmeter score -``: each of ``lines`` printed with its score, a step (:func:`chunk_size` lines) at a time
-    as they arrive, so a pipe flows and memory stays flat. A line that cannot be scored (empty, blank) is printed
-    with ``nan``, so output lines match input lines; the first is named in a warning on stderr. Returns how many
-    lines could not be scored, and the model (None when ``lines`` was empty: nothing is loaded)."""
-    step, model, count, failed, first = chunk_size(), None, 0, 0, ""
+def score_lines(lines: Iterable[str], load_model: Callable[[], Any], name: str = "standard input",
+                step: int | None = None) -> tuple[int, Any]:
+    """``pragmeter score -``: each of ``lines`` printed with its score, ``step`` lines (default :func:`chunk_size`)
+    at a time as they arrive, so a pipe flows and memory stays flat. A line that cannot be scored (empty, blank) is
+    printed with ``nan``, so output lines match input lines; the first is named in a warning on stderr. Returns how
+    many lines could not be scored, and the model (None when ``lines`` was empty: nothing is loaded)."""
+    step, model, count, failed, first = step or chunk_size(), None, 0, 0, ""
     lines = iter(lines)
     while chunk := list(itertools.islice(lines, step)):
         model = model or load_model()  # after the first step is read: bad or missing input fails before loading
@@ -145,7 +146,9 @@ def score_texts_or_table(texts: Sequence[str], input_path: str | os.PathLike | N
     if list(texts) == [STDIN]:
         from pragmeter.io import stdin_lines
 
-        failed, model = score_lines(stdin_lines(stdin), lambda: load_model(True))
+        stream = sys.stdin.buffer if stdin is None else stdin
+        # typed at a terminal: each line is answered as it is entered
+        failed, model = score_lines(stdin_lines(stream), lambda: load_model(True), step=1 if stream.isatty() else None)
     elif not input_path:
         model = load_model(False)
         for text, score in zip(texts, model.score(texts)):
