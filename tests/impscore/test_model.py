@@ -65,6 +65,20 @@ def test_implicit_posts_score_above_their_explicit_statements(model):
     assert (model.score(implicit) > model.score(explicit)).all()
 
 
+def test_progress_bar_moves_a_step_at_a_time_and_changes_no_score(model, monkeypatch, capsys):
+    from pragmeter.data.root import data_file
+
+    posts = pd.read_csv(data_file("implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg3_posts.tsv"),
+                        sep="\t")["post"].head(300).tolist()
+    monkeypatch.setenv("PRAGMETER_CHUNK_SIZE", "128")
+    quiet = model.score(posts)
+    assert capsys.readouterr().err == ""  # no bar unless asked for
+    with_bar = model.score(posts, show_progress_bar=True)
+    bar = capsys.readouterr().err
+    assert "embedding" in bar and "128/300" in bar and "256/300" in bar and "300/300" in bar
+    assert np.abs(with_bar - quiet).max() < 1e-3  # the same texts, encoded in steps
+
+
 def test_embed_and_distance_are_consistent(model):
     texts = ["It's getting late.", "You should go home now.", "The sky is blue."]
     features = model.embed(texts)

@@ -333,15 +333,23 @@ class ImpScore:
                                          normalize_embeddings=False, show_progress_bar=False)
         return np.asarray(embeddings, dtype=np.float32)  # half-precision encoders: the heads and caches take float32
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Frozen-encoder sentence embeddings (not normalized, as in the paper)."""
+    def _encode_or_reuse(self, texts: list[str]) -> np.ndarray:
+        if self.embedding_cache is not None:
+            return self.embedding_cache.get_or_compute(texts, self._encode_now)
+        return np.asarray(self._encode_now(texts), dtype=np.float32)
+
+    def encode(self, texts: Sequence[str], show_progress_bar: bool = False) -> np.ndarray:
+        """Frozen-encoder sentence embeddings (not normalized, as in the paper). ``show_progress_bar``: a bar on
+        stderr, moving a step ($PRAGMETER_CHUNK_SIZE texts, default 256) at a time."""
         texts = self._check(texts)
         if not texts:
             return np.zeros((0, self.heads_config.embedding_dim), dtype=np.float32)
-        if self.embedding_cache is not None:
-            embeddings = self.embedding_cache.get_or_compute(texts, self._encode_now)
+        if show_progress_bar:
+            from pragmeter.impscore.scoring import in_steps
+
+            embeddings = in_steps(self._encode_or_reuse, texts, "embedding", progress=True)
         else:
-            embeddings = np.asarray(self._encode_now(texts), dtype=np.float32)
+            embeddings = self._encode_or_reuse(texts)
         width = self.heads_config.embedding_dim
         if embeddings.ndim != 2 or embeddings.shape[1] != width:  # else the heads fail on a matrix product
             raise DataError(f"{self.config_path or 'the model config'}: encoder {self.encoder_name!r} gives "
@@ -361,13 +369,14 @@ class ImpScore:
             return self._numpy_heads(embeddings)[0]
         return self._heads_on(embeddings)[0].cpu().numpy()
 
-    def score(self, texts: Sequence[str]) -> np.ndarray:
-        """Implicitness of each text: 1 − cos(h_s, h_p W_t) ∈ [0, 2] for the default variant."""
-        return self.score_embeddings(self.encode(texts))
+    def score(self, texts: Sequence[str], show_progress_bar: bool = False) -> np.ndarray:
+        """Implicitness of each text: 1 − cos(h_s, h_p W_t) ∈ [0, 2] for the default variant (``show_progress_bar``:
+        as in :meth:`encode`)."""
+        return self.score_embeddings(self.encode(texts, show_progress_bar))
 
-    def embed(self, texts: Sequence[str]) -> Features:
-        """Pragmatic and semantic features of each text."""
-        return self.features_of_embeddings(self.encode(texts))
+    def embed(self, texts: Sequence[str], show_progress_bar: bool = False) -> Features:
+        """Pragmatic and semantic features of each text (``show_progress_bar``: as in :meth:`encode`)."""
+        return self.features_of_embeddings(self.encode(texts, show_progress_bar))
 
     def features_of_embeddings(self, embeddings: np.ndarray) -> Features:
         """Pragmatic and semantic features of encoder embeddings already computed (see :meth:`encode`)."""
