@@ -1,5 +1,5 @@
 """The one reader of user files: tables (.txt one text per line, .csv, .tsv, .jsonl, .parquet), JSON documents
-and JSON-lines records. Every command that reads a file a user gives goes through here.
+and JSON-lines records, and standard input's lines. Every command that reads a file a user gives goes through here.
 
 What cannot be read is a DataError whose one-line message names the file and the position (line, byte, row) and,
 where it applies, the field; it is never a traceback. What can be read is returned whole and in order: values are
