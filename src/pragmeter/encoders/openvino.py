@@ -10,7 +10,8 @@ Precision is chosen when the graph is compiled (``INFERENCE_PRECISION_HINT``): o
 Texts are batched by token length with a small token budget: on CPU, bf16 matrix kernels run fastest on batches
 that stay in cache (measured 1024 tokens: 341 sentences/CPU-s vs 292 at 4096 and 149 unsorted batches of 32).
 The graph is compiled for throughput (one stream per core or so, ``PERFORMANCE_HINT=THROUGHPUT``) and the batches
-of one call run on all streams at once (``AsyncInferQueue``): small batches, every core busy, same numbers.
+of one call run on all streams at once (one infer request per stream, without Python callbacks): small batches,
+every core busy, same numbers.
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ class OpenVinoEncoder(OnnxEncoder):
                                  f"this CPU ({lines[-1] if lines else 'no reason given'}); try --precision fp32 or "
                                  "--backend onnx") from None
         self._requests = max(1, int(compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
+        self._in_flight: list = []  # that many infer requests, made on first use
         return compiled
 
     def _run(self, features: dict[str, np.ndarray]) -> np.ndarray:
@@ -106,17 +108,23 @@ class OpenVinoEncoder(OnnxEncoder):
     def _encode_batches(self, ids: list[list[int]], batches: list[list[int]], out: np.ndarray) -> None:
         if len(batches) == 1 or self._requests == 1:
             return super()._encode_batches(ids, batches, out)
-        import openvino as ov
-
-        queue = ov.AsyncInferQueue(self._compiled, self._requests)
-
-        def done(request, batch: list[int]) -> None:  # runs on OpenVINO's thread; each batch has its own rows
-            out[batch] = request.get_output_tensor(0).data
-
-        queue.set_callback(done)
-        for batch in batches:
-            queue.start_async(self.features([ids[i] for i in batch]), batch)
-        queue.wait_all()
+        # Several batches in flight, each output copied by this thread. No Python callback (AsyncInferQueue's): it
+        # makes OpenVINO's threads take the GIL, and one still waiting for it when the compiled model was released
+        # deadlocked, or at exit aborted the process after its work was done ("terminate called without an
+        # active exception", exit 134).
+        if not self._in_flight:
+            self._in_flight = [self._compiled.create_infer_request() for _ in range(self._requests)]
+        requests, running = self._in_flight, {}
+        for number, batch in enumerate(batches):
+            slot = number % len(requests)
+            if slot in running:
+                requests[slot].wait()
+                out[running.pop(slot)] = requests[slot].get_output_tensor(0).data
+            requests[slot].start_async(self.features([ids[i] for i in batch]))
+            running[slot] = batch
+        for slot, batch in running.items():
+            requests[slot].wait()
+            out[batch] = requests[slot].get_output_tensor(0).data
 
 
 def export(encoder_name: str, target: Path) -> None:
