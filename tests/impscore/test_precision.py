@@ -124,6 +124,31 @@ def test_a_process_that_scored_many_batches_exits_cleanly(texts, tmp_path):
         assert (run.returncode, run.stdout.strip()) == (0, str(len(texts))), run.stderr[-500:]
 
 
+def test_threads_sharing_the_encoder_get_the_scores_of_one_thread(texts):
+    """Every ImpScore of a process shares one OpenVINO encoder and its infer requests: four threads scoring at once
+    (without the encoder's lock: "Infer Request is busy") get what one thread gets."""
+    import threading
+
+    from pragmeter import ImpScore
+
+    alone, results, errors = ImpScore.load().score(texts), {}, []
+
+    def score(shift: int) -> None:
+        try:
+            results[shift] = ImpScore.load().score(texts[shift:] + texts[:shift])
+        except Exception as error:  # noqa: BLE001 (reported by the assertion below)
+            errors.append(repr(error))
+
+    threads = [threading.Thread(target=score, args=(shift,)) for shift in (0, 75, 150, 225)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors and sorted(results) == [0, 75, 150, 225], errors
+    for shift, scores in results.items():
+        assert np.abs(scores - np.roll(alone, -shift)).max() < 1e-3  # each text its own score, in its own row
+
+
 def test_int8_is_refused_in_one_line(capsys):
     from pragmeter.cli import main
 

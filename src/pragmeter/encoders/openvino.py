@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from functools import cache
 from pathlib import Path
@@ -100,12 +101,17 @@ class OpenVinoEncoder(OnnxEncoder):
                                  "--backend onnx") from None
         self._requests = max(1, int(compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
         self._in_flight: list = []  # that many infer requests, made on first use
+        self._lock = threading.Lock()
         return compiled
 
     def _run(self, features: dict[str, np.ndarray]) -> np.ndarray:
         return np.asarray(self._compiled(features)[0], dtype=np.float32)
 
     def _encode_batches(self, ids: list[list[int]], batches: list[list[int]], out: np.ndarray) -> None:
+        with self._lock:  # one caller at a time: the infer requests are shared by every ImpScore of the process
+            self._run_batches(ids, batches, out)
+
+    def _run_batches(self, ids: list[list[int]], batches: list[list[int]], out: np.ndarray) -> None:
         if len(batches) == 1 or self._requests == 1:
             return super()._encode_batches(ids, batches, out)
         # Several batches in flight, each output copied by this thread. No Python callback (AsyncInferQueue's): it
