@@ -140,18 +140,27 @@ def test_score_reads_standard_input_line_by_line_in_steps(monkeypatch, capsys):
     assert failed == 2 and "2 of 5 line(s) not scored (printed with nan; first: line 2: empty text)" in out.err
 
 
+def test_score_refuses_empty_standard_input_before_loading():
+    import io
+
+    from pragmeter.impscore.scoring import score_texts_or_table
+
+    with pytest.raises(PragmeterError, match="nothing to score: standard input was empty"):
+        score_texts_or_table(["-"], None, None, "text", never, stdin=io.BytesIO(b""))
+
+
 @pytest.mark.parametrize("data, error", [
-    (b"", "nothing to score: standard input was empty"),
-    (b"fine\n\xff\xfe\n", "standard input: not valid UTF-8 at line 2"),
-    (b"fine\nnul\x00byte\n", "standard input: NUL byte at line 2"),
+    (b"Fine.\nGo.\n\xff\xfe\nlater\n", "standard input: not valid UTF-8 at line 3"),
+    (b"Fine.\nGo.\nnul\x00byte\nlater\n", "standard input: NUL byte at line 3"),
 ])
-def test_score_refuses_bad_standard_input_before_loading(data, error):
+def test_an_unreadable_line_ends_scoring_after_every_line_before_it(data, error, capsys):
     import io
 
     from pragmeter.impscore.scoring import score_texts_or_table
 
     with pytest.raises(PragmeterError, match=error):
-        score_texts_or_table(["-"], None, None, "text", never, stdin=io.BytesIO(data))
+        score_texts_or_table(["-"], None, None, "text", lambda cache: LengthScorer(), stdin=io.BytesIO(data))
+    assert capsys.readouterr().out == "0.0500\tFine.\n0.0300\tGo.\n"  # the step's lines before it, not after
 
 
 def test_score_prints_sentences_and_reports_table_rows(tmp_path, capsys):

@@ -104,20 +104,31 @@ def score_lines(lines: Iterable[str], load_model: Callable[[], Any], name: str =
                 step: int | None = None) -> tuple[int, Any]:
     """``pragmeter score -``: each of ``lines`` printed with its score, ``step`` lines (default :func:`chunk_size`)
     at a time as they arrive, so a pipe flows and memory stays flat. A line that cannot be scored (empty, blank) is
-    printed with ``nan``, so output lines match input lines; the first is named in a warning on stderr. Returns how
-    many lines could not be scored, and the model (None when ``lines`` was empty: nothing is loaded)."""
+    printed with ``nan``, so output lines match input lines; the first is named in a warning on stderr. A line that
+    cannot be read (``lines`` raises) ends the command after every line before it is printed. Returns how many lines
+    could not be scored, and the model (None when ``lines`` was empty: nothing is loaded)."""
     step, model, count, failed, first = step or chunk_size(), None, 0, 0, ""
     lines = iter(lines)
-    while chunk := list(itertools.islice(lines, step)):
-        model = model or load_model()  # after the first step is read: bad or missing input fails before loading
-        scores, errors = score_values(model, chunk)
-        for number, (text, score, error) in enumerate(zip(chunk, scores, errors), count + 1):
-            print(f"{score:.4f}\t{text}")
-            if error:
-                failed += 1
-                first = first or f"line {number}: {error}"
-        sys.stdout.flush()
-        count += len(chunk)
+    while True:
+        chunk, unreadable = [], None
+        try:
+            chunk.extend(itertools.islice(lines, step))  # keeps the lines read before one that raises
+        except PragmeterError as error:
+            unreadable = error
+        if chunk:
+            model = model or load_model()  # once a step is read: empty input fails before loading
+            scores, errors = score_values(model, chunk)
+            for number, (text, score, error) in enumerate(zip(chunk, scores, errors), count + 1):
+                print(f"{score:.4f}\t{text}")
+                if error:
+                    failed += 1
+                    first = first or f"line {number}: {error}"
+            sys.stdout.flush()
+            count += len(chunk)
+        if unreadable:
+            raise unreadable
+        if not chunk:
+            break
     if not count:
         raise PragmeterError(f"nothing to score: {name} was empty")
     if failed:
