@@ -203,7 +203,7 @@ def test_a_swallowed_ctrl_c_in_a_block_that_ends_at_once_still_interrupts():
                 thing = Thing()
                 ref = weakref.ref(thing, lambda _: os.kill(os.getpid(), signal.SIGINT))
                 del thing  # swallowed; the block ends before the re-send
-        assert ref() is None and pressed == [signal.SIGINT]
+        assert ref() is None and set(pressed) == {signal.SIGINT}  # twice if the machine stalled 0.1 s in the block
         time.sleep(0.3)  # a late re-send would raise KeyboardInterrupt here, in the caller's clean-up
     finally:
         signal.signal(signal.SIGINT, outer)
