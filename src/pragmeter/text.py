@@ -6,15 +6,19 @@ import hashlib
 import math
 
 
+def is_missing(value: object) -> bool:
+    """A table cell with no value: None or NaN (what pandas gives for an empty cell)."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def is_blank(value: object) -> bool:
-    """A table cell with nothing in it: None, NaN or a string of spaces."""
-    return (value is None or (isinstance(value, float) and math.isnan(value))
-            or (isinstance(value, str) and not value.strip()))
+    """A table cell with nothing in it: missing (:func:`is_missing`) or a string of spaces."""
+    return is_missing(value) or (isinstance(value, str) and not value.strip())
 
 
 def invalid_text_reason(text: object) -> str | None:
     """Why a value cannot be scored, or None when it can."""
-    if text is None or (isinstance(text, float) and math.isnan(text)):
+    if is_missing(text):
         return "missing value"
     if not isinstance(text, str):
         return f"not a string ({type(text).__name__})"

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pragmeter.data.root import data_file
 from pragmeter.datasets.common import read_frame
 from pragmeter.errors import DataError
+from pragmeter.text import is_missing
 
 TASKS = ("implicit", "subtle")
 SPLITS = ("train", "dev", "test")
@@ -82,7 +83,7 @@ class IshateItem:
 
 
 def _none_if_missing(value):
-    return None if value is None or (isinstance(value, float) and value != value) else value  # NaN != NaN
+    return None if is_missing(value) else value
 
 
 def load_ishate(task: str = "implicit", split: str = "test",

@@ -9,10 +9,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-import pandas as pd
-
 from pragmeter.errors import DataError
 from pragmeter.io import read_table, require_column
+from pragmeter.text import is_missing
 
 _TRUE = {"1", "true", "yes", "1.0"}
 _FALSE = {"0", "false", "no", "0.0"}
@@ -28,7 +27,7 @@ class LabelledText:
 
 
 def parse_label(value, positive: str | None) -> bool | None:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
+    if is_missing(value):
         return None
     text = str(value).strip()
     if positive is not None:

@@ -60,6 +60,8 @@ class OpenVinoEncoder(OnnxEncoder):
             self.tokenizer, self.max_seq_length = self._st.tokenizer, self._st.max_seq_length
             self.dimension = self._st.get_embedding_dimension()
         self._compiled = self._compile(threads)
+        self._in_flight: list = []  # _requests infer requests, made on first use
+        self._lock = threading.Lock()
         self._inputs = [name for port in self._compiled.inputs for name in port.get_names() if name in INPUT_NAMES]
 
     def _ensure_exported(self) -> Path:
@@ -100,8 +102,6 @@ class OpenVinoEncoder(OnnxEncoder):
                                  f"this CPU ({lines[-1] if lines else 'no reason given'}); try --precision fp32 or "
                                  "--backend onnx") from None
         self._requests = max(1, int(compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
-        self._in_flight: list = []  # that many infer requests, made on first use
-        self._lock = threading.Lock()
         return compiled
 
     def _run(self, features: dict[str, np.ndarray]) -> np.ndarray:

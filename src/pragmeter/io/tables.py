@@ -24,6 +24,7 @@ import pandas as pd
 
 from pragmeter.errors import DataError, PragmeterError
 from pragmeter.io.atomic import atomic_path
+from pragmeter.text import is_blank
 
 FORMATS = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 
@@ -235,7 +236,7 @@ def require_column(frame: pd.DataFrame, column: str, path: str | os.PathLike) ->
 
 def numeric_column(series: pd.Series, column: str, path: str | os.PathLike) -> pd.Series:
     """A column as numbers: blank cells are missing (NaN), any other non-number is an error naming its row."""
-    series = series.mask(series.map(lambda v: isinstance(v, str) and not v.strip()))  # blank = missing
+    series = series.mask(series.map(is_blank))  # blank = missing
     values = pd.to_numeric(series, errors="coerce")
     bad = series.notna() & values.isna()
     if bad.any():
