@@ -1,7 +1,8 @@
 """Implicitness profile of a text collection (ImpScore paper §7.1, Figures 5, 6 and 14): the distribution of
 ImpScore overall and per label value (mean, SD, quantiles, histogram, violin), pragmatic diversity as the
 pragmatic distances of random distinct pairs, mean differences between labels with Welch 95% CIs, and paired
-comparisons (e.g. a post against its implied statement).
+comparisons (e.g. a post against its implied statement); several profiles side by side in one PNG and a JSON table
+of the headline numbers (:func:`write_overview`).
 
 Embeddings come from the model's embedding cache when it has one, so a second profile of the same texts runs
 only the small heads.
@@ -202,12 +203,42 @@ def profile_lines(payload: dict, path: Path) -> list[str]:
     return lines
 
 
+# The label value that marks the implicit texts of each built-in set (paper Fig. 5 shows them separately).
+IMPLICIT_SUBSET = {"ishate": ("implicit_layer", "Implicit HS"), "latent_hatred": ("class", "implicit_hate"),
+                   "dghsd": ("type", "animosity"), "absa": ("sentiment", "implicit")}
+
+
+def write_overview(profiles: list[Profile], output: Path) -> dict:
+    from pragmeter.analysis.plots import overview_figure
+    from pragmeter.datasets.labelled_sets import DISPLAY_NAMES
+    from pragmeter.metrics.summary import summary
+    from pragmeter.io import write_json_atomic
+
+    datasets, rows = {}, []
+    for profile in profiles:
+        name = profile.collection.name
+        entry = {"scores": profile.scores, "distances": profile.distances[ALL]}
+        subset = IMPLICIT_SUBSET.get(name)
+        if subset and subset[0] in profile.collection.groupings:
+            entry["subset_scores"] = profile.group_scores(subset[0]).get(subset[1])
+        datasets[DISPLAY_NAMES.get(name, name)] = entry
+        rows.append({"name": name, "n_texts": int(profile.scores.size), "scores": summary(profile.scores),
+                     "implicit_subset": ({"grouping": subset[0], "value": subset[1],
+                                          "scores": summary(entry["subset_scores"])}
+                                         if entry.get("subset_scores") is not None else None),
+                     "diversity": summary(profile.distances[ALL])})
+    overview_figure(datasets, output / "profiles_overview.png")
+    payload = {"kind": "pragmeter-profile-overview", "version": 1,
+               "model": profiles[0].model_signature if profiles else None, "datasets": rows,
+               "plots": ["profiles_overview.png"]}
+    write_json_atomic(output / "profiles_overview.json", payload)
+    return payload
+
+
 def profile_collections(collections: list[TextCollection], model, output: Path, n_pairs: int = DEFAULT_PAIRS,
                         seed: int = 0) -> Iterator[str]:
     """``pragmeter analyze profile``: profile each collection and write it (:func:`write_profile`), with an overview
     of them all when there are several; yields what to report as each file is written."""
-    from pragmeter.analysis.overview import write_overview
-
     profiles = []
     for collection in collections:
         profiles.append(compute_profile(collection, model, n_pairs=n_pairs, seed=seed))
