@@ -41,7 +41,8 @@ def test_the_command_says_failed_requests_and_exits_3(tmp_path, fake_server, cap
     posts = real_posts(tmp_path)
     server = fake_server(lambda request: f'Explicit version: "Said plainly: {len(user_text(request))} characters."',
                          fault_rate=0.3, faults=("500",))
-    code = main(["generate", "pairs", "--input", str(posts), "--output", str(tmp_path / "pairs.csv"), "--no-progress", "--source-type", "hate",
+    code = main(["generate", "pairs", "--input", str(posts), "--output", str(tmp_path / "pairs.csv"), "--no-progress",
+                 "--source-type", "hate",
                  "--model-args", f"base_url={server.url},model=fake-model,max_retries=0,concurrency=1"])
     failed = server.faults_sent["500"]
     assert code == 3 and failed > 0
