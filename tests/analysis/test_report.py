@@ -1,4 +1,4 @@
-"""`pragmeter report` end to end: two models evaluated on real ISHate texts through the fake server, a
+"""`pragmeter analyze report` end to end: two models evaluated on real ISHate texts through the fake server, a
 dataset profile, one self-contained page per model, and a headless-Chromium screenshot showing the plots."""
 
 from __future__ import annotations
