@@ -133,3 +133,11 @@ def test_pragmeter_tasks_lists_citation_and_published_figures():
             block.append(line.strip())
         assert any(line.startswith("citation: ") for line in block), name
         assert sum(line.startswith("published: ") for line in block) >= 2, name
+
+
+def test_a_drinq_prompt_gives_its_item_back_to_a_local_interpreter():
+    built = task("drinq_vanilla")
+    item = built.items()[0]
+    found = prompt_item(built.messages(item, 2))
+    assert (found.item.context, found.item.utterance, found.item.options) == (item.context, item.question, item.options)
+    assert all(built.parse(found.answers[letter], item) == letter for letter, _ in item.options)
