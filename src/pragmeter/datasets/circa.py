@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from pragmeter.datasets.common import read_frame
+from pragmeter.datasets.common import read_columns
 from pragmeter.errors import DataError
 
 SCENARIOS = tuple(range(10))
@@ -50,10 +50,7 @@ def load_circa(root: str | os.PathLike | None = None, scenarios: tuple[int, ...]
         if scenario not in SCENARIOS:
             raise DataError(f"Circa has no scenario {scenario!r}; choose from 0 to 9")
         relative = FILES[scenario]
-        frame = read_frame(relative, root, sep="\t", dtype=str, keep_default_na=False)
-        missing = [column for column in _COLUMNS if column not in frame.columns]
-        if missing:
-            raise DataError(f"{relative}: no column {missing[0]!r}")
+        frame = read_columns(relative, root, _COLUMNS, sep="\t")
         for row, record in enumerate(frame.to_dict("records")):
             relaxed = record["goldstandard2"].strip()
             if relaxed in LEFT_OUT:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from pragmeter.datasets.common import read_frame
+from pragmeter.datasets.common import checked_split, read_columns
 from pragmeter.errors import DataError
 
 SPLITS = ("dev",)
@@ -21,9 +21,7 @@ _COLUMNS = ("startphrase", "ending1", "ending2", "labels", "valid", "qid")
 def split_file(split: str) -> str:
     if split == "test":
         raise DataError("Fig-QA's test labels are hidden upstream (scored only on its leaderboard); use split dev")
-    if split not in SPLITS:
-        raise DataError(f"Fig-QA has no split {split!r}; choose one of {', '.join(SPLITS)}")
-    return f"figqa/data/filtered/{split}.csv"
+    return f"figqa/data/filtered/{checked_split('Fig-QA', split, SPLITS)}.csv"
 
 
 @dataclass(frozen=True)
@@ -39,10 +37,7 @@ def load_figqa(split: str = "dev", root: str | os.PathLike | None = None) -> lis
     """The split's valid metaphors in file order (checksum verified); a row with a bad label or empty text is a
     DataError naming file, row and field."""
     relative = split_file(split)
-    frame = read_frame(relative, root, dtype=str, keep_default_na=False)
-    missing = [column for column in _COLUMNS if column not in frame.columns]
-    if missing:
-        raise DataError(f"{relative}: no column {missing[0]!r}")
+    frame = read_columns(relative, root, _COLUMNS)
     items = []
     for row, record in enumerate(frame.to_dict("records")):
         if record["valid"].strip() != "1":

@@ -34,13 +34,10 @@ class FloydItem:
 
 def load_floyd_battery(root: str | os.PathLike | None = None) -> list[FloydItem]:
     """The 40 items of ``floyd_dev/floyd_dev_battery.json`` (checksum verified)."""
-    from pragmeter.io import read_json
+    from pragmeter.datasets.common import read_items
     from pragmeter.io.tables import choice_fields, item_text
 
-    path = data_file(BATTERY, root)
-    raw = read_json(path, dict, '{"items": [...]}').get("items")
-    if not isinstance(raw, list) or not raw:
-        raise DataError(f'{path}: expected a non-empty "items" list')
+    path, raw = read_items(BATTERY, root, "items")
     items = []
     for index, item in enumerate(raw):
         options, answer = choice_fields(path, index, item)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 
 from pragmeter.data.root import data_file
-from pragmeter.datasets.common import read_frame
+from pragmeter.datasets.common import checked_split, read_frame
 from pragmeter.errors import DataError
 from pragmeter.text import normalise
 
@@ -31,9 +31,7 @@ SOURCES = ("circa", "ludwig", "normbank", "socialchem")
 
 
 def split_file(split: str) -> str:
-    if split not in SPLITS:
-        raise DataError(f"INLI has no split {split!r}; choose one of {', '.join(SPLITS)}")
-    return f"inli/INLI_Data/{split}.csv"
+    return f"inli/INLI_Data/{checked_split('INLI', split, SPLITS)}.csv"
 
 
 FILES = tuple(split_file(split) for split in SPLITS)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from pragmeter.datasets.common import read_frame
+from pragmeter.datasets.common import checked_split, read_columns
 from pragmeter.errors import DataError
 
 SPLITS = ("test", "dev")
@@ -24,13 +24,11 @@ LABELS = ("yes", "no")
 _COLUMNS = ("Context utterance", "Response utterance", "Implicature")
 
 
+FILES = {split: f"ludwig/data/{split}_conversational_implicatures.csv" for split in SPLITS}
+
+
 def split_file(split: str) -> str:
-    if split not in SPLITS:
-        raise DataError(f"LUDWIG has no split {split!r}; choose one of {', '.join(SPLITS)}")
-    return f"ludwig/data/{split}_conversational_implicatures.csv"
-
-
-FILES = tuple(split_file(split) for split in SPLITS)
+    return FILES[checked_split("LUDWIG", split, SPLITS)]
 
 
 @dataclass(frozen=True)
@@ -58,10 +56,7 @@ def load_ludwig(split: str = "test", root: str | os.PathLike | None = None) -> l
     from pragmeter.datasets.inli import InliDialogues
 
     relative = split_file(split)
-    frame = read_frame(relative, root, dtype=str, keep_default_na=False)
-    missing = [column for column in _COLUMNS if column not in frame.columns]
-    if missing:
-        raise DataError(f"{relative}: no column {missing[0]!r}")
+    frame = read_columns(relative, root, _COLUMNS)
     inli = InliDialogues(root)
     items = []
     for row, record in enumerate(frame.to_dict("records")):

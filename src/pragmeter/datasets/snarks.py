@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from pragmeter.data.root import data_file
+from pragmeter.datasets.common import read_items
 from pragmeter.errors import DataError
 
 FILE = "bbh_snarks/bbh/snarks.json"
@@ -46,12 +46,7 @@ def parse_input(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
 
 def load_snarks(root: str | os.PathLike | None = None) -> list[SnarksItem]:
     """The 177 readable examples of the 178, in file order (checksum verified)."""
-    from pragmeter.io import read_json
-
-    path = data_file(FILE, root)
-    examples = read_json(path, dict, '{"examples": [...]}').get("examples")
-    if not isinstance(examples, list) or not examples:
-        raise DataError(f'{path}: expected a non-empty "examples" list')
+    path, examples = read_items(FILE, root, "examples")
     items = []
     for index, example in enumerate(examples):
         if not isinstance(example, dict):
