@@ -45,3 +45,13 @@ def test_a_constant_answer_scores_its_share_of_the_gold_labels(tmp_path, fake_se
     share = sum(item.label == "no" for item in load_ludwig("test")[:60]) / 60
     assert result["metrics"]["accuracy"]["mean"] == pytest.approx(share)
     assert result["metrics"]["accuracy"]["sd"] == 0.0 and result["invalid"] == 0
+
+
+def test_logprob_mode_scores_the_options_of_each_task(tmp_path, fake_server):
+    names = ["ludwig", "circa", "figqa", "floyd"]
+    server = fake_server(gold_responder(names, 8, {"mode": "logprob"}))
+    payload = run_eval(tmp_path, server, ",".join(names), "--limit", "8", "--mode", "logprob")
+    for name in names:
+        accuracy = payload["results"][name]["metrics"]["accuracy"]
+        assert (accuracy["mean"] if isinstance(accuracy, dict) else accuracy) == pytest.approx(1.0), name
+        assert payload["results"][name]["invalid"] == 0, name

@@ -141,3 +141,19 @@ def test_a_drinq_prompt_gives_its_item_back_to_a_local_interpreter():
     found = prompt_item(built.messages(item, 2))
     assert (found.item.context, found.item.utterance, found.item.options) == (item.context, item.question, item.options)
     assert all(built.parse(found.answers[letter], item) == letter for letter, _ in item.options)
+
+
+def test_ludwig_k_shot_prompt_is_the_papers_with_dev_examples_never_the_item_itself():
+    built = task("ludwig", shots="5", seed="3")
+    item = built.items()[0]
+    prompt = built.messages(item, 0)[0]["content"]
+    assert prompt.startswith("Each following response to the question implies yes or no:\n\nquestion: ")
+    assert prompt.count("\nimplicature: yes") + prompt.count("\nimplicature: no") == 5
+    assert prompt.endswith("Does the following response to the question imply yes or no?\n\n"
+                           "question: Is Marci grumpy?\nresponse: he's as gentle as a lamb\nimplicature:")
+    assert built.examples(item, 0) == task("ludwig", shots="5", seed="3").examples(item, 0)
+    assert built.examples(item, 0) != built.examples(item, 1)
+    dev = task("ludwig", split="dev", shots="117")
+    assert all(item.id not in {e.id for e in dev.examples(item, 0)} for item in dev.items()[:5])
+    with pytest.raises(PragmeterError, match="shots"):
+        task("ludwig", split="dev", shots="118")

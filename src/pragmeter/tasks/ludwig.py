@@ -7,19 +7,23 @@ with question and response and cut after its completion phrase ("implicature:", 
 ``prompt_for_completion`` builds it; the model completes it with yes or no. Metrics: accuracy (mean ± SD over the six
 templates, as the paper reports), and the same on the items whose dialogue is not among INLI's premises
 (``accuracy_outside_inli``; INLI built premises from LUDWIG) and on those that are. Task arguments: ``split`` (test,
-the paper's 600; dev, its 118 example pool), ``mode`` (generate; logprob scores yes against no by first-token
-log-probability, the chat form of the paper's likelihood ranking).
+the paper's 600; dev, its 118 example pool), ``shots`` (the paper's k-shot setting: k examples drawn from dev for each
+item and template, seeded by ``seed``, filled with their yes/no, after the template's prompt instruction, as the
+paper's ``_add_prompt_examples``; an item of dev is never its own example), ``mode`` (generate; logprob scores yes
+against no by first-token log-probability, the chat form of the paper's likelihood ranking).
 """
 
 from __future__ import annotations
 
+import random
 import re
-from functools import cache
+from functools import cache, cached_property
 
 from pragmeter.data.root import dataset_checksums
 from pragmeter.datasets.ludwig import LABELS, LudwigItem, load_ludwig, split_file
 from pragmeter.eval.classification import ClassificationTask
 from pragmeter.eval.multiple_choice import ChoiceItem, remember
+from pragmeter.errors import PragmeterError
 from pragmeter.eval.task import Sample, load_template
 
 TEMPLATES = "ludwig_templates.txt"
@@ -35,13 +39,17 @@ def templates() -> tuple[dict[str, str], ...]:
                   for key, value in zip(keys, line.split(";"))} for line in lines[1:] if line.strip())
 
 
-def completion_prompt(template: dict[str, str], question: str, response: str) -> str:
-    """The paper's zero-shot prompt for completion: instruction, blank line, the filled template cut after the
-    phrase before the implicature."""
+def completion_prompt(template: dict[str, str], question: str, response: str,
+                      examples: tuple[LudwigItem, ...] = ()) -> str:
+    """The paper's prompt for completion: with examples, the prompt instruction and the examples filled with their
+    yes/no, each followed by a blank line; then the example instruction, a blank line, and the filled template cut
+    after the phrase before the implicature."""
     keep = template["phrase_to_put_mask"][: template["phrase_to_put_mask"].index(" %s")]
     filled = template["example_template_text"] % (question, response, "")
     cut = filled[: filled.rindex(keep) + len(keep)]
-    return f"{template['example_instruction_text']}\n\n{cut}"
+    shots = "".join(f"{text}\n\n" for text in (template["prompt_instruction_text"], *(
+        template["example_template_text"] % (e.question, e.response, e.label) for e in examples)) if examples)
+    return f"{shots}{template['example_instruction_text']}\n\n{cut}"
 
 
 class Ludwig(ClassificationTask):
@@ -59,7 +67,7 @@ class Ludwig(ClassificationTask):
     )
     runs = 6
     max_tokens = 8
-    arguments = {"split": "test", "mode": "generate"}
+    arguments = {"split": "test", "shots": "0", "seed": "0", "mode": "generate"}
     labels = LABELS
     answer_words = {"yes": "yes", "no": "no"}
     group_field = "in_inli"
@@ -68,13 +76,34 @@ class Ludwig(ClassificationTask):
         return load_ludwig(self.args["split"], self.data_root)
 
     def checksums(self) -> dict[str, str]:
-        return dataset_checksums([split_file(self.args["split"])])
+        pool = [split_file("dev")] if int(self.args["shots"]) else []
+        return dataset_checksums(sorted({split_file(self.args["split"]), *pool}))
 
     def templates(self) -> dict[str, str]:
         return {"ludwig_templates": load_template(TEMPLATES)}
 
+    def check_arguments(self, given: set[str]) -> None:
+        super().check_arguments(given)
+        if int(self.args["shots"]) > len(self.pool) - (self.args["split"] == "dev"):
+            raise PragmeterError(f"task {self.name}: argument shots={self.args['shots']!r} is more than the "
+                                 f"{len(self.pool)} dev examples")
+
+    @cached_property
+    def pool(self) -> list[LudwigItem]:
+        """The in-context example pool: the dev split."""
+        return load_ludwig("dev", self.data_root)
+
+    def examples(self, item: LudwigItem, run: int) -> tuple[LudwigItem, ...]:
+        """The examples of ``item`` under template ``run``: a seeded draw from dev without the item itself."""
+        shots = int(self.args["shots"])
+        if not shots:
+            return ()
+        pool = [example for example in self.pool if example.id != item.id]
+        return tuple(random.Random(f"ludwig-{self.args['seed']}-{run}-{item.id}").sample(pool, shots))
+
     def messages(self, item: LudwigItem, run: int) -> list[dict]:
-        messages = [{"role": "user", "content": completion_prompt(templates()[run], item.question, item.response)}]
+        prompt = completion_prompt(templates()[run], item.question, item.response, self.examples(item, run))
+        messages = [{"role": "user", "content": prompt}]
         choice = ChoiceItem(item.id, item.question, item.response, (("yes", "yes"), ("no", "no")), item.label,
                             item.response)
         return remember(messages, choice, dict(self.answer_words))
