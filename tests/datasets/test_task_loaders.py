@@ -52,6 +52,10 @@ def test_circa_relaxed_labels_leave_out_no_majority_and_other():
     assert Counter(item.label for item in items) == {"yes": 16628, "no": 12833, "conditional": 2583, "neither": 949}
     assert len({item.situation for item in items}) == 10
     assert items[0].id == "circa-0" and items[0].statement == "I am employed ."
+    labels: dict[tuple, set] = {}
+    for item in items:
+        labels.setdefault((item.situation, item.question, item.answer), set()).add(item.label)
+    assert sum(len(found) > 1 for found in labels.values()) == 5  # asked twice, labelled differently
     one = load_circa(scenarios=(3,))
     assert {item.scenario for item in one} == {3} and 0 < len(one) < len(items)
     with pytest.raises(DataError, match="no scenario 10"):

@@ -7,6 +7,10 @@ will interpret Y's answer" as In the middle before at least 3 of 5 must agree. T
 experiments are the four below; a pair without a relaxed majority (771, empty upstream) or labelled "Other" (504:
 answers that are no answer) has no such label and is left out, as in the paper, so 32,993 pairs remain.
 
+All pairs are kept as released: 5 dialogues occur twice in one situation with different relaxed labels (ids 64 and
+2549, 5780 and 15288, 8670 and 33830, 13951 and 17049, 19682 and 22586), so the best possible accuracy is
+32,988/32,993.
+
 ``in_inli`` marks a pair whose dialogue is one of INLI's premises (:class:`pragmeter.datasets.inli.InliDialogues`).
 """
 

@@ -9,8 +9,9 @@ answer text that the task parses as each option, so a backend can choose a readi
 without parsing prompts (``choose(context, utterance, readings)`` → ``answers[key]``).
 
 :class:`ChoiceTask` scores accuracy against the meant option (invalid answers are wrong), with a 95% bootstrap interval
-over items (each item's correctness averaged over runs) and accuracy by each of ``group_fields``. Each sample logs the item's
-``text`` (what ``analyze stratify`` scores with ImpScore) and its ``extra`` fields.
+over items (each item's correctness averaged over runs) and accuracy by each of ``group_fields``. Each sample logs the
+item's ``text`` (what ``analyze stratify`` scores with ImpScore) and its ``extra`` fields. The prompts remembered for
+:func:`prompt_item` live as long as the process (one entry per prompt built).
 """
 
 from __future__ import annotations
@@ -77,9 +78,9 @@ def prompt_item(messages: list[dict]) -> PromptItem | None:
 
 
 def option_key(response: str | None, item: ChoiceItem) -> str | None:
-    """The option a free-text answer names: the last "answer is (X)" or "Answer: X"; else a key the answer begins with, alone or
-    marked as a key ("B", "(B)", "2)", "B. …"; never the article of "A sarcastic …"); else an answer that is exactly one
-    option's reading (case and final punctuation ignored). Keys are matched as written (upper-case letters)."""
+    """The option a free-text answer names: the last "answer is (X)" or "Answer: X"; else a key the answer begins
+    with, alone or marked as a key ("B", "(B)", "2)", "B. …"; never the article of "A sarcastic …"); else an answer
+    that is exactly one option's reading (case and final punctuation ignored). Keys match as written (upper case)."""
     if not isinstance(response, str) or not response.strip():
         return None
     keys = "|".join(re.escape(key) for key in sorted(item.keys, key=len, reverse=True))

@@ -24,8 +24,9 @@ OPTIONS = {label: (letter, wording) for letter, (wording, label) in zip("ABCD", 
 class Circa(ChoiceTask):
     name = "circa"
     version = "1"
-    description = "Circa indirect answers to yes/no questions in a situation, 4 relaxed labels as options; accuracy"
-    citation = "Louis, Roth & Radlinski 2020, \"I'd rather just go to bed\": Understanding Indirect Answers (EMNLP 2020)"
+    description = "Circa indirect answers to yes/no questions in a situation, 4 relaxed labels as options"
+    citation = ("Louis, Roth & Radlinski 2020, \"I'd rather just go to bed\": Understanding Indirect Answers "
+                "(EMNLP 2020)")
     published = (
         "annotators: 92.8% of the 5 relaxed judgements per pair agree with its relaxed majority, all 5 agree on 73.4% "
         "of pairs (computed from the release)",

@@ -109,7 +109,8 @@ class DrinqTask(Task):
         parts.append("## Your item\n\n" + self._item_block(item.question, item.context, item.options))
         messages = [{"role": "user", "content": "\n\n".join(parts)}]
         choice = ChoiceItem(item.id, item.context, item.question, item.options, item.consensus, item.question)
-        return remember(messages, choice, {letter: self._answer(letter, text, "") for letter, text in item.options})
+        answers = {letter: self._answer(letter, text, "") for letter, text in item.options}
+        return remember(messages, choice, answers)
 
     def parse(self, response: str | None, item: DrinqItem) -> str | None:
         """The selected letter: from "selected_option" (JSON, or a tolerant regex), else a bare letter answer;

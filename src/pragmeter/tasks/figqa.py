@@ -16,7 +16,8 @@ class Figqa(ChoiceTask):
     name = "figqa"
     version = "1"
     description = "Fig-QA: the meaning of a creative metaphor, 2 options, validation split; accuracy"
-    citation = "Liu, Cui, Zheng & Neubig 2022, Testing the Ability of Language Models to Interpret Figurative Language (NAACL 2022)"
+    citation = ("Liu, Cui, Zheng & Neubig 2022, Testing the Ability of Language Models to Interpret Figurative "
+                "Language (NAACL 2022)")
     published = (
         "humans 94.42% on the test split (Liu et al. 2022; the authors' metaphor_performance_results.csv)",
         "GPT-3 Davinci zero-shot 68.41%, GPT-3 Curie fine-tuned 79.04%, RoBERTa-large fine-tuned up to 90.77% "

@@ -22,7 +22,7 @@ PHENOMENA = ("Metaphor", "Maxims")
 class Floyd(ChoiceTask):
     name = "floyd"
     version = "1"
-    description = "Floyd et al. battery (Metaphor, Maxims): the meant reading with its scenario, 5 option orders; accuracy"
+    description = "Floyd et al. battery (Metaphor, Maxims): the meant reading with its scenario, 5 option orders"
     citation = ("Hu, Floyd, Jouravlev, Fedorenko & Gibson 2023, A fine-grained comparison of pragmatic language "
                 "understanding in humans and language models (ACL 2023)")
     published = (

@@ -15,8 +15,8 @@ from pragmeter.datasets.snarks import FILE, TRUNCATED, load_snarks
 from pragmeter.eval.multiple_choice import ChoiceItem, ChoiceTask
 from pragmeter.eval.task import load_template
 
-_EXEMPLAR = re.compile(r"\A(?P<question>Q: .*?\nA:) Let's think step by step\.\n.*So the answer is (?P<answer>\([AB]\))\.\Z",
-                       re.DOTALL)
+_EXEMPLAR = re.compile(
+    r"\A(?P<question>Q: .*?\nA:) Let's think step by step\.\n.*So the answer is (?P<answer>\([AB]\))\.\Z", re.DOTALL)
 
 
 def prompt_parts(text: str) -> tuple[str, list[tuple[str, str, str]]]:
