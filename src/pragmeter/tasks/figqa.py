@@ -19,9 +19,8 @@ class Figqa(ChoiceTask):
     citation = ("Liu, Cui, Zheng & Neubig 2022, Testing the Ability of Language Models to Interpret Figurative "
                 "Language (NAACL 2022)")
     published = (
-        "humans 94.42% on the test split (Liu et al. 2022; the authors' metaphor_performance_results.csv)",
-        "GPT-3 Davinci zero-shot 68.41%, GPT-3 Curie fine-tuned 79.04%, RoBERTa-large fine-tuned up to 90.77% "
-        "(test split, same source)",
+        "humans 94.42% (Liu et al. 2022; nightingal3/Fig-QA metaphor_performance_results.csv, which names no split)",
+        "GPT-3 Davinci zero-shot 68.41%, GPT-3 Curie fine-tuned 79.04%, RoBERTa fine-tuned up to 90.77% (same file)",
         "random 50%",
     )
     max_tokens = 8

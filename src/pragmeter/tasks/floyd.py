@@ -26,9 +26,10 @@ class Floyd(ChoiceTask):
     citation = ("Hu, Floyd, Jouravlev, Fedorenko & Gibson 2023, A fine-grained comparison of pragmatic language "
                 "understanding in humans and language models (ACL 2023)")
     published = (
-        "humans: Metaphor 89.7%, Maxims 79.6% (374 participants; from Hu et al.'s released responses)",
+        "humans: Metaphor 89.7%, Maxims 79.6% (374 participants; computed from Hu et al.'s released responses, "
+        "jennhu/lm-pragmatics human_data/fj/Human_{Metaphor,Maxims}.csv)",
         "text-davinci-002: Metaphor 78.0%, Maxims 65.3%; Flan-T5-XXL: 74.0%, 38.9% (mean over 5 option orders; "
-        "Hu et al.'s released outputs, Maxims on 19 items)",
+        "computed from Hu et al.'s released outputs, model_data/*_seed{0-4}_examples0.csv, Maxims on 19 items)",
         "random 20% (Metaphor, 5 options), 25% (Maxims, 4)",
     )
     max_tokens = 8

@@ -61,8 +61,7 @@ class Ludwig(ClassificationTask):
                 "Implicature Resolution by LLMs (NeurIPS 2023)")
     published = (
         "humans 86.2% (mean of 5 annotators on the 600 test items; the best 87.5%; from the paper's released "
-        "annotations, do-pigs-fly data/human_eval)",
-        "GPT-4 81.8% zero-shot, 82.3% 5-shot (mean over the 6 templates; Ruis et al. 2023)",
+        "annotations, LauraRuis/do-pigs-fly data/human_eval/*.csv)",
         "random 50%",
     )
     runs = 6

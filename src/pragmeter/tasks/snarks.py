@@ -41,8 +41,9 @@ class Snarks(ChoiceTask):
     citation = ("Suzgun et al. 2023, Challenging BIG-Bench Tasks and Whether Chain-of-Thought Can Solve Them "
                 "(Findings of ACL 2023); BIG-bench, Srivastava et al. 2023 (TMLR)")
     published = (
-        "human raters: average 76.7%, best 100% (BIG-bench's, as reported by Suzgun et al. 2023)",
-        "PaLM 540B 3-shot: 78.1% answer-only, 61.8% chain-of-thought (Suzgun et al. 2023)",
+        "Codex (code-davinci-002) 3-shot on the 178 items: 61.2% answer-only, 59.6% chain-of-thought (the authors' "
+        "released outputs, suzgunmirac/BIG-Bench-Hard code-davinci-002-outputs/*/"
+        "snarks_few_shot_template_0-255000_eval_metrics.jsonl)",
         "random 50%",
     )
     arguments = {"cot": "no"}
