@@ -65,7 +65,8 @@ class ErrorResponse(BaseModel):
 
 
 # The answers to bad input as they are sent (a one-line detail), documented in place of FastAPI's default 422.
-ERRORS = {408: {"model": ErrorResponse, "description": "the body did not arrive within the body timeout"},
+ERRORS = {400: {"model": ErrorResponse, "description": "the body is not UTF-8"},
+          408: {"model": ErrorResponse, "description": "the body did not arrive within the body timeout"},
           413: {"model": ErrorResponse, "description": "too many texts, too long a text or too large a body"},
           422: {"model": ErrorResponse, "description": "malformed JSON, wrong types or empty texts"},
           503: {"model": ErrorResponse, "description": "busy (too many queued texts or buffered bodies) or no answer "
@@ -105,6 +106,17 @@ def _validation_message(error: RequestValidationError) -> str:
     return "; ".join(parts) or "malformed request"
 
 
+def _unparsable(cause: BaseException | None) -> JSONResponse:
+    """The answer to a body json.loads could not read: 400 when it is not UTF-8 (JSON's encoding), naming the first
+    bad byte; 422 like any other malformed JSON when it nests past the parser's depth or holds a number too long."""
+    if isinstance(cause, UnicodeDecodeError):
+        return JSONResponse(status_code=400, content={
+            "detail": f"body: not UTF-8 (byte {cause.start} is 0x{cause.object[cause.start]:02x}); send JSON encoded "
+                      "as UTF-8"})
+    return JSONResponse(status_code=422, content={
+        "detail": "body: malformed JSON (nested too deeply, or a number too long to read)"})
+
+
 def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wait_ms: float = 2.0) -> FastAPI:
     """The service for a loaded ImpScore ``model``."""
     import torch
@@ -125,8 +137,8 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
                   docs_url=None, redoc_url=None,
                   description="Implicitness scores and pragmatic distances of sentences (ImpScore). "
                               f"Limits: {limits.max_texts} texts per request, {limits.max_chars} characters per "
-                              f"text, {limits.max_body_bytes} bytes per body (413 beyond); malformed or unencodable "
-                              f"text → 422; a body not received within {limits.body_timeout:g} s → 408; more than "
+                              f"text, {limits.max_body_bytes} bytes per body (413 beyond); a body not in UTF-8 → 400; "
+                              f"malformed JSON or unencodable text → 422; a body not received within {limits.body_timeout:g} s → 408; more than "
                               f"{limits.max_queued_texts} texts waiting, more than {limits.max_buffered_bytes} bytes "
                               f"of bodies buffered, or no answer within {limits.request_timeout:g} s → 503 with "
                               "Retry-After.")
@@ -139,11 +151,10 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
-        # FastAPI answers 400 when json.loads itself fails (nesting past its depth, a number past Python's digit
-        # limit): malformed JSON like any other, so 422 as documented
+        # FastAPI answers 400 "There was an error parsing the body" whenever json.loads fails other than with a
+        # JSONDecodeError; the cause says which
         if error.status_code == 400 and error.detail == "There was an error parsing the body":
-            return JSONResponse(status_code=422, content={
-                "detail": "body: malformed JSON (nested too deeply, or a number too long to read)"})
+            return _unparsable(error.__cause__)
         return await http_exception_handler(request, error)
 
     @app.exception_handler(QueueFull)
