@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pragmeter import __version__
-from pragmeter.serve.batcher import DeadlineExceeded, EncoderFailed, MicroBatcher, QueueFull
+from pragmeter.serve.batcher import BatcherStopped, DeadlineExceeded, EncoderFailed, MicroBatcher, QueueFull
 from pragmeter.serve.limits import BodyBudget, BodyGuard, Limits
 
 
@@ -188,8 +188,14 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
     async def index() -> str:
         return page
 
-    @app.get("/health", summary="liveness: the model is loaded and the batcher runs")
-    async def health() -> dict:
+    @app.exception_handler(BatcherStopped)
+    async def stopped(_request: Request, error: BatcherStopped) -> JSONResponse:
+        return JSONResponse(status_code=503, content={"detail": f"{error}; the service must be restarted"})
+
+    @app.get("/health", summary="liveness: the model is loaded and the batcher runs (503 saying why when it stopped)")
+    async def health():
+        if batcher.failure is not None:
+            return JSONResponse(status_code=503, content={"status": "failed", "detail": batcher.failure})
         return {"status": "ok", "queued_requests": batcher.queued, "queued_texts": batcher.queued_texts,
                 "buffered_body_bytes": budget.held, "batcher": batcher.stats.to_dict()}
 
