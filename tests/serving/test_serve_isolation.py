@@ -243,3 +243,12 @@ def test_a_worker_that_ends_fails_the_health_check_and_says_why(onnx_model, sent
         assert refused.status_code == 503
         assert refused.json()["detail"] == ("the batcher stopped (RuntimeError: the worker broke); the service must "
                                             "be restarted")
+
+
+def test_the_served_command_on_loopback_refuses_other_host_names(server):
+    """`pragmeter serve` binds 127.0.0.1 by default and then answers only requests addressed to it by a loopback
+    name (a page whose domain was rebound to 127.0.0.1 cannot read its answers)."""
+    port = server.rstrip("/").rsplit(":", 1)[1]
+    rebound = httpx.get(server + "health", headers={"Host": f"rebound.example:{port}"}, timeout=30)
+    assert rebound.status_code == 403 and "listens on loopback only" in rebound.json()["detail"]
+    assert httpx.get(server.replace("127.0.0.1", "localhost") + "health", timeout=30).status_code == 200

@@ -23,6 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pragmeter import __version__
 from pragmeter.serve.batcher import BatcherStopped, DeadlineExceeded, EncoderFailed, MicroBatcher, QueueFull
+from pragmeter.serve.hosts import LoopbackOnly
 from pragmeter.serve.limits import BodyBudget, BodyGuard, Limits
 
 
@@ -66,6 +67,8 @@ class ErrorResponse(BaseModel):
 
 # The answers to bad input as they are sent (a one-line detail), documented in place of FastAPI's default 422.
 ERRORS = {400: {"model": ErrorResponse, "description": "the body is not UTF-8"},
+          403: {"model": ErrorResponse, "description": "a service on loopback addressed by another name (Host or "
+                                                       "Origin)"},
           408: {"model": ErrorResponse, "description": "the body did not arrive within the body timeout"},
           413: {"model": ErrorResponse, "description": "too many texts, too long a text or too large a body"},
           422: {"model": ErrorResponse, "description": "malformed JSON, wrong types or empty texts"},
@@ -117,8 +120,10 @@ def _unparsable(cause: BaseException | None) -> JSONResponse:
         "detail": "body: malformed JSON (nested too deeply, or a number too long to read)"})
 
 
-def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wait_ms: float = 2.0) -> FastAPI:
-    """The service for a loaded ImpScore ``model``."""
+def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wait_ms: float = 2.0,
+               loopback_only: bool = False) -> FastAPI:
+    """The service for a loaded ImpScore ``model``; with ``loopback_only`` (a service bound to a loopback address),
+    requests addressed to another name than localhost, 127.0.0.1 or [::1] get 403 (``hosts.LoopbackOnly``)."""
     import torch
 
     limits = limits or Limits()
@@ -137,13 +142,19 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
                   docs_url=None, redoc_url=None,
                   description="Implicitness scores and pragmatic distances of sentences (ImpScore). "
                               f"Limits: {limits.max_texts} texts per request, {limits.max_chars} characters per "
-                              f"text, {limits.max_body_bytes} bytes per body (413 beyond); a body not in UTF-8 → 400; "
-                              f"malformed JSON or unencodable text → 422; a body not received within {limits.body_timeout:g} s → 408; more than "
-                              f"{limits.max_queued_texts} texts waiting, more than {limits.max_buffered_bytes} bytes "
-                              f"of bodies buffered, or no answer within {limits.request_timeout:g} s → 503 with "
-                              "Retry-After.")
+                              f"text, {limits.max_body_bytes} bytes per body (413 beyond); a body not in UTF-8 → "
+                              f"400; malformed JSON or unencodable text → 422; headers not received within "
+                              f"{limits.header_timeout:g} s or a body within {limits.body_timeout:g} s → 408; more "
+                              f"than {limits.max_queued_texts} texts waiting, more than {limits.max_buffered_bytes} "
+                              f"bytes of bodies buffered, more than {limits.max_connections} connections, or no "
+                              f"answer within {limits.request_timeout:g} s → 503 with Retry-After."
+                              + (" Bound to loopback: requests addressed to another name than localhost, 127.0.0.1 "
+                                 "or [::1] → 403." if loopback_only else ""))
     app.add_middleware(BodyGuard, limits=limits, budget=budget)
+    if loopback_only:  # outermost: a refused request's body is not read
+        app.add_middleware(LoopbackOnly)
     app.state.batcher = batcher
+    app.state.limits = limits  # the connection settings the server applies (server.service_server)
 
     @app.exception_handler(RequestValidationError)
     async def malformed(_request: Request, error: RequestValidationError) -> JSONResponse:
