@@ -178,6 +178,17 @@ def test_full_queue_answers_503_with_retry_after(onnx_model, sentences):
 
 # --- the batcher's worker outlives any one batch (issue 47, item 14) ---------------------------------------------
 
+def failed_then_served(served, onnx_model, sentences, detail: str):
+    """Serve ``served``: the first request must get 500 with ``detail``, the next one its scores; /health after."""
+    with TestClient(create_app(served, Limits(request_timeout=20), max_wait_ms=0)) as client:
+        first = client.post("/score", json={"texts": [sentences[0]]})
+        assert first.status_code == 500 and first.json()["detail"] == detail
+        later = client.post("/score", json={"texts": sentences[1:4]})
+        assert later.status_code == 200, later.text
+        assert np.allclose(later.json()["scores"], onnx_model.score(sentences[1:4]), atol=1e-5)
+        return client.get("/health")
+
+
 def test_an_encoder_answer_of_the_wrong_shape_fails_its_request_not_the_service(onnx_model, sentences):
     """An encoder that once answers a 1-D array (an encoder bug) ended the worker as it handed out rows: every
     later request then waited for its timeout and got 503 while /health said ok. That request gets 500 naming the
@@ -192,15 +203,9 @@ def test_an_encoder_answer_of_the_wrong_shape_fails_its_request_not_the_service(
             calls.append(len(texts))
             return np.zeros(384, dtype=np.float32) if len(calls) == 1 else onnx_model.encode(texts)
 
-    with TestClient(create_app(OnceBroken(), Limits(request_timeout=20), max_wait_ms=0)) as client:
-        broken = client.post("/score", json={"texts": [sentences[0]]})
-        assert broken.status_code == 500
-        assert broken.json()["detail"] == ("the encoder failed on this request (ValueError: the encoder returned an "
-                                           "array of shape (384,) for 1 texts)")
-        later = client.post("/score", json={"texts": sentences[1:4]})
-        assert later.status_code == 200, later.text
-        assert np.allclose(later.json()["scores"], onnx_model.score(sentences[1:4]), atol=1e-5)
-        assert client.get("/health").json()["status"] == "ok"
+    health = failed_then_served(OnceBroken(), onnx_model, sentences, "the encoder failed on this request (ValueError: "
+                                "the encoder returned an array of shape (384,) for 1 texts)")
+    assert health.status_code == 200 and health.json()["status"] == "ok"
 
 
 def test_a_batch_that_breaks_outside_the_encoder_fails_only_its_requests(onnx_model, sentences, monkeypatch):
@@ -215,16 +220,9 @@ def test_a_batch_that_breaks_outside_the_encoder_fails_only_its_requests(onnx_mo
         return real_take(self)
 
     monkeypatch.setattr(MicroBatcher, "_take", take_breaking_once)
-    with TestClient(create_app(onnx_model, Limits(request_timeout=20), max_wait_ms=0)) as client:
-        first = client.post("/score", json={"texts": [sentences[0]]})
-        assert first.status_code == 500
-        assert first.json()["detail"] == ("the service failed on this request's batch (RuntimeError: a bug while "
-                                          "forming a batch)")
-        later = client.post("/score", json={"texts": sentences[1:3]})
-        assert later.status_code == 200, later.text
-        assert np.allclose(later.json()["scores"], onnx_model.score(sentences[1:3]), atol=1e-5)
-        health = client.get("/health")
-        assert health.status_code == 200 and health.json()["batcher"]["worker_errors"] == 1
+    health = failed_then_served(onnx_model, onnx_model, sentences, "the service failed on this request's batch "
+                                "(RuntimeError: a bug while forming a batch)")
+    assert health.status_code == 200 and health.json()["batcher"]["worker_errors"] == 1
 
 
 def test_a_worker_that_ends_fails_the_health_check_and_says_why(onnx_model, sentences, monkeypatch):
