@@ -351,7 +351,8 @@ def one_response(sock: socket.socket) -> tuple[int, bytes]:
     while b"\r\n\r\n" not in data:
         data += sock.recv(65536)
     head, _, body = data.partition(b"\r\n\r\n")
-    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length")))
     while len(body) < length:
         body += sock.recv(65536)
     return int(head.split()[1]), body

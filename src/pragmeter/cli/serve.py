@@ -11,9 +11,9 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "serve", help="run the ImpScore HTTP service and web page",
         description="Serve ImpScore over HTTP: POST /score, /rank, /distance; GET /health, /version, /openapi.json; "
-                    "a web page at /. Binds to 127.0.0.1 unless --host says otherwise; on loopback it answers only requests "
-                    "addressed to localhost, 127.0.0.1 or [::1] (a web page cannot reach it through another name). "
-                    "Needs the 'serve' extra.")
+                    "a web page at /. Binds to 127.0.0.1 unless --host says otherwise; on loopback it answers only "
+                    "requests addressed to localhost, 127.0.0.1 or [::1] (a web page cannot reach it through another "
+                    "name). Needs the 'serve' extra.")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port, printed)")
     add(parser, "impscore", "impscore_old_name", *RUNTIME,

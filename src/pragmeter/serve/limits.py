@@ -28,7 +28,7 @@ class Limits:
     request_timeout: float = 60.0  # seconds a request waits for the encoder before 503 (its texts leave the queue)
     body_timeout: float = 10.0  # seconds to receive a whole body (slower → 408, connection closed)
     max_buffered_bytes: int = 64 << 20  # bytes of bodies held at once across connections (more → 503)
-    header_timeout: float = 10.0  # seconds to send a request's headers, from connecting or the previous answer (→ 408)
+    header_timeout: float = 10.0  # seconds to send a request's headers from connecting or the last answer (→ 408)
     keep_alive_timeout: float = 5.0  # seconds an idle kept-alive connection stays open
     max_connections: int = 1024  # open at once (more → 503 at once, connection closed)
 
