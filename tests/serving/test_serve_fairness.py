@@ -9,6 +9,7 @@ with batch times and the texts that reach the encoder can be counted; the servic
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import threading
@@ -499,41 +500,70 @@ def test_a_flood_of_stalled_connections_under_a_low_file_limit():
                in line for line in lines), err
 
 
-def test_a_repeated_condition_is_logged_once_a_minute_on_one_line():
-    """Every failed accept logged a traceback (158 MB in 40 s): the event loop's errors are one line each, and a
-    condition repeated within a minute is held back and counted in its next line."""
-    import errno
+@contextlib.contextmanager
+def connection_log(now: list[float]):
+    """(the records the service's connection log passes, an event loop) with a once-a-minute filter on the clock
+    ``now[0]``."""
     import logging
 
-    from pragmeter.serve.connections import OncePerCondition, log, loop_exception_handler
+    from pragmeter.serve.connections import OncePerCondition, log
 
-    now = [0.0]
     records: list[logging.LogRecord] = []
     handler = logging.Handler()
     handler.emit = records.append
     once = OncePerCondition(every=60, clock=lambda: now[0])
     log.addFilter(once)
     log.addHandler(handler)
+    level = log.level
+    log.setLevel(logging.INFO)  # a server run earlier set it to its own level
     loop = asyncio.new_event_loop()
     try:
+        yield records, loop
+    finally:
+        loop.close()
+        log.setLevel(level)
+        log.removeFilter(once)
+        log.removeHandler(handler)
+
+
+OUT_OF_FILES = ("the service is out of file descriptors or memory (Too many open files); new connections wait until "
+                "some close (raise the limit, ulimit -n, or lower the connection cap)")
+
+
+def test_a_repeated_condition_is_logged_once_a_minute_on_one_line():
+    """Every failed accept logged a traceback (158 MB in 40 s): the event loop's errors are one line each, and a
+    condition repeated within a minute is held back and counted in its next line."""
+    import errno
+
+    from pragmeter.serve.connections import log, loop_exception_handler
+
+    now = [0.0]
+    emfile = {"message": "socket.accept() out of system resource",
+              "exception": OSError(errno.EMFILE, "Too many open files")}
+    with connection_log(now) as (records, loop):
         for _ in range(1000):
-            loop_exception_handler(loop, {"message": "socket.accept() out of system resource",
-                                          "exception": OSError(errno.EMFILE, "Too many open files")})
+            loop_exception_handler(loop, emfile)
             now[0] += 0.05  # 1000 in 50 s
         log.warning("refused a connection: %d are open, the limit is %d", 20, 20)
         log.warning("refused a connection: %d are open, the limit is %d", 21, 20)  # the same condition
         now[0] = 61.0
-        loop_exception_handler(loop, {"message": "socket.accept() out of system resource",
-                                      "exception": OSError(errno.EMFILE, "Too many open files")})
-    finally:
-        loop.close()
-        log.removeFilter(once)
-        log.removeHandler(handler)
-    lines = [record.getMessage() for record in records]
+        loop_exception_handler(loop, emfile)
     assert all(record.exc_info is None for record in records)  # no traceback
-    assert lines == [
-        "the service is out of file descriptors or memory (Too many open files); new connections wait until some "
-        "close (raise the limit, ulimit -n, or lower the connection cap)",
-        "refused a connection: 20 are open, the limit is 20",
-        "the service is out of file descriptors or memory (Too many open files); new connections wait until some "
-        "close (raise the limit, ulimit -n, or lower the connection cap) (999 more like this in the last 61 s)"]
+    assert [record.getMessage() for record in records] == [
+        OUT_OF_FILES, "refused a connection: 20 are open, the limit is 20",
+        f"{OUT_OF_FILES} (999 more like this in the last 61 s)"]
+
+
+def test_other_event_loop_errors_are_one_line_per_kind():
+    from pragmeter.serve.connections import loop_exception_handler
+
+    with connection_log([0.0]) as (records, loop):
+        for _ in range(100):
+            loop_exception_handler(loop, {"message": "Task exception was never retrieved",
+                                          "exception": ValueError("bad")})
+            loop_exception_handler(loop, {"message": "Task exception was never retrieved",
+                                          "exception": KeyError("k")})
+            loop_exception_handler(loop, {"message": "Exception in callback"})
+    assert [record.getMessage() for record in records] == [
+        "event loop: Task exception was never retrieved (ValueError: bad)",
+        "event loop: Task exception was never retrieved (KeyError: 'k')", "event loop: Exception in callback"]

@@ -29,8 +29,9 @@ RESERVED_DESCRIPTORS = 256
 
 
 class OncePerCondition(logging.Filter):
-    """Pass the first record of each condition (its message template, and its exception's type and errno), then
-    none of the same for ``every`` seconds; the next one passed says how many were held back."""
+    """Pass the first record of each condition (its message template, its ``condition`` extra, and its exception's
+    type and errno), then none of the same for ``every`` seconds; the next one passed says how many were held
+    back."""
 
     MAX_CONDITIONS = 256
 
@@ -41,7 +42,8 @@ class OncePerCondition(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        key = (record.name, str(record.msg), type(error).__name__ if error else None, getattr(error, "errno", None))
+        key = (record.name, str(record.msg), getattr(record, "condition", None),
+               type(error).__name__ if error else None, getattr(error, "errno", None))
         now = self.clock()
         seen = self._seen.get(key)
         if seen is not None and now - seen[0] < self.every:
@@ -66,8 +68,11 @@ def loop_exception_handler(loop: asyncio.AbstractEventLoop, context: dict) -> No
         log.error("the service is out of file descriptors or memory (%s); new connections wait until some close "
                   "(raise the limit, ulimit -n, or lower the connection cap)", error.strerror or error)
         return
-    log.error("event loop: %s%s", context.get("message", "error"),
-              f" ({type(error).__name__}: {error})" if error is not None else "")
+    message = context.get("message", "error")
+    kind = type(error).__name__ if error is not None else None
+    log.error("event loop: %s%s", message, f" ({kind}: {error})" if error is not None else "",
+              exc_info=error if error is not None and log.isEnabledFor(logging.DEBUG) else None,
+              extra={"condition": (message, kind)})
 
 
 def connection_cap(max_connections: int) -> int:
