@@ -379,6 +379,10 @@ def test_half_sent_headers_are_cut_off_with_408():
         assert read_response(kept)[0] == 408
         kept.close()
 
+        silent = connect(base)  # a connection that sent nothing is closed without an answer
+        assert silent.recv(1) == b""
+        silent.close()
+
         trickle, sent = connect(base), 0  # one byte at a time does not reset the deadline
         with pytest.raises(OSError):  # the server closed the connection long before 2,000 bytes
             for sent in range(2000):  # noqa: B007
