@@ -3,8 +3,8 @@
 A page on any web site can make the visitor's browser send requests to ``http://127.0.0.1:PORT`` by pointing its
 own domain at 127.0.0.1 (DNS rebinding); the browser then sends that domain as the Host, and treats the answers as
 the site's own. A service bound to loopback therefore answers only requests whose Host is ``localhost``,
-``127.0.0.1`` or ``[::1]`` with the port served, and whose Origin, when a browser sends one, is one of those; others
-get 403. A service bound to another address (a deliberate choice to serve the network) is not restricted.
+``127.0.0.1`` or ``[::1]`` (alone or with the port served), and whose Origin, when a browser sends one, is one of
+those with the port served (this service's own page); others get 403. A service bound to another address (a deliberate choice to serve the network) is not restricted.
 """
 
 from __future__ import annotations
@@ -26,15 +26,19 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _allowed(port: int | None) -> set[str]:
+def _allowed(port: int | None) -> tuple[set[str], set[str]]:
+    """(Host values addressed to this machine: a loopback name alone, which no rebound domain can produce, or with
+    the port served; Origins of this service's own pages: a loopback name with the port served)."""
     names = set(LOOPBACK_NAMES)
-    if port is not None:
-        names = {f"{name}:{port}" for name in names} | (names if port == 80 else set())
-    return names
+    if port is None:
+        return names, {f"http://{name}" for name in names}
+    with_port = {f"{name}:{port}" for name in names}
+    return names | with_port, {f"http://{name}" for name in with_port | (names if port == 80 else set())}
 
 
 class LoopbackOnly:
-    """ASGI middleware: 403 for a request whose Host or Origin names another machine than this one (see module)."""
+    """ASGI middleware: 403 for a request whose Host is not a loopback name or whose Origin is not this service's
+    own page (see module)."""
 
     def __init__(self, app) -> None:
         self.app = app
@@ -44,15 +48,15 @@ class LoopbackOnly:
             await self.app(scope, receive, send)
             return
         server = scope.get("server")
-        allowed = _allowed(server[1] if server else None)
+        hosts, origins = _allowed(server[1] if server else None)
         headers = {}
         for name, value in scope.get("headers") or []:
             headers.setdefault(name, value.decode("latin-1"))
         host, origin = headers.get(b"host"), headers.get(b"origin")
         refusal = None
-        if host is not None and host.lower() not in allowed:
+        if host is not None and host.lower() not in hosts:
             refusal = f"Host {host!r}"
-        elif origin is not None and origin.lower() not in {f"http://{name}" for name in allowed}:
+        elif origin is not None and origin.lower() not in origins:
             refusal = f"Origin {origin!r}"
         if refusal is None:
             await self.app(scope, receive, send)
