@@ -249,18 +249,30 @@ def test_plots_of_two_runs_with_the_same_folder_name_are_both_kept(pristine, tmp
         assert base64.b64encode(plots[model]).decode("ascii") in page
 
 
-def test_a_planted_plots_link_in_the_default_report_folder_is_not_written_through(pristine, tmp_path, capsys):
-    """The default output lies inside the results folder: a ``report/plots`` (or one of its folders) that the
-    folder's author made a symlink to another folder is refused, not written through."""
+@pytest.mark.parametrize("planted", ["report", "report/plots", "report/plots/m1", "file"])
+def test_a_planted_link_in_the_default_report_folder_is_not_written_through(pristine, tmp_path, capsys, planted):
+    """The default output lies inside the results folder: a ``report`` folder (or ``plots``, or one of its folders)
+    that the folder's author made a symbolic link to another folder is refused, not written through; a planted link
+    where a plot's copy goes is replaced, not followed."""
     results = _copy(pristine, tmp_path)
     target = tmp_path / "private"
     target.mkdir()
-    (results / "report").mkdir()
-    (results / "report" / "plots").symlink_to(target, target_is_directory=True)
-    assert main(["analyze", "report", "--input", str(results), "--no-stratify"]) == 2
+    (target / "keep.txt").write_text("mine", encoding="utf-8")
+    if planted == "file":
+        copy = results / "report" / "plots" / "m1" / "r" / "stratified_hate_detection.png"
+        copy.parent.mkdir(parents=True)
+        copy.symlink_to(target / "keep.txt")
+    else:
+        (results / planted).parent.mkdir(parents=True, exist_ok=True)
+        (results / planted).symlink_to(target, target_is_directory=True)
+    code = main(["analyze", "report", "--input", str(results), "--no-stratify"])
     error = capsys.readouterr().err
-    assert "plots" in error and "symbolic link" in error and "Traceback" not in error
-    assert list(target.iterdir()) == []
+    assert "Traceback" not in error
+    assert sorted(target.iterdir()) == [target / "keep.txt"] and (target / "keep.txt").read_text() == "mine"
+    if planted == "file":
+        assert code == 0 and not copy.is_symlink() and copy.read_bytes()[:4] == b"\x89PNG"
+    else:
+        assert code == 2 and f"{results / planted}: a symbolic link" in error
 
 
 @pytest.mark.parametrize("field, change, said", [
@@ -290,3 +302,110 @@ def test_an_unreadable_stratified_file_is_marked_on_the_page(pristine, tmp_path,
         section.replace("&#x27;", "'"), section
     m2 = next((results / "report").glob("m2*.html")).read_text(encoding="utf-8")
     assert "unreadable" not in m2 and "data:image/png;base64," in m2  # the other run's section is whole
+
+
+@pytest.mark.parametrize("content, said", [("9" * 5000, "a number of more than"), ("[" * 100_000, "nested too deeply")])
+def test_json_the_parser_refuses_is_said_in_one_line(pristine, tmp_path, capsys, content, said):
+    """A number of more digits than Python converts, or nesting deeper than its recursion limit, ended ``report``
+    and ``stratify`` in a ValueError or RecursionError traceback: now one line naming the file (and its line)."""
+    results = _copy(pristine, tmp_path)
+    run = results / "m1" / "r"
+    (run / "results.json").write_text(f'{{"results": {{"inli": {{"metrics": {{"accuracy": {content}}}}}}}}}')
+    capsys.readouterr()
+    assert main(["analyze", "report", "--input", str(results), "--no-stratify"]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {run / 'results.json'}: invalid JSON ({said}" in err and "Traceback" not in err
+    log = run / "samples_hate_detection.jsonl"
+    log.write_text(log.read_text(encoding="utf-8") + f'{{"task": "hate_detection", "run": {content}}}\n',
+                   encoding="utf-8")
+    (run / "results.json").write_text("{}")
+    assert main(["analyze", "stratify", "--input", str(log), "--output", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"{log}: line 7: invalid JSON ({said}" in err
+
+
+def test_linked_or_special_result_files_are_not_read(pristine, tmp_path, capsys):
+    """Issue 47, item 3 for every file the report reads: a ``results.json`` or sample log that is a symbolic link to a
+    file outside the folder, or a FIFO, is not read (its content would reach the page or the stratified files)."""
+    results = _copy(pristine, tmp_path)
+    outside = tmp_path / "private"
+    shutil.copytree(results / "m2" / "r", outside)
+    _edit(outside / "results.json", lambda p: {**p, "model": {**p["model"], "model": "private-model"}})
+    run = results / "m1" / "r"
+    for name in ("results.json", "samples_hate_detection.jsonl", "stratified_hate_detection.json"):
+        (run / name).unlink()
+        (run / name).symlink_to(outside / name)
+    os.mkfifo(results / "m2" / "r" / "samples_inli.jsonl")
+    listing = sorted(run.iterdir())
+    capsys.readouterr()
+    assert main(["analyze", "report", "--input", str(results), "--output", str(tmp_path / "report")]) == 0
+    err = capsys.readouterr().err
+    for name in ("results.json", "samples_hate_detection.jsonl", "stratified_hate_detection.json"):
+        assert f"warning: {run / name}: a symbolic link" in err, name
+    assert f"warning: {results / 'm2' / 'r' / 'samples_inli.jsonl'}: not a regular file" in err
+    pages = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "report").glob("*.html"))
+    assert "private-model" not in pages and "m1/r/results.json</code>: a symbolic link" in pages
+    assert sorted(run.iterdir()) == listing and sorted(outside.iterdir()) == sorted(
+        outside / p.name for p in (results / "m2" / "r").iterdir() if p.name != "samples_inli.jsonl")
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("run", [1], "field 'run' is [1]; expected a run number"),
+    ("run", -1, "field 'run' is -1; expected a run number"),
+])
+def test_a_sample_log_with_a_malformed_run_is_one_line(pristine, tmp_path, capsys, field, value, said):
+    results = _copy(pristine, tmp_path)
+    log = results / "m1" / "r" / "samples_hate_detection.jsonl"
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    records[2][field] = value
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["analyze", "stratify", "--input", str(log), "--output", str(tmp_path / "s")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and f"{log}: line 3: {said}" in err
+
+
+def test_any_value_in_any_field_gives_a_page_without_live_script(pristine, tmp_path, capsys):
+    """Each field of each kind of file (results, stratified, generation check, profile), in a seeded sample, set to
+    a hostile value (null, a script, an empty list or object, a dictionary that looks like an estimate but is not, a
+    huge or non-finite number): the report is written (the file shown, or marked unreadable), never a traceback, and
+    no page holds live script."""
+    import random
+
+    values = [None, "<script>alert(1)</script>", [], {}, True, -1, 1.5e308, float("nan"), 10 ** 50, ["x"],
+              {"mean": "a", "sd": [1]}, {"mean": 1, "sd": 2, "ci95": "ab"}, {"difference": 1}]
+    files = {name: json.loads((pristine / name).read_text(encoding="utf-8")) for name in (
+        "m1/r/results.json", "m1/r/stratified_hate_detection.json", "gen/generation_check.json",
+        "prof/profile_texts.json")}
+
+    def fields(value, path=()):
+        yield path
+        if isinstance(value, dict):
+            for key, item in value.items():
+                yield from fields(item, (*path, key))
+        elif isinstance(value, list) and value:
+            yield from fields(value[0], (*path, 0))
+
+    def changed(payload, path, value):
+        payload = json.loads(json.dumps(payload))
+        if not path:
+            return value
+        container = payload
+        for key in path[:-1]:
+            container = container[key]
+        container[path[-1]] = value
+        return payload
+
+    cases = [(name, path) for name, payload in files.items() for path in fields(payload)]
+    rounds = random.Random(47).sample(cases, 30)
+    results = _copy(pristine, tmp_path)
+    output = tmp_path / "report"
+    for index, (name, path) in enumerate(rounds):
+        for value in random.Random(index).sample(values, 2):
+            (results / name).write_text(json.dumps(changed(files[name], path, value)), encoding="utf-8")
+            assert main(["analyze", "report", "--input", str(results), "--output", str(output), "--no-stratify",
+                         "--overwrite"]) == 0, (name, path, value)
+            for page in output.glob("*.html"):
+                check_page(page, [results, output])
+        (results / name).write_text(json.dumps(files[name]), encoding="utf-8")
+    assert "Traceback" not in capsys.readouterr().err
