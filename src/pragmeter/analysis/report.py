@@ -55,13 +55,14 @@ class Found:
     profiles: list[tuple[Path, dict]] = field(default_factory=list)
     overviews: list[tuple[Path, dict]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # one line per unreadable file: said, never dropped silently
-    # model -> section -> (file, why) of each file of ours that could not be used: marked on the model's page
-    unreadable: dict[str, dict[str, list[tuple[Path, str]]]] = field(
+    # model -> section -> (file, why) of each file of ours that could not be used, marked in that section of the
+    # model's page (profiles: of every page); model None: a file that could not be parsed or read, on the index
+    unreadable: dict[str | None, dict[str, list[tuple[Path, str]]]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(list)))
 
     def models(self) -> list[str]:
         return sorted(set(self.benchmarks) | set(self.stratified) | set(self.generation)
-                      | {m for m, sections in self.unreadable.items() if set(sections) - {"profiles"}})
+                      | {m for m, sections in self.unreadable.items() if m is not None and set(sections) - {"profiles"}})
 
 
 def model_name(settings: dict | None) -> str:
@@ -206,7 +207,7 @@ def scan(root: Path, skip: Path | None = None) -> Found:
 
     found = Found()
 
-    def unusable(path: Path, problem: str, section: str | None, model: str = UNASSIGNED) -> None:
+    def unusable(path: Path, problem: str, section: str | None, model: str | None = None) -> None:
         found.skipped.append(f"{path}: {problem}; skipped")
         if section is not None:
             found.unreadable[model][section].append((path, problem))
@@ -224,7 +225,7 @@ def scan(root: Path, skip: Path | None = None) -> Found:
             found.skipped.append(f"{error}; skipped")
             section = _section_by_name(path)
             if section is not None:
-                found.unreadable[UNASSIGNED][section].append((path, str(error).removeprefix(f"{path}: ")))
+                found.unreadable[None][section].append((path, str(error).removeprefix(f"{path}: ")))
             continue
         if not isinstance(payload, dict):
             if path.name == "results.json":  # ours by its name: said, not passed over silently
@@ -496,9 +497,12 @@ class PageWriter:
     def index(self, models: list[str], found: Found) -> str:
         rows = [[self.link(self.output / self.pages[m], m), len(found.benchmarks.get(m, [])),
                  len(found.stratified.get(m, [])), len(found.generation.get(m, []))] for m in models]
+        unread = [entry for section, entries in found.unreadable.get(None, {}).items() if section != "profiles"
+                  for entry in entries]
         return (f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>pragmeter reports</title>"
                 f"<style>{CSS}</style></head><body><h1>pragmeter reports</h1>"
                 + _table(["model", "result folders", "stratified", "generation checks"], rows)
+                + self.unreadable(unread)
                 + f"<p class=note>{len(found.profiles)} dataset profile(s) on every page.</p></body></html>\n")
 
 
