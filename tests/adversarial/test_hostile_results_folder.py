@@ -409,3 +409,21 @@ def test_any_value_in_any_field_gives_a_page_without_live_script(pristine, tmp_p
                 check_page(page, [results, output])
         (results / name).write_text(json.dumps(files[name]), encoding="utf-8")
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_label_column_name_never_leaves_the_profile_output(tmp_path, private_cache):
+    """A label column's name (from the file's header) is part of a plot's file name: ``../../…/victim`` wrote the
+    plot outside the output."""
+    table = tmp_path / "in" / "texts.csv"
+    table.parent.mkdir()
+    column = "../../../../victim"
+    table.write_text(f"text,{column}\nIt is cold in here.,a\nShut the window.,b\nNice weather.,a\nGo home now.,b\n",
+                     encoding="utf-8")
+    output = tmp_path / "a" / "b" / "out"
+    assert main(["analyze", "profile", "--input", str(table), "--label-column", column, "--pairs", "5",
+                 "--output", str(output)]) == 0
+    outside = [p for p in tmp_path.rglob("*") if p.is_file() and output not in p.parents
+               and private_cache not in p.parents and p != table]
+    assert outside == [] and all(p.parent == output for p in output.rglob("*") if p.is_file())
+    plots = json.loads((output / "profile_texts.json").read_text(encoding="utf-8"))["plots"]
+    assert len(plots) == 1 and (output / plots[0]).is_file()
