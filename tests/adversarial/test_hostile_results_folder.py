@@ -427,3 +427,22 @@ def test_a_label_column_name_never_leaves_the_profile_output(tmp_path, private_c
     assert outside == [] and all(p.parent == output for p in output.rglob("*") if p.is_file())
     plots = json.loads((output / "profile_texts.json").read_text(encoding="utf-8"))["plots"]
     assert len(plots) == 1 and (output / plots[0]).is_file()
+
+
+def test_a_linked_results_json_beside_a_real_log_is_not_read(pristine, tmp_path, capsys):
+    """The model settings of a stratification come from the results.json beside the log: a link to another folder's
+    results.json would put that file's model on the page."""
+    results = _copy(pristine, tmp_path)
+    outside = tmp_path / "private"
+    shutil.copytree(results / "m2" / "r", outside)
+    _edit(outside / "results.json", lambda p: {**p, "model": {**p["model"], "model": "private-model"}})
+    run = results / "m1" / "r"
+    for name in ("results.json", "stratified_hate_detection.json"):
+        (run / name).unlink()
+    (run / "results.json").symlink_to(outside / "results.json")
+    assert main(["analyze", "stratify", "--input", str(run), "--output", str(tmp_path / "s")]) == 2
+    assert f"{run / 'results.json'}: a symbolic link; not read" in capsys.readouterr().err
+    assert main(["analyze", "report", "--input", str(results), "--output", str(tmp_path / "report")]) == 0
+    assert f"{run / 'results.json'}: a symbolic link; not read" in capsys.readouterr().err
+    pages = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "report").glob("*.html"))
+    assert "private-model" not in pages and not (run / "stratified_hate_detection.json").exists()

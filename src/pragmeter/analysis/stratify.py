@@ -215,12 +215,17 @@ def from_samples(path: Path, gold_value: str | None = None, model: dict | None =
 
 
 def results_model(results_dir: Path) -> dict | None:
-    """The model settings recorded in a results folder's results.json (None when there is none)."""
+    """The model settings recorded in a results folder's results.json (None when there is none); one that is not a
+    regular file inside the folder is not read (``io.untrusted.refusal``)."""
     from pragmeter.io import read_json
+    from pragmeter.io.untrusted import refusal
 
     results = results_dir / "results.json"
-    if not results.exists():
+    if not os.path.lexists(results):
         return None
+    problem = refusal(results_dir, results)
+    if problem:
+        raise DataError(f"{results}: {problem}; not read")
     model = read_json(results, dict, "harness results").get("model")
     return model if isinstance(model, dict) else None
 
