@@ -36,7 +36,8 @@ def pristine(tmp_path_factory) -> Path:
     for model, answer in (("m1", "Yes."), ("m2", "no")):
         with FakeChatServer(constant(answer)) as fake:
             assert main(["eval", "--tasks", "hate_detection", "--limit", "6", "--log-samples", "--no-progress",
-                         "--model-args", f"base_url={fake.url},model={model}", "--output", str(root / model / "r")]) == 0
+                         "--model-args", f"base_url={fake.url},model={model}",
+                         "--output", str(root / model / "r")]) == 0
         assert main(["analyze", "stratify", "--input", str(root / model / "r"), "--no-cache"]) == 0
     topics = root / "topics.txt"
     topics.write_text("taxes\nspring\n", encoding="utf-8")
@@ -46,7 +47,8 @@ def pristine(tmp_path_factory) -> Path:
     table = root / "texts.csv"
     table.write_text("text,label\nIt is cold in here.,a\nShut the window.,b\nNice weather we are having.,a\n"
                      "Some people never learn.,b\n", encoding="utf-8")
-    assert main(["analyze", "profile", "--input", str(table), "--label-column", "label", "--compare", "a:b", "--pairs", "5", "--no-cache",
+    assert main(["analyze", "profile", "--input", str(table), "--label-column", "label", "--compare", "a:b",
+                 "--pairs", "5", "--no-cache",
                  "--output", str(root / "prof")]) == 0
     return root
 
@@ -195,12 +197,14 @@ def test_a_hostile_results_folder_gives_a_report_under_the_output_with_no_live_s
         (run / "samples_").mkdir()  # makes samples_/../.. resolve
         _edit(run / "results.json", lambda p: {**_poison(p, keys=False), "results": {
             **_poison(p["results"], keys=False), "/../../../private/secret": {"metrics": {}},
+            "nul\u0000task": {"metrics": {}},
             **{script: {"headline": script, "metrics": {script: 1.0}, "signature": script, "mode": script}
                for script in SCRIPTS}}})
         _edit(run / "stratified_hate_detection.json", lambda p: {
             **_poison(p, keys=False), "kind": "pragmeter-stratified", "source": "javascript:alert(7)",
             "filter": SCRIPTS[0], "plots": ["stratified_hate_detection.png", "link_to_outside.png", outside_plot,
-                                            "fifo.png", "../../../../../private/secret.png", f"{SCRIPTS[0]}.png"]})
+                                            "fifo.png", "../../../../../private/secret.png", f"{SCRIPTS[0]}.png",
+                                            "nul\u0000.png"]})
     _edit(results / "gen" / "generation_check.json", lambda p: {
         **_poison(p, keys=False), "kind": "pragmeter-generation-check", "samples_file": "javascript:alert(9)",
         "runs": "<script>alert(10)</script>", "n_valid": "<script>alert(11)</script>",
@@ -211,14 +215,15 @@ def test_a_hostile_results_folder_gives_a_report_under_the_output_with_no_live_s
         poisoned = _poison(p, keys=False)
         return {**poisoned, "kind": "pragmeter-profile", "plots": ["../private/secret.png", outside_plot],
                 "groupings": {f"{SCRIPTS[4]}{i}": {f"{SCRIPTS[5]}{j}": block for j, block in enumerate(values.values())}
-                              for i, values in enumerate(poisoned["groupings"].values())}, "pairs": {SCRIPTS[1]: p["comparisons"][0] | {"n_pairs": 2}},
+                              for i, values in enumerate(poisoned["groupings"].values())},
+                "pairs": {SCRIPTS[1]: p["comparisons"][0] | {"n_pairs": 2}},
                 "sampling": _poison({"seed": "x", SCRIPTS[2]: SCRIPTS[3]})}
 
     _edit(results / "prof" / "profile_texts.json", profile)
     output = tmp_path / "elsewhere" / "report"
     before = _snapshot(tmp_path, output.parent)
     assert main(["analyze", "report", "--input", str(results), "--output", str(output), "--no-stratify"]) == 0
-    assert _snapshot(tmp_path, output.parent) == before  # nothing written outside the output, the results folder untouched
+    assert _snapshot(tmp_path, output.parent) == before  # nothing written outside the output; results untouched
     pages = sorted(output.glob("*.html"))
     assert len(pages) >= 3  # the index and a page per model
     for page in pages:
@@ -282,8 +287,9 @@ def test_a_planted_link_in_the_default_report_folder_is_not_written_through(pris
     ("bin_edges", lambda p: {**p, "bin_edges": []}, "'bin_edges' is empty"),
     ("n", lambda p: {**p, "n": "many"}, "'n' is a string"),
     ("bins[0].n", lambda p: {**p, "bins": [{**p["bins"][0], "n": "many"}, *p["bins"][1:]]}, "'bins[0].n' is a string"),
-    ("trend.logistic_slope_per_score_unit.ci_low", lambda p: {**p, "trend": {**p["trend"], "logistic_slope_per_score_unit": {
-        "slope": 1.0, "ci_low": None, "ci_high": 2.0}}}, "'trend.logistic_slope_per_score_unit.ci_low' is null"),
+    ("trend.logistic_slope_per_score_unit.ci_low", lambda p: {**p, "trend": {
+        **p["trend"], "logistic_slope_per_score_unit": {"slope": 1.0, "ci_low": None, "ci_high": 2.0}}},
+     "'trend.logistic_slope_per_score_unit.ci_low' is null"),
 ])
 def test_an_unreadable_stratified_file_is_marked_on_the_page(pristine, tmp_path, capsys, field, change, said):
     """Issue 47, item 16: ``p_value: null``, ``bin_edges: []`` or a non-numeric ``n`` in a stratified file ended the
@@ -372,7 +378,7 @@ def test_any_value_in_any_field_gives_a_page_without_live_script(pristine, tmp_p
     no page holds live script."""
     import random
 
-    values = [None, "<script>alert(1)</script>", [], {}, True, -1, 1.5e308, float("nan"), 10 ** 50, ["x"],
+    values = [None, "<script>alert(1)</script>", "a\u0000b", [], {}, True, -1, 1.5e308, float("nan"), 10 ** 50, ["x"],
               {"mean": "a", "sd": [1]}, {"mean": 1, "sd": 2, "ci95": "ab"}, {"difference": 1}]
     files = {name: json.loads((pristine / name).read_text(encoding="utf-8")) for name in (
         "m1/r/results.json", "m1/r/stratified_hate_detection.json", "gen/generation_check.json",

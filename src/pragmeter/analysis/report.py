@@ -61,8 +61,8 @@ class Found:
         default_factory=lambda: defaultdict(lambda: defaultdict(list)))
 
     def models(self) -> list[str]:
-        return sorted(set(self.benchmarks) | set(self.stratified) | set(self.generation)
-                      | {m for m, sections in self.unreadable.items() if m is not None and set(sections) - {"profiles"}})
+        marked = {m for m, sections in self.unreadable.items() if m is not None and set(sections) - {"profiles"}}
+        return sorted(set(self.benchmarks) | set(self.stratified) | set(self.generation) | marked)
 
 
 def model_name(settings: dict | None) -> str:

@@ -210,7 +210,8 @@ def from_samples(path: Path, gold_value: str | None = None, model: dict | None =
     name = path.stem.removeprefix("samples_")
     task = numbered[0][1].get("task")
     return Predictions(name=name, texts=texts, correct=np.asarray(correct, dtype=np.float64), source=str(path),
-                       model=model, task=task if isinstance(task, str) and task else name, filter=f"gold={gold_value}" if gold_value is not None else None,
+                       model=model, task=task if isinstance(task, str) and task else name,
+                       filter=f"gold={gold_value}" if gold_value is not None else None,
                        extra={"runs": len(runs)})
 
 

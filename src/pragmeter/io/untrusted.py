@@ -38,7 +38,7 @@ def is_inside(folder: Path, path: Path) -> bool:
     """Whether ``path`` lies inside ``folder`` once both are resolved (symbolic links and ``..`` followed)."""
     try:
         return Path(folder).resolve() in Path(path).resolve().parents
-    except (OSError, RuntimeError):  # a link loop
+    except (OSError, RuntimeError, ValueError):  # a link loop; a NUL byte in the name
         return False
 
 
@@ -47,6 +47,8 @@ def refusal(folder: Path, path: Path) -> str | None:
     symbolic link, FIFO or device) inside ``folder``."""
     try:
         mode = os.lstat(path).st_mode
+    except ValueError:
+        return "not a file name (a NUL byte)"
     except OSError as error:
         return "not found" if isinstance(error, FileNotFoundError) else error.strerror or str(error)
     if stat.S_ISLNK(mode):
