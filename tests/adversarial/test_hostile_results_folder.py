@@ -115,7 +115,9 @@ def check_page(page: Path, allowed: list[Path]) -> None:
     """No live script, no event handler, no link or image out of the report: every href a relative link to a
     regular file inside ``allowed`` folders, every image an embedded PNG."""
     parser = Page()
-    parser.feed(page.read_text(encoding="utf-8"))
+    text = page.read_text(encoding="utf-8")
+    assert not any(ord(c) < 32 and c not in "\t\n\r" for c in text), page  # no control character reaches HTML
+    parser.feed(text)
     parser.close()
     live = {"script", "iframe", "object", "embed", "svg", "math", "base", "form", "meta", "link", "frame"}
     assert not live & set(parser.tags) - {"meta"} and parser.tags.count("meta") == 1, (page, parser.tags)

@@ -253,8 +253,12 @@ def scan(root: Path, skip: Path | None = None) -> Found:
 
 
 # ------------------------------------------------------------------------------------------------ rendering
+_CONTROLS = {code: "\ufffd" for code in [*range(0x00, 0x09), 0x0b, 0x0c, *range(0x0e, 0x20), 0x7f]}
+
+
 def _e(value) -> str:
-    return html.escape(str(value), quote=True)
+    """A value as HTML text or attribute: escaped, and control characters (which HTML does not allow) shown as �."""
+    return html.escape(str(value), quote=True).translate(_CONTROLS)
 
 
 def _number(value, digits: int = 4) -> str:
