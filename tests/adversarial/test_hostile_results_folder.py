@@ -205,7 +205,7 @@ def test_a_hostile_results_folder_gives_a_report_under_the_output_with_no_live_s
         _edit(run / "stratified_hate_detection.json", lambda p: {
             **_poison(p, keys=False), "kind": "pragmeter-stratified", "source": "javascript:alert(7)",
             "filter": SCRIPTS[0], "plots": ["stratified_hate_detection.png", "link_to_outside.png", outside_plot,
-                                            "fifo.png", "../../../../../private/secret.png", f"{SCRIPTS[0]}.png",
+                                            "fifo.png", "../../../../../../../private/secret.png", f"{SCRIPTS[0]}.png",
                                             "nul\u0000.png"]})
     _edit(results / "gen" / "generation_check.json", lambda p: {
         **_poison(p, keys=False), "kind": "pragmeter-generation-check", "samples_file": "javascript:alert(9)",
@@ -215,7 +215,7 @@ def test_a_hostile_results_folder_gives_a_report_under_the_output_with_no_live_s
 
     def profile(p: dict) -> dict:  # label names and values are keys: scripts too
         poisoned = _poison(p, keys=False)
-        return {**poisoned, "kind": "pragmeter-profile", "plots": ["../private/secret.png", outside_plot],
+        return {**poisoned, "kind": "pragmeter-profile", "plots": ["../../../../../../private/secret.png", outside_plot],
                 "groupings": {f"{SCRIPTS[4]}{i}": {f"{SCRIPTS[5]}{j}": block for j, block in enumerate(values.values())}
                               for i, values in enumerate(poisoned["groupings"].values())},
                 "pairs": {SCRIPTS[1]: p["comparisons"][0] | {"n_pairs": 2}},
@@ -239,6 +239,8 @@ def test_a_hostile_results_folder_gives_a_report_under_the_output_with_no_live_s
     for number in (*range(1, 8), *range(10, 14)):  # 9 is a link target: not shown
         assert f"alert({number})" in shown, number  # as text
     assert shown.count("not shown: a symbolic link") >= 3 and "not shown: not a regular file" in shown
+    for name in ("../../../../../../../private/secret.png", "../../../../../../private/secret.png"):
+        assert f"plot {name} not shown: outside" in shown  # the ../ names reach the outside file; it is not read
 
 
 def test_plots_of_two_runs_with_the_same_folder_name_are_both_kept(pristine, tmp_path):
