@@ -274,7 +274,7 @@ def test_a_planted_link_in_the_default_report_folder_is_not_written_through(pris
     else:
         (results / planted).parent.mkdir(parents=True, exist_ok=True)
         (results / planted).symlink_to(target, target_is_directory=True)
-    code = main(["analyze", "report", "--input", str(results), "--no-stratify"])
+    code = main(["analyze", "report", "--input", str(results)])  # refused before stratifying
     error = capsys.readouterr().err
     assert "Traceback" not in error
     assert sorted(target.iterdir()) == [target / "keep.txt"] and (target / "keep.txt").read_text() == "mine"

@@ -510,6 +510,15 @@ class PageWriter:
                 + f"<p class=note>{len(found.profiles)} dataset profile(s) on every page.</p></body></html>\n")
 
 
+def make_output(results_dir: Path, output: Path) -> None:
+    """Make the report folder. Inside the results folder (the default), each of its parts there was made by the
+    folder's author: one that is a symbolic link would carry the report elsewhere, so it is refused."""
+    inside = Path(os.path.abspath(output))
+    if Path(os.path.abspath(results_dir)) in inside.parents:
+        folder_inside(results_dir, inside.relative_to(os.path.abspath(results_dir)))
+    output.mkdir(parents=True, exist_ok=True)
+
+
 def render(results_dir: Path, output: Path) -> list[Path]:
     """Write one page per model plus ``index.html`` into ``output``; return the page paths."""
     from pragmeter.io import atomic_path
@@ -526,10 +535,7 @@ def render(results_dir: Path, output: Path) -> list[Path]:
     if not models:
         models = ["datasets"]
     writer = PageWriter(output, results_dir, models)
-    inside = Path(os.path.abspath(output))
-    if Path(os.path.abspath(results_dir)) in inside.parents:  # the default: a folder of the folder's author's making
-        folder_inside(results_dir, inside.relative_to(os.path.abspath(results_dir)))
-    output.mkdir(parents=True, exist_ok=True)
+    make_output(results_dir, output)
     pages = []
     for model in models:
         path = output / writer.pages[model]
@@ -595,6 +601,8 @@ def make_report(results_dir: Path, output: str | Path | None = None, overwrite: 
 
     output = Path(output) if output else results_dir / "report"
     check_output(output / "index.html", overwrite)
+    if results_dir.is_dir():
+        make_output(results_dir, output)  # before any scoring
     if stratify and results_dir.is_dir():
         count = stratify_logged_samples(results_dir, impscore, device, batch_size, backend, precision)
         if count:
