@@ -53,7 +53,7 @@ def test_one_self_contained_page_per_model(results_dir):
     labels = pd.read_csv(results_dir / "texts.csv")["label"]
     assert stratified["n"] == int(labels.sum()) and stratified["accuracy"] == 1.0
     assert "always-no" not in re.sub(r"<nav>.*?</nav>", "", page)  # its numbers are on its own page
-    assert any(p.suffix == ".png" for p in (report / "plots").iterdir())
+    assert any(p.suffix == ".png" for p in (report / "plots").rglob("*"))  # under their path in the results
 
 
 def test_report_screenshot_shows_the_plots(results_dir, tmp_path):

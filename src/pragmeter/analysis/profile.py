@@ -148,6 +148,14 @@ def compute_profile(collection: TextCollection, model, n_pairs: int = DEFAULT_PA
                    distance_edges=edges)
 
 
+def profile_path(output: Path, name: str, suffix: str = ".json") -> Path:
+    """Where the profile ``name`` writes in ``output``: ``profile_<name><suffix>``, the name (a file's stem, a label
+    column's) made one safe file name (``io.untrusted.safe_name``)."""
+    from pragmeter.io.untrusted import safe_name
+
+    return output / f"profile_{safe_name(name)}{suffix}"
+
+
 def write_profile(profile: Profile, output: Path, overwrite: bool = True) -> dict:
     """Write ``profile_<name>.json``, one PNG per grouping (or one overall) and the per-text scores
     (``profile_<name>_scores.parquet``); return the JSON payload with the file names."""
@@ -156,6 +164,7 @@ def write_profile(profile: Profile, output: Path, overwrite: bool = True) -> dic
     from pragmeter.analysis.plots import profile_figure
     from pragmeter.provenance import RunRecord
     from pragmeter.io import write_json_atomic, write_table
+    from pragmeter.io.untrusted import safe_name
 
     output.mkdir(parents=True, exist_ok=True)
     name = profile.collection.name
@@ -166,18 +175,19 @@ def write_profile(profile: Profile, output: Path, overwrite: bool = True) -> dic
         if grouping is None:
             groups, distances, suffix = {ALL: profile.scores}, {ALL: profile.distances[ALL]}, ""
         else:
-            groups, distances, suffix = profile.group_scores(grouping), profile.group_distances(grouping), f"_{grouping}"
-        png = f"profile_{name}{suffix}.png"
+            groups, distances = profile.group_scores(grouping), profile.group_distances(grouping)
+            suffix = f"_{safe_name(grouping)}"
+        png = profile_path(output, name, f"{suffix}.png").name
         title = f"{name}" + (f" by {grouping}" if grouping else "") + f" — {len(profile.scores)} texts"
         profile_figure(title, groups, distances, HISTOGRAM_EDGES, output / png)
         plots.append(png)
-    scores_file = f"profile_{name}_scores.parquet"
+    scores_file = profile_path(output, name, "_scores.parquet").name
     frame = pd.DataFrame({"text": profile.collection.texts, **{g: [None if v is None else str(v) for v in labels]
                                                                for g, labels in profile.collection.groupings.items()},
                           "impscore": profile.scores})
     write_table(frame, output / scores_file, overwrite=True)
     payload.update({"plots": plots, "scores_file": scores_file, "run": RunRecord.now(profile.model_signature).to_dict()})
-    write_json_atomic(output / f"profile_{name}.json", payload)
+    write_json_atomic(profile_path(output, name), payload)
     return payload
 
 
@@ -242,7 +252,7 @@ def profile_collections(collections: list[TextCollection], model, output: Path, 
     profiles = []
     for collection in collections:
         profiles.append(compute_profile(collection, model, n_pairs=n_pairs, seed=seed))
-        yield from profile_lines(write_profile(profiles[-1], output), output / f"profile_{collection.name}.json")
+        yield from profile_lines(write_profile(profiles[-1], output), profile_path(output, collection.name))
     if len(profiles) > 1:
         write_overview(profiles, output)
         yield f"overview: {output / 'profiles_overview.png'}"
@@ -264,6 +274,6 @@ def profile_source(source: str, output: Path, impscore: Callable[[], object], ro
     if compare:  # the user's comparisons (built-in sets name their own, which need not be in every sample)
         for collection in collections:
             check_comparisons(collection, source)
-    check_outputs([output / f"profile_{c.name}.json" for c in collections]
+    check_outputs([profile_path(output, c.name) for c in collections]
                   + ([output / "profiles_overview.json"] if len(collections) > 1 else []), overwrite)
     yield from profile_collections(collections, impscore(), output, n_pairs, seed)
