@@ -1,6 +1,6 @@
 """A results folder someone else wrote is untrusted input to ``analyze report`` and ``analyze stratify``: names read
-from its files never leave ``--output`` (nor the folder's own log folders for the stratified files written beside
-them), no value from them runs as script in a page or becomes a link out of the report, only regular files inside
+from its files never leave ``--output`` (``analyze stratify`` given none writes beside the logs; the report writes
+into its own folder only), no value from them runs as script in a page or becomes a link out of the report, only regular files inside
 the folder are read, and a file the page writer cannot use is marked on the page instead of ending the report.
 
 The folder is built by the real commands (``eval`` through the fake server on ISHate texts, ``analyze stratify``,
@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -175,11 +176,82 @@ def test_a_task_name_from_a_sample_log_never_leaves_the_output(pristine, tmp_pat
     assert after == before  # nothing outside the results folder and the two outputs was written or replaced
     written = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert len(written) == 3 and all(p.startswith("stratified_") and "/" not in p for p in written), written
-    for model in ("m1", "m2"):  # the report's own stratification: beside the log, under a safe name
+    for model in ("m1", "m2"):  # the report's own stratification: under the report by its run's path, a safe name
         beside = results / model / "r"
-        assert len(list(beside.glob("stratified_*.json"))) == 1
+        assert not list(beside.glob("stratified_*.json")) and not list(beside.glob("stratified_*.png"))
+        assert len(list((tmp_path / "report" / "stratified" / model / "r").glob("stratified_*.json"))) == 1
         assert {p for p in beside.iterdir() if p.is_dir()} == {beside / "cache"}
         check_page(next((tmp_path / "report").glob(f"{model}*.html")), [results, tmp_path / "report"])
+
+
+def _listing(root: Path, *skip: Path) -> dict[str, tuple]:
+    """Every entry under ``root`` (outside ``skip``) with its kind, size, mode and modification time."""
+    return {str(path): (stat.S_IFMT(info.st_mode), info.st_size, info.st_mode, info.st_mtime_ns)
+            for path in sorted(root.rglob("*")) if not any(path == s or s in path.parents for s in skip)
+            for info in [path.lstat()]}
+
+
+def _unstratify(run: Path) -> None:
+    for old in run.glob("stratified_*"):
+        old.unlink()
+
+
+def _stratified_sections(page: Path) -> int:
+    return page.read_text(encoding="utf-8").count("<h3>hate_detection")
+
+
+def test_a_report_on_a_read_only_results_folder_writes_under_its_output_only(pristine, tmp_path, private_cache):
+    """Issue 47 acceptance: the report's own stratification of logged samples goes under ``--output``
+    (``stratified/<run path>/``), never beside the logs: a results folder that is read-only gets a complete report,
+    and not one of its entries (nor the folder's own time) changes."""
+    results = _copy(pristine, tmp_path)
+    for model in ("m1", "m2"):
+        _unstratify(results / model / "r")
+    modes = {path: path.lstat().st_mode for path in [results, *results.rglob("*")] if not path.is_symlink()}
+    for path, mode in modes.items():
+        path.chmod(stat.S_IMODE(mode) & ~0o222)
+    before = _listing(results.parent)
+    try:
+        assert main(["analyze", "report", "--input", str(results), "--output", str(tmp_path / "report")]) == 0
+        after = _listing(results.parent)
+    finally:
+        for path, mode in modes.items():
+            path.chmod(stat.S_IMODE(mode))
+    assert after == before
+    for model in ("m1", "m2"):
+        own = tmp_path / "report" / "stratified" / model / "r"
+        assert sorted(p.name for p in own.iterdir()) == [
+            "stratified_hate_detection.json", "stratified_hate_detection.png", "stratified_hate_detection_items.parquet"]
+        page = tmp_path / "report" / f"{model}.html"
+        text = page.read_text(encoding="utf-8")
+        assert _stratified_sections(page) == 1 and 'alt="accuracy by ImpScore bin: hate_detection"' in text
+        assert "No stratified results" not in text and "not shown" not in text
+        check_page(page, [results, tmp_path / "report"])  # the source link leads to the log in the results folder
+        assert 'samples_hate_detection.jsonl</a></p>' in text
+
+
+def test_the_default_report_folder_shows_each_stratification_once(pristine, tmp_path, private_cache):
+    """The default report folder lies inside the results folder: its own stratification is written there (nothing
+    beside the logs) and is not read again as results, on a rerun, by a report written elsewhere, or once the log
+    is stratified in place too: each stratified section is shown once."""
+    results = _copy(pristine, tmp_path)
+    _unstratify(results / "m1" / "r")  # m1's log is stratified by the report; m2's was by `analyze stratify`
+    report = results / "report"
+    before = _listing(results)
+    assert main(["analyze", "report", "--input", str(results)]) == 0
+    assert _listing(results, report) == before
+    assert [p.name for p in (report / "stratified").rglob("*.json")] == ["stratified_hate_detection.json"]
+    assert (report / "stratified" / "m1" / "r" / "stratified_hate_detection.json").is_file()
+    runs = [["analyze", "report", "--input", str(results), "--overwrite"],
+            ["analyze", "report", "--input", str(results), "--output", str(tmp_path / "elsewhere")]]
+    for argv in runs:
+        assert main(argv) == 0
+    for folder in (report, tmp_path / "elsewhere"):
+        assert [_stratified_sections(folder / f"{m}.html") for m in ("m1", "m2")] == [1, 1], folder
+    assert main(["analyze", "stratify", "--input", str(results / "m1" / "r"), "--no-cache"]) == 0
+    assert main(runs[0]) == 0
+    assert [_stratified_sections(report / f"{m}.html") for m in ("m1", "m2")] == [1, 1]
+    assert (report / "plots" / "m1" / "r" / "stratified_hate_detection.png").is_file()  # the one beside the log
 
 
 def test_a_hostile_results_folder_gives_a_report_under_the_output_with_no_live_script(pristine, tmp_path, capsys):

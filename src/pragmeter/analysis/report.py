@@ -6,6 +6,8 @@ profiles (``profile_<name>.json``, ``profiles_overview.json``). Each model (the 
 a page with every benchmark's metrics and signature, links to its per-sample logs, its stratified plots and
 generation check, and the dataset profiles (shared by all pages). PNGs are embedded as base64 data URIs and
 copied to ``plots/`` (under their path in the results folder); the CSS is inline; nothing is fetched from the network.
+Logged samples not stratified yet are stratified into the report's own folder (``stratified/<run path>/``), never
+into the results folder, and shown with the stratified files found there.
 
 The folder may be someone else's: every value from its files is escaped, links are relative and lead only to
 regular files inside the folder, only regular files inside it are read (no symbolic link, FIFO or device), names
@@ -32,6 +34,7 @@ from pragmeter.io.untrusted import folder_inside, read_inside, refusal, safe_nam
 from pragmeter.provenance import read_run_record
 
 UNASSIGNED = "predictions"  # page for stratified files that name no model (plain predictions tables)
+OWN = "stratified"  # the report's own stratification of logged samples, under the report: OWN/<run path>/
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;
@@ -199,10 +202,27 @@ def shape_error(payload: dict, shape: dict[str, type | tuple[type, ...]]) -> str
     return None
 
 
+def _under(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or lies in it, as written (absolute, links not followed)."""
+    path, folder = Path(os.path.abspath(path)), Path(os.path.abspath(folder))
+    return path == folder or folder in path.parents
+
+
+def _in_a_report(root: Path, path: Path) -> bool:
+    """Whether ``path`` lies in a report's own stratification inside ``root`` (``<report>/stratified/``, beside that
+    report's ``index.html``): it belongs to that report, and is not read as a result of the folder."""
+    for folder in path.parents:
+        if folder == root:
+            return False
+        if folder.name == OWN and (folder.parent / "index.html").is_file():
+            return True
+    return False
+
+
 def scan(root: Path, skip: Path | None = None) -> Found:
-    """Every file of ours under ``root`` (not under ``skip``), by model; only regular files inside ``root`` are
-    read. A file that cannot be read or used is said in one line (``skipped``) and, when its name or kind says which
-    section shows it, marked there (``unreadable``)."""
+    """Every file of ours under ``root`` (not under ``skip`` nor in a report's own stratification), by model; only
+    regular files inside ``root`` are read. A file that cannot be read or used is said in one line (``skipped``) and,
+    when its name or kind says which section shows it, marked there (``unreadable``)."""
     from pragmeter.io import read_json
 
     found = Found()
@@ -213,7 +233,7 @@ def scan(root: Path, skip: Path | None = None) -> Found:
             found.unreadable[model][section].append((path, problem))
 
     for path in sorted(root.rglob("*.json")):
-        if skip is not None and (skip == path or skip in path.parents):
+        if skip is not None and _under(path, skip) or _in_a_report(root, path):
             continue
         problem = refusal(root, path)
         if problem:
@@ -249,6 +269,34 @@ def scan(root: Path, skip: Path | None = None) -> Found:
             found.profiles.append((path, payload))
         elif kind == "pragmeter-profile-overview":
             found.overviews.append((path, payload))
+    return found
+
+
+def _run_folder(results_dir: Path, output: Path, path: Path) -> Path:
+    """The folder of the run a stratified file belongs to: its own folder, or for the report's own stratification
+    (``output/stratified/<run path>/``) that run's folder in the results folder."""
+    try:
+        return results_dir / Path(os.path.abspath(path.parent)).relative_to(os.path.abspath(output / OWN))
+    except ValueError:
+        return path.parent
+
+
+def scan_report(results_dir: Path, output: Path) -> Found:
+    """What the report shows: the files of the results folder (not the report folder, when it is inside) and the
+    report's own stratification, each stratified file once (one the folder has beside its log is shown instead of
+    the report's own of that log)."""
+    found = scan(results_dir, skip=output)
+    own = output / OWN
+    if not own.is_dir() or own.is_symlink() or _under(results_dir, own):
+        return found
+    mine = scan(own)
+    for model, entries in mine.stratified.items():
+        found.stratified[model] += [(path, payload) for path, payload in entries
+                                    if not os.path.lexists(_run_folder(results_dir, output, path) / path.name)]
+    for model, sections in mine.unreadable.items():
+        if sections.get("stratified"):
+            found.unreadable[model]["stratified"] += sections["stratified"]
+    found.skipped += mine.skipped
     return found
 
 
@@ -334,22 +382,26 @@ class PageWriter:
 
     def image(self, folder: Path, name: str, alt: str) -> str:
         """The plot ``name`` of a file in ``folder``: embedded, and copied to ``plots/`` under its path in the results
-        folder (two runs' plots of one name stay apart), when it is a PNG that is a regular file inside the folder;
-        else a note saying why it is not shown."""
+        folder (two runs' plots of one name stay apart), when it is a PNG that is a regular file inside the folder
+        (or inside the report's own stratification, which is in the report already); else a note saying why it is
+        not shown."""
         from pragmeter.io import atomic_path
 
         path = folder / name
+        own = _under(path, self.output / OWN)
         try:
-            data = read_inside(self.root, path, MAX_PLOT_BYTES)
+            data = read_inside(self.output / OWN if own else self.root, path, MAX_PLOT_BYTES)
         except DataError as error:
             return f"<p class=note>plot {_e(name)} not shown: {_e(str(error).removeprefix(f'{path}: '))}</p>"
         if not data.startswith(PNG_SIGNATURE):
             return f"<p class=note>plot {_e(name)} not shown: not a PNG file</p>"
+        encoded = base64.b64encode(data).decode("ascii")
+        if own:
+            return f'<img alt="{_e(alt)}" src="data:image/png;base64,{encoded}">'
         relative = path.resolve().relative_to(self.root.resolve())
         copy = folder_inside(self.output, Path("plots") / relative.parent) / relative.name
         with atomic_path(copy) as tmp:  # replaces whatever is there (a planted link too), never writes through it
             tmp.write_bytes(data)
-        encoded = base64.b64encode(data).decode("ascii")
         return f'<img alt="{_e(alt)}" src="data:image/png;base64,{encoded}">'
 
     def readable(self, target: Path) -> bool:
@@ -402,7 +454,7 @@ class PageWriter:
         parts = []
         for path, payload in entries:
             source = Path(payload["source"])
-            beside = path.parent / source.name  # a log stratified in place; else where it was when stratified
+            beside = _run_folder(self.root, self.output, path) / source.name  # the log, when it is still there
             trend = payload["trend"]
             rho, slope = trend["spearman_bin_centre_vs_accuracy"], trend["logistic_slope_per_score_unit"]
             rows = [[f"[{b['low']:.2f}, {b['high']:.2f}{']' if b['high'] == payload['bin_edges'][-1] else ')'}",
@@ -525,7 +577,7 @@ def render(results_dir: Path, output: Path) -> list[Path]:
 
     if not results_dir.is_dir():
         raise PragmeterError(f"{results_dir}: not a folder")
-    found = scan(results_dir, skip=output)
+    found = scan_report(results_dir, output)
     for line in found.skipped:
         print(f"warning: {line}", file=sys.stderr)
     models = found.models()
@@ -551,23 +603,29 @@ def render(results_dir: Path, output: Path) -> list[Path]:
 GOLD_FILTER = {"hate_detection": "yes"}
 
 
-def stratify_logged_samples(results_dir: Path, impscore: str | None = None, device: str | None = None,
+def stratify_logged_samples(results_dir: Path, output: Path, impscore: str | None = None, device: str | None = None,
                             batch_size: int | None = None, backend: str = "auto", precision: str = "auto") -> int:
-    """Stratify every per-sample log that has texts and no stratified_<task>.json beside it; return how many."""
+    """Stratify every per-sample log of ``results_dir`` that has texts and no ``stratified_<task>.json``, neither
+    beside it nor in the report's own folder for its run (``output/stratified/<run path>/``, where this writes: the
+    results folder may be someone else's, or read-only); return how many."""
     from pragmeter.analysis import stratify
 
     from pragmeter.io import read_records
 
     done, model = 0, None
     for results in sorted(results_dir.rglob("results.json")):
+        if _under(results, output):
+            continue  # the report folder inside the results folder holds no run
+        run = results.parent
+        relative = Path(OWN, *(safe_name(part) for part in run.relative_to(results_dir).parts))
         try:
-            logs = stratify.sample_logs(results.parent)
+            logs = stratify.sample_logs(run)
         except DataError as error:  # e.g. a truncated results.json: said here, and again by the page writer
             print(f"warning: {error}; its sample logs are not stratified", file=sys.stderr)
             continue
         for log, settings in logs:
             task = log.stem.removeprefix("samples_")
-            if os.path.lexists(stratify.stratified_path(results.parent, task)):
+            if any(os.path.lexists(stratify.stratified_path(folder, task)) for folder in (run, output / relative)):
                 continue
             try:
                 records = read_records(log)
@@ -585,7 +643,7 @@ def stratify_logged_samples(results_dir: Path, impscore: str | None = None, devi
                 model = load_impscore(impscore, backend=backend, precision=precision, cache=True, device=device,
                                       batch_size=batch_size)
             scores = stratify.score_predictions(predictions, model)
-            stratify.write_stratified(predictions, scores, results.parent, model.signature())
+            stratify.write_stratified(predictions, scores, folder_inside(output, relative), model.signature())
             done += 1
     return done
 
@@ -595,7 +653,8 @@ def make_report(results_dir: Path, output: str | Path | None = None, overwrite: 
                 backend: str = "auto", precision: str = "auto") -> Iterator[Path]:
     """``pragmeter analyze report``: the pages of ``results_dir`` written into ``output`` (default
     ``results_dir/report``; ``index.html`` there is refused unless ``overwrite``), its logged samples stratified first
-    unless not ``stratify`` (:func:`stratify_logged_samples`, with that ImpScore model); yields each page's path and
+    into ``output/stratified/`` unless not ``stratify`` (:func:`stratify_logged_samples`, with that ImpScore model);
+    nothing is written into ``results_dir`` outside ``output``. Yields each page's path and
     says the counts and the index on stderr."""
     from pragmeter.io import check_output
 
@@ -604,7 +663,7 @@ def make_report(results_dir: Path, output: str | Path | None = None, overwrite: 
     if results_dir.is_dir():
         make_output(results_dir, output)  # before any scoring
     if stratify and results_dir.is_dir():
-        count = stratify_logged_samples(results_dir, impscore, device, batch_size, backend, precision)
+        count = stratify_logged_samples(results_dir, output, impscore, device, batch_size, backend, precision)
         if count:
             print(f"stratified {count} per-sample log(s)", file=sys.stderr)
     yield from render(results_dir, output)
