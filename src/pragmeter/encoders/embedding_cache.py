@@ -18,7 +18,6 @@ import logging
 import re
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -87,12 +86,15 @@ class EmbeddingCache:
 
     def _set_aside(self, error: Exception) -> bool:
         """Move a corrupt database out of the way (kept for inspection) so a fresh one can be built."""
-        aside = self.path.with_name(f"{DB_FILE}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        from pragmeter.io.atomic import set_aside
+
         try:
-            self.path.replace(aside)
+            aside = set_aside(self.path)
             for suffix in ("-wal", "-shm"):
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)
         except OSError:
+            return False
+        if aside is None:
             return False
         self._warn("corrupt", f"corrupt ({error}); moved to {aside.name} and rebuilt")
         return True

@@ -134,12 +134,15 @@ def finetuned_encoder(base: str, model_folder: Path, shards: list[dict], where: 
 
     paths = check_shards(model_folder, shards, where)
     target = cache_dir() / "encoders" / "finetuned" / f"{canonical_name(base).replace('/', '--')}-{weights_key(shards)}"
-    if (target / "modules.json").is_file() and safetensors_intact(target / WEIGHTS_FILE):
+    def ready(folder: Path) -> bool:
+        return (folder / "modules.json").is_file() and safetensors_intact(folder / WEIGHTS_FILE)
+
+    if ready(target):
         return target
     # torch and pandas (via pragmeter.io) only when the folder is built, not on every load
     from safetensors.torch import load_file, save_file
 
-    from pragmeter.io.atomic import replace_folder
+    from pragmeter.io.atomic import build_folder
 
     source = Path(require_encoder(base))
     weights = load_file(str(source / WEIGHTS_FILE))
@@ -153,10 +156,4 @@ def finetuned_encoder(base: str, model_folder: Path, shards: list[dict], where: 
             (shutil.copytree if item.is_dir() else shutil.copy2)(item, staging / item.name)
         save_file({k: v.contiguous() for k, v in weights.items()}, str(staging / WEIGHTS_FILE))
 
-    try:
-        return replace_folder(target, write)
-    except OSError:
-        # another process built it first: use theirs when whole
-        if (target / "modules.json").is_file() and safetensors_intact(target / WEIGHTS_FILE):
-            return target
-        raise
+    return build_folder(target, write, ready)

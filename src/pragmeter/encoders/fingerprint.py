@@ -58,11 +58,11 @@ def folder_fingerprint(folder: str | os.PathLike) -> str:
 
 def _write_memo(path: Path, memo: dict) -> None:
     # Best effort (a read-only cache only costs a re-hash next time); atomic so a reader never sees half a file.
+    from pragmeter.io.atomic import atomic_path
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(memo, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            tmp.write_text(json.dumps(memo, sort_keys=True), encoding="utf-8")
     except OSError:
         pass
 

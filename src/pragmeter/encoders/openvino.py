@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from functools import cache
@@ -151,18 +150,12 @@ def export(encoder_name: str, target: Path) -> None:
     for port, name in zip(model.inputs, names):
         port.get_tensor().set_names({name})
     model.outputs[0].get_tensor().set_names({"sentence_embedding"})
-    # Both files appear together: written into a sibling temporary folder, which is then renamed into place.
-    target.parent.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent.parent, prefix=f".{target.parent.name}."))
-    ov.save_model(model, str(tmp / target.name), compress_to_fp16=False)
-    try:
-        os.replace(tmp, target.parent)
-    except OSError:  # another process finished first (a non-empty folder cannot be replaced): use theirs
-        import shutil
+    # Both files appear together, built once however many processes convert at once (the others use it).
+    from pragmeter.io.atomic import build_folder
 
-        shutil.rmtree(tmp, ignore_errors=True)
-        if not target.is_file():
-            raise
+    build_folder(target.parent, lambda staging: ov.save_model(model, str(staging / target.name),
+                                                              compress_to_fp16=False),
+                 ready=lambda folder: all((folder / path.name).is_file() for path in (target, target.with_suffix(".bin"))))
 
 
 def load_openvino_encoder(encoder_name: str, precision: str = "fp32") -> OpenVinoEncoder:
