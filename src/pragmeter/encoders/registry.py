@@ -166,15 +166,20 @@ def default_batch_size(device: str) -> int:
     return GPU_BATCH_SIZE if str(device).startswith("cuda") else CPU_BATCH_SIZE
 
 
+def is_packaged(name: str) -> bool:
+    """Whether ``name`` names a packaged encoder (then it means that one, whatever folder has its name)."""
+    return canonical_name(name) in _ALIASES
+
+
 def resolve_encoder(name: str) -> str:
-    """A local folder, the folder of a packaged model, or the hub name itself (for users with internet)."""
-    if Path(name).expanduser().is_dir():
-        return str(Path(name).expanduser().resolve())
+    """The folder of a packaged model, a local folder, or the hub name itself (for users with internet)."""
     canonical = canonical_name(name)
     if canonical == "all-MiniLM-L6-v2":
         path = _minilm_path()
     elif canonical == "all-mpnet-base-v2":
         path = _mpnet_path()
+    elif Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser().resolve())
     else:
         return name
     if path is not None:

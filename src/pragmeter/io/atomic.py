@@ -233,5 +233,6 @@ def _normal_permissions(folder: Path) -> None:
     transformers' save_pretrained) leave 0600, which other users of a shared model folder cannot read."""
     mode = 0o666 & ~current_umask()
     for path in folder.rglob("*"):
-        if path.is_file() and not path.is_symlink():
+        # only where it differs: a chmod moves the file's ctime, which file-hash memos key on
+        if path.is_file() and not path.is_symlink() and path.stat().st_mode & 0o777 != mode:
             os.chmod(path, mode)
