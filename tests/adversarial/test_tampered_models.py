@@ -120,6 +120,15 @@ def test_an_encoder_that_gives_nan_is_an_error_never_a_score(tmp_path, capsys):
         captured = capsys.readouterr()
         assert code == 2 and "gives NaN or infinite values for text 0" in captured.err, command
         assert "nan" not in captured.out.lower()
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from pragmeter.serve.app import create_app
+
+    with TestClient(create_app(ImpScore.load(tmp_path / "model", backend="torch", device="cpu"))) as client:
+        for path, body in (("/score", {"texts": TEXTS}), ("/distance", {"pairs": [TEXTS]})):
+            answer = client.post(path, json=body)
+            assert answer.status_code == 500 and "NaN or infinite" in answer.json()["detail"], (path, answer.text)
 
 
 # ---------------------------------------------------------------- item 6: paths and files a config names
