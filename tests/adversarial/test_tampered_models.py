@@ -289,7 +289,8 @@ def test_two_processes_building_one_fine_tuned_encoder_build_it_once(tmp_path, c
     assert first.stdout.readline().strip() == "writing"  # the first builder is in the middle of its build
     second = builder()
     lines: queue.Queue = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line.strip()) for line in second.stdout], daemon=True).start()
+    reader = threading.Thread(target=lambda: [lines.put(line.strip()) for line in second.stdout], daemon=True)
+    reader.start()
     # The second either waits for the first one's lock (it must) or, with no lock, starts writing too
     second_wrote = False
     while not waiting_for_a_lock(second.pid) and second.poll() is None:
@@ -304,7 +305,9 @@ def test_two_processes_building_one_fine_tuned_encoder_build_it_once(tmp_path, c
             process.stdin.write("\n")
             process.stdin.flush()
     out_first, err_first = first.communicate(timeout=600)
-    _, err_second = second.communicate(timeout=600)
+    err_second = second.stderr.read()  # its standard output is the reader's
+    second.wait(timeout=600)
+    reader.join()
     said = [lines.get_nowait() for _ in range(lines.qsize())]
     assert not second_wrote and "writing" not in said  # the second used the first one's folder, unbuilt
     assert first.returncode == 0 and second.returncode == 0, err_first + err_second
