@@ -11,6 +11,7 @@ under a lock while the others wait and then use the folder it built.
 from __future__ import annotations
 
 import ctypes
+import errno
 import fcntl
 import json
 import os
@@ -163,7 +164,7 @@ def _build_lock(folder: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
         except OSError as error:  # a file system without locks: unique staging still keeps each folder whole
-            if error.errno not in (getattr(os, "ENOLCK", 37), 95):  # ENOLCK, EOPNOTSUPP
+            if error.errno not in (errno.ENOLCK, errno.EOPNOTSUPP):
                 raise
         yield
     finally:
