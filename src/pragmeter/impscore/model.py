@@ -185,7 +185,9 @@ class ImpScore:
     def heads(self):
         """The torch heads (built from the numpy weights on first use when the model was loaded for ONNX)."""
         if self._heads is None:
-            self._heads = self._numpy_heads.to_torch(self.device)
+            from pragmeter.impscore.heads import ImpScoreHeads
+
+            self._heads = ImpScoreHeads.from_numpy(self._numpy_heads, self.device)
         return self._heads
 
     @heads.setter
@@ -230,7 +232,9 @@ class ImpScore:
             raise DataError(f"{folder / CONFIG_FILE}: encoder {config['encoder']!r} gives {width}-wide embeddings; "
                             f"the heads take {heads.config.embedding_dim} (embedding_dim)")
         if not (backend in BACKENDS and backend != "torch" and device in (None, "cpu")):
-            heads = heads.to_torch(device)
+            from pragmeter.impscore.heads import ImpScoreHeads
+
+            heads = ImpScoreHeads.from_numpy(heads, device)
         if WEIGHTS_KEY in config and precision == "auto" and config.get(BF16_CHECK_KEY, {}).get("within_bounds"):
             # fine-tuned layers measured within the bf16 bounds at release: auto as for the base encoder
             from pragmeter.encoders.precision import resolve_precision
