@@ -106,6 +106,27 @@ def test_predict_and_the_local_backend_read_an_svm_folder(svm_folder, tmp_path, 
     assert "note: 1 row(s) exceeded the classifier's token limit and were truncated" in capsys.readouterr().err
 
 
+def test_an_item_with_an_empty_text_is_an_invalid_answer_and_the_eval_completes(svm_folder, tmp_path, data_root,
+                                                                                capsys):
+    """ISHate's cleaning left 8 test messages empty (a post that was only a link or a number; item 369 is the first):
+    the classifier cannot be asked them, so each is an invalid answer, listed with the reason, and the run is
+    complete (it used to fail them as requests on every rerun and exit 3)."""
+    folder, _ = svm_folder
+    output = tmp_path / "eval"
+    assert main(["eval", "--tasks", "ishate_subtle", "--model", f"local:{folder}", "--model-args", "device=cpu",
+                 "--output", str(output), "--limit", "370", "--no-progress", "--log-samples",
+                 "--data-root", str(data_root)]) == 0
+    result = json.loads((output / "results.json").read_text())["results"]["ishate_subtle"]
+    assert result["complete"] and result["errors"] == 0 and result["n_items"] == 370
+    assert result["unaskable"] == {"subtle-test-369": "local classifier: the prompt's user message is empty (no text "
+                                                      "to classify)"}
+    assert result["invalid"] >= 1 and result["metrics"]["invalid"] == result["invalid"]
+    rows = {row["item_id"]: row for row in map(json.loads, (output / "samples_ishate_subtle.jsonl").open())}
+    assert rows["subtle-test-369"]["text"] == "" and rows["subtle-test-369"]["valid"] is False
+    assert "unaskable" not in rows["subtle-test-368"] and rows["subtle-test-368"]["valid"]
+    assert "1 invalid as the model cannot be asked them: subtle-test-369" in capsys.readouterr().out
+
+
 def test_bad_settings_and_folders_fail_in_one_line(tmp_path, capsys, svm_folder):
     assert main(["classifier", "train", "ishate-a", "--head", "svm", "--svm-c", "4,-1",
                  "--output", str(tmp_path / "x")]) != 0
