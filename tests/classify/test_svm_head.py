@@ -134,19 +134,11 @@ def test_the_svm_head_embeds_on_scorings_fast_path_with_bars_for_embedding_and_f
     that predicts the same way; each embedding bar is drawn (0 of N texts) before the encoder sees a text and moves
     every step of scoring's chunk size, and the C values have their own bar (counts and ETA)."""
     pytest.importorskip("openvino")
+    from encoder_watch import watch_openvino_encoder
+
     from pragmeter import ImpScore
-    from pragmeter.encoders.openvino import OpenVinoEncoder
 
-    monkeypatch.setenv("PRAGMETER_CHUNK_SIZE", "16")
-    calls, err = [], []
-    encode = OpenVinoEncoder.encode
-
-    def counted(self, batch, *args, **kwargs):
-        err.append(capsys.readouterr().err)  # what stderr held when the encoder was called
-        calls.append(len(batch))
-        return encode(self, batch, *args, **kwargs)
-
-    monkeypatch.setattr(OpenVinoEncoder, "encode", counted)
+    calls, err = watch_openvino_encoder(monkeypatch, capsys, step=16)
     folder = tmp_path / "svm"
     assert main(["classifier", "train", "ishate-b", "--head", "svm", "--svm-c", "0.5,8", "--limit-train", "300",
                  "--limit-eval", "40", "--output", str(folder), "--device", "cpu", "--data-root", str(data_root)]) == 0

@@ -292,22 +292,14 @@ def test_train_shows_each_phase_with_counts_before_its_work_and_moves_every_step
     """The corpus bar is drawn (0 of N texts) before the encoder sees its first text, then moves once per step of
     scoring's chunk size; the epochs and the held-out evaluation have their own bars; --no-progress draws none."""
     pytest.importorskip("openvino")
+    from encoder_watch import watch_openvino_encoder
+
     from pragmeter.cli import main
-    from pragmeter.encoders.openvino import OpenVinoEncoder
 
     corpus = small_corpus.groupby("split", group_keys=False).head(20)
     texts = pd.unique(pd.concat([corpus[c] for c in ("implicit", "explicit", "negative")]))
     corpus.to_parquet(tmp_path / "corpus.parquet")
-    monkeypatch.setenv("PRAGMETER_CHUNK_SIZE", "16")
-    calls, err = [], []
-    encode = OpenVinoEncoder.encode
-
-    def counted(self, batch, *args, **kwargs):
-        err.append(capsys.readouterr().err)  # what stderr held when the encoder was called
-        calls.append(len(batch))
-        return encode(self, batch, *args, **kwargs)
-
-    monkeypatch.setattr(OpenVinoEncoder, "encode", counted)
+    calls, err = watch_openvino_encoder(monkeypatch, capsys, step=16)
     cache = tmp_path / "cache"
     assert main(["impscore", "train", "--corpus", str(tmp_path / "corpus.parquet"), "--output", str(tmp_path / "m"),
                  "--epochs", "3", "--batch-size", "16", "--cache", str(cache)]) == 0
