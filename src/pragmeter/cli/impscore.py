@@ -112,8 +112,7 @@ def _add_train(actions) -> None:
     add(parser, "data_root", "no_progress",
         backend={"choices": ["auto", "openvino", "torch"], "dest": "encoder_backend",
                  "help": "how the encoder runs while embedding the corpus (default auto, as scoring: OpenVINO on a "
-                         "CPU, torch on a GPU --device; torch on a CPU is the shipped models' recipe, fp32, several "
-                         "times slower)"},
+                         "CPU, torch on a GPU --device; torch on a CPU is the shipped models' recipe, fp32, slower)"},
         precision={"choices": ["auto", "fp32", "bf16"], "dest": "encoder_precision",
                    "help": "encoder precision of the corpus embedding (default auto, as scoring: bf16 where the CPU "
                            "has AVX-512 BF16 or AMX and the encoder's bf16 scores are within bounds (MiniLM), else "

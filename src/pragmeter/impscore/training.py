@@ -50,7 +50,7 @@ class TrainConfig:
     # How the frozen encoder runs while embedding the corpus: "auto" (resolved when the config is made, as scoring
     # resolves it: OpenVINO on a CPU, in bf16 where the CPU has it and the encoder's bf16 scores are within bounds,
     # else fp32; torch on a GPU device), "openvino" (fp32 or bf16) or "torch" (sentence-transformers, fp32 on a
-    # CPU: the shipped models' recipe, several times slower). Cached under their own keys, as scoring's.
+    # CPU: the shipped models' recipe, slower). Cached under their own keys, as scoring's.
     encoder_backend: str = "auto"
     encoder_precision: str = "auto"
     # Hard negatives (ours; the paper's model is hard_negatives="none"): "source" uses the corpus column
