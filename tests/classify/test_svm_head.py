@@ -106,6 +106,56 @@ def test_predict_and_the_local_backend_read_an_svm_folder(svm_folder, tmp_path, 
     assert "note: 1 row(s) exceeded the classifier's token limit and were truncated" in capsys.readouterr().err
 
 
+def test_an_item_with_an_empty_text_is_an_invalid_answer_and_the_eval_completes(svm_folder, tmp_path, data_root,
+                                                                                capsys):
+    """ISHate's cleaning left 8 test messages empty (a post that was only a link or a number; item 369 is the first):
+    the classifier cannot be asked them, so each is an invalid answer, listed with the reason, and the run is
+    complete (it used to fail them as requests on every rerun and exit 3)."""
+    folder, _ = svm_folder
+    output = tmp_path / "eval"
+    assert main(["eval", "--tasks", "ishate_subtle", "--model", f"local:{folder}", "--model-args", "device=cpu",
+                 "--output", str(output), "--limit", "370", "--no-progress", "--log-samples",
+                 "--data-root", str(data_root)]) == 0
+    result = json.loads((output / "results.json").read_text())["results"]["ishate_subtle"]
+    assert result["complete"] and result["errors"] == 0 and result["n_items"] == 370
+    assert result["unaskable"] == {"subtle-test-369": "local classifier: the prompt's user message is empty (no text "
+                                                      "to classify)"}
+    assert result["invalid"] >= 1 and result["metrics"]["invalid"] == result["invalid"]
+    rows = {row["item_id"]: row for row in map(json.loads, (output / "samples_ishate_subtle.jsonl").open())}
+    assert rows["subtle-test-369"]["text"] == "" and rows["subtle-test-369"]["valid"] is False
+    assert "unaskable" not in rows["subtle-test-368"] and rows["subtle-test-368"]["valid"]
+    assert "1 invalid as the model cannot be asked them: subtle-test-369" in capsys.readouterr().out
+
+
+def test_the_svm_head_embeds_on_scorings_fast_path_with_bars_for_embedding_and_fitting(tmp_path, data_root,
+                                                                                       private_cache, monkeypatch,
+                                                                                       capsys):
+    """The encoder runs as `score` runs it (OpenVINO on a CPU, its precision as scoring's), recorded in the folder
+    that predicts the same way; each embedding bar is drawn (0 of N texts) before the encoder sees a text and moves
+    every step of scoring's chunk size, and the C values have their own bar (counts and ETA)."""
+    pytest.importorskip("openvino")
+    from encoder_watch import watch_openvino_encoder
+
+    from pragmeter import ImpScore
+
+    calls, err = watch_openvino_encoder(monkeypatch, capsys, step=16)
+    folder = tmp_path / "svm"
+    assert main(["classifier", "train", "ishate-b", "--head", "svm", "--svm-c", "0.5,8", "--limit-train", "300",
+                 "--limit-eval", "40", "--output", str(folder), "--device", "cpu", "--data-root", str(data_root)]) == 0
+    err.append(capsys.readouterr().err)
+    train_texts = len(set(ishate.build("subtle", root=data_root).train.head(300).texts))
+    assert "embedding training (all-MiniLM-L6-v2, openvino " in err[0] and f"0/{train_texts}" in err[0]
+    assert max(calls) <= 16 and len(calls) >= train_texts // 16
+    whole = "".join(err)
+    assert f"{train_texts}/{train_texts}" in whole and "embedding validation" in whole
+    assert "fitting the svm (300 texts)" in whole and "2/2" in whole and "svm C=8: validation" in whole
+    scoring = ImpScore.load("impscore-minilm")  # all-MiniLM-L6-v2 as `score` runs it here
+    config = json.loads((folder / "config.json").read_text())
+    assert (config["svm"]["backend"], config["svm"]["precision"]) == (scoring.backend, scoring.precision)
+    reloaded = load_classifier(folder, "cpu")
+    assert (reloaded.backend, reloaded.precision) == (scoring.backend, scoring.precision)
+
+
 def test_bad_settings_and_folders_fail_in_one_line(tmp_path, capsys, svm_folder):
     assert main(["classifier", "train", "ishate-a", "--head", "svm", "--svm-c", "4,-1",
                  "--output", str(tmp_path / "x")]) != 0

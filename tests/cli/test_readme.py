@@ -75,3 +75,19 @@ def test_every_link_into_a_docs_page_names_one_of_its_headings():
             if not linked.is_file() or anchor not in heading_anchors(linked.read_text(encoding="utf-8")):
                 broken.append(f"{page.relative_to(root)} -> {target}#{anchor}")
     assert not broken
+
+
+def test_the_slowdown_of_the_mpnet_model_is_the_recorded_one_wherever_it_is_stated():
+    """The README (the model's recorded purpose) and docs/impscore.md state how much slower impscore-mpnet-general
+    is than the default in the same words, and the words match the sentences/s recorded in the model folders (the
+    figures ``impscore models`` prints; docs/results.md run S0). They once said "several times" and "about twelve"."""
+    from pragmeter.impscore.catalogue import catalogue
+
+    words = {"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14}
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "impscore.md").read_text(encoding="utf-8")
+    stated = [re.findall(r"(\w+) times slower than the default", text.split("impscore-mpnet-general", 1)[1])[0]
+              for text in (README.split("$ pragmeter impscore models", 1)[1], docs)]
+    rows = {row["name"]: row for row in catalogue()}
+    default = next(row for row in rows.values() if row["default"])
+    recorded = default["sentences_per_second"] / rows["impscore-mpnet-general"]["sentences_per_second"]
+    assert stated[0] == stated[1] and words.get(stated[0]) == round(recorded), (stated, recorded)

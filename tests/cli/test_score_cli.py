@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -117,6 +118,24 @@ def test_ten_thousand_rows_keep_order_and_mark_errors(tmp_path, capsys, real_sen
     # identical texts get identical scores wherever they appear
     first = out.dropna().groupby("text")["impscore"].agg(["min", "max"])
     assert (first["max"] - first["min"]).abs().max() < 1e-5
+
+
+def test_an_integer_id_column_keeps_its_type_and_other_columns_stay_text(tmp_path, capsys, real_sentences):
+    # the id used to come out as text; "007" must keep its zeros, and a scored text that is a number stays a text
+    texts = real_sentences[:4] + ["32"]
+    source = tmp_path / "in.csv"
+    pd.DataFrame({"id": [3, -1, 0, 12, 40], "code": ["007", "1", "2", "3", "4"], "count": ["5", "", "6", "7", "8"],
+                  "text": texts}).to_csv(source, index=False)
+    for target in (tmp_path / "out.parquet", tmp_path / "out.jsonl"):
+        code, _, _ = run(capsys, "score", "--input", str(source), "--output", str(target))
+        assert code == 0
+        out = pd.read_parquet(target) if target.suffix == ".parquet" else \
+            pd.DataFrame(map(json.loads, target.read_text().splitlines()), dtype=object)  # the values as written
+        assert out["id"].tolist() == [3, -1, 0, 12, 40] and all(isinstance(v, (int, np.integer)) for v in out["id"])
+        assert out["code"].tolist() == ["007", "1", "2", "3", "4"]
+        assert out["text"].tolist() == texts and out["impscore_error"].tolist() == [""] * 5
+    parquet = pd.read_parquet(tmp_path / "out.parquet")
+    assert str(parquet["count"].dtype) == "Int64" and parquet["count"].isna().tolist() == [False, True] + [False] * 3
 
 
 def test_missing_column_names_the_available_ones(tmp_path, capsys):

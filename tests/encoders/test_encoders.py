@@ -100,3 +100,30 @@ def test_loading_an_encoder_shows_third_party_progress_only_when_asked(capfd, mo
         transformers_logging.set_verbosity(verbosity)
         if not was_enabled:
             transformers_logging.disable_progress_bar()
+
+
+def test_openvino_encodes_steps_of_mixed_widths_without_corrupting_memory(tmp_path):
+    """Many small calls whose batches differ in width (ISHate posts 16 at a time: a batch of 15 beside one of 1):
+    the compiled model's call kept our input arrays after returning, and the next call wrote into them once freed
+    (heap corruption, the process aborted). In a child process, so a crash fails this test, not the suite."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("openvino")
+    script = (
+        "import numpy as np\n"
+        "from pragmeter.classify.recipes import ishate\n"
+        "from pragmeter.encoders.openvino import load_openvino_encoder\n"
+        "from pragmeter.encoders.precision import resolve_precision\n"
+        "texts = list(dict.fromkeys(ishate.build('subtle').train.head(300).texts))\n"
+        "encoder = load_openvino_encoder('all-MiniLM-L6-v2', resolve_precision('auto', 'openvino', "
+        "encoder='all-MiniLM-L6-v2'))\n"
+        "whole = encoder.encode(texts)\n"
+        "for _ in range(3):\n"
+        "    steps = np.concatenate([encoder.encode(texts[i:i + 16]) for i in range(0, len(texts), 16)])\n"
+        "print(len(texts), float(np.abs(steps - whole).max()))\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, env=os.environ)
+    assert run.returncode == 0, run.stderr[-2000:]
+    count, difference = run.stdout.split()
+    assert int(count) > 250 and float(difference) < 0.05  # the same texts, batched otherwise (bf16: within bounds)

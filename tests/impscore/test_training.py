@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -31,7 +32,8 @@ def splits(small_corpus, embedding_cache):
 
 
 def config(**kwargs) -> TrainConfig:
-    return TrainConfig(**{"epochs": 15, "batch_size": 64, "seed": 3, **kwargs})
+    """A quick recipe on this module's embeddings (the ``splits`` fixture: torch fp32, the reference path)."""
+    return TrainConfig(**{"epochs": 15, "batch_size": 64, "seed": 3, "encoder_backend": "torch", **kwargs})
 
 
 def test_loss_falls_and_validation_improves(splits):
@@ -267,3 +269,48 @@ def test_encoder_layers_train_with_the_heads_and_travel_in_the_model_folder(smal
     # measured the compressed layer)
     above = np.mean(model.score(texts) > model.score(test["explicit"].tolist()))
     assert above == pytest.approx(tuned.test["implicitness_accuracy_positive"], abs=0.03)
+
+
+def test_training_embeds_the_corpus_on_scorings_fast_path_by_default():
+    """``impscore train`` without --backend/--precision embeds as ``score`` runs the same encoder (OpenVINO on a
+    CPU, bf16 where this CPU and the encoder allow it); the config records what ran, never "auto"."""
+    pytest.importorskip("openvino")
+    from pragmeter.impscore.training import config_from_options
+
+    scoring = ImpScore.load("impscore-minilm")  # all-MiniLM-L6-v2, frozen: the encoder training uses by default
+    trained = config_from_options({})
+    assert (trained.encoder_backend, trained.encoder_precision) == (scoring.backend, scoring.precision)
+    assert (TrainConfig().encoder_backend, TrainConfig().encoder_precision) == (scoring.backend, scoring.precision)
+    reference = config_from_options({"encoder_backend": "torch"})
+    assert (reference.encoder_backend, reference.encoder_precision) == ("torch", "fp32")
+    with pytest.raises(PragmeterError, match="backend torch or openvino, not 'onnx'"):
+        TrainConfig(encoder_backend="onnx")
+
+
+def test_train_shows_each_phase_with_counts_before_its_work_and_moves_every_step(small_corpus, tmp_path,
+                                                                                 monkeypatch, capsys):
+    """The corpus bar is drawn (0 of N texts) before the encoder sees its first text, then moves once per step of
+    scoring's chunk size; the epochs and the held-out evaluation have their own bars; --no-progress draws none."""
+    pytest.importorskip("openvino")
+    from encoder_watch import watch_openvino_encoder
+
+    from pragmeter.cli import main
+
+    corpus = small_corpus.groupby("split", group_keys=False).head(20)
+    texts = pd.unique(pd.concat([corpus[c] for c in ("implicit", "explicit", "negative")]))
+    corpus.to_parquet(tmp_path / "corpus.parquet")
+    calls, err = watch_openvino_encoder(monkeypatch, capsys, step=16)
+    cache = tmp_path / "cache"
+    assert main(["impscore", "train", "--corpus", str(tmp_path / "corpus.parquet"), "--output", str(tmp_path / "m"),
+                 "--epochs", "3", "--batch-size", "16", "--cache", str(cache)]) == 0
+    err.append(capsys.readouterr().err)
+    assert "embedding the corpus (all-MiniLM-L6-v2, openvino " in err[0] and f"0/{len(texts)}" in err[0]
+    assert calls and max(calls) <= 16 and sum(calls) == len(texts) and len(calls) >= len(texts) // 16
+    whole = "".join(err)
+    assert f"{len(texts)}/{len(texts)}" in whole
+    assert "training the heads" in whole and "3/3" in whole
+    assert "evaluating the best epoch" in whole and "2/2" in whole
+    # again, from the cache, without bars: nothing to encode, nothing drawn
+    assert main(["impscore", "train", "--corpus", str(tmp_path / "corpus.parquet"), "--output", str(tmp_path / "m2"),
+                 "--epochs", "3", "--batch-size", "16", "--cache", str(cache), "--no-progress"]) == 0
+    assert "embedding the corpus" not in capsys.readouterr().err and sum(calls) == len(texts)

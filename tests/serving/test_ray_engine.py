@@ -245,3 +245,21 @@ def test_gpu_actor_path_runs_with_device_cpu(local_ray, model_dir, sentences, tm
     # and bf16 really ran: the scores differ from the float32 ones, by a little
     float32, _ = score_values(ImpScore.load(model_dir, backend="torch", device="cpu"), frame["text"].tolist())
     assert 0 < np.abs(expected - float32).max() < 0.2
+
+
+def test_a_ray_run_says_only_its_summary_on_stderr(model_dir, sentences, tmp_path):
+    """Its own Ray instance (no fixture's): Ray Data's INFO plan and timings, its "progress bars disabled" warning
+    and the deprecation warning of map_batches' ``concurrency`` used to come with every run. (Ray's core worker still
+    logs one error line about actor restarts, which Ray Data always allows: ray-project/ray#53727.)"""
+    import os
+    import subprocess
+    import sys
+
+    pd.DataFrame({"id": range(6), "text": sentences[:6]}).to_csv(tmp_path / "posts.csv", index=False)
+    run = subprocess.run([sys.executable, "-m", "pragmeter", "score", "--engine", "ray", "--input", "posts.csv",
+                          "--output", "scored", "--impscore", model_dir, "--actors", "1"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600, env=os.environ)
+    assert run.returncode == 0, run.stderr
+    for noise in ("RayDeprecationWarning", "concurrency", "INFO", "WARNING", "Progress bars disabled"):
+        assert noise not in run.stderr, run.stderr
+    assert "scored 6 of 6 rows from 1 file(s) with 1 actor(s)" in run.stderr

@@ -19,3 +19,45 @@ def test_a_client_that_hangs_up_is_not_reported_but_a_server_bug_is(capsys):
             assert ("Traceback" in capsys.readouterr().err) is shown, error
     finally:
         server._server.server_close()
+
+
+def run_module(*args: str, timeout: float = 60):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pragmeter.testing.fake_server", *args], capture_output=True,
+                          text=True, timeout=timeout, env=os.environ)
+
+
+def test_the_dry_run_server_has_a_usage_and_refuses_bad_arguments_in_one_line():
+    # --help used to start a server answering "--help", and no argument was an IndexError traceback
+    shown = run_module("--help")
+    assert shown.returncode == 0 and shown.stdout.startswith("usage: python -m pragmeter.testing.fake_server")
+    assert "TEXT" in shown.stdout and "LATENCY" in shown.stdout
+    for args, message in (((), "the following arguments are required: TEXT"),
+                          (("Neutral", "-1"), "argument LATENCY: expected seconds >= 0, got '-1'"),
+                          (("Neutral", "soon"), "argument LATENCY: expected seconds >= 0, got 'soon'")):
+        refused = run_module(*args)
+        assert refused.returncode == 2 and message in refused.stderr and "Traceback" not in refused.stderr, args
+        assert refused.stdout == ""
+
+
+def test_the_dry_run_server_answers_every_request_with_its_text():
+    import json
+    import subprocess
+    import sys
+    import urllib.request
+
+    process = subprocess.Popen([sys.executable, "-m", "pragmeter.testing.fake_server", "Neutral"],
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        url = process.stdout.readline().strip()
+        request = urllib.request.Request(f"{url}/chat/completions", data=json.dumps(
+            {"model": "fake", "messages": [{"role": "user", "content": "hi"}]}).encode(),
+            headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert json.load(response)["choices"][0]["message"]["content"] == "Neutral"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

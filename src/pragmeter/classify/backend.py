@@ -27,9 +27,13 @@ _PAIR = re.compile(r"Premise:[ \t]*(?P<premise>.*?)\n\s*Hypothesis:[ \t]*(?P<hyp
 def classifier_input(messages: Messages, input_kind: str) -> tuple[str, str | None]:
     """(text, hypothesis or None) from a task prompt; ValueError when the prompt holds no such input."""
     users = [m["content"] for m in messages if m.get("role") == "user"]
-    if not users or not users[-1].strip():
+    if not users:
         raise ValueError("the prompt has no user message")
     content = users[-1]
+    if not isinstance(content, str) or not content.strip():
+        # e.g. ISHate messages whose cleaned text is empty (the dataset's cleaning removed a post that was only a
+        # link or a number): nothing to classify, as `classifier predict` refuses an empty row
+        raise ValueError("the prompt's user message is empty (no text to classify)")
     if input_kind == "single":
         return content, None
     # The last "Premise:" starts the item (earlier ones are in-context examples).
@@ -85,6 +89,15 @@ class LocalClassifierBackend(ChatBackend):
     def settings(self) -> dict:
         return {**self.identity(), **self.decoding(None), "batch_size": self.batch_size,
                 "device": str(self.classifier.device)}
+
+    def unaskable(self, messages: Messages) -> str | None:
+        """Why the classifier cannot take this prompt (no input text in it), else None: the run counts the item as
+        an invalid answer and lists it, instead of failing the request on every rerun."""
+        try:
+            classifier_input(messages, self.classifier.settings.input_kind)
+        except ValueError as error:
+            return f"local classifier: {error}"
+        return None
 
     async def complete(self, messages: Messages, max_tokens: int | None, sample: int = 0,
                        top_logprobs: int | None = None) -> Completion:

@@ -62,24 +62,26 @@ def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: P
 
 
 def run_svm_recipe(data: RecipeData, encoder: str, c_values: list[float], output: Path, select_on: str = "macro_f1",
-                   device: str | None = None, precision: str = "fp32", command: str = "", progress: bool = True,
+                   device: str | None = None, precision: str = "auto", command: str = "", progress: bool = True,
                    tune_bias: bool = False, work_dir: Path | None = None) -> dict:
     """The frozen encoder + RBF SVM form (:class:`EmbeddingSVMClassifier`): fit one SVM per C (checkpointed in
     ``work_dir``, so an interrupted run resumes), keep the best on validation, then test and save as
-    :func:`run_recipe` does."""
-    from pragmeter.classify.svm import EmbeddingSVMClassifier
+    :func:`run_recipe` does. The encoder runs as scoring runs it (``precision`` auto, fp32 or bf16:
+    :func:`pragmeter.classify.svm.embedding_runtime`)."""
+    from pragmeter.classify.svm import EmbeddingSVMClassifier, embedding_runtime
 
     if data.input_kind != "single":
         raise PragmeterError("--head svm classifies single texts; INLI's (premise, hypothesis) pairs need the "
                              "fine-tuned head (--head linear)")
+    backend, precision = embedding_runtime(precision, device, canonical_name(encoder))
     # max_length 0 here: fit records the encoder's own max_seq_length (embeddings are cached per encoder name)
     classifier, history = EmbeddingSVMClassifier.fit(recipe_settings(data, encoder, 0), data.train,
                                                      data.val, c_values, select_on, device, precision, progress,
-                                                     work_dir)
+                                                     work_dir, backend)
     best = next(i for i, row in enumerate(history, 1) if row["C"] == classifier.c)
     training = {"head": "svm", "train_config": {"head": "svm", "kernel": "rbf", "gamma": "scale",
                                                 "C_grid": [float(c) for c in c_values], "select_on": select_on,
-                                                "precision": precision},
+                                                "backend": backend, "precision": precision},
                 "best_epoch": best, "history": history}
     info = test_and_save(data, classifier, training, output, command, progress, tune_bias, select_on)
     remove_checkpoints(work_dir)
@@ -136,7 +138,6 @@ def train_classifier(data: RecipeData, encoder: str, output: str | Path, config:
         raise PragmeterError("no training or validation examples (check --limit-train / --limit-eval)")
     work = Path(work_dir) if work_dir else output.with_name(output.name + ".work")
     if svm_c is not None:
-        precision = "fp32" if config.precision == "auto" else config.precision
-        return run_svm_recipe(data, encoder, svm_c, output, config.select_on, device, precision, command, progress,
-                              tune_bias, work)
+        return run_svm_recipe(data, encoder, svm_c, output, config.select_on, device, config.precision, command,
+                              progress, tune_bias, work)
     return run_recipe(data, encoder, config, output, work, device, command, progress, tune_bias=tune_bias)

@@ -2,9 +2,11 @@
 (Ocampo et al., EACL 2023, Table 3), with a sentence-transformers encoder instead of USE.
 
 Nothing of the encoder is trained: each text is embedded once (L2-normalised; through the shared on-disk embedding
-cache, so runs that share texts, like the augmentation rows of one task, embed them once), and scikit-learn's
-``SVC`` (libsvm, one-vs-one) is fitted for each C of a grid; the C with the best validation metric is kept. On a
-CPU this takes minutes where fine-tuning takes tens of minutes to hours.
+cache, so runs that share texts, like the augmentation rows of one task, embed them once), on scoring's fast path
+(:func:`embedding_runtime`: OpenVINO on a CPU, bf16 where the CPU has it and the encoder's bf16 is within bounds;
+the folder records it and prediction embeds the same way), and scikit-learn's ``SVC`` (libsvm, one-vs-one) is
+fitted for each C of a grid; the C with the best validation metric is kept. On a CPU this takes minutes where
+fine-tuning takes tens of minutes to hours. Embedding and fitting show progress bars (counts, ETA).
 
 A model folder holds ``svm.safetensors`` (support vectors, dual coefficients, intercepts, support counts per
 class), ``config.json`` (pragmeter settings as for a fine-tuned folder, plus the kernel's gamma and C), the README.md
@@ -47,15 +49,29 @@ def parse_c_values(text: str) -> list[float]:
         raise PragmeterError(f"--svm-c {text!r}: expected comma-separated positive numbers, e.g. 1,4,16")
     return values
 
+def embedding_runtime(precision: str, device: str | None, encoder: str) -> tuple[str, str]:
+    """(backend, precision) of the frozen encoder for a new svm head, as scoring resolves them
+    (pragmeter.encoders.precision): OpenVINO on a CPU (``precision`` auto: bf16 where the CPU has it and the
+    encoder's bf16 is within bounds, else fp32), torch on a GPU ``device`` (auto: fp32; bf16: autocast)."""
+    from pragmeter.encoders.precision import resolve_backend, resolve_precision
+
+    if resolve_backend("auto", device) != "openvino":
+        return "torch", check_precision("fp32" if precision == "auto" else precision)
+    return "openvino", resolve_precision(precision, "openvino", None, encoder=encoder)
+
+
 class EmbeddingSVMClassifier:
     WEIGHTS_FILE = "svm.safetensors"
 
     def __init__(self, settings: ClassifierSettings, arrays: dict[str, np.ndarray], gamma: float, c: float,
-                 device: str | None = None, precision: str = "fp32"):
+                 device: str | None = None, precision: str = "fp32", backend: str = "torch"):
         if settings.input_kind != "single":
             raise PragmeterError("the svm head classifies single texts; sentence pairs need the fine-tuned head")
+        if backend not in ("torch", "openvino"):
+            raise PragmeterError(f"the svm head's encoder runs through torch or openvino, not {backend!r}")
         self.settings, self.gamma, self.c = settings, float(gamma), float(c)
         self.precision = check_precision(precision)
+        self.backend = backend  # how the frozen encoder runs; prediction embeds as the fit did
         self.device = pick_device(device)
         self.arrays = {name: np.asarray(arrays[name]) for name in _ARRAYS}
         self._encoder = None
@@ -69,74 +85,108 @@ class EmbeddingSVMClassifier:
     @classmethod
     def fit(cls, settings: ClassifierSettings, train: Examples, val: Examples, c_values: Sequence[float] = C_GRID,
             select_on: str = "macro_f1", device: str | None = None, precision: str = "fp32",
-            progress: bool = True, work_dir: str | os.PathLike | None = None) -> tuple["EmbeddingSVMClassifier", list[dict]]:
+            progress: bool = True, work_dir: str | os.PathLike | None = None,
+            backend: str = "torch") -> tuple["EmbeddingSVMClassifier", list[dict]]:
         """Fit one SVC per C on ``train``'s embeddings and keep the best on ``val`` (first C among ties).
         Returns the classifier and one history row per C. With ``work_dir``, each fitted C is checkpointed there
-        and an interrupted run resumes without refitting the C values it finished."""
+        and an interrupted run resumes without refitting the C values it finished. ``progress``: bars on stderr for
+        the embeddings and for the C values (libsvm fits one C in one call: the bar moves per C, with an ETA)."""
         from sklearn.svm import SVC
+        from tqdm import tqdm
 
         unknown = sorted(set(train.labels) - set(settings.labels))
         if unknown:
             raise PragmeterError(f"training labels {unknown} are not among the recipe's labels {settings.labels}")
-        from pragmeter.encoders import load_encoder
-
         # An instance without machines embeds the texts; every fitted model shares its encoder.
-        embedder = cls(settings, {n: np.zeros(0) for n in _ARRAYS}, 0.0, 0.0, device, precision)
-        embedder._encoder = load_encoder(settings.base_encoder, str(embedder.device))
-        settings.max_length = int(embedder._encoder.max_seq_length)  # what the embeddings were truncated to
-        x_train = embedder.embed(train.texts, progress)
-        x_val = embedder.embed(val.texts, progress)
+        embedder = cls(settings, {n: np.zeros(0) for n in _ARRAYS}, 0.0, 0.0, device, precision, backend)
+        settings.max_length = int(embedder.encoder.max_seq_length)  # what the embeddings were truncated to
+        x_train = embedder.embed(train.texts, progress, "training")
+        x_val = embedder.embed(val.texts, progress, "validation")
         y_train = np.array([settings.labels.index(label) for label in train.labels])
         checkpoints = _Checkpoints(work_dir, run_fingerprint({"settings": asdict(settings), "precision": precision,
-                                                              "kernel": "rbf", "gamma": "scale"}, train, val))
+                                                              "backend": backend, "kernel": "rbf", "gamma": "scale"},
+                                                             train, val))
         best, history = None, []
-        for c in c_values:
+        bar = tqdm(c_values, desc=f"fitting the svm ({len(train):,} texts)", unit="C", disable=not progress,
+                   file=sys.stderr)
+        for c in bar:
             done = checkpoints.load(c)
             if done is not None:
                 arrays, gamma, row = done
-                print(f"svm C={c:g}: fitted before, read from {checkpoints.folder}", file=sys.stderr)
+                bar.write(f"svm C={c:g}: fitted before, read from {checkpoints.folder}", file=sys.stderr)
             else:
                 started = time.perf_counter()
                 svm = SVC(C=float(c), kernel="rbf", gamma="scale", cache_size=2000).fit(x_train, y_train)
                 arrays, gamma = _arrays_of(svm, len(settings.labels)), float(svm._gamma)
                 row = {"C": float(c), "support_vectors": int(svm.support_vectors_.shape[0]),
                        "train_seconds": round(time.perf_counter() - started, 1)}
-            model = cls(settings, arrays, gamma, c, device, precision)
+            model = cls(settings, arrays, gamma, c, device, precision, backend)
             model._encoder = embedder._encoder
             report = classification_report(val.labels, model.decide(model.probabilities_of(x_val)), settings.labels)
             row = {**row, "val_accuracy": report["accuracy"], "val_macro_f1": report["macro_f1"]}
             if done is None:
                 checkpoints.save(c, arrays, gamma, row)
             history.append(row)
-            print(f"svm C={c:g}: validation {select_on} {report[select_on]:.4f} ({row['support_vectors']} support "
-                  f"vectors, {row['train_seconds']} s)", file=sys.stderr)
+            bar.write(f"svm C={c:g}: validation {select_on} {report[select_on]:.4f} ({row['support_vectors']} support "
+                      f"vectors, {row['train_seconds']} s)", file=sys.stderr)
             if best is None or report[select_on] > best[0]:
                 best = (report[select_on], model)
         return best[1], history
 
     # -- inference ------------------------------------------------------------------------------------
-    def embed(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
-        """L2-normalised sentence embeddings (float32), through the shared embedding cache."""
-        import torch
+    @property
+    def encoder(self):
+        """The frozen encoder, loaded on first use: OpenVINO's (no torch) or sentence-transformers'."""
+        if self._encoder is None:
+            if self.backend == "openvino":
+                from pragmeter.encoders.openvino import load_openvino_encoder
+
+                self._encoder = load_openvino_encoder(self.settings.base_encoder, self.precision)
+            else:
+                from pragmeter.encoders import load_encoder
+
+                self._encoder = load_encoder(self.settings.base_encoder, str(self.device))
+        return self._encoder
+
+    def embedding_cache(self):
+        """The part of the shared embedding cache for this encoder as it runs (torch: the encoder's name, as before
+        the fast path; OpenVINO: its content and precision, the key ImpScore training's corpus vectors use)."""
+        from pragmeter.encoders import embeddings_dir
+        from pragmeter.encoders.embedding_cache import EmbeddingCache
+        from pragmeter.encoders.fingerprint import encoder_key
+
+        if self.backend == "torch":
+            return EmbeddingCache(embeddings_dir(), self.settings.base_encoder)
+        return EmbeddingCache(embeddings_dir(), f"{encoder_key(self.settings.base_encoder)}-openvino-{self.precision}")
+
+    def embed(self, texts: Sequence[str], progress: bool = False, what: str = "texts") -> np.ndarray:
+        """L2-normalised sentence embeddings (float32), through the shared embedding cache, in steps of scoring's
+        chunk size: ``progress`` draws a bar on stderr (``what`` names the texts) before the cache is read and
+        moves it every step."""
         from tqdm import tqdm
 
-        from pragmeter.encoders import default_batch_size, embeddings_dir, load_encoder, tokens_over_limit
-        from pragmeter.encoders.embedding_cache import EmbeddingCache
+        from pragmeter.encoders import default_batch_size, tokens_over_limit
+        from pragmeter.impscore.scoring import chunk_size
 
-        cache = EmbeddingCache(embeddings_dir(), self.settings.base_encoder)
         unique = list(dict.fromkeys(texts))
-        missing = sum(1 for t in unique if t not in cache)
-        with tqdm(total=missing, desc=f"encoding with {self.settings.base_encoder}", unit="text",
-                  disable=not progress or not missing or None, file=sys.stderr) as bar:
-            def encode(batch: list[str]) -> np.ndarray:
-                if self._encoder is None:
-                    self._encoder = load_encoder(self.settings.base_encoder, str(self.device))
-                self.truncated += tokens_over_limit(self._encoder, batch)
-                with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
-                    return self._encoder.encode(batch, batch_size=default_batch_size(str(self.device)),
-                                                convert_to_numpy=True, show_progress_bar=False)
+        runtime = f"{self.backend} {self.precision}"
+        with tqdm(total=len(unique), desc=f"embedding {what} ({self.settings.base_encoder}, {runtime})",
+                  unit="text", disable=not progress, file=sys.stderr) as bar:
+            cache = self.embedding_cache()
+            bar.reset(total=sum(1 for t in unique if t not in cache))
 
-            matrix = np.asarray(cache.get_or_compute(unique, encode, progress=bar.update), dtype=np.float32)
+            def encode(batch: list[str]) -> np.ndarray:
+                self.truncated += tokens_over_limit(self.encoder, batch)
+                if self.backend == "openvino":
+                    return self.encoder.encode(batch)
+                import torch
+
+                with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16"):
+                    return self.encoder.encode(batch, batch_size=default_batch_size(str(self.device)),
+                                               convert_to_numpy=True, show_progress_bar=False)
+
+            matrix = np.asarray(cache.get_or_compute(unique, encode, chunk_size=chunk_size(), progress=bar.update),
+                                dtype=np.float32)
         row = {text: i for i, text in enumerate(unique)}
         vectors = matrix[[row[t] for t in texts]] if len(texts) else np.zeros((0, matrix.shape[1]), np.float32)
         return vectors / np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
@@ -190,7 +240,7 @@ class EmbeddingSVMClassifier:
         calibrated; ``batch_size`` is unused: embeddings go through the encoder's own batches)."""
         if pairs is not None:
             raise PragmeterError("this model classifies single texts")
-        return self.probabilities_of(self.embed(texts, progress))
+        return self.probabilities_of(self.embed(texts, progress, "the texts"))
 
     def predict(self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 64,
                 progress: bool = False) -> list[str]:
@@ -205,7 +255,8 @@ class EmbeddingSVMClassifier:
         def write(staging: Path) -> None:
             _save_arrays(self.arrays, staging / self.WEIGHTS_FILE)
             config = {"pragmeter": asdict(self.settings),
-                      "svm": {"kernel": "rbf", "gamma": self.gamma, "C": self.c, "precision": self.precision}}
+                      "svm": {"kernel": "rbf", "gamma": self.gamma, "C": self.c, "precision": self.precision,
+                              "backend": self.backend}}
             (staging / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
             (staging / "README.md").write_text(card, encoding="utf-8")
             if metrics is not None:
@@ -234,7 +285,12 @@ class EmbeddingSVMClassifier:
         problem = _shape_problem(arrays, len(settings.labels))
         if problem:
             raise DataError(f"{weights}: {problem} (config.json names {len(settings.labels)} labels)")
-        return cls(settings, arrays, gamma, c, device, svm.get("precision", "fp32") if precision == "auto" else precision)
+        # embedded as the fit was (folders from before the fast path: torch)
+        backend = svm.get("backend", "torch")
+        if backend not in ("torch", "openvino"):
+            raise DataError(f"{config_path}: 'svm' backend must be torch or openvino, got {backend!r}")
+        return cls(settings, arrays, gamma, c, device, svm.get("precision", "fp32") if precision == "auto" else precision,
+                   backend)
 
 
 def _shape_problem(arrays: dict[str, np.ndarray], n_labels: int) -> str | None:

@@ -78,7 +78,8 @@ def _add_train(actions) -> None:
         parser.add_argument("--head", choices=["linear", "svm"], default="linear",
                             help="linear (default): fine-tune the encoder with a linear layer; svm: keep the encoder "
                                  "frozen and fit an RBF SVM on its sentence embeddings (the paper's USE+SVM form; "
-                                 "minutes on a CPU; embeddings go through the shared embedding cache)")
+                                 "the encoder runs as scoring runs it, OpenVINO on a CPU, --precision auto as there; "
+                                 "embeddings go through the shared embedding cache)")
         parser.add_argument("--svm-c", default="1,4,16",
                             help="--head svm: comma-separated C values; the best on validation is kept (default "
                                  "1,4,16)")

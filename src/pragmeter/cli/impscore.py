@@ -109,11 +109,14 @@ def _add_train(actions) -> None:
     add(parser, "seed", "cache", device={"default": "cpu", "help": "torch device (default cpu)"},
         overwrite={"help": "replace an existing model folder (atomically: a run killed while saving leaves the old "
                            "model whole)"})
-    add(parser, "data_root",
-        backend={"choices": ["torch", "openvino"], "default": "torch", "dest": "encoder_backend",
-                 "help": "how the encoder runs while embedding the corpus (default torch: the shipped models' recipe)"},
-        precision={"choices": ["fp32", "bf16"], "default": "fp32", "dest": "encoder_precision",
-                   "help": "encoder precision with --backend openvino (bf16 where the CPU has it; default fp32)"})
+    add(parser, "data_root", "no_progress",
+        backend={"choices": ["auto", "openvino", "torch"], "dest": "encoder_backend",
+                 "help": "how the encoder runs while embedding the corpus (default auto, as scoring: OpenVINO on a "
+                         "CPU, torch on a GPU --device; torch on a CPU is the shipped models' recipe, fp32, slower)"},
+        precision={"choices": ["auto", "fp32", "bf16"], "dest": "encoder_precision",
+                   "help": "encoder precision of the corpus embedding (default auto, as scoring: bf16 where the CPU "
+                           "has AVX-512 BF16 or AMX and the encoder's bf16 scores are within bounds (MiniLM), else "
+                           "fp32; bf16 needs --backend openvino)"})
     parser.add_argument("--teacher", default=None, metavar="MODEL",
                         help="distil from this ImpScore model (shipped name or folder): the student also matches its "
                              "scores of every training triplet (impscore.distillation)")
@@ -159,7 +162,7 @@ def run_train(args: argparse.Namespace) -> int:
     from pragmeter.impscore.training import config_from_options, train
 
     result = train(config_from_options(vars(args)), args.output, args.corpus, name=args.name, data_root=args.data_root,
-                   cache_root=args.cache, overwrite=args.overwrite,
+                   cache_root=args.cache, overwrite=args.overwrite, show_progress=not args.no_progress,
                    on_corpus_report=lambda table: print(table, file=sys.stderr))
     print(result.summary())
     return 0

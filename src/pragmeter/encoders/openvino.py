@@ -115,7 +115,10 @@ class OpenVinoEncoder(OnnxEncoder):
         return compiled
 
     def _run(self, features: dict[str, np.ndarray]) -> np.ndarray:
-        return np.asarray(self._compiled(features)[0], dtype=np.float32)
+        # share_inputs=False (a copy; start_async's default): a compiled model's call otherwise keeps our arrays as
+        # its input tensors after it returns, and the next batch of another width wrote into them once freed (heap
+        # corruption: "malloc(): unsorted double linked list corrupted", or a segmentation fault)
+        return np.asarray(self._compiled(features, share_inputs=False)[0], dtype=np.float32)
 
     def _encode_batches(self, ids: list[list[int]], batches: list[list[int]], out: np.ndarray) -> None:
         with self._lock:  # one caller at a time: the infer requests are shared by every ImpScore of the process

@@ -13,10 +13,14 @@ from pragmeter.errors import PragmeterError
 from pragmeter.provenance import RunRecord
 from pragmeter.llm.backends.base import BackendFatal, ChatBackend
 from pragmeter.llm.batch import Prompt, answer_all, cached_clients
+from pragmeter.llm.client import Answer
 from pragmeter.eval.results import model_signature, write_results, write_samples
 from pragmeter.eval.task import Sample, ScoreContext, Task
 from pragmeter.text import text_hash
 from pragmeter.llm import choice
+
+
+UNASKABLE = "unaskable"  # the sample field (and results key) of prompts the model can never take, with the reason
 
 
 @dataclass
@@ -75,16 +79,24 @@ def _jobs(config: EvalConfig) -> list[tuple[Task, int, object, Prompt]]:
 
 async def _evaluate(config: EvalConfig) -> dict:
     jobs = _jobs(config)
+    # A prompt the model can never take (a local classifier given an empty text) is not sent: it is an invalid
+    # answer, listed in the results, and the run is complete (a rerun could not answer it either).
+    unaskable = [config.backend.unaskable(prompt.messages) for *_, prompt in jobs]
+    asked = [i for i, reason in enumerate(unaskable) if reason is None]
     async with cached_clients(config.cache_path, config.backend, config.judge) as (client, judge):
-        answers = await answer_all(client, [prompt for *_, prompt in jobs], "eval", config.progress)
+        answers = dict(zip(asked, await answer_all(client, [jobs[i][3] for i in asked], "eval", config.progress)))
         samples: dict[str, list[Sample]] = {task.name: [] for task in config.tasks}
-        for (task, run, item, prompt), answer in zip(jobs, answers):
-            parsed, option_logprobs = (None, None) if answer.error is not None else \
+        for index, (task, run, item, prompt) in enumerate(jobs):
+            reason, fields = unaskable[index], task.fields(item)
+            answer = answers[index] if reason is None else Answer(None, cached=False)
+            if reason is not None:
+                fields = {**fields, UNASKABLE: reason}
+            parsed, option_logprobs = (None, None) if answer.error is not None or reason is not None else \
                 task.read_answer(answer.text, answer.top_logprobs, item)
             samples[task.name].append(Sample(
                 task=task.name, run=run, item_id=task.item_id(item), messages=prompt.messages, response=answer.text,
                 parsed=parsed, gold=task.gold(item), error=answer.error, cached=answer.cached,
-                fields=task.fields(item), option_logprobs=option_logprobs,
+                fields=fields, option_logprobs=option_logprobs,
             ))
         context = ScoreContext(judge=judge, progress=config.progress)
         results = {}
@@ -132,6 +144,8 @@ async def _task_results(task: Task, samples: list[Sample], context: ScoreContext
         "n_answered": len(answered),
         "complete": len(answered) == len(samples),
         "invalid": sum(not s.valid for s in answered),
+        # the items the model could not be asked (counted in invalid), each with the reason
+        UNASKABLE: {s.item_id: s.fields[UNASKABLE] for s in samples if UNASKABLE in s.fields},
         "errors": len(samples) - len(answered),
         "first_error": next((s.error for s in samples if s.error is not None), None),
         "cache_hits": sum(s.cached for s in samples),
@@ -192,9 +206,13 @@ def summary_lines(payload: dict) -> list[str]:
             value = "n/a"
         asked = result.get("n_asked", result["n_requests"])
         answered = result.get("n_answered", asked - result["errors"])
+        unaskable = result.get(UNASKABLE) or {}
         lines.append(f"{name}: {result['headline']}={value}  items={result['n_items']} "
                      f"answered {answered}/{asked} invalid={result['invalid']} errors={result['errors']} "
-                     f"cached={result['cache_hits']}")
+                     f"cached={result['cache_hits']}"
+                     + (f"  ({len(unaskable)} invalid as the model cannot be asked them: "
+                        f"{', '.join(list(unaskable)[:5])}{', …' if len(unaskable) > 5 else ''}; "
+                        f"{next(iter(unaskable.values()))})" if unaskable else ""))
     return lines
 
 

@@ -92,7 +92,7 @@ def score_table(path: str | os.PathLike, column: str, output: str | os.PathLike,
     from pragmeter.io import check_output, read_table, require_column, write_table
 
     output = check_output(output, overwrite)
-    frame = read_table(path)
+    frame = read_table(path, text_columns=[column])  # an integer id column stays integers in the output
     require_column(frame, column, path)
     model = load_model()
     frame = score_frame(model, frame, column, progress=progress)

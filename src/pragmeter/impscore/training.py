@@ -47,11 +47,12 @@ class TrainConfig:
     seed: int = 0
     device: str = "cpu"
     encode_batch_size: int = 64
-    # How the frozen encoder runs while embedding the corpus: "torch" (sentence-transformers, fp32 on a CPU; the
-    # shipped models' recipe) or "openvino" (precision fp32 or bf16: bf16 embeds mpnet twice as fast, which a
-    # teacher for distillation can afford). Cached under their own keys, as scoring's.
-    encoder_backend: str = "torch"
-    encoder_precision: str = "fp32"
+    # How the frozen encoder runs while embedding the corpus: "auto" (resolved when the config is made, as scoring
+    # resolves it: OpenVINO on a CPU, in bf16 where the CPU has it and the encoder's bf16 scores are within bounds,
+    # else fp32; torch on a GPU device), "openvino" (fp32 or bf16) or "torch" (sentence-transformers, fp32 on a
+    # CPU: the shipped models' recipe, slower). Cached under their own keys, as scoring's.
+    encoder_backend: str = "auto"
+    encoder_precision: str = "auto"
     # Hard negatives (ours; the paper's model is hard_negatives="none"): "source" uses the corpus column
     # hard_negative, "mined" the other pair's explicit sentence nearest to s1 in encoder space, "both" either.
     hard_negatives: str = "none"
@@ -80,6 +81,31 @@ class TrainConfig:
     # How that change is found: a truncated SVD of the trained change (False), or trained as such (True: low-rank
     # adapters, LoRA; the factors that ship are the ones trained)
     encoder_adapters: bool = False
+
+    def __post_init__(self) -> None:
+        # the config records what embeds the corpus, never "auto"
+        self.encoder_backend, self.encoder_precision = corpus_runtime(self.encoder_backend, self.encoder_precision,
+                                                                      self.encoder, self.device)
+
+
+def corpus_runtime(backend: str, precision: str, encoder: str, device: str | None = None) -> tuple[str, str]:
+    """(backend, precision) that embed a corpus, ``auto`` resolved by scoring's rules
+    (pragmeter.encoders.precision): OpenVINO on a CPU (ONNX Runtime is not a corpus backend: torch where OpenVINO is
+    missing), torch on a GPU ``device``; a torch corpus embedding runs fp32."""
+    from pragmeter.encoders.precision import resolve_backend, resolve_precision
+    from pragmeter.errors import PragmeterError
+
+    resolved = resolve_backend(backend, device)
+    if resolved not in ("torch", "openvino"):
+        if backend != "auto":
+            raise PragmeterError(f"the corpus is embedded with backend torch or openvino, not {backend!r}")
+        resolved = "torch"
+    if resolved == "torch":
+        if precision not in ("auto", "fp32"):
+            raise PragmeterError(f"--precision {precision} needs --backend openvino "
+                                 "(the torch corpus embedding runs fp32 on a CPU)")
+        return resolved, "fp32"
+    return resolved, resolve_precision(precision, resolved, None, encoder=encoder)
 
 
 @dataclass
@@ -123,7 +149,8 @@ class TrainResult:
 def config_from_options(options: Mapping[str, Any]) -> TrainConfig:
     """The TrainConfig that command options ask for (keys named as its fields, others ignored; ``source_weights``
     as (source, weight) pairs; the encoder name made canonical), refusing what a command must not accept silently:
-    a teacher without a weight above 0 or the reverse, and bf16 corpus embedding on the torch backend."""
+    a teacher without a weight above 0 or the reverse, and bf16 corpus embedding on the torch backend (made when
+    the config is: :func:`corpus_runtime`)."""
     from pragmeter.encoders import canonical_name
     from pragmeter.errors import PragmeterError
 
@@ -133,9 +160,6 @@ def config_from_options(options: Mapping[str, Any]) -> TrainConfig:
     config = TrainConfig(**values)
     if bool(config.teacher) != (config.distill_weight > 0):
         raise PragmeterError("--teacher and --distill-weight go together (a teacher, and its weight above 0)")
-    if config.encoder_backend == "torch" and config.encoder_precision != "fp32":
-        raise PragmeterError("--precision bf16 needs --backend openvino "
-                             "(the torch corpus embedding runs fp32 on a CPU)")
     if config.encoder_layers and not (config.encoder_lr > 0 and config.encoder_epochs > 0
                                       and config.encoder_batch_size > 0):
         raise PragmeterError("--encoder-layers needs --encoder-lr above 0, --encoder-epochs and "
@@ -154,28 +178,36 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
                  precision: str = "fp32") -> dict[str, TripletEmbeddings]:
     """Embeddings per split, computing only texts missing from the on-disk cache (``batch_size`` None: the
     device's default, see pragmeter.encoders.default_batch_size; ``backend`` torch or openvino, ``precision`` the
-    openvino graph's fp32 or bf16)."""
+    openvino graph's fp32 or bf16; either "auto" as :func:`corpus_runtime` resolves it). The texts go through the
+    encoder in steps of scoring's chunk size (pragmeter.impscore.scoring.chunk_size), each committed to the cache:
+    ``show_progress`` draws a bar on stderr (counts, rate, ETA) at once and moves it every step."""
     from tqdm import tqdm
 
     from pragmeter.encoders import default_batch_size, load_encoder
     from pragmeter.encoders.embedding_cache import EmbeddingCache
-
     from pragmeter.encoders.fingerprint import encoder_key
+    from pragmeter.errors import PragmeterError
+    from pragmeter.impscore.scoring import chunk_size
 
-    if backend not in ("torch", "openvino"):
-        raise ValueError(f"the corpus is embedded with backend torch or openvino, not {backend!r}")
+    try:
+        backend, precision = corpus_runtime(backend, precision, encoder, device)
+    except PragmeterError as error:
+        raise ValueError(str(error)) from None
     torch_variant = f"torch-{'fp32' if device in (None, 'cpu') else device}"
     variant = f"openvino-{precision}" if backend == "openvino" else torch_variant
-    # keyed by the encoder's content, as scoring's cache: a replaced encoder folder never trains on stale vectors
-    cache = EmbeddingCache(cache_root, f"{encoder_key(encoder)}-{variant}")
     hard_texts = corpus["hard_negative"].fillna("") if "hard_negative" in corpus.columns else None
     columns = [corpus["implicit"], corpus["explicit"], corpus["negative"]]
     if hard_texts is not None:
         columns.append(hard_texts[hard_texts != ""])
     texts = pd.unique(pd.concat(columns)).tolist()
-    missing = sum(1 for t in dict.fromkeys(texts) if t not in cache)
-    with tqdm(total=missing, desc=f"encoding with {encoder}", unit="text", disable=not show_progress or None,
-              file=sys.stderr) as bar:
+    runtime = f"{backend} {precision}" if backend == "openvino" else f"torch {torch_variant[6:]}"
+    # drawn before the cache is read: a large corpus's lookups take seconds
+    with tqdm(total=len(texts), desc=f"embedding the corpus ({encoder}, {runtime})", unit="text",
+              disable=not show_progress, file=sys.stderr) as bar:
+        # keyed by the encoder's content, as scoring's cache: a replaced encoder folder never trains on stale vectors
+        cache = EmbeddingCache(cache_root, f"{encoder_key(encoder)}-{variant}")
+        bar.reset(total=sum(1 for t in texts if t not in cache))
+
         def encode(batch: list[str]) -> np.ndarray:
             if backend == "openvino":
                 from pragmeter.encoders.openvino import load_openvino_encoder
@@ -185,7 +217,7 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
             return model.encode(batch, batch_size=batch_size or default_batch_size(str(model.device)),
                                 convert_to_numpy=True, show_progress_bar=False)
 
-        matrix = cache.get_or_compute(texts, encode, progress=bar.update)
+        matrix = cache.get_or_compute(texts, encode, chunk_size=chunk_size(), progress=bar.update)
     row_of = {text: i for i, text in enumerate(texts)}
     table = torch.from_numpy(np.ascontiguousarray(matrix, dtype=np.float32))
     splits = {}
@@ -302,7 +334,7 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
 
     best_accuracy, best_state, best_epoch, history = -1.0, None, 0, []
     started = time.perf_counter()
-    epochs = tqdm(range(1, config.epochs + 1), desc="training", unit="epoch", disable=not show_progress or None,
+    epochs = tqdm(range(1, config.epochs + 1), desc="training the heads", unit="epoch", disable=not show_progress,
                   file=sys.stderr)
     for epoch in epochs:
         heads.train()
@@ -333,10 +365,13 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
     result = TrainResult(heads=heads, config=config, best_epoch=best_epoch, history=history,
                          seconds=time.perf_counter() - started,
                          counts={name: len(data) for name, data in splits.items()})
-    result.val, _ = evaluate_heads(heads, val)
-    if "test" in splits and len(splits["test"]):
-        result.test, test_out = evaluate_heads(heads, splits["test"])
-        result.test_per_source = per_source_metrics(test_out, splits["test"].sources, splits["test"].pragmatic)
+    held_out = ["val", *(["test"] if "test" in splits and len(splits["test"]) else [])]
+    for split in tqdm(held_out, desc="evaluating the best epoch", unit="split", disable=not show_progress,
+                      file=sys.stderr):
+        metrics, outputs = evaluate_heads(heads, splits[split])
+        setattr(result, split, metrics)
+        if split == "test":
+            result.test_per_source = per_source_metrics(outputs, splits["test"].sources, splits["test"].pragmatic)
     return result
 
 

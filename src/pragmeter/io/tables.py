@@ -207,10 +207,28 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         raise DataError(f"{path}: damaged parquet file ({str(error).splitlines()[0]})") from None
 
 
-def read_table(path: str | os.PathLike, allow_empty: bool = False) -> pd.DataFrame:
+_WHOLE_NUMBER = re.compile(r"0|-?[1-9][0-9]{0,17}")  # as a writer prints one: no sign, leading zero or exponent
+
+
+def _whole_numbers(frame: pd.DataFrame, text_columns) -> pd.DataFrame:
+    """``frame`` (read from csv/tsv, every cell a string) with each column outside ``text_columns`` whose every
+    non-missing cell is a whole number as written by a program (e.g. an integer id) read as integers (nullable
+    Int64), so it is written back as the type it had; any other column stays text ("007" keeps its zeros)."""
+    for name in frame.columns:
+        if name in text_columns:
+            continue
+        cells = frame[name].dropna()
+        if len(cells) and all(isinstance(cell, str) and _WHOLE_NUMBER.fullmatch(cell) for cell in cells):
+            frame[name] = frame[name].astype("Int64")
+    return frame
+
+
+def read_table(path: str | os.PathLike, allow_empty: bool = False, text_columns=None) -> pd.DataFrame:
     """Read a user table; every column and row is kept in order, strings stay strings (no type guessing on text).
 
-    A file with no data rows (empty, or a header only) is an error unless ``allow_empty``.
+    A file with no data rows (empty, or a header only) is an error unless ``allow_empty``. ``text_columns`` given
+    (the columns read as text, e.g. the one scored): a csv/tsv column outside them that holds only whole numbers
+    is read as integers, the type a parquet or JSON-lines file would have kept.
     """
     path = check_input(path)
     fmt = table_format(path)
@@ -228,6 +246,8 @@ def read_table(path: str | os.PathLike, allow_empty: bool = False) -> pd.DataFra
             frame = pd.DataFrame([record for _, record in read_records(path)])
         else:
             frame = _read_delimited(path, text, "\t" if fmt == ".tsv" else ",")
+            if text_columns is not None:
+                frame = _whole_numbers(frame, set(text_columns))
     if frame.empty and len(frame) == 0 and not allow_empty:
         columns = ", ".join(map(str, frame.columns))
         raise DataError(f"{path}: no data rows" + (f" (header only: {columns})" if columns else ""))

@@ -14,6 +14,7 @@ must be installed on every node.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import sys
@@ -79,6 +80,17 @@ def _interrupts_kept() -> Iterator[list[int]]:
         raise KeyboardInterrupt
 
 
+def _quiet_ray_data_console() -> None:
+    """Errors only on the console from Ray Data's logger, as ray.init's level: it logs each run's plan and timings
+    at INFO (the summary line says what a run did) and warns that its bars are off when stderr is not a terminal.
+    Its log file in the Ray session folder keeps everything."""
+    import ray.data  # configures its logger on import
+
+    for handler in logging.getLogger("ray.data").handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            handler.setLevel(logging.ERROR)
+
+
 class ImpScorePredictor:
     """Ray Data callable class: one model per actor, a pandas batch in, the same batch plus two columns out."""
 
@@ -119,7 +131,7 @@ def _read_file(batch: pd.DataFrame, root: str, column: str, id_column: str) -> p
     from pragmeter.io import read_table, require_column
 
     path = Path(batch["file"].iloc[0])
-    frame = read_table(path, allow_empty=True)  # an empty part of a folder is no error
+    frame = read_table(path, allow_empty=True, text_columns=[column])  # an empty part of a folder is no error
     require_column(frame, column, path)
     if id_column not in frame.columns:
         name = path.relative_to(root).as_posix() if root else path.name
@@ -164,6 +176,7 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
         address = address or os.environ.get("RAY_ADDRESS")
         ray.init(address=address, include_dashboard=False, log_to_driver=False,
                  logging_level="ERROR", configure_logging=True)
+    _quiet_ray_data_console()
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True  # output parts follow the input order
     context.enable_progress_bars = sys.stderr.isatty()
@@ -175,7 +188,7 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     tables = ray.data.from_items([{"file": str(f)} for f in files], override_num_blocks=len(files))
     # Readers reserve no CPU: the actors may hold every CPU, and a reader waiting for one would wait forever.
     tables = tables.map_batches(_read_file, batch_size=1, batch_format="pandas", num_cpus=0,
-                                concurrency=max(1, min(actors, len(files))),
+                                compute=ray.data.TaskPoolStrategy(size=max(1, min(actors, len(files)))),
                                 fn_kwargs={"root": root, "column": column, "id_column": id_column})
     rows = tables.repartition(target_num_rows_per_block=ROWS_PER_BLOCK)
     scored = rows.map_batches(

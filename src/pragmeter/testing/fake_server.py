@@ -170,13 +170,44 @@ def constant(text: str | None) -> Callable[[dict], str | None]:
     return lambda request: text
 
 
-def serve_main() -> None:
-    """``python -m pragmeter.testing.fake_server TEXT [LATENCY]``: answer every request with TEXT (dry runs)."""
-    import sys
+def non_negative_seconds(value: str) -> float:
+    """argparse type of LATENCY: a finite number of seconds >= 0."""
+    import argparse
 
-    with FakeChatServer(constant(sys.argv[1]), latency=float(sys.argv[2]) if len(sys.argv) > 2 else 0.0) as fake:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {value!r}")
+    return seconds
+
+
+def serve_main(argv: list[str] | None = None) -> None:
+    """``python -m pragmeter.testing.fake_server TEXT [LATENCY] [--port N]``: answer every request with TEXT (dry
+    runs of the harness); prints the server's URL, then serves until interrupted."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m pragmeter.testing.fake_server",
+        description="A scripted OpenAI-compatible chat server on 127.0.0.1 that answers every request with TEXT "
+                    "(dry runs: pragmeter eval --model openai-chat --model-args base_url=URL,model=fake). Prints its "
+                    "URL, then serves until interrupted (Ctrl-C).")
+    parser.add_argument("text", metavar="TEXT", help="the answer to every request, e.g. Neutral")
+    parser.add_argument("latency", metavar="LATENCY", nargs="?", type=non_negative_seconds, default=0.0,
+                        help="seconds each answer waits (default 0)")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
+    args = parser.parse_args(argv)
+    try:
+        server = FakeChatServer(constant(args.text), latency=args.latency, port=args.port)
+    except OSError as error:
+        parser.error(f"cannot listen on 127.0.0.1:{args.port}: {error.strerror or error}")
+    with server as fake:
         print(fake.url, flush=True)
-        threading.Event().wait()
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
 
 
 if __name__ == "__main__":

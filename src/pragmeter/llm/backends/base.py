@@ -60,6 +60,11 @@ class ChatBackend(ABC):
         a backend without log-probabilities asked for them).
         """
 
+    def unaskable(self, messages: Messages) -> str | None:
+        """Why this model can never answer ``messages`` (no retry or rerun would change it), else None. A chat model
+        takes any prompt; a local classifier only one that holds its input (classify/backend.py)."""
+        return None
+
     async def aclose(self) -> None:
         """Release connections (called once at the end of a run)."""
 
