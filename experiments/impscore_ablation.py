@@ -24,7 +24,8 @@ from pragmeter.encoders import embeddings_dir
 from pragmeter.encoders.embedding_cache import EmbeddingCache
 from pragmeter.impscore import ood
 from pragmeter.impscore.model import ImpScore
-from pragmeter.impscore.training import TrainConfig, TripletEmbeddings, embed_corpus, train_heads
+from pragmeter.impscore.training import TrainConfig, train_heads
+from pragmeter.impscore.triplets import TripletEmbeddings, embed_corpus
 
 ENC = "all-MiniLM-L6-v2"  # a variant's encoder unless it names one (--encoder)
 CACHE = embeddings_dir()

@@ -175,7 +175,7 @@ def answers(heads, table, questions) -> dict[str, np.ndarray]:
 
 def paper_accuracy(heads, triplets: pd.DataFrame, table) -> dict[str, float]:
     from pragmeter.datasets.pairs.registry import PRESETS
-    from pragmeter.impscore.training import evaluate_heads
+    from pragmeter.impscore.triplets import evaluate_heads
 
     out = {}
     for split in ("val", "test"):

@@ -33,7 +33,8 @@ from pragmeter.impscore.corpus.build import resolve_sources
 from pragmeter.impscore.distillation import distillation_targets
 from pragmeter.impscore.evaluators import HumanSuite, llm_written_suite
 from pragmeter.impscore.model import ImpScore
-from pragmeter.impscore.training import TrainConfig, embed_corpus, evaluate_heads, train_heads
+from pragmeter.impscore.training import TrainConfig, train_heads
+from pragmeter.impscore.triplets import embed_corpus, evaluate_heads
 
 def expand(sources: str) -> list[str]:
     return resolve_sources(sources.split(","))

@@ -19,7 +19,7 @@ from pragmeter.impscore.corpus import build_corpus
 from pragmeter.impscore.evaluators import SUITE_CORPUS_SEED, HumanSuite, summary_table
 from pragmeter.impscore.model import CARD_FILE, CONFIG_FILE, MODELS_DIR, load_impscore
 from pragmeter.impscore.ood import development_sentences
-from pragmeter.impscore.training import embed_corpus, evaluate_heads
+from pragmeter.impscore.triplets import embed_corpus, evaluate_heads
 from pragmeter.datasets.pairs.registry import PRESETS
 from pragmeter.provenance import RunRecord
 

@@ -2,7 +2,8 @@
 
 import torch
 
-from pragmeter.impscore.training import TrainConfig, TripletEmbeddings, hard_negative_batch, mine_hard_negatives
+from pragmeter.impscore.training import TrainConfig, hard_negative_batch, mine_hard_negatives
+from pragmeter.impscore.triplets import TripletEmbeddings
 
 
 def _data():

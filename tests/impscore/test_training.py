@@ -9,7 +9,8 @@ import torch
 
 from pragmeter import ImpScore
 from pragmeter.errors import PragmeterError
-from pragmeter.impscore.training import TrainConfig, embed_corpus, save_trained, train, train_heads
+from pragmeter.impscore.training import TrainConfig, save_trained, train, train_heads
+from pragmeter.impscore.triplets import embed_corpus
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +101,7 @@ def test_a_hidden_layer_the_weights_lack_is_refused_naming_the_file(splits, tmp_
 
 
 def test_source_weights_change_what_is_learned_and_name_known_sources(splits):
-    from pragmeter.impscore.training import train_weights
+    from pragmeter.impscore.triplets import train_weights
 
     sources = sorted(set(splits["train"].sources))
     plain = train_heads(splits, config(epochs=3), show_progress=False)

@@ -70,7 +70,7 @@ def teacher_targets(teacher: str | Path, corpus: pd.DataFrame, cache_root: Path,
     embeddings come from the backend and precision it was trained with (its config's training entry), so a
     teacher trained on cached embeddings costs no new encoding."""
     from pragmeter.impscore.model import ImpScore
-    from pragmeter.impscore.training import embed_corpus
+    from pragmeter.impscore.triplets import embed_corpus
 
     model = ImpScore.load(teacher, backend="torch", device="cpu")  # its heads; the corpus is embedded below
     training = model.config.get("training", {})

@@ -200,7 +200,7 @@ class CorpusEvaluator(Evaluator):
 
         from pragmeter.encoders import embeddings_dir
         from pragmeter.impscore.accuracy import per_source_metrics
-        from pragmeter.impscore.training import embed_corpus, evaluate_heads
+        from pragmeter.impscore.triplets import embed_corpus, evaluate_heads
 
         cache_root = Path(self.cache_root) if self.cache_root else embeddings_dir()
         data = embed_corpus(self.corpus, model.encoder_name, cache_root, self.batch_size, self.device,

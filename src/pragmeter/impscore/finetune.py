@@ -160,7 +160,7 @@ def rows_used(rows: pd.DataFrame) -> np.ndarray:
 
 def split_embeddings(rows: pd.DataFrame, table: torch.Tensor, split: str, sources: list[str] | None = None):
     """One split's TripletEmbeddings read from a texts table (``sources``: only those)."""
-    from pragmeter.impscore.training import TripletEmbeddings
+    from pragmeter.impscore.triplets import TripletEmbeddings
 
     part = rows[rows["split"] == split]
     if sources is not None:
@@ -187,7 +187,7 @@ def train_layers(encoder: TrainableEncoder, heads, rows: pd.DataFrame, config, *
     rank-``config.encoder_rank`` adapters, and the weights returned are their factors (what ships)."""
     from pragmeter.impscore.distillation import distillation_loss
     from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
-    from pragmeter.impscore.training import evaluate_heads, train_weights
+    from pragmeter.impscore.triplets import evaluate_heads, train_weights
 
     torch.manual_seed(config.seed)
     generator = torch.Generator().manual_seed(config.seed)
@@ -277,7 +277,7 @@ def compress_layers(encoder: TrainableEncoder, base: dict[str, torch.Tensor], tu
 def held_out_metrics(heads, rows: pd.DataFrame, table: torch.Tensor) -> dict:
     """``val``, ``test`` and ``test_per_source`` of ``heads`` on a texts table (the TrainResult fields)."""
     from pragmeter.impscore.accuracy import per_source_metrics
-    from pragmeter.impscore.training import evaluate_heads
+    from pragmeter.impscore.triplets import evaluate_heads
 
     val, _ = evaluate_heads(heads, split_embeddings(rows, table, "val"))
     test_split = split_embeddings(rows, table, "test")
