@@ -21,10 +21,16 @@ import pytest
 
 from pragmeter.data import root as data_root_module
 from pragmeter.data.root import DATA_ROOT_ENV
-from pragmeter.encoders.paths import cache_dir
+from pragmeter.encoders.paths import CACHE_ENV, cache_dir
 from pragmeter.errors import DataError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
+# What the tests build (encoder exports, embeddings, the joined GGUF model) goes to a cache of their own unless
+# $PRAGMETER_CACHE names one: never into the user's ~/.cache/pragmeter. Set here, before anything reads the cache, so
+# that every process a test starts inherits it.
+TEST_CACHE = Path(os.path.expanduser("~")) / ".cache" / "pragmeter-tests"
+if not os.environ.get(CACHE_ENV):
+    os.environ[CACHE_ENV] = str(TEST_CACHE)
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # tools/test.sh runs one pytest-xdist worker per core; a worker whose torch (OpenMP) uses every core spins against the
 # other workers (measured: a test 10x slower beside one busy core). Each worker gets its share of the cores, and the
@@ -119,15 +125,15 @@ SESSION_CACHE = cache_dir()  # read before any test changes $PRAGMETER_CACHE
 
 @pytest.fixture(scope="session")
 def session_cache() -> Path:
-    """The session's cache (``$PRAGMETER_CACHE`` or ~/.cache/pragmeter): what is derived from installed weights
-    once and shared by the tests (see SHARED_CACHE_PARTS)."""
+    """The session's cache (``$PRAGMETER_CACHE``, else TEST_CACHE): what is derived from installed weights once and
+    shared by the tests (see SHARED_CACHE_PARTS)."""
     return SESSION_CACHE
 
 
 @pytest.fixture
 def private_cache(tmp_path, monkeypatch) -> Path:
     """``$PRAGMETER_CACHE`` set to an empty cache for this test (embeddings, LLM files, everything a job writes),
-    whose ONNX exports and unpacked encoders are the session's (``$PRAGMETER_CACHE`` or ~/.cache/pragmeter)."""
+    whose ONNX exports and unpacked encoders are the session's (``$PRAGMETER_CACHE``, else TEST_CACHE)."""
     folder = tmp_path / "cache"
     folder.mkdir()
     for part in SHARED_CACHE_PARTS:
