@@ -75,3 +75,17 @@ def test_every_link_into_a_docs_page_names_one_of_its_headings():
             if not linked.is_file() or anchor not in heading_anchors(linked.read_text(encoding="utf-8")):
                 broken.append(f"{page.relative_to(root)} -> {target}#{anchor}")
     assert not broken
+
+
+def test_the_example_scores_shown_are_what_fp32_prints(capsys, monkeypatch):
+    """The front page's score and distance examples run in fp32, which prints the same on every CPU (bf16 hosts
+    differ in the third or fourth decimal, and the page says so)."""
+    monkeypatch.delenv("PRAGMETER_IMPSCORE", raising=False)  # the shipped default, as the page shows
+    shown = re.search(r"```console\n(\$ pragmeter score --precision fp32 .*?)```", README, re.S).group(1)
+    commands = re.findall(r"^\$ pragmeter (.*)$", shown, re.M)
+    assert [c.split()[:3] for c in commands] == [["score", "--precision", "fp32"], ["distance", "--precision", "fp32"]]
+    printed = []
+    for command in commands:
+        assert main(shlex.split(command)) == 0
+        printed += capsys.readouterr().out.splitlines()
+    assert printed == [line for line in shown.splitlines() if not line.startswith("$ ")]
