@@ -90,6 +90,7 @@ def fetch_data(root: str | os.PathLike | None = None, only: Sequence[str] = (),
     with tqdm(total=total, initial=min(done, total), unit="B", unit_scale=True, unit_divisor=1024,
               desc=f"{len(missing)} file(s)", disable=not progress or not missing, leave=False) as bar:
         for relative in missing:
+            bar.set_postfix_str(relative, refresh=False)
             outcomes[relative] = _download(base, relative, bar.update)
     for relative in relatives:
         if relative not in outcomes:
