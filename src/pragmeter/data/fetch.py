@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragmeter.data.check import OK, check_data_root, datasets
-from pragmeter.data.root import DATA_ROOT_ENV, _candidates, manifest, sha256_of
+from pragmeter.data.check import OK, check_data_root, require_known
+from pragmeter.data.root import DATA_ROOT_ENV, candidate_roots, manifest, sha256_of
 from pragmeter.errors import DataError
 
 FETCHED, BUILT, FAILED = "fetched", "built", "failed"
@@ -42,7 +42,7 @@ def fetch_root(root: str | os.PathLike | None = None) -> Path:
     ``../shared/data`` beside the current folder (made), where every command then finds it."""
     chosen = root if root is not None else os.environ.get(DATA_ROOT_ENV)
     if chosen is None:
-        chosen = next((path for path in _candidates() if path.is_dir()), _candidates()[0])
+        chosen = next((path for path in candidate_roots() if path.is_dir()), candidate_roots()[0])
     path = Path(chosen).expanduser()
     if path.exists() and not path.is_dir():
         raise DataError(f"data root {path} is not a folder")
@@ -53,9 +53,7 @@ def fetch_root(root: str | os.PathLike | None = None) -> Path:
 def selected(only: Sequence[str] = ()) -> list[str]:
     """The manifest files of the data sets in ``only`` (all when empty), with every file a prepared one is made from;
     an unknown data set is a DataError naming the known ones."""
-    unknown = sorted(set(only) - set(datasets()))
-    if unknown:
-        raise DataError(f"unknown data set(s) {', '.join(unknown)}; known: {', '.join(datasets())}")
+    require_known(only)
     chosen = {relative for relative in manifest() if not only or relative.split("/", 1)[0] in only}
     chosen |= {source for relative in chosen for source in manifest()[relative].get("from", ())}
     return sorted(chosen)
@@ -67,7 +65,8 @@ def licences(relatives: Sequence[str]) -> list[tuple[str, str, list[str]]]:
     for relative in relatives:
         entry = manifest()[relative]
         repository, _, commit = entry["source"].partition("@")
-        found.setdefault((relative.split("/", 1)[0], entry["licence"]), set()).add(f"github.com/{repository}@{commit[:12]}")
+        key = (relative.split("/", 1)[0], entry["licence"])
+        found.setdefault(key, set()).add(f"github.com/{repository}@{commit[:12]}")
     return [(name, licence, sorted(repositories)) for (name, licence), repositories in sorted(found.items())]
 
 
@@ -166,9 +165,9 @@ def _prepare(base: Path, relative: str, build: Callable[[Path], bytes] | None,
         return Outcome(relative, FAILED, f"not prepared: {error}")
     digest = hashlib.sha256(content).hexdigest()
     if len(content) != entry["size"] or digest != entry["sha256"]:
-        return Outcome(relative, FAILED, f"prepared from {', '.join(entry['from'])} it has {len(content)} bytes with "
-                                         f"sha256 {digest[:12]}…, the manifest pins {entry['size']} bytes with sha256 "
-                                         f"{entry['sha256'][:12]}…; not kept")
+        return Outcome(relative, FAILED, f"prepared, it has {len(content)} bytes with sha256 {digest[:12]}…, the "
+                                         f"manifest pins {entry['size']} bytes with sha256 {entry['sha256'][:12]}…; "
+                                         "not kept")
     from pragmeter.io.atomic import atomic_path
 
     with atomic_path(base / relative) as tmp:

@@ -29,7 +29,8 @@ def manifest() -> dict[str, dict]:
     return json.loads(_MANIFEST.read_text(encoding="utf-8"))
 
 
-def _candidates() -> list[Path]:
+def candidate_roots() -> list[Path]:
+    """The default data roots, in order: ``../shared/data`` beside the current folder, then beside the checkout."""
     checkout = Path(__file__).resolve().parents[3]  # src/pragmeter/data/root.py -> checkout
     return [Path.cwd() / ".." / "shared" / "data", checkout / ".." / "shared" / "data"]
 
@@ -43,7 +44,7 @@ def data_root(root: str | os.PathLike | None = None) -> Path:
         if not path.is_dir():
             raise DataError(f"data root {path} is not a folder (set by --data-root or ${DATA_ROOT_ENV})")
         return path.resolve()
-    for candidate in _candidates():
+    for candidate in candidate_roots():
         if candidate.is_dir():
             return candidate.resolve()
     raise DataError(
