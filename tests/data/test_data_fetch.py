@@ -158,3 +158,13 @@ def test_the_battery_is_built_byte_for_byte_and_a_malformed_raw_file_is_named(da
 def test_an_unknown_data_set_is_one_line_naming_the_known_ones(tmp_path, capsys):
     assert main(["data", "fetch", "--only", "nosuchset", "--data-root", str(tmp_path)]) == 2
     assert "unknown data set(s) nosuchset; known: absa_implicit" in capsys.readouterr().err
+
+
+def test_a_prepared_file_that_differs_from_its_pin_is_not_kept(upstream, tmp_path):
+    root = tmp_path / "data"
+    _, outcomes = fetch_data(root, ["floyd_dev"], builders={BATTERY: lambda base: build_battery(base) + b"\n"},
+                             progress=False)
+    battery = next(item for item in outcomes if item.relative == BATTERY)
+    assert battery.status == FAILED and battery.reason.startswith(
+        f"prepared, it has {manifest()[BATTERY]['size'] + 1} bytes") and battery.reason.endswith("; not kept")
+    assert not (root / BATTERY).exists() and all(item.status == FETCHED for item in outcomes if item is not battery)
