@@ -1,4 +1,11 @@
-"""Shared fixtures: the real data root beside the checkout, and the offline encoder."""
+"""Shared fixtures: the real data root beside the checkout, and the offline encoder.
+
+Tests that read the upstream data (``needs_data``: every test that takes the ``data_root`` fixture, and those marked
+so because only a command they start reads it) run against the data root found as every command finds it
+(``$PRAGMETER_DATA``, ``../shared/data``). In a checkout without one they are skipped, with one line at the end naming
+``pragmeter data fetch``; so is a test that reaches for the data root while running (the one place the root is
+resolved, ``pragmeter.data.root.data_root``), and the data-free tests still run. With a data root nothing is skipped.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +19,18 @@ from unittest.mock import patch
 
 import pytest
 
-from pragmeter.encoders.paths import cache_dir
+from pragmeter.data import root as data_root_module
+from pragmeter.data.root import DATA_ROOT_ENV
+from pragmeter.encoders.paths import CACHE_ENV, cache_dir
+from pragmeter.errors import DataError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
+# What the tests build (encoder exports, embeddings, the joined GGUF model) goes to a cache of their own unless
+# $PRAGMETER_CACHE names one: never into the user's ~/.cache/pragmeter. Set here, before anything reads the cache, so
+# that every process a test starts inherits it.
+TEST_CACHE = Path(os.path.expanduser("~")) / ".cache" / "pragmeter-tests"
+if not os.environ.get(CACHE_ENV):
+    os.environ[CACHE_ENV] = str(TEST_CACHE)
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # tools/test.sh runs one pytest-xdist worker per core; a worker whose torch (OpenMP) uses every core spins against the
 # other workers (measured: a test 10x slower beside one busy core). Each worker gets its share of the cores, and the
@@ -40,7 +56,41 @@ HEAVY_FILES = {"tests/llm/test_real_llm.py": 46, "tests/serving/test_ray_engine.
                "tests/impscore/test_evaluators.py": 16, "tests/impscore/test_corpus.py": 9,
                "tests/adversarial/test_output_lock.py": 8, "tests/adversarial/test_damaged_caches.py": 8,
                "tests/experiments/test_smoke.py": 15, "tests/adversarial/test_outputs_on_disk.py": 6,
-               "tests/adversarial/test_damaged_folders.py": 3}
+               "tests/adversarial/test_damaged_folders.py": 3, "tests/data/test_suite_without_data.py": 12}
+
+
+def _no_data_root() -> bool:
+    """True when no data root is set or found (a $PRAGMETER_DATA that names no folder is an error, not a skip)."""
+    if os.environ.get(DATA_ROOT_ENV):
+        return False
+    try:
+        data_root_module.data_root()
+    except DataError:
+        return True
+    return False
+
+
+NO_DATA = _no_data_root()
+NO_DATA_REASON = "needs the upstream data, and no data root was found: get it with `pragmeter data fetch`"
+
+
+def _skip_without_data_root(resolve):
+    def data_root(root=None):
+        try:
+            return resolve(root)
+        except DataError:
+            if root is None and not os.environ.get(DATA_ROOT_ENV):
+                pytest.skip(NO_DATA_REASON)
+            raise
+
+    return data_root
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "needs_data: reads the upstream data root (skipped where there is none; given "
+                                       "to every test that takes the data_root fixture)")
+    if NO_DATA:  # a test that resolves the data root while running is skipped where it would fail
+        data_root_module.data_root = _skip_without_data_root(data_root_module.data_root)
 
 
 def pytest_collection_modifyitems(config, items) -> None:
@@ -50,7 +100,19 @@ def pytest_collection_modifyitems(config, items) -> None:
         except ValueError:  # a test outside the checkout
             return 0
 
+    for item in items:
+        if "data_root" in item.fixturenames:
+            item.add_marker(pytest.mark.needs_data)
+        if NO_DATA and item.get_closest_marker("needs_data"):
+            item.add_marker(pytest.mark.skip(reason=NO_DATA_REASON))
     items.sort(key=lambda item: -seconds(item))  # stable: every file keeps its own order
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    skipped = [report for report in terminalreporter.stats.get("skipped", []) if NO_DATA_REASON in str(report.longrepr)]
+    if skipped:
+        terminalreporter.write_line(f"{len(skipped)} tests skipped: they need the upstream data, and no data root was "
+                                    "found (get it with `pragmeter data fetch`; docs/data.md)")
 
 
 # Folders of a pragmeter cache that hold what is derived once from installed weights (ONNX and OpenVINO exports,
@@ -63,15 +125,15 @@ SESSION_CACHE = cache_dir()  # read before any test changes $PRAGMETER_CACHE
 
 @pytest.fixture(scope="session")
 def session_cache() -> Path:
-    """The session's cache (``$PRAGMETER_CACHE`` or ~/.cache/pragmeter): what is derived from installed weights
-    once and shared by the tests (see SHARED_CACHE_PARTS)."""
+    """The session's cache (``$PRAGMETER_CACHE``, else TEST_CACHE): what is derived from installed weights once and
+    shared by the tests (see SHARED_CACHE_PARTS)."""
     return SESSION_CACHE
 
 
 @pytest.fixture
 def private_cache(tmp_path, monkeypatch) -> Path:
     """``$PRAGMETER_CACHE`` set to an empty cache for this test (embeddings, LLM files, everything a job writes),
-    whose ONNX exports and unpacked encoders are the session's (``$PRAGMETER_CACHE`` or ~/.cache/pragmeter)."""
+    whose ONNX exports and unpacked encoders are the session's (``$PRAGMETER_CACHE``, else TEST_CACHE)."""
     folder = tmp_path / "cache"
     folder.mkdir()
     for part in SHARED_CACHE_PARTS:

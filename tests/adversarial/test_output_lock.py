@@ -82,6 +82,7 @@ def start_both(first: list[str], second: list[str], first_started,
             subprocess.CompletedProcess(b.args, b.returncode, second_out, second_err))
 
 
+@pytest.mark.needs_data  # only the commands it starts read the data root
 def test_two_evals_into_one_folder_at_once(tmp_path, fake_server):
     # The first request (the first run's) is answered once the second run has ended: the second is sure to meet a
     # running first run, without slowing every answer down (0.5 s each took 10 s). Only the first waits, so that a

@@ -35,6 +35,7 @@ def small_files(limit: int):
     return apply
 
 
+@pytest.mark.needs_data  # only the commands it starts read the data root
 def test_a_write_that_does_not_fit_names_the_file(tmp_path, fake_server):
     server = fake_server(constant("Neutral"))
     done = subprocess.run([*CLI, "eval", "--tasks", "inli", "--limit", "4", "--output", str(tmp_path / "out"),

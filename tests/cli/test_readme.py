@@ -91,3 +91,17 @@ def test_the_slowdown_of_the_mpnet_model_is_the_recorded_one_wherever_it_is_stat
     default = next(row for row in rows.values() if row["default"])
     recorded = default["sentences_per_second"] / rows["impscore-mpnet-general"]["sentences_per_second"]
     assert stated[0] == stated[1] and words.get(stated[0]) == round(recorded), (stated, recorded)
+
+
+def test_the_example_scores_shown_are_what_fp32_prints(capsys, monkeypatch):
+    """The front page's score and distance examples run in fp32, which prints the same on every CPU (bf16 hosts
+    differ in the third or fourth decimal, and the page says so)."""
+    monkeypatch.delenv("PRAGMETER_IMPSCORE", raising=False)  # the shipped default, as the page shows
+    shown = re.search(r"```console\n(\$ pragmeter score --precision fp32 .*?)```", README, re.S).group(1)
+    commands = re.findall(r"^\$ pragmeter (.*)$", shown, re.M)
+    assert [c.split()[:3] for c in commands] == [["score", "--precision", "fp32"], ["distance", "--precision", "fp32"]]
+    printed = []
+    for command in commands:
+        assert main(shlex.split(command)) == 0
+        printed += capsys.readouterr().out.splitlines()
+    assert printed == [line for line in shown.splitlines() if not line.startswith("$ ")]

@@ -59,3 +59,24 @@ def test_missing_file_names_the_download_url(tmp_path):
 def test_unknown_root_is_a_clear_error(tmp_path):
     with pytest.raises(DataError, match="is not a folder"):
         resolve_root(tmp_path / "nowhere")
+
+
+def test_the_data_page_gives_each_data_sets_files_repositories_and_licence_as_the_manifest_does():
+    """docs/data.md is the provenance a reader without the data folder has: per data set its file count, upstream
+    repositories at their pinned commits and licence, as the manifest (and ``data fetch``) has them."""
+    import re
+    from collections import defaultdict
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "data.md").read_text(encoding="utf-8")
+    rows = {name: (int(count), set(re.findall(r"github\.com/([\w.-]+/[\w.-]+)/tree/([0-9a-f]{40})", links)), licence)
+            for name, count, links, licence in re.findall(r"^\| `([a-z0-9_]+)` \| (\d+) \| (.*) \| ([^|]+) \|$", page,
+                                                          re.M)}
+    expected = defaultdict(lambda: [0, set(), set()])
+    for relative, entry in manifest().items():
+        row = expected[relative.split("/", 1)[0]]
+        row[0] += 1
+        row[1].add(tuple(entry["source"].split("@")))
+        row[2].add(entry["licence"])
+    assert rows == {name: (count, sources, " / ".join(sorted(licences))) for name, (count, sources, licences)
+                    in expected.items()}

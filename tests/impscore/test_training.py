@@ -203,7 +203,8 @@ def test_the_corpus_embedded_through_openvino_matches_torch_under_its_own_cache_
                                                                                     embedding_cache):
     pytest.importorskip("openvino")
     rows = small_corpus[small_corpus["split"] == "val"]
-    openvino = embed_corpus(rows, "all-MiniLM-L6-v2", embedding_cache, show_progress=False, backend="openvino")
+    openvino = embed_corpus(rows, "all-MiniLM-L6-v2", embedding_cache, show_progress=False, backend="openvino",
+                            precision="fp32")
     assert torch.allclose(openvino["val"].e1, splits["val"].e1, atol=1e-4)
     keys = sorted(p.name for p in embedding_cache.iterdir())
     assert any(k.endswith("-openvino-fp32") for k in keys) and any(k.endswith("-torch-fp32") for k in keys)

@@ -136,6 +136,7 @@ def _run_in_background(model: Path, output: Path, *extra: str) -> subprocess.Pop
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
+@pytest.mark.needs_data  # the INLI items are read only in the run it starts
 def test_ctrl_c_stops_the_run_and_its_server(fake_child, tmp_path):
     model = fake_child(answer="Neutral", latency=0.3)
     run = _run_in_background(model, tmp_path / "out", "--limit", "40")
@@ -147,6 +148,7 @@ def test_ctrl_c_stops_the_run_and_its_server(fake_child, tmp_path):
     assert wait_until(lambda: not children(model), 5)
 
 
+@pytest.mark.needs_data  # the INLI items are read only in the run it starts
 def test_a_killed_run_leaves_no_server_and_a_rerun_repeats_no_finished_request(fake_child, tmp_path):
     model = fake_child(answer="Neutral", latency=0.3)
     run = _run_in_background(model, tmp_path / "out", "--limit", "12", "--model-args", "concurrency=2")

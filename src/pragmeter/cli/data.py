@@ -1,4 +1,5 @@
-"""``pragmeter data check``: which upstream data files the data root holds, and where to get the others."""
+"""``pragmeter data check``: which upstream data files the data root holds, and where to get the others;
+``pragmeter data fetch``: get them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pragmeter.cli.common import add
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("data", help="the upstream data files: check the data root",
+    parser = subparsers.add_parser("data", help="the upstream data files: fetch them, check the data root",
                                    description="The upstream data files every loader reads (listed with their "
                                                "sha256 and pinned URL in pragmeter/data/manifest.json).")
     commands = parser.add_subparsers(dest="data_command", metavar="ACTION", required=True)
@@ -22,6 +23,20 @@ def register(subparsers) -> None:
                        help="check only these data sets (first folder of the path: inli, ishate, …; default: all)")
     add(check, "data_root")
     check.set_defaults(func=run_check)
+    fetch = commands.add_parser(
+        "fetch", help="download the manifest's files from their pinned URLs (resumed, checked) and prepare the rest",
+        description="Download every missing or damaged manifest file from its pinned URL into the data root "
+                    "(an interrupted download resumes on the next run), check its sha256 (a file that differs is "
+                    "not kept), and prepare the files made from others (the Floyd battery from floyd_dev/raw/). "
+                    "One tab-separated line per file (ok: already there, fetched, built, failed with why) and one per "
+                    "data set with the licence it carries; exit 2 when any file failed. Then `pragmeter data check` "
+                    "passes.")
+    fetch.add_argument("--only", nargs="+", default=[], metavar="DATASET",
+                       help="fetch only these data sets (first folder of the path: inli, ishate, …; default: all)")
+    add(fetch, "no_progress")
+    add(fetch, data_root={"help": "folder to fill (default: $PRAGMETER_DATA, else an existing "
+                                          "../shared/data, else ../shared/data beside the current folder, made)"})
+    fetch.set_defaults(func=run_fetch)
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -32,3 +47,20 @@ def run_check(args: argparse.Namespace) -> int:
         print(line)
     print(summary, file=sys.stderr)
     return 0 if ok else 2
+
+
+def run_fetch(args: argparse.Namespace) -> int:
+    from pragmeter.data.fetch import FAILED, fetch_data, licences
+    from pragmeter.datasets.floyd import BATTERY, build_battery
+
+    root, outcomes = fetch_data(args.data_root, args.only, builders={BATTERY: build_battery},
+                                progress=not args.no_progress)
+    for item in outcomes:
+        print("\t".join(filter(None, (item.status, item.relative, item.reason))))
+    for name, licence, repositories in licences([item.relative for item in outcomes]):
+        print("\t".join(("licence", name, licence, ", ".join(repositories))))
+    failed = sum(item.status == FAILED for item in outcomes)
+    counts = ", ".join(f"{sum(i.status == s for i in outcomes)} {s}" for s in sorted({i.status for i in outcomes}))
+    print(f"{len(outcomes)} files under {root}: {counts}; each data set keeps its upstream licence (docs/data.md)"
+          + (f"; run the same command again to resume the {failed} failed" if failed else ""), file=sys.stderr)
+    return 2 if failed else 0

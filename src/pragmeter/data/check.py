@@ -32,14 +32,19 @@ def datasets() -> list[str]:
     return sorted({relative.split("/", 1)[0] for relative in manifest()})
 
 
+def require_known(only: Sequence[str]) -> None:
+    """A DataError naming the known data sets when ``only`` names one the manifest does not know."""
+    unknown = sorted(set(only) - set(datasets()))
+    if unknown:
+        raise DataError(f"unknown data set(s) {', '.join(unknown)}; known: {', '.join(datasets())}")
+
+
 def check_data_root(root: str | os.PathLike | None = None, only: Sequence[str] = ()) -> list[FileStatus]:
     """The status of every manifest file (or of the data sets named in ``only``) under the data root.
 
     The root resolves as for every command (``--data-root``, ``$PRAGMETER_DATA``, ``../shared/data``); a root
     that does not exist, or a data set the manifest does not know, raises DataError."""
-    unknown = sorted(set(only) - set(datasets()))
-    if unknown:
-        raise DataError(f"unknown data set(s) {', '.join(unknown)}; known: {', '.join(datasets())}")
+    require_known(only)
     base = data_root(root)
     return [_status(base / relative, relative, entry) for relative, entry in sorted(manifest().items())
             if not only or relative.split("/", 1)[0] in only]

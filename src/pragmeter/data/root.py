@@ -23,11 +23,14 @@ _verified: set[Path] = set()
 
 @cache
 def manifest() -> dict[str, dict]:
-    """Relative path -> {"sha256", "size", "url"} for every known upstream file."""
+    """Relative path -> {"sha256", "size", "url", "licence", "source"} for every known upstream file ("source": the
+    repository and commit, ``owner/name@commit``; a file prepared from others has "from", the files it is made of,
+    and no URL to download)."""
     return json.loads(_MANIFEST.read_text(encoding="utf-8"))
 
 
-def _candidates() -> list[Path]:
+def candidate_roots() -> list[Path]:
+    """The default data roots, in order: ``../shared/data`` beside the current folder, then beside the checkout."""
     checkout = Path(__file__).resolve().parents[3]  # src/pragmeter/data/root.py -> checkout
     return [Path.cwd() / ".." / "shared" / "data", checkout / ".." / "shared" / "data"]
 
@@ -41,13 +44,12 @@ def data_root(root: str | os.PathLike | None = None) -> Path:
         if not path.is_dir():
             raise DataError(f"data root {path} is not a folder (set by --data-root or ${DATA_ROOT_ENV})")
         return path.resolve()
-    for candidate in _candidates():
+    for candidate in candidate_roots():
         if candidate.is_dir():
             return candidate.resolve()
     raise DataError(
-        f"no data root found: pass --data-root DIR or set ${DATA_ROOT_ENV}; "
-        "the files and their URLs are listed in pragmeter/data/manifest.json "
-        "(`pragmeter data check --data-root DIR` says which a folder lacks)"
+        f"no data root found: get the data with `pragmeter data fetch` (into ../shared/data), or pass --data-root DIR "
+        f"or set ${DATA_ROOT_ENV}; the files and their URLs are listed in pragmeter/data/manifest.json"
     )
 
 

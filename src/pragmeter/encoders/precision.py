@@ -28,11 +28,15 @@ BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 # oneDNN's instruction-set names below AVX512_CORE_BF16: capped at one of these ($ONEDNN_MAX_CPU_ISA), OpenVINO has no
 # bf16 kernels (its compile fails), whatever the CPU's flags say
 ISAS_WITHOUT_BF16 = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI")
+# The accuracy bounds a faster precision must meet against the official fp32 scores on real texts: each score within
+# MAX_ABS_DIFF of fp32's and Kendall τ ≥ MIN_TAU. fp32 itself moves by float rounding only (another batch, order,
+# thread, process or runtime): FP32_MAX_ABS_DIFF (measured ~1e-6; bf16 moves with batching, more so on AMX).
+MAX_ABS_DIFF, MIN_TAU, FP32_MAX_ABS_DIFF = 0.02, 0.99, 1e-4
 BF16_WITHIN_BOUNDS = {"all-MiniLM-L6-v2"}  # canonical encoder names that ``auto`` runs in bf16 (see above)
 # Short names (the --precision values) <-> the long names of the torch dtypes, used in signatures since before
 LONG_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "int8": "int8"}
 INT8_REFUSED = ("--precision int8 is not offered: int8 scores differ from fp32 by up to 0.32 (Kendall τ 0.80) on real "
-                "texts, outside the bounds (max |Δ| ≤ 0.02, τ ≥ 0.99); use auto, fp32 or bf16")
+                f"texts, outside the bounds (max |Δ| ≤ {MAX_ABS_DIFF}, τ ≥ {MIN_TAU}); use auto, fp32 or bf16")
 
 
 @cache
@@ -56,6 +60,13 @@ def isa_cap() -> str | None:
         if value and value != "ALL":
             return value
     return None
+
+
+def score_tolerance(precision: str) -> float:
+    """How far two scores of one text may differ when both ran in ``precision`` (fp32, bf16 or fp16) through other
+    batches, orders, threads or processes: float rounding in fp32; in a faster precision each score lies within
+    MAX_ABS_DIFF of fp32's, so two lie within twice that."""
+    return FP32_MAX_ABS_DIFF if precision in ("fp32", "float32") else 2 * MAX_ABS_DIFF
 
 
 def cap_without_bf16() -> str | None:

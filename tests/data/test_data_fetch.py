@@ -1,0 +1,170 @@
+"""``pragmeter data fetch`` against a local HTTP server (127.0.0.1) serving pinned files: downloads are checked,
+resumed where they broke off, prepared files are built byte for byte, and ``data check`` then passes."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import threading
+
+import pytest
+
+from pragmeter.cli import main
+from pragmeter.data import check as check_module
+from pragmeter.data import fetch as fetch_module
+from pragmeter.data import root as root_module
+from pragmeter.data.fetch import BUILT, FAILED, FETCHED, fetch_data
+from pragmeter.data.root import manifest
+from pragmeter.datasets.floyd import BATTERY, build_battery
+from pragmeter.errors import DataError
+
+SETS = ("r3_sarcasm", "floyd_dev")
+FILES = sorted(relative for relative in manifest() if relative.split("/", 1)[0] in SETS)
+DOWNLOADED = [relative for relative in FILES if "from" not in manifest()[relative]]
+
+
+class Upstream(http.server.ThreadingHTTPServer):
+    """Serves ``files`` (relative path -> bytes) at ``/relative``, with HTTP Range. ``cut`` names files whose next
+    whole-file answer stops after half its bytes (the connection drops); every request's path and Range header is
+    kept in ``requests``."""
+
+    def __init__(self, files: dict[str, bytes]):
+        self.files, self.cut, self.requests = dict(files), set(), []
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/"
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
+        server: Upstream = self.server
+        relative = self.path.lstrip("/")
+        asked = self.headers.get("Range")
+        server.requests.append((relative, asked))
+        body = server.files.get(relative)
+        if body is None:
+            self.send_error(404)
+            return
+        start = int(asked.removeprefix("bytes=").rstrip("-")) if asked else 0
+        self.send_response(206 if asked else 200)
+        if asked:
+            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+        self.send_header("Content-Length", str(len(body) - start))
+        self.end_headers()
+        if relative in server.cut and not asked:
+            server.cut.discard(relative)
+            self.wfile.write(body[:len(body) // 2])  # then the connection drops
+            self.close_connection = True
+            return
+        self.wfile.write(body[start:])
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def upstream(data_root, monkeypatch):
+    """The pinned files of r3_sarcasm and floyd_dev's raw files, served on 127.0.0.1; the manifest's URLs point
+    there (the prepared battery is not served: it has no URL)."""
+    server = Upstream({relative: (data_root / relative).read_bytes() for relative in DOWNLOADED})
+    pinned = {relative: ({**entry, "url": server.url + relative} if relative in DOWNLOADED else entry)
+              for relative, entry in manifest().items()}
+    for module in (root_module, check_module, fetch_module):
+        monkeypatch.setattr(module, "manifest", lambda: pinned)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_every_file_is_fetched_checked_and_the_battery_built_then_check_passes(upstream, tmp_path, capsys):
+    root = tmp_path / "data"
+    assert main(["data", "fetch", "--only", *SETS, "--data-root", str(root), "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    lines = [line.split("\t") for line in out.splitlines()]
+    assert [line[:2] for line in lines[:len(FILES)]] == [[BUILT if f == BATTERY else FETCHED, f] for f in FILES]
+    assert lines[len(FILES):] == [  # the licence each data set carries, from the manifest, with where it comes from
+        ["licence", "floyd_dev", manifest()[BATTERY]["licence"],
+         "github.com/jennhu/lm-pragmatics@9fd4be5c0e43"],
+        ["licence", "r3_sarcasm", "none stated", "github.com/tuhinjubcse/SarcasmGeneration-ACL2020@8fbdac8e51eb"]]
+    assert f"{len(FILES)} files under {root.resolve()}: 1 built, {len(FILES) - 1} fetched" in err
+    assert hashlib.sha256((root / BATTERY).read_bytes()).hexdigest() == manifest()[BATTERY]["sha256"]
+    assert not list(root.rglob("*.part"))
+    assert main(["data", "check", *SETS, "--data-root", str(root)]) == 0
+    capsys.readouterr()
+
+    asked = len(upstream.requests)
+    assert main(["data", "fetch", "--only", *SETS, "--data-root", str(root), "--no-progress"]) == 0
+    assert len(upstream.requests) == asked  # all in place: nothing downloaded again
+    assert all(line.startswith("ok\t") for line in capsys.readouterr().out.splitlines()[:len(FILES)])
+
+
+def test_a_file_that_differs_from_its_pin_is_refused_and_not_kept(upstream, tmp_path, capsys):
+    bad = "r3_sarcasm/data/human-sarcasm.txt"
+    upstream.files[bad] = upstream.files[bad].replace(b"a", b"e", 1)  # same size, other content
+    root = tmp_path / "data"
+    assert main(["data", "fetch", "--only", "r3_sarcasm", "--data-root", str(root), "--no-progress"]) == 2
+    out, err = capsys.readouterr()
+    refused = [line for line in out.splitlines() if line.startswith(FAILED)]
+    assert refused == [f"{FAILED}\t{bad}\tchecksum mismatch: {upstream.url}{bad} gave {manifest()[bad]['size']} bytes "
+                       f"with sha256 {hashlib.sha256(upstream.files[bad]).hexdigest()[:12]}…, the manifest pins "
+                       f"{manifest()[bad]['size']} bytes with sha256 {manifest()[bad]['sha256'][:12]}…; not kept"]
+    assert not (root / bad).exists() and not list(root.rglob("*.part"))
+    assert "run the same command again to resume the 1 failed" in err
+    others = [f for f in FILES if f.startswith("r3_sarcasm/") and f != bad]
+    assert all((root / f).is_file() for f in others)
+
+
+def test_an_interrupted_download_resumes_where_it_stopped(upstream, tmp_path):
+    broken = "floyd_dev/raw/MetaphorOptions.txt"
+    upstream.cut.add(broken)
+    root = tmp_path / "data"
+    _, first = fetch_data(root, ["floyd_dev"], builders={BATTERY: build_battery}, progress=False)
+    status = {item.relative: item for item in first}
+    half = len(upstream.files[broken]) // 2
+    assert status[broken].status == FAILED and status[broken].reason.endswith(
+        f"stopped after {half} of {len(upstream.files[broken])} bytes; run again to resume")
+    assert status[BATTERY].status == FAILED and broken in status[BATTERY].reason  # not built from a missing file
+    assert (root / (broken + ".part")).stat().st_size == half and not (root / broken).exists()
+
+    upstream.requests.clear()
+    _, second = fetch_data(root, ["floyd_dev"], builders={BATTERY: build_battery}, progress=False)
+    assert upstream.requests == [(broken, f"bytes={half}-")]  # only the rest of the broken file
+    floyd = [f for f in FILES if f.startswith("floyd_dev/")]
+    assert {item.relative: item.status for item in second} == {**{f: "ok" for f in floyd}, broken: FETCHED,
+                                                               BATTERY: BUILT}
+    assert (root / broken).read_bytes() == upstream.files[broken]
+
+
+def test_the_battery_is_built_byte_for_byte_and_a_malformed_raw_file_is_named(data_root, tmp_path, monkeypatch):
+    assert hashlib.sha256(build_battery(data_root)).hexdigest() == manifest()[BATTERY]["sha256"]
+    battery = json.loads(build_battery(data_root))
+    assert len(battery["items"]) == 40 and battery["items"][0]["utterance"] == "This town is a chimney."
+    copy = tmp_path / "data"
+    for relative in manifest()[BATTERY]["from"]:
+        (copy / relative).parent.mkdir(parents=True, exist_ok=True)
+        (copy / relative).write_bytes((data_root / relative).read_bytes())
+    key = copy / "floyd_dev/raw/MaximsKeySimple.txt"
+    key.write_bytes(key.read_bytes().replace(b"MV\t3\t", b"MV\tthree\t", 1))
+    monkeypatch.setattr(root_module, "verify_file", lambda path, relative: None)  # read as if it were upstream's
+    with pytest.raises(DataError, match=r"MaximsKeySimple.txt: line 3, field 'item': expected a number, got 'three'"):
+        build_battery(copy)
+
+
+def test_an_unknown_data_set_is_one_line_naming_the_known_ones(tmp_path, capsys):
+    assert main(["data", "fetch", "--only", "nosuchset", "--data-root", str(tmp_path)]) == 2
+    assert "unknown data set(s) nosuchset; known: absa_implicit" in capsys.readouterr().err
+
+
+def test_a_prepared_file_that_differs_from_its_pin_is_not_kept(upstream, tmp_path):
+    root = tmp_path / "data"
+    _, outcomes = fetch_data(root, ["floyd_dev"], builders={BATTERY: lambda base: build_battery(base) + b"\n"},
+                             progress=False)
+    battery = next(item for item in outcomes if item.relative == BATTERY)
+    assert battery.status == FAILED and battery.reason.startswith(
+        f"prepared, it has {manifest()[BATTERY]['size'] + 1} bytes") and battery.reason.endswith("; not kept")
+    assert not (root / BATTERY).exists() and all(item.status == FETCHED for item in outcomes if item is not battery)

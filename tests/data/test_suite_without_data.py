@@ -1,0 +1,68 @@
+"""The suite in a checkout without a data root: the tests that read upstream data are skipped, with one line naming
+``pragmeter data fetch``, and the others run; with a data root nothing is skipped. And the tests keep their caches
+out of the user's."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+CHECKOUT = Path(__file__).resolve().parents[2]
+MODULE = "tests/data/test_data_root.py"  # four tests with the data_root fixture, three without
+READS_WHILE_RUNNING = """from pragmeter.data.root import data_file
+
+
+def test_reads_the_data_root_without_the_fixture():
+    assert data_file("r3_sarcasm/data/human-sarcasm.txt").is_file()
+"""
+SUMMARY = "tests skipped: they need the upstream data, and no data root was found (get it with `pragmeter data fetch`"
+
+
+def _checkout_copy(tmp_path: Path) -> Path:
+    """The package, the shared test setup, one test module and one test that reaches the data root only while it runs,
+    in a folder with no ../shared/data beside it."""
+    copy = tmp_path / "clone"
+    shutil.copytree(CHECKOUT / "src", copy / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "tests" / "data").mkdir(parents=True)
+    (copy / "docs").mkdir()
+    for relative in ("pyproject.toml", "tests/conftest.py", MODULE, "docs/data.md"):
+        shutil.copy(CHECKOUT / relative, copy / relative)
+    (copy / "tests" / "data" / "test_while_running.py").write_text(READS_WHILE_RUNNING, encoding="utf-8")
+    return copy
+
+
+def _pytest(copy: Path, **env: str) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k not in ("PRAGMETER_DATA", "PYTEST_XDIST_WORKER_COUNT")}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=copy,
+                          env={**environment, "PYTHONPATH": str(copy / "src"), **env}, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_without_a_data_root_the_data_tests_are_skipped_in_one_line_and_the_others_run(tmp_path):
+    copy = _checkout_copy(tmp_path)
+    assert not (copy.parent / "shared").exists()
+    run = _pytest(copy)
+    assert run.returncode == 0, run.stdout[-3000:]
+    lines = run.stdout.splitlines()
+    assert [line for line in lines if "pragmeter data fetch" in line] == [f"5 {SUMMARY}; docs/data.md)"]
+    assert lines[-1].startswith("3 passed, 5 skipped")  # the checks of a missing file or root, and the data page
+
+
+def test_with_a_data_root_nothing_is_skipped(tmp_path, data_root):
+    run = _pytest(_checkout_copy(tmp_path), PRAGMETER_DATA=str(data_root))
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert run.stdout.splitlines()[-1].startswith("8 passed") and "skipped" not in run.stdout
+
+
+def test_the_tests_cache_is_their_own_unless_one_is_set(tmp_path):
+    read = "import os, runpy; runpy.run_path('tests/conftest.py'); print(os.environ['PRAGMETER_CACHE'])"
+    environment = {k: v for k, v in os.environ.items() if k != "PRAGMETER_CACHE"}
+    unset = subprocess.run([sys.executable, "-c", read], cwd=CHECKOUT, capture_output=True, text=True, timeout=300,
+                           env={**environment, "HOME": str(tmp_path)})
+    assert unset.stdout.strip() == str(tmp_path / ".cache" / "pragmeter-tests"), unset.stderr[-2000:]
+    chosen = subprocess.run([sys.executable, "-c", read], cwd=CHECKOUT, capture_output=True, text=True, timeout=300,
+                            env={**environment, "PRAGMETER_CACHE": str(tmp_path / "mine")})
+    assert chosen.stdout.strip() == str(tmp_path / "mine"), chosen.stderr[-2000:]
