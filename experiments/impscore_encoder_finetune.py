@@ -368,6 +368,7 @@ def compress(args: argparse.Namespace) -> int:
     from pragmeter.impscore.evaluators import SUITE_CORPUS_SEED
     from pragmeter.impscore.finetune import compress_layers, held_out_metrics
     from pragmeter.impscore.model import CONFIG_FILE, read_heads, read_model_config
+    from pragmeter.impscore.heads import ImpScoreHeads
     from pragmeter.impscore.numpy_heads import NumpyHeads
     from pragmeter.impscore.training import TrainResult, config_from_options, save_trained
 
@@ -383,7 +384,7 @@ def compress(args: argparse.Namespace) -> int:
     base = {name: tensor.detach().clone() for name, tensor in encoder.bert.state_dict().items()}
     factors = compress_layers(encoder, base, tuned, args.rank)
     table = encoder.table(rows_used(triplets[triplets["split"].isin(["val", "test"])]))
-    heads = NumpyHeads(stored["heads"], read_heads(source, stored)).to_torch("cpu")  # not the whole-layer encoder
+    heads = ImpScoreHeads.from_numpy(NumpyHeads(stored["heads"], read_heads(source, stored)), "cpu")  # not the whole-layer encoder
     history = json.loads((source / "history.json").read_text(encoding="utf-8"))
     result = TrainResult(heads=heads, config=config, best_epoch=training["best_epoch"], history=history,
                          counts=training["counts"], **held_out_metrics(heads, triplets, table))
