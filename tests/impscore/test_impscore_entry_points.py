@@ -92,10 +92,12 @@ def test_corpus_file_from_the_official_csv(tmp_path, capsys):
 
 
 def test_a_gpu_device_off_the_torch_backend_is_refused_before_loading():
-    from pragmeter.impscore.model import load_impscore_for_command
+    from pragmeter.impscore.model import load_impscore
 
-    with pytest.raises(PragmeterError, match="--device/--dtype need --backend torch"):
-        load_impscore_for_command(backend="onnx", dtype="float16")
+    with pytest.raises(PragmeterError, match="dtype applies to backend='torch'; got dtype='float16' with backend='onnx'"):
+        load_impscore(backend="onnx", dtype="float16")
+    with pytest.raises(PragmeterError, match="device='cuda' needs backend='torch'"):
+        load_impscore(backend="onnx", device="cuda")
 
 
 @pytest.mark.parametrize("texts, input_path, output, message", [

@@ -233,9 +233,14 @@ def tokens_over_limit(encoder, texts: list[str]) -> int:
     limit, tokenizer = getattr(encoder, "max_seq_length", None), getattr(encoder, "tokenizer", None)
     if not limit or tokenizer is None or not texts:
         return 0
-    # verbose=False: transformers' own "longer than the maximum" warning; the callers say it once, in their words
-    ids = tokenizer(list(texts), add_special_tokens=True, verbose=False)["input_ids"]
-    return sum(len(sequence) > limit for sequence in ids)
+    if hasattr(encoder, "count_truncated"):  # the graph encoders (pragmeter.encoders.graph)
+        return encoder.count_truncated(texts)
+    from pragmeter.encoders.tokens import cut_long_text, token_counter
+
+    # counted without changing the shared tokenizer's truncation (another thread may be encoding with it), and
+    # without tokenizing more of a huge text than decides the answer
+    count = token_counter(tokenizer)
+    return sum(count(cut_long_text(text, limit, count)) > limit for text in texts)
 
 
 VERBOSE_ENV = "PRAGMETER_VERBOSE"  # "1" (the CLI's --verbose): third-party progress bars stay on while models load
