@@ -28,9 +28,9 @@ def own_cache(tmp_path, monkeypatch):
 
 
 def fresh_onnx_encoders():
-    from pragmeter.encoders.graph import load_graph_encoder
+    from pragmeter.encoders.graph import clear_shared_encoders
 
-    load_graph_encoder.cache_clear()  # one encoder per process and runtime: drop what earlier tests opened
+    clear_shared_encoders()  # one encoder per process and runtime: drop what earlier tests opened
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-2", "1.5"])

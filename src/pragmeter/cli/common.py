@@ -88,7 +88,7 @@ OPTIONS: dict[str, tuple[str, dict]] = {
     "device": ("--device", {"type": torch_device, "help": "torch device, e.g. cpu or cuda (default: best available)"}),
     "backend": ("--backend", {"choices": BACKEND_CHOICES, "default": "auto", "help": "how the encoder runs (default "
                               "auto: OpenVINO on a CPU, torch on a GPU --device; onnx: ONNX Runtime, needs the 'onnx' "
-                              "extra)"}),
+                              "extra; onnx-int8 is refused as --precision int8 is: outside the bounds)"}),
     "precision": ("--precision", {
         "choices": PRECISIONS, "default": "auto",
         "help": "encoder precision (default auto: bf16 where the CPU has AVX-512 BF16 or AMX and the encoder's bf16 "

@@ -10,8 +10,8 @@ same tokenization gives the ids and says whether the text was truncated.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from functools import cache
 
 import numpy as np
 
@@ -132,25 +132,29 @@ class GraphEncoder:
             out[batch] = self._run(self.features([ids[i] for i in batch]))
 
 
-@cache
-def _shared(key: str, encoder_name: str, runtime: Runtime) -> GraphEncoder:
-    if runtime.backend == "openvino":
-        from pragmeter.encoders.openvino import OpenVinoEncoder
-
-        return OpenVinoEncoder(encoder_name, runtime)
-    from pragmeter.encoders.onnx import OnnxEncoder
-
-    return OnnxEncoder(encoder_name, runtime)
-
-
 def load_graph_encoder(encoder_name: str, runtime: Runtime) -> GraphEncoder:
     """One shared encoder per process, encoder content and runtime (a runtime session holds the weights once; a
-    folder whose files were replaced meanwhile gets a new one)."""
+    folder whose files were replaced meanwhile gets a new one; two names of one encoder share it)."""
     from pragmeter.encoders.fingerprint import encoder_key
 
     if not runtime.graph:
         raise PragmeterError(f"backend={runtime.backend!r} is not a graph backend (openvino or onnx)")
-    return _shared(encoder_key(encoder_name), encoder_name, runtime)
+    key = (encoder_key(encoder_name), runtime.backend, runtime.precision, runtime.threads)
+    with _SHARED_LOCK:  # two threads asking at once get one encoder (and one export)
+        if key not in _SHARED:
+            if runtime.backend == "openvino":
+                from pragmeter.encoders.openvino import OpenVinoEncoder as Encoder
+            else:
+                from pragmeter.encoders.onnx import OnnxEncoder as Encoder
+            _SHARED[key] = Encoder(encoder_name, runtime)
+        return _SHARED[key]
 
 
-load_graph_encoder.cache_clear = _shared.cache_clear  # type: ignore[attr-defined]
+def clear_shared_encoders() -> None:
+    """Forget the shared encoders (tests that damage or replace what they were built from)."""
+    with _SHARED_LOCK:
+        _SHARED.clear()
+
+
+_SHARED: dict[tuple, GraphEncoder] = {}
+_SHARED_LOCK = threading.Lock()

@@ -84,6 +84,17 @@ def score_frame(model, frame, column: str, progress: bool | None = False):
     return frame
 
 
+def require_output_columns_free(frame, path: str | os.PathLike) -> None:
+    """A DataError naming ``path`` and the column when the table already has a column that scoring adds (its values
+    would be silently replaced)."""
+    from pragmeter.errors import DataError
+
+    taken = [name for name in (SCORE_COLUMN, ERROR_COLUMN) if name in frame.columns]
+    if taken:
+        raise DataError(f"{path}: already has a column {taken[0]!r}, which scoring adds; rename that column "
+                        "(its values would be replaced)")
+
+
 def score_table(path: str | os.PathLike, column: str, output: str | os.PathLike, load_model: Callable[[], Any],
                 overwrite: bool = False, progress: bool | None = False) -> tuple[Any, Any]:
     """``pragmeter score --input``: the table at ``path`` scored on ``column`` (:func:`score_frame`) and written to
@@ -94,6 +105,7 @@ def score_table(path: str | os.PathLike, column: str, output: str | os.PathLike,
     output = check_output(output, overwrite)
     frame = read_table(path)
     require_column(frame, column, path)
+    require_output_columns_free(frame, path)
     model = load_model()
     frame = score_frame(model, frame, column, progress=progress)
     write_table(frame, output, overwrite=overwrite)

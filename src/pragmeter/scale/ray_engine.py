@@ -116,11 +116,13 @@ def input_files(path: str | os.PathLike) -> list[Path]:
 
 
 def _read_file(batch: pd.DataFrame, root: str, column: str, id_column: str) -> pd.DataFrame:
+    from pragmeter.impscore.scoring import require_output_columns_free
     from pragmeter.io import read_table, require_column
 
     path = Path(batch["file"].iloc[0])
     frame = read_table(path, allow_empty=True)  # an empty part of a folder is no error
     require_column(frame, column, path)
+    require_output_columns_free(frame, path)
     if id_column not in frame.columns:
         name = path.relative_to(root).as_posix() if root else path.name
         frame.insert(0, id_column, [f"{name}:{i}" for i in range(1, len(frame) + 1)])
