@@ -5,16 +5,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pragmeter.encoders import CPU_BATCH_SIZE, GPU_BATCH_SIZE, default_batch_size, encoder_dtype
+from pragmeter.encoders import CPU_BATCH_SIZE, GPU_BATCH_SIZE, default_batch_size
+from pragmeter.encoders.runtime import resolve_runtime
+from pragmeter.errors import PragmeterError
 
 
 def test_dtype_follows_the_device():
+    def dtype(device: str, asked: str | None = None) -> str:
+        return resolve_runtime("torch", device=device, dtype=asked).dtype
+
     # fp16 on every GPU: within the accuracy bounds where bf16 was not (H200, docs/results.md run G1)
-    assert encoder_dtype("cuda") == "float16" and encoder_dtype("cuda:1") == "float16"
-    assert encoder_dtype("cpu") == "float32"  # no half-precision matrix units assumed on a CPU
-    assert encoder_dtype("cpu", "bf16") == "bfloat16" and encoder_dtype("cuda", "fp32") == "float32"
-    with pytest.raises(ValueError, match="dtype must be one of"):
-        encoder_dtype("cpu", "int4")
+    assert dtype("cuda") == "float16" and dtype("cuda:1") == "float16"
+    assert dtype("cpu") == "float32"  # no half-precision matrix units assumed on a CPU
+    assert dtype("cpu", "bf16") == "bfloat16" and dtype("cuda", "fp32") == "float32"
+    with pytest.raises(PragmeterError, match="dtype must be one of"):
+        dtype("cpu", "int4")
 
 
 def test_batch_size_follows_the_device():

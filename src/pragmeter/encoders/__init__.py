@@ -3,9 +3,9 @@ the ONNX Runtime one (``onnx``), the on-disk embedding cache (``embedding_cache`
 
 from pragmeter.encoders.paths import CACHE_ENV, cache_dir, embeddings_dir
 from pragmeter.encoders.registry import (CPU_BATCH_SIZE, DTYPES, GPU_BATCH_SIZE, canonical_name, default_batch_size,
-                                         default_device, encoder_dtype, load_encoder, require_encoder,
+                                         default_device, load_encoder, require_encoder,
                                          resolve_encoder, tokens_over_limit)
 
 __all__ = ["CACHE_ENV", "CPU_BATCH_SIZE", "DTYPES", "GPU_BATCH_SIZE", "cache_dir", "canonical_name",
-           "default_batch_size", "default_device", "embeddings_dir", "encoder_dtype", "load_encoder",
+           "default_batch_size", "default_device", "embeddings_dir", "load_encoder",
            "require_encoder", "resolve_encoder", "tokens_over_limit"]

@@ -152,18 +152,6 @@ def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def encoder_dtype(device: str, dtype: str | None = None) -> str:
-    """The dtype the torch encoder runs in: ``dtype`` when given; else float16 on a CUDA device (half the memory
-    traffic, tensor cores, and within the accuracy bounds: on an H200, MiniLM's fp16 scores were within 0.002 of the
-    official fp32 path, τ 0.9993, where bf16's were 0.029 off, over the 0.02 bound; docs/results.md, run G1); else
-    float32, because CPUs without half-precision matrix units gain nothing from it and would only lose accuracy."""
-    if dtype is not None:
-        if dtype.lower() not in DTYPES:
-            raise ValueError(f"dtype must be one of {', '.join(sorted(DTYPES))}, got {dtype!r}")
-        return DTYPES[dtype.lower()]
-    return "float16" if str(device).startswith("cuda") else "float32"
-
-
 def default_batch_size(device: str) -> int:
     """Encoder batch size for a device: large on a GPU (it is idle between small batches), 16 on a CPU."""
     return GPU_BATCH_SIZE if str(device).startswith("cuda") else CPU_BATCH_SIZE

@@ -137,7 +137,7 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     """Score a file or folder of tables on Ray; write parquet parts to the ``output`` folder. Returns counts.
 
     With ``gpus_per_actor`` > 0 each actor reserves that GPU share and runs the encoder in torch on ``device``
-    (default cuda) in ``dtype`` (default fp16 there, see pragmeter.encoders.encoder_dtype) with large
+    (default cuda) in ``dtype`` (default fp16 there, see pragmeter.encoders.runtime) with large
     length-sorted batches (``batch_size`` default: pragmeter.encoders.GPU_BATCH_SIZE)."""
     try:
         import ray
