@@ -108,3 +108,20 @@ def test_a_cut_keeps_the_tokens_of_a_text_padded_with_spaces():
     assert ids == [encoding.ids for encoding in reference.encode_batch(texts)]
     assert truncated == [True, True, False]
     assert np.array(ids[0]).size == limit and "world" in tokenizer._whole.decode(ids[0])
+
+
+def test_a_graph_encoder_tokenizes_each_text_once_per_encode(monkeypatch):
+    """The count of truncated texts and the ids came from two tokenizations of every text."""
+    from pragmeter.impscore.model import ImpScore
+
+    model = ImpScore.load(backend="openvino")
+    tokenizer, seen = model.encoder.tokenizer, []
+
+    def tokenize(texts):
+        seen.extend(texts)
+        return type(tokenizer).tokenize(tokenizer, texts)
+
+    monkeypatch.setattr(tokenizer, "tokenize", tokenize)
+    texts = ["It is cold in here.", "word " * 400, "It is cold in here."]
+    model.score(texts)
+    assert sorted(seen) == sorted(set(texts)) and model.truncated == 1  # each distinct text once, and counted
