@@ -154,8 +154,10 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     root = str(Path(input_path)) if Path(input_path).is_dir() else ""
     model_dir = str(resolve_model_dir(model).resolve())  # actors may run elsewhere: pass an absolute folder
     device = device or ("cuda" if gpus_per_actor else None)
+    if gpus_per_actor and backend in (None, "auto"):
+        backend = "torch"  # actors that reserve a GPU ask for the torch encoder, whatever their device
     # Refused in one line now, not once per actor; each actor resolves the same wish again on its own CPU (the
-    # summary reports this machine's resolution). GPU actors: the device makes "auto" torch.
+    # summary reports this machine's resolution).
     encoder = json.loads((Path(model_dir) / "config.json").read_text(encoding="utf-8"))["encoder"]
     runtime = resolve_runtime(backend, precision, max(1, int(cpus_per_actor)), encoder, device=device, dtype=dtype)
 
