@@ -126,3 +126,23 @@ def test_graph_encoders_refuse_sentence_transformers_options_they_would_ignore()
     for option in ({"normalize_embeddings": True}, {"output_value": "token_embeddings"}, {"precision": "int8"}):
         with pytest.raises(PragmeterError, match=f"does not take {next(iter(option))}="):
             encoder.encode(TEXTS, **option)
+
+
+@pytest.mark.parametrize("recorded", ["yes", ["within_bounds"], {"within_bounds": "true"}])
+def test_a_malformed_bf16_check_in_a_model_folder_counts_as_no_check(tmp_path, recorded):
+    """A fine-tuned model's bf16 clearance is read from its config.json, a file someone else wrote: anything but a
+    recorded ``within_bounds: true`` keeps auto in fp32 (a string there ended loading in an AttributeError)."""
+    import json
+    import shutil
+
+    from pragmeter.encoders.finetuned import WEIGHTS_KEY
+    from pragmeter.impscore.model import BF16_CHECK_KEY, DEFAULT_MODEL, ImpScore, resolve_model_dir
+
+    folder = tmp_path / "model"
+    shutil.copytree(resolve_model_dir(DEFAULT_MODEL), folder)
+    config = json.loads((folder / "config.json").read_text())
+    assert WEIGHTS_KEY in config  # the default carries fine-tuned layers
+    (folder / "config.json").write_text(json.dumps({**config, BF16_CHECK_KEY: recorded}))
+    runtime = ImpScore.load(folder, backend="openvino", precision="auto").runtime
+    assert runtime.precision == "fp32"
+    assert runtime.reason.startswith(("fp32: no bf16", "fp32: ONEDNN", "fp32: this encoder's bf16 scores are not"))

@@ -203,7 +203,9 @@ class ImpScore:
 
             # layers a model fine-tuned are another encoder: bf16 as for the base only where the model's config
             # records them within the bf16 bounds
-            check = bool(config.get(BF16_CHECK_KEY, {}).get("within_bounds")) if WEIGHTS_KEY in config else None
+            recorded = config.get(BF16_CHECK_KEY)
+            check = (isinstance(recorded, dict) and recorded.get("within_bounds") is True) if WEIGHTS_KEY in config \
+                else None
             runtime = resolve_runtime(backend, precision, threads, config["encoder"], device=device, dtype=dtype,
                                       bf16_check=check)
         encoder_name = config["encoder"]
