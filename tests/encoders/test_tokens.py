@@ -125,3 +125,20 @@ def test_a_graph_encoder_tokenizes_each_text_once_per_encode(monkeypatch):
     texts = ["It is cold in here.", "word " * 400, "It is cold in here."]
     model.score(texts)
     assert sorted(seen) == sorted(set(texts)) and model.truncated == 1  # each distinct text once, and counted
+
+
+def test_an_encoder_without_the_fast_tokenizer_files_tokenizes_the_same_through_transformers():
+    """Encoders the folder's tokenizer.json does not cover go through transformers' tokenizer: the same ids, the
+    same truncation count, and huge texts cut the same way."""
+    from pragmeter.encoders import load_encoder
+    from pragmeter.encoders.tokens import FastTokenizer, TransformersTokenizer
+
+    st = load_encoder("all-MiniLM-L6-v2", "cpu")
+    fast = FastTokenizer.from_folder("all-MiniLM-L6-v2")
+    slow = TransformersTokenizer(st.tokenizer, st.max_seq_length, st.get_embedding_dimension())
+    texts = ["It is cold in here.", "word " * 300, "spaces" + " " * 50_000 + "then words " * 2_000, "é ü 漢字"]
+    assert slow.tokenize(texts) == fast.tokenize(texts)
+    assert slow.tokenize(texts)[1] == [False, True, True, False]
+    before = st.tokenizer.backend_tokenizer.truncation
+    assert slow.count("word " * 300) == 302  # untruncated, on a copy:
+    assert st.tokenizer.backend_tokenizer.truncation == before  # the shared tokenizer is left as it was

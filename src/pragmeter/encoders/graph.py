@@ -30,6 +30,8 @@ class GraphEncoder:
     ``encode_counted`` (embeddings and how many texts were truncated, from one tokenization). Subclasses prepare
     the graph in ``_prepare`` and run one padded batch in ``_run``."""
 
+    backend = ""  # the Runtime backend the subclass runs
+
     def __init__(self, encoder_name: str, runtime: Runtime, tokens_per_batch: int,
                  max_batch: int = DEFAULT_MAX_BATCH) -> None:
         from pragmeter.encoders.tokens import FastTokenizer, TransformersTokenizer
@@ -45,8 +47,6 @@ class GraphEncoder:
         self.max_seq_length, self.dimension = self.tokenizer.max_seq_length, self.tokenizer.dimension
         self._inputs: list[str] = list(INPUT_NAMES)
         self._prepare()
-
-    backend = ""  # the Runtime backend the subclass runs
 
     def _prepare(self) -> None:
         """Export or find the graph and open it (sets ``self._inputs``, the graph's input names)."""
