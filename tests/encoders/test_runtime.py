@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -103,7 +104,8 @@ def test_openvino_capped_at_sse41_falls_back_to_onnx_or_says_why_in_one_line():
     # built by hand past the resolution, the encoder's failure at run time is one line too
     direct = _run("from pragmeter.encoders.openvino import OpenVinoEncoder\n"
                   "OpenVinoEncoder('all-MiniLM-L6-v2').encode(['It is cold in here.'])", ONEDNN_MAX_CPU_ISA="SSE41")
-    assert "PragmeterError: OpenVINO could not run encoder 'all-MiniLM-L6-v2' in fp32" in direct.stderr
+    assert re.search(r"PragmeterError: OpenVINO could not (compile|run) encoder 'all-MiniLM-L6-v2' in fp32",
+                     direct.stderr), direct.stderr[-2000:]
     assert "try backend='onnx' or 'torch'" in direct.stderr  # fp32 was asked: not told to try fp32
 
 
