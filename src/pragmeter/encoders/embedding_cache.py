@@ -18,7 +18,6 @@ import logging
 import re
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -37,8 +36,12 @@ def text_key(text: str) -> bytes:
 
 
 class EmbeddingCache:
-    def __init__(self, root: str | Path, encoder: str) -> None:
+    """``width``: the length of every vector, when the caller knows it; a stored row of another length, or one
+    holding NaN or infinite values (a damaged or tampered row), is dropped and computed again."""
+
+    def __init__(self, root: str | Path, encoder: str, width: int | None = None) -> None:
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", encoder)
+        self.width = width
         self.folder = Path(root) / safe
         self.path = self.folder / DB_FILE
         self._lock = threading.Lock()  # one connection, used from the caller's and worker threads
@@ -87,12 +90,15 @@ class EmbeddingCache:
 
     def _set_aside(self, error: Exception) -> bool:
         """Move a corrupt database out of the way (kept for inspection) so a fresh one can be built."""
-        aside = self.path.with_name(f"{DB_FILE}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+        from pragmeter.io.atomic import set_aside
+
         try:
-            self.path.replace(aside)
+            aside = set_aside(self.path)
             for suffix in ("-wal", "-shm"):
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)
         except OSError:
+            return False
+        if aside is None:
             return False
         self._warn("corrupt", f"corrupt ({error}); moved to {aside.name} and rebuilt")
         return True
@@ -173,6 +179,30 @@ class EmbeddingCache:
         except sqlite3.Error as error:
             self._failed(error, writing=True)
 
+    def _vector(self, blob) -> np.ndarray | None:
+        """A stored row as a vector; None for a damaged one (a length that is not whole floats or not ``width``,
+        NaN or infinite values)."""
+        if not isinstance(blob, bytes) or not blob or len(blob) % 4:
+            return None
+        vector = np.frombuffer(blob, dtype=np.float32)
+        if (self.width is not None and len(vector) != self.width) or not np.isfinite(vector).all():
+            return None
+        return vector
+
+    def _drop(self, keys: list[bytes]) -> None:
+        """Remove damaged rows (they are computed again and stored anew)."""
+        self._warn("rows", f"{len(keys)} damaged row(s) (wrong length, NaN or infinite values) dropped and computed "
+                           "again")
+        if self._db is None or not self._writable:
+            return
+        try:
+            with self._lock:
+                for start in range(0, len(keys), _LOOKUP_CHUNK):
+                    chunk = keys[start: start + _LOOKUP_CHUNK]
+                    self._db.execute(f"DELETE FROM embeddings WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+        except sqlite3.Error as error:
+            self._failed(error, writing=True)
+
     def __len__(self) -> int:
         if self._db is None:
             return 0
@@ -205,14 +235,24 @@ class EmbeddingCache:
             return np.zeros((0, 0), dtype=np.float32)
         unique = list(dict.fromkeys(keys))
         wanted = set(unique)
-        found = {key: np.frombuffer(blob, dtype=np.float32) for key, blob in self._lookup(unique).items()
-                 if key in wanted}
+        found, damaged = {}, []
+        for key, blob in self._lookup(unique).items():
+            if key in wanted:
+                vector = self._vector(blob)
+                if vector is None:
+                    damaged.append(key)
+                else:
+                    found[key] = vector
+        if damaged:
+            self._drop(damaged)
         text_of = dict(zip(keys, texts))
         todo = [key for key in unique if key not in found]
         for start in range(0, len(todo), chunk_size):
             chunk = todo[start: start + chunk_size]
             vectors = np.asarray(encode([text_of[key] for key in chunk]), dtype=np.float32)
-            self._store(chunk, vectors)
+            finite = np.isfinite(vectors).all(axis=-1) if vectors.ndim == 2 else np.zeros(len(chunk), dtype=bool)
+            # a non-finite vector is never stored: the caller refuses it, and a later run must compute it again
+            self._store((key for key, ok in zip(chunk, finite) if ok), vectors[finite] if finite.any() else [])
             found.update(zip(chunk, vectors))
             if progress:
                 progress(len(chunk))
@@ -235,5 +275,6 @@ def attach_embedding_cache(model, root: str | Path | None = None):
     encoder's content, backend and precision); returns the model."""
     from pragmeter.encoders.paths import embeddings_dir
 
-    model.embedding_cache = EmbeddingCache(root if root is not None else embeddings_dir(), model.embedding_key())
+    model.embedding_cache = EmbeddingCache(root if root is not None else embeddings_dir(), model.embedding_key(),
+                                           width=model.heads_config.embedding_dim)
     return model

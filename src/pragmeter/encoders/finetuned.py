@@ -8,18 +8,21 @@ safetensors shards (each under ~15 MiB, fp16) and lists them in its config:
 The tensor names are the base sentence-transformers folder's (``encoder.layer.5.attention.self.query.weight``). A
 matrix's change may instead travel as two low-rank factors, ``NAME.up`` (out × r) and ``NAME.down`` (r × in): the
 matrix becomes base + up @ down (a few MB for all six MiniLM layers where the whole layers are 21 MB). On
-first use the base folder is copied into the cache with those tensors replaced, once per set of shards (keyed by
-their sha256), and every backend (torch, OpenVINO, ONNX) then loads that folder like any other encoder; embedding
+first use the base folder is copied into the cache with those tensors replaced, once per base encoder and set of
+shards (keyed by the base's content and the shards' sha256, and checked against a seal on every use), and every backend (torch, OpenVINO, ONNX) then loads that folder like any other encoder; embedding
 caches are keyed by its content, so they never mix with the base encoder's vectors.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import shutil
 from pathlib import Path
 
 from pragmeter.errors import DataError
+
+log = logging.getLogger("pragmeter")
 
 WEIGHTS_KEY = "encoder_weights"
 SHARD_BYTES = 15 * 2**20  # below the 16 MiB that some transfer paths cap a file at
@@ -64,6 +67,30 @@ def weights_key(shards: list[dict]) -> str:
     return hashlib.sha256("".join(s["sha256"] for s in shards).encode()).hexdigest()[:16]
 
 
+def folder_file(folder: Path, name: str, where: str) -> Path:
+    """The file ``name`` of a model folder, as a config or the folder's layout names it: a DataError (naming
+    ``where``) for a name that leads outside the folder (absolute, ``..``, a link elsewhere), a missing file, or
+    one that is not a regular file (a FIFO or a device would be read forever)."""
+    import stat
+
+    relative = Path(name)
+    if not name or relative.is_absolute() or ".." in relative.parts:
+        raise DataError(f"{where}: {name!r} is not a file name inside the model folder; refused")
+    path = folder / relative
+    try:
+        inside = path.resolve().is_relative_to(folder.resolve())
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise DataError(f"{where}: names {name}, which is not in {folder}") from None
+    except OSError as error:
+        raise DataError(f"{where}: {name} cannot be read ({error.strerror or error})") from None
+    if not inside:
+        raise DataError(f"{where}: {name} leads outside the model folder {folder}; refused")
+    if not stat.S_ISREG(mode):
+        raise DataError(f"{path}: not a regular file (a FIFO, device or folder); refused")
+    return path
+
+
 def check_shards(model_folder: Path, shards, where: str) -> list[Path]:
     """The shard files of a model folder, each verified by its sha256 (a DataError naming ``where`` and the file)."""
     from pragmeter.data.root import sha256_of
@@ -75,9 +102,7 @@ def check_shards(model_folder: Path, shards, where: str) -> list[Path]:
         raise DataError(f"{where}: '{WEIGHTS_KEY}' must list {{'file', 'sha256'}} entries, got {shards!r}")
     paths = []
     for shard in shards:
-        path = model_folder / shard["file"]
-        if not path.is_file():
-            raise DataError(f"{where}: {WEIGHTS_KEY} names {shard['file']}, which is not in {model_folder}")
+        path = folder_file(model_folder, shard["file"], f"{where}: {WEIGHTS_KEY}")
         if sha256_of(path) != shard["sha256"]:
             raise DataError(f"{path}: sha256 differs from {where}'s {WEIGHTS_KEY} entry (damaged or replaced)")
         paths.append(path)
@@ -104,6 +129,8 @@ def apply_changes(weights: dict, tensors: dict, where: dict | str, base: str) ->
         return where if isinstance(where, str) else where[name]
 
     for name, tensor in tensors.items():
+        if not bool(tensor.float().isfinite().all()):  # every score would be NaN, or silently shifted
+            raise DataError(f"{origin(name)}: tensor {name!r} holds NaN or infinite values")
         if name.endswith(DOWN):
             if name[:-len(DOWN)] + UP not in tensors:
                 raise DataError(f"{origin(name)}: low-rank factor {name!r} has no {name[:-len(DOWN)] + UP!r}")
@@ -115,9 +142,13 @@ def apply_changes(weights: dict, tensors: dict, where: dict | str, base: str) ->
             down = tensors.get(target + DOWN)
             if down is None:
                 raise DataError(f"{origin(name)}: low-rank factor {name!r} has no {target + DOWN!r}")
-            if tensor.dim() != 2 or down.dim() != 2 or tensor.shape[1] != down.shape[0]:
+            out, into = tuple(weights[target].shape) if weights[target].dim() == 2 else (None, None)
+            # exact shapes: factors that broadcast ((1, r) and (r, 1)) would add one number to the whole matrix
+            if (tensor.dim() != 2 or down.dim() != 2 or tensor.shape[1] != down.shape[0]
+                    or tensor.shape[0] != out or down.shape[1] != into):
                 raise DataError(f"{origin(name)}: factors of {target!r} have shapes {tuple(tensor.shape)} and "
-                                f"{tuple(down.shape)}, not (out, r) and (r, in)")
+                                f"{tuple(down.shape)}, not (out, r) and (r, in) for its shape "
+                                f"{tuple(weights[target].shape)}")
             tensor = weights[target].float() + tensor.float() @ down.float()
         if tuple(tensor.shape) != tuple(weights[target].shape):
             raise DataError(f"{origin(name)}: tensor {target!r} has shape {tuple(tensor.shape)}, the base encoder's "
@@ -128,35 +159,40 @@ def apply_changes(weights: dict, tensors: dict, where: dict | str, base: str) ->
 def finetuned_encoder(base: str, model_folder: Path, shards: list[dict], where: str) -> Path:
     """The folder of ``base`` with the shards' tensors in place of its own, built once in the cache. A DataError
     (naming ``where``, the config) for a shard that is missing, damaged, or names a tensor the base lacks or shapes
-    it differently."""
+    it differently.
+
+    The cache folder is keyed by the base encoder's content and the shards' hashes, sealed when built, and checked
+    against its seal on every use (a few ``stat`` calls: pragmeter.encoders.fingerprint): one that is damaged,
+    truncated or swapped in from another model is replaced, with a warning. Processes that want it at once build
+    it once: one builds, the others wait and use its folder."""
+    from pragmeter.encoders.fingerprint import encoder_fingerprint, seal, seal_problem
     from pragmeter.encoders.paths import cache_dir
-    from pragmeter.encoders.registry import canonical_name, require_encoder, safetensors_intact
+    from pragmeter.encoders.registry import canonical_name, require_encoder
 
     paths = check_shards(model_folder, shards, where)
-    target = cache_dir() / "encoders" / "finetuned" / f"{canonical_name(base).replace('/', '--')}-{weights_key(shards)}"
-    if (target / "modules.json").is_file() and safetensors_intact(target / WEIGHTS_FILE):
+    built_from = f"{canonical_name(base)}@{encoder_fingerprint(base)}+{weights_key(shards)}"
+    key = hashlib.sha256(built_from.encode()).hexdigest()[:16]
+    target = cache_dir() / "encoders" / "finetuned" / f"{canonical_name(base).replace('/', '--')}-{key}"
+    problem = seal_problem(target, built_from) if target.exists() else "not built"
+    if problem is None:
         return target
+    if target.exists():
+        log.warning("fine-tuned encoder %s: %s; built again", target, problem)
     # torch and pandas (via pragmeter.io) only when the folder is built, not on every load
     from safetensors.torch import load_file, save_file
 
-    from pragmeter.io.atomic import replace_folder
-
-    source = Path(require_encoder(base))
-    weights = load_file(str(source / WEIGHTS_FILE))
-    tensors, where_of = read_shards(paths)
-    apply_changes(weights, tensors, where_of, base)
+    from pragmeter.io.atomic import build_folder
 
     def write(staging: Path) -> None:
+        source = Path(require_encoder(base))
+        weights = load_file(str(source / WEIGHTS_FILE))
+        tensors, where_of = read_shards(paths)
+        apply_changes(weights, tensors, where_of, base)
         for item in source.iterdir():
             if item.name in (WEIGHTS_FILE, "onnx", "openvino") or item.name.endswith((".onnx", ".corrupt")):
                 continue
             (shutil.copytree if item.is_dir() else shutil.copy2)(item, staging / item.name)
         save_file({k: v.contiguous() for k, v in weights.items()}, str(staging / WEIGHTS_FILE))
+        seal(staging, built_from)
 
-    try:
-        return replace_folder(target, write)
-    except OSError:
-        # another process built it first: use theirs when whole
-        if (target / "modules.json").is_file() and safetensors_intact(target / WEIGHTS_FILE):
-            return target
-        raise
+    return build_folder(target, write, ready=lambda folder: seal_problem(folder, built_from) is None)

@@ -2,7 +2,12 @@
 
 Exports (ONNX, OpenVINO) and embedding caches are keyed by it, so a folder whose weights were replaced never returns
 the old numbers. Hashing 440 MB takes about a second, so each file's hash is kept in ``$PRAGMETER_CACHE/
-fingerprints.json`` under (path, size, mtime): an unchanged file is never read twice, a replaced one is re-hashed.
+fingerprints.json`` under its identity and stamps (device, inode, size, mtime, ctime): an unchanged file is never read
+twice, a rewritten one is hashed again (its ctime moves with any write, and no one can set it back).
+
+A folder pragmeter builds from others (a fine-tuned encoder, an OpenVINO export) is sealed when it is built
+(:func:`seal`: what it was built from and the hash of every file, in ``pragmeter-seal.json``) and checked against
+its seal each time it is used (:func:`sealed`), at the cost of a few ``stat`` calls when nothing changed.
 """
 
 from __future__ import annotations
@@ -16,17 +21,19 @@ from pathlib import Path
 from pragmeter.encoders.paths import cache_dir
 
 MEMO_FILE = "fingerprints.json"
+SEAL_FILE = "pragmeter-seal.json"
 # What decides an encoder's numbers: weights, tokenizer, model and pooling configs. Exports that some folders carry
 # (onnx/, openvino/) and docs are not the encoder.
 _SKIP_DIRS = {"onnx", "openvino", ".git", ".cache"}
 _SKIP_SUFFIXES = {".md", ".onnx", ".xml", ".ini"}
 
 
-def _files(folder: Path) -> list[Path]:
+def _files(folder: Path, everything: bool = False) -> list[Path]:
     found = []
     for root, dirs, names in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
-        found += [Path(root) / n for n in sorted(names) if Path(n).suffix not in _SKIP_SUFFIXES]
+        dirs[:] = sorted(d for d in dirs if everything or d not in _SKIP_DIRS)
+        found += [Path(root) / n for n in sorted(names)
+                  if (everything or Path(n).suffix not in _SKIP_SUFFIXES) and n != SEAL_FILE]
     return found
 
 
@@ -36,19 +43,26 @@ def _file_hash(path: Path) -> str:
     return sha256_of(path)
 
 
-def folder_fingerprint(folder: str | os.PathLike) -> str:
-    """sha256 (hex) over every file of an encoder folder: relative path and content hash, in sorted order."""
+def _stamps(stat: os.stat_result) -> str:
+    """A file's identity and stamps: any write changes them (ctime cannot be set back), a rename of its folder not."""
+    return f"{stat.st_dev}:{stat.st_ino}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ctime_ns}"
+
+
+def folder_fingerprint(folder: str | os.PathLike, everything: bool = False) -> str:
+    """sha256 (hex) over every file of an encoder folder: relative path and content hash, in sorted order; with
+    ``everything``, exports and docs too (a built folder's seal)."""
     folder = Path(folder).resolve()
     memo_path = cache_dir() / MEMO_FILE
     try:
         memo = json.loads(memo_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         memo = {}
+    if not isinstance(memo, dict):
+        memo = {}
     changed, digest = False, hashlib.sha256()
-    for path in _files(folder):
-        stat = path.stat()
-        key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
-        if key not in memo:
+    for path in _files(folder, everything):
+        key = _stamps(path.stat())
+        if not isinstance(memo.get(key), str):
             memo[key], changed = _file_hash(path), True
         digest.update(f"{path.relative_to(folder).as_posix()}\0{memo[key]}\n".encode())
     if changed:
@@ -58,11 +72,11 @@ def folder_fingerprint(folder: str | os.PathLike) -> str:
 
 def _write_memo(path: Path, memo: dict) -> None:
     # Best effort (a read-only cache only costs a re-hash next time); atomic so a reader never sees half a file.
+    from pragmeter.io.atomic import atomic_path
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(memo, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            tmp.write_text(json.dumps(memo, sort_keys=True), encoding="utf-8")
     except OSError:
         pass
 
@@ -81,7 +95,7 @@ def encoder_fingerprint(name: str) -> str:
     if not Path(location).is_dir():
         return "hub-" + hashlib.sha256(location.encode()).hexdigest()[:12]
     # In-process memo on the files' (size, mtime): a long-lived process still sees a folder replaced under it.
-    stamps = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in _files(Path(location)))
+    stamps = tuple((str(p), _stamps(p.stat())) for p in _files(Path(location)))
     return _cached(str(Path(location).resolve()), stamps)[:16]
 
 
@@ -92,3 +106,26 @@ def encoder_key(name: str) -> str:
     folder = Path(name).expanduser()
     label = folder.resolve().name if folder.is_dir() else canonical_name(name).replace("/", "--")
     return f"{label}-{encoder_fingerprint(name)}"
+
+
+def seal(folder: Path, built_from: str) -> None:
+    """Record in ``folder`` what it was built from and the hash of its files (every one), as it is now."""
+    (folder / SEAL_FILE).write_text(json.dumps({"built_from": built_from,
+                                                "content": folder_fingerprint(folder, everything=True)}) + "\n",
+                                    encoding="utf-8")
+
+
+def seal_problem(folder: Path, built_from: str) -> str | None:
+    """Why ``folder`` is not what :func:`seal` recorded for ``built_from``: no seal, built from something else (a
+    folder copied or swapped in), or files that changed since (damaged, truncated, replaced); None when it is."""
+    try:
+        recorded = json.loads((folder / SEAL_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return f"no readable {SEAL_FILE}"
+    if not isinstance(recorded, dict) or recorded.get("built_from") != built_from:
+        return "built from something else"
+    try:
+        content = folder_fingerprint(folder, everything=True)
+    except OSError as error:
+        return f"unreadable ({error.strerror or error})"
+    return None if recorded.get("content") == content else "files changed since it was built"

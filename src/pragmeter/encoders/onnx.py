@@ -13,9 +13,6 @@ of the token budget below are larger than the official 32).
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -68,10 +65,10 @@ class OnnxEncoder(GraphEncoder):
     @staticmethod
     def _write_atomically(path: Path, write) -> None:
         # Concurrent first uses (several Ray actors, two servers) each write their own file; the last rename wins.
-        with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-            target = Path(tmp) / path.name
-            write(target)
-            os.replace(target, path)
+        from pragmeter.io.atomic import atomic_path
+
+        with atomic_path(path) as tmp:
+            write(tmp)
 
     def _export(self, target: Path) -> None:
         import torch
@@ -110,10 +107,12 @@ class OnnxEncoder(GraphEncoder):
         except Exception as error:  # noqa: BLE001 - onnxruntime raises its own types (InvalidProtobuf, Fail, …)
             if not self.path.is_file():
                 raise
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-            os.replace(self.path, aside)
+            from pragmeter.io.atomic import set_aside
+
+            aside = set_aside(self.path)
             log.warning("ONNX export %s cannot be opened (%s); set aside as %s and exported again", self.path,
-                        str(error).splitlines()[0][:200] if str(error) else type(error).__name__, aside.name)
+                        str(error).splitlines()[0][:200] if str(error) else type(error).__name__,
+                        aside.name if aside else "(gone)")
             self.path = self._ensure_exported()
             return self._open_session(threads)
 

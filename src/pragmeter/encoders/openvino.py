@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -62,9 +61,20 @@ class OpenVinoEncoder(GraphEncoder):
         self._inputs = [name for port in self._compiled.inputs for name in port.get_names() if name in INPUT_NAMES]
 
     def _ensure_exported(self) -> Path:
+        from pragmeter.encoders.fingerprint import seal_problem
+
         path = ir_file(self.encoder_name)
-        if path.is_file() and path.with_suffix(".bin").is_file():
-            return path
+        if path.parent.exists():  # sealed when converted, checked on each load (a few stat calls)
+            problem = seal_problem(path.parent, path.parent.name)
+            if problem is None:
+                return path
+            from pragmeter.io.atomic import set_aside
+
+            if set_aside(path.parent, remove=True) is not None:
+                import logging
+
+                logging.getLogger("pragmeter").warning("OpenVINO export %s: %s; set aside and converted again",
+                                                       path.parent, problem)
         path.parent.parent.mkdir(parents=True, exist_ok=True)
         print(f"pragmeter: preparing encoder {self.encoder_name} for fast CPU scoring (once; 10-30 s) ...",
               file=sys.stderr, flush=True)
@@ -159,18 +169,15 @@ def export(encoder_name: str, target: Path) -> None:
     for port, name in zip(model.inputs, names):
         port.get_tensor().set_names({name})
     model.outputs[0].get_tensor().set_names({"sentence_embedding"})
-    # Both files appear together: written into a sibling temporary folder, which is then renamed into place.
-    target.parent.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=target.parent.parent, prefix=f".{target.parent.name}."))
-    ov.save_model(model, str(tmp / target.name), compress_to_fp16=False)
-    try:
-        os.replace(tmp, target.parent)
-    except OSError:  # another process finished first (a non-empty folder cannot be replaced): use theirs
-        import shutil
+    # Both files appear together, built once however many processes convert at once (the others use it).
+    from pragmeter.encoders.fingerprint import seal, seal_problem
+    from pragmeter.io.atomic import build_folder
 
-        shutil.rmtree(tmp, ignore_errors=True)
-        if not target.is_file():
-            raise
+    def write(staging: Path) -> None:
+        ov.save_model(model, str(staging / target.name), compress_to_fp16=False)
+        seal(staging, target.parent.name)
+
+    build_folder(target.parent, write, ready=lambda folder: seal_problem(folder, folder.name) is None)
 
 
 def load_openvino_encoder(encoder_name: str, precision: str = "fp32") -> OpenVinoEncoder:

@@ -14,7 +14,6 @@ import logging
 import os
 import shutil
 import tempfile
-import time
 import zipfile
 from contextlib import contextmanager
 from functools import cache
@@ -90,14 +89,11 @@ def _set_aside_if_damaged(folder: Path) -> None:
     weights = folder / "model.safetensors"
     if not (folder / "modules.json").is_file() or safetensors_intact(weights):
         return
-    aside = folder.with_name(f"{folder.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
-    try:
-        os.replace(folder, aside)
-    except OSError:
-        return  # another process set it aside first
-    log.warning("unpacked encoder %s is damaged (%s is not whole); set aside, removed and unpacked again", folder,
-                weights.name)
-    shutil.rmtree(aside, ignore_errors=True)
+    from pragmeter.io.atomic import set_aside
+
+    if set_aside(folder, remove=True) is not None:  # None: another process set it aside first
+        log.warning("unpacked encoder %s is damaged (%s is not whole); set aside, removed and unpacked again",
+                    folder, weights.name)
 
 
 def _mpnet_path() -> Path | None:
@@ -109,32 +105,32 @@ def _mpnet_path() -> Path | None:
     if any(p is None for p in parts):
         return None
     pieces = [next((p / "input").glob("all-mpnet-base-v2.zip.*")) for p in parts]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        joined = Path(tmp) / "all-mpnet-base-v2.zip"
-        digest = hashlib.sha256()
-        with open(joined, "wb") as out:
-            for piece in pieces:
-                with open(piece, "rb") as handle:
-                    for block in iter(lambda: handle.read(1 << 22), b""):
-                        digest.update(block)
-                        out.write(block)
-        if digest.hexdigest() != MPNET_ZIP_SHA256:
-            raise EncoderNotFound(
-                "the all-mpnet-base-v2 parts do not join into the expected zip (sha256 mismatch); "
-                f"reinstall them: {_INSTALL_HINT['all-mpnet-base-v2']}"
-            )
-        with zipfile.ZipFile(joined) as archive:
-            archive.extractall(tmp)
-        unpacked = Path(tmp) / "all-mpnet-base-v2"
-        for junk in unpacked.rglob("desktop.ini"):
-            junk.unlink()
-        try:
-            os.replace(unpacked, target)
-        except OSError:
-            # another process (a second test worker, a parallel job) unpacked it first: use theirs
-            if not (target / "modules.json").is_file():
-                raise
+    from pragmeter.io.atomic import build_folder
+
+    def unpack(staging: Path) -> None:
+        with tempfile.TemporaryDirectory(dir=staging.parent, prefix=f".{staging.name}.zip.") as tmp:
+            joined = Path(tmp) / "all-mpnet-base-v2.zip"
+            digest = hashlib.sha256()
+            with open(joined, "wb") as out:
+                for piece in pieces:
+                    with open(piece, "rb") as handle:
+                        for block in iter(lambda: handle.read(1 << 22), b""):
+                            digest.update(block)
+                            out.write(block)
+            if digest.hexdigest() != MPNET_ZIP_SHA256:
+                raise EncoderNotFound(
+                    "the all-mpnet-base-v2 parts do not join into the expected zip (sha256 mismatch); "
+                    f"reinstall them: {_INSTALL_HINT['all-mpnet-base-v2']}"
+                )
+            with zipfile.ZipFile(joined) as archive:  # the zip's top folder's files, straight into the staging
+                for member in archive.infolist():
+                    inside = member.filename.partition("/")[2]
+                    if inside and Path(inside).name != "desktop.ini":
+                        member.filename = inside
+                        archive.extract(member, staging)
+
+    # Several test workers or jobs may unpack it at once: one does, the others wait and use its folder.
+    build_folder(target, unpack, ready=lambda folder: (folder / "modules.json").is_file())
     return target
 
 
@@ -157,15 +153,20 @@ def default_batch_size(device: str) -> int:
     return GPU_BATCH_SIZE if str(device).startswith("cuda") else CPU_BATCH_SIZE
 
 
+def is_packaged(name: str) -> bool:
+    """Whether ``name`` names a packaged encoder (then it means that one, whatever folder has its name)."""
+    return canonical_name(name) in _ALIASES
+
+
 def resolve_encoder(name: str) -> str:
-    """A local folder, the folder of a packaged model, or the hub name itself (for users with internet)."""
-    if Path(name).expanduser().is_dir():
-        return str(Path(name).expanduser().resolve())
+    """The folder of a packaged model, a local folder, or the hub name itself (for users with internet)."""
     canonical = canonical_name(name)
     if canonical == "all-MiniLM-L6-v2":
         path = _minilm_path()
     elif canonical == "all-mpnet-base-v2":
         path = _mpnet_path()
+    elif Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser().resolve())
     else:
         return name
     if path is not None:

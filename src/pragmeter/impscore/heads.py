@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from pragmeter.impscore.numpy_heads import METRICS, TRANSFORMS  # their one home, importable without torch
+from pragmeter.impscore.numpy_heads import METRICS, TRANSFORMS, NumpyHeads  # their one home, importable without torch
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,13 @@ class ImpScoreHeads(nn.Module):
         if config.transform == "both":
             self.W_t2 = nn.Parameter(torch.empty(l, l))
         self.reset_parameters()
+
+    @classmethod
+    def from_numpy(cls, heads: NumpyHeads, device: str | None = None) -> "ImpScoreHeads":
+        """The torch module of heads loaded for scoring without torch (same weights), in eval mode."""
+        module = cls(HeadsConfig(**heads.config_dict))
+        module.load_state_dict({name: torch.from_numpy(value.copy()) for name, value in heads.weights.items()})
+        return module.to(torch.device(device or "cpu")).eval()
 
     def reset_parameters(self) -> None:
         for parameter in self.parameters():

@@ -104,7 +104,9 @@ def read_heads(folder: Path, config: dict) -> dict[str, np.ndarray]:
 
     from pragmeter.impscore.numpy_heads import heads_weights_problem
 
-    path = folder / WEIGHTS_FILE
+    from pragmeter.encoders.finetuned import folder_file
+
+    path = folder_file(folder, WEIGHTS_FILE, str(folder / CONFIG_FILE))
     try:
         weights = load_file(str(path))
     except (OSError, ValueError, SafetensorError) as error:
@@ -117,6 +119,21 @@ def read_heads(folder: Path, config: dict) -> dict[str, np.ndarray]:
         raise DataError(f"{path}: tensor {broken[0]!r} holds NaN or infinite values (a diverged training?); "
                         "this model cannot score")
     return weights
+
+
+def model_encoder(folder: Path, encoder: str) -> str:
+    """The encoder a model folder's config names: a relative path is read from the model folder, never from the
+    working directory (a folder there of that name is refused, not used); a name or absolute path as it is."""
+    from pragmeter.encoders.registry import is_packaged
+
+    if Path(encoder).is_absolute() or is_packaged(encoder):
+        return encoder
+    if (folder / encoder).is_dir():
+        return str((folder / encoder).resolve())
+    if Path(encoder).is_dir():
+        raise DataError(f"{folder / CONFIG_FILE}: encoder {encoder!r} is not a folder in the model folder (only in "
+                        "the working directory, which a model's relative encoder path does not read)")
+    return encoder
 
 
 @dataclass
@@ -166,7 +183,9 @@ class ImpScore:
     def heads(self):
         """The torch heads (built from the numpy weights on first use when the model was loaded for ONNX)."""
         if self._heads is None:
-            self._heads = self._numpy_heads.to_torch(self.device)
+            from pragmeter.impscore.heads import ImpScoreHeads
+
+            self._heads = ImpScoreHeads.from_numpy(self._numpy_heads, self.device)
         return self._heads
 
     @heads.setter
@@ -208,7 +227,7 @@ class ImpScore:
                 else None
             runtime = resolve_runtime(backend, precision, threads, config["encoder"], device=device, dtype=dtype,
                                       bf16_check=check)
-        encoder_name = config["encoder"]
+        encoder_name = model_encoder(folder, config["encoder"])
         if WEIGHTS_KEY in config:  # encoder layers trained with the heads: the base encoder with them in place
             encoder_name = str(finetuned_encoder(encoder_name, folder, config[WEIGHTS_KEY], str(folder / CONFIG_FILE)))
         location = require_encoder(encoder_name)  # a missing encoder fails now, with the install command
@@ -218,7 +237,9 @@ class ImpScore:
             raise DataError(f"{folder / CONFIG_FILE}: encoder {config['encoder']!r} gives {width}-wide embeddings; "
                             f"the heads take {heads.config.embedding_dim} (embedding_dim)")
         if not runtime.graph:
-            heads = heads.to_torch(runtime.device)
+            from pragmeter.impscore.heads import ImpScoreHeads
+
+            heads = ImpScoreHeads.from_numpy(heads, runtime.device)
         model = cls(heads, encoder_name, config, batch_size=batch_size, embedding_cache=embedding_cache,
                     runtime=runtime)
         model.config_path = folder / CONFIG_FILE
@@ -348,6 +369,13 @@ class ImpScore:
         if embeddings.ndim != 2 or embeddings.shape[1] != width:  # else the heads fail on a matrix product
             raise DataError(f"{self.config_path or 'the model config'}: encoder {self.encoder_name!r} gives "
                             f"{embeddings.shape[-1]}-wide embeddings; the heads take {width} (embedding_dim)")
+        # Every number (score, features, distance, the service's answers) comes from these rows: a damaged encoder
+        # that gives NaN or infinity is an error here, never a NaN score that a table would show as a missing cell.
+        broken = ~np.isfinite(embeddings).all(axis=1)
+        if broken.any():
+            raise DataError(f"{self.config_path or 'the model config'}: encoder {self.encoder_name!r} gives NaN or "
+                            f"infinite values for text {int(np.argmax(broken))} ({int(broken.sum())} of {len(texts)}); "
+                            "its weights are damaged, no score is given")
         return embeddings
 
     # ---------------------------------------------------------------- scores

