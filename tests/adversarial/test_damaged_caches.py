@@ -28,7 +28,7 @@ def own_cache(tmp_path, monkeypatch):
 
 
 def fresh_onnx_encoders():
-    from pragmeter.encoders.graph import clear_shared_encoders
+    from pragmeter.encoders.shared import clear_shared_encoders
 
     clear_shared_encoders()  # one encoder per process and runtime: drop what earlier tests opened
 
@@ -44,7 +44,7 @@ def test_a_bad_onnx_thread_count_is_one_line(value, monkeypatch, capsys):
 
 
 def test_a_truncated_onnx_export_is_set_aside_and_rebuilt(own_cache, session_cache, monkeypatch, caplog):
-    from pragmeter.encoders.graph import load_graph_encoder
+    from pragmeter.encoders.shared import load_graph_encoder
     from pragmeter.encoders.onnx import onnx_file
     from pragmeter.encoders.runtime import Runtime
 

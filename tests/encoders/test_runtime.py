@@ -110,7 +110,7 @@ def test_openvino_capped_at_sse41_falls_back_to_onnx_or_says_why_in_one_line():
 
 
 def test_a_runtime_is_what_a_graph_encoder_is_shared_by():
-    from pragmeter.encoders.graph import load_graph_encoder
+    from pragmeter.encoders.shared import load_graph_encoder
 
     one = load_graph_encoder("all-MiniLM-L6-v2", Runtime("onnx", "fp32"))
     assert load_graph_encoder("minilm", Runtime("onnx", "fp32")) is one  # keyed by content, not name
@@ -120,7 +120,7 @@ def test_a_runtime_is_what_a_graph_encoder_is_shared_by():
 
 
 def test_graph_encoders_refuse_sentence_transformers_options_they_would_ignore():
-    from pragmeter.encoders.graph import load_graph_encoder
+    from pragmeter.encoders.shared import load_graph_encoder
 
     encoder = load_graph_encoder("all-MiniLM-L6-v2", Runtime("onnx", "fp32"))
     plain = encoder.encode(TEXTS, batch_size=8, convert_to_numpy=True, normalize_embeddings=False)

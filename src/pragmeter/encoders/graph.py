@@ -1,6 +1,6 @@
 """The frozen sentence encoder as an exported graph on the CPU: one interface (:class:`GraphEncoder`), two runtimes
 (``onnx.OnnxEncoder``, ``openvino.OpenVinoEncoder``), one process-wide instance per encoder content and runtime
-(:func:`load_graph_encoder`).
+(pragmeter.encoders.shared.load_graph_encoder).
 
 Both take the texts the way sentence-transformers does (same token ids, same embeddings up to float rounding) and
 differ only in preparing the graph and running a batch. Speed comes from batching texts by token length (little
@@ -10,7 +10,6 @@ same tokenization gives the ids and says whether the text was truncated.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -130,31 +129,3 @@ class GraphEncoder:
         """Fill ``out`` (rows = texts) batch by batch (OpenVinoEncoder runs several batches at once)."""
         for batch in batches:
             out[batch] = self._run(self.features([ids[i] for i in batch]))
-
-
-def load_graph_encoder(encoder_name: str, runtime: Runtime) -> GraphEncoder:
-    """One shared encoder per process, encoder content and runtime (a runtime session holds the weights once; a
-    folder whose files were replaced meanwhile gets a new one; two names of one encoder share it)."""
-    from pragmeter.encoders.fingerprint import encoder_key
-
-    if not runtime.graph:
-        raise PragmeterError(f"backend={runtime.backend!r} is not a graph backend (openvino or onnx)")
-    key = (encoder_key(encoder_name), runtime.backend, runtime.precision, runtime.threads)
-    with _SHARED_LOCK:  # two threads asking at once get one encoder (and one export)
-        if key not in _SHARED:
-            if runtime.backend == "openvino":
-                from pragmeter.encoders.openvino import OpenVinoEncoder as Encoder
-            else:
-                from pragmeter.encoders.onnx import OnnxEncoder as Encoder
-            _SHARED[key] = Encoder(encoder_name, runtime)
-        return _SHARED[key]
-
-
-def clear_shared_encoders() -> None:
-    """Forget the shared encoders (tests that damage or replace what they were built from)."""
-    with _SHARED_LOCK:
-        _SHARED.clear()
-
-
-_SHARED: dict[tuple, GraphEncoder] = {}
-_SHARED_LOCK = threading.Lock()

@@ -180,14 +180,5 @@ def export(encoder_name: str, target: Path) -> None:
     build_folder(target.parent, write, ready=lambda folder: seal_problem(folder, folder.name) is None)
 
 
-def load_openvino_encoder(encoder_name: str, precision: str = "fp32") -> OpenVinoEncoder:
-    """The process's shared OpenVINO encoder of ``encoder_name`` in ``precision`` (fp32 or bf16, as this machine
-    allows: pragmeter.encoders.runtime)."""
-    from pragmeter.encoders.graph import load_graph_encoder
-    from pragmeter.encoders.runtime import resolve_runtime
-
-    return load_graph_encoder(encoder_name, resolve_runtime("openvino", precision, encoder=encoder_name))
-
-
 if __name__ == "__main__":  # the child process of OpenVinoEncoder._ensure_exported
     export(sys.argv[1], Path(sys.argv[2]))

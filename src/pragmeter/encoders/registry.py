@@ -216,22 +216,6 @@ def require_encoder(name: str) -> str:
     return location  # a hub name, for users with internet
 
 
-def tokens_over_limit(encoder, texts: list[str]) -> int:
-    """How many of ``texts`` are longer than ``encoder``'s token limit, which truncates them: any encoder with a
-    ``tokenizer`` and ``max_seq_length`` (sentence-transformers, the ONNX and OpenVINO encoders); 0 without them."""
-    limit, tokenizer = getattr(encoder, "max_seq_length", None), getattr(encoder, "tokenizer", None)
-    if not limit or tokenizer is None or not texts:
-        return 0
-    if hasattr(encoder, "count_truncated"):  # the graph encoders (pragmeter.encoders.graph)
-        return encoder.count_truncated(texts)
-    from pragmeter.encoders.tokens import cut_long_text, token_counter
-
-    # counted without changing the shared tokenizer's truncation (another thread may be encoding with it), and
-    # without tokenizing more of a huge text than decides the answer
-    count = token_counter(tokenizer)
-    return sum(count(cut_long_text(text, limit, count)) > limit for text in texts)
-
-
 VERBOSE_ENV = "PRAGMETER_VERBOSE"  # "1" (the CLI's --verbose): third-party progress bars stay on while models load
 
 

@@ -31,6 +31,20 @@ def cut_long_text(text: str, max_tokens: int, count_tokens: Callable[[str], int]
     return text
 
 
+def tokens_over_limit(encoder, texts: list[str]) -> int:
+    """How many of ``texts`` are longer than ``encoder``'s token limit, which truncates them: any encoder with a
+    ``tokenizer`` and ``max_seq_length`` (sentence-transformers, the ONNX and OpenVINO encoders); 0 without them."""
+    limit, tokenizer = getattr(encoder, "max_seq_length", None), getattr(encoder, "tokenizer", None)
+    if not limit or tokenizer is None or not texts:
+        return 0
+    if hasattr(encoder, "count_truncated"):  # the graph encoders (pragmeter.encoders.graph)
+        return encoder.count_truncated(texts)
+    # counted without changing the shared tokenizer's truncation (another thread may be encoding with it), and
+    # without tokenizing more of a huge text than decides the answer
+    count = token_counter(tokenizer)
+    return sum(count(cut_long_text(text, limit, count)) > limit for text in texts)
+
+
 class FastTokenizer:
     """The encoder folder's ``tokenizer.json`` through the ``tokenizers`` library (what the transformers fast
     tokenizer runs, without importing transformers or torch). Used only for sentence-transformers folders of

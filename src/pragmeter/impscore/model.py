@@ -284,7 +284,7 @@ class ImpScore:
     @property
     def encoder(self):
         if self._encoder is None and self.runtime.graph:
-            from pragmeter.encoders.graph import load_graph_encoder
+            from pragmeter.encoders.shared import load_graph_encoder
 
             self._encoder = load_graph_encoder(self.encoder_name, self.runtime)
         if self._encoder is None:

@@ -178,7 +178,7 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
               file=sys.stderr) as bar:
         def encode(batch: list[str]) -> np.ndarray:
             if backend == "openvino":
-                from pragmeter.encoders.openvino import load_openvino_encoder
+                from pragmeter.encoders.shared import load_openvino_encoder
 
                 return load_openvino_encoder(encoder, precision).encode(batch)
             model = load_encoder(encoder, device)
