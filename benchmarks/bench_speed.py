@@ -41,9 +41,9 @@ import time
 import numpy as np
 from machine import MachineWatch
 
-from pragmeter.encoders.precision import (BACKEND_CHOICES, MAX_ABS_DIFF, PRECISIONS, cpu_flags, isa_cap,
-                                         resolve_backend, resolve_precision)
-from pragmeter.encoders.precision import MIN_TAU as MIN_KENDALL_TAU  # the accuracy bounds a faster scorer must meet
+from pragmeter.encoders.runtime import (BACKEND_CHOICES, MAX_ABS_DIFF, PRECISIONS, THREADS_ENV, cpu_flags, isa_cap,
+                                        resolve_runtime)
+from pragmeter.encoders.runtime import MIN_TAU as MIN_KENDALL_TAU  # the accuracy bounds a faster scorer must meet
 
 POSTS = "implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg1_posts.tsv"
 
@@ -202,11 +202,11 @@ def main() -> int:
     parser.add_argument("--model", action="append", default=[],
                         help="ImpScore model(s) to time as users load them, each beside the official way on the same "
                              "encoder weights (e.g. the default, whose MiniLM layers are fine-tuned)")
-    parser.add_argument("--backend", default="auto", choices=[b for b in BACKEND_CHOICES if b != "torch"],
+    parser.add_argument("--backend", default="auto", choices=[b for b in BACKEND_CHOICES if b not in ("torch", "onnx-int8")],
                         help="pragmeter's backend (default auto: what a user gets on this machine)")
     parser.add_argument("--precision", default="auto", choices=PRECISIONS,
                         help="pragmeter's precision (default auto: bf16 where the CPU has AVX-512 BF16 or AMX and the "
-                             "encoder is within bounds in bf16, see pragmeter.encoders.precision)")
+                             "encoder is within bounds in bf16, see pragmeter.encoders.runtime)")
     parser.add_argument("--n", type=int, default=2000, help="sentences (default 2000)")
     parser.add_argument("--repeats", type=int, default=5, help="alternating timed rounds per method (default 5)")
     parser.add_argument("--seed", type=int, default=0)
@@ -223,8 +223,6 @@ def main() -> int:
     import torch
 
     if args.threads:
-        from pragmeter.encoders.onnx import THREADS_ENV
-
         os.environ[THREADS_ENV] = str(args.threads)
         torch.set_num_threads(args.threads)
 
@@ -232,8 +230,9 @@ def main() -> int:
     from pragmeter.provenance import code_commit
 
     texts = sample_texts(args.n, args.seed, args.data_root)
-    backend = resolve_backend(args.backend, args.device)
-    resolve_precision(args.precision, backend, args.device)  # refused here, in one line, before any work
+    # refused here, in one line, before any work; each model resolves it again for its own encoder
+    runtime = resolve_runtime(args.backend, args.precision, args.threads, device=args.device)
+    backend = runtime.backend
     flags = cpu_flags()
     load = os.getloadavg()[0]
     shown = " ".join(f"{flag}={'yes' if flag in flags else 'no'}" for flag in ("avx2", "avx512_vnni", "avx512_bf16",

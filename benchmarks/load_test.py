@@ -237,7 +237,7 @@ def main() -> int:
     parser.add_argument("--abandon-after", type=float, default=0.5, help="--fairness: see --abandoning-clients")
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--model", default=None, help="model folder or shipped name (default: shipped default)")
-    parser.add_argument("--backend", default="onnx", choices=["onnx", "onnx-int8", "torch"])
+    parser.add_argument("--backend", default="onnx", choices=["openvino", "onnx", "torch"])
     parser.add_argument("--stalled-bodies", type=int, default=0, metavar="N",
                         help="instead of a load: N connections that send part of a body and stop (memory)")
     parser.add_argument("--body-kib", type=int, default=1000, help="--stalled-bodies: KiB each connection sends")

@@ -28,9 +28,9 @@ def own_cache(tmp_path, monkeypatch):
 
 
 def fresh_onnx_encoders():
-    from pragmeter.encoders.onnx import load_onnx_encoder
+    from pragmeter.encoders.shared import clear_shared_encoders
 
-    load_onnx_encoder.cache_clear()  # one encoder per process and setting: drop what earlier tests opened
+    clear_shared_encoders()  # one encoder per process and runtime: drop what earlier tests opened
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-2", "1.5"])
@@ -44,21 +44,23 @@ def test_a_bad_onnx_thread_count_is_one_line(value, monkeypatch, capsys):
 
 
 def test_a_truncated_onnx_export_is_set_aside_and_rebuilt(own_cache, session_cache, monkeypatch, caplog):
-    from pragmeter.encoders.onnx import load_onnx_encoder, onnx_file
+    from pragmeter.encoders.shared import load_graph_encoder
+    from pragmeter.encoders.onnx import onnx_file
+    from pragmeter.encoders.runtime import Runtime
 
     # The damaged copy is cut from the session's export (exported once, shared with the other ONNX tests) instead of
     # an export of this test's own: exporting takes the time.
     monkeypatch.setenv("PRAGMETER_CACHE", str(session_cache))
-    intact = load_onnx_encoder("all-MiniLM-L6-v2").encode(TEXTS)  # exported (or found) in the session's cache
-    whole = onnx_file("all-MiniLM-L6-v2", False)
+    intact = load_graph_encoder("all-MiniLM-L6-v2", Runtime("onnx", "fp32")).encode(TEXTS)  # exported (or found) in the session's cache
+    whole = onnx_file("all-MiniLM-L6-v2")
     fresh_onnx_encoders()
     monkeypatch.setenv("PRAGMETER_CACHE", str(own_cache))
-    session = onnx_file("all-MiniLM-L6-v2", False)
+    session = onnx_file("all-MiniLM-L6-v2")
     assert session.is_relative_to(own_cache)
     session.parent.mkdir(parents=True)
     session.write_bytes(whole.read_bytes()[:100_000])  # a copy cut short (a full disk, a killed copy)
     with caplog.at_level(logging.WARNING, logger="pragmeter"):
-        rebuilt = load_onnx_encoder("all-MiniLM-L6-v2").encode(TEXTS)
+        rebuilt = load_graph_encoder("all-MiniLM-L6-v2", Runtime("onnx", "fp32")).encode(TEXTS)
     fresh_onnx_encoders()
     assert np.allclose(rebuilt, intact, atol=1e-6)
     assert [p.name for p in session.parent.glob("*.corrupt-*")]  # kept for inspection

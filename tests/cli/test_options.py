@@ -85,7 +85,7 @@ def test_onnx_backend_with_a_gpu_device_is_refused(capsys, monkeypatch):
 
     args = build_parser().parse_args(["score", "--backend", "onnx", "--device", "cpu", "hi"])
     args.device = "cuda"
-    with pytest.raises(PragmeterError, match="--device/--dtype need --backend torch"):
+    with pytest.raises(PragmeterError, match="device='cuda' needs backend='torch'"):
         common.load_model(args)
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from pragmeter.cli import main
 from pragmeter.data.root import data_file
-from pragmeter.encoders.precision import FP32_MAX_ABS_DIFF
+from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF
 
 
 @pytest.fixture(scope="module")
@@ -147,6 +147,17 @@ def test_missing_column_names_the_available_ones(tmp_path, capsys):
     code, _, err = run(capsys, "score", "--input", str(source), "--column", "text", "--output", str(tmp_path / "o.csv"))
     assert code == 2
     assert "no column 'text'" in err and "id, sentence" in err
+
+
+@pytest.mark.parametrize("taken", ["impscore", "impscore_error"])
+def test_an_input_column_that_scoring_adds_is_refused_not_replaced(tmp_path, capsys, taken):
+    """An input column already named impscore (or impscore_error) was silently replaced by the new scores."""
+    source = tmp_path / "in.csv"
+    source.write_text(f"text,{taken}\nhello there,their own value\n", encoding="utf-8")
+    output = tmp_path / "o.csv"
+    code, _, err = run(capsys, "score", "--input", str(source), "--output", str(output))
+    assert code == 2 and not output.exists()
+    assert err.count("\n") == 1 and f"{source}: already has a column {taken!r}, which scoring adds" in err
 
 
 def test_non_utf8_file_names_the_position(tmp_path, capsys):

@@ -74,14 +74,14 @@ def test_a_resaved_model_keeps_its_layers(folder, tmp_path):
 
 def test_auto_precision_takes_bf16_only_when_the_folder_records_its_check(folder):
     # a fine-tuned encoder is another encoder: the base's bf16 clearance does not carry over unless measured
-    from pragmeter.encoders.precision import resolve_precision
+    from pragmeter.encoders.runtime import resolve_runtime
     from pragmeter.impscore.model import BF16_CHECK_KEY, ImpScore
 
     assert ImpScore.load(folder, backend="openvino").precision == "fp32"
     config = json.loads((folder / "config.json").read_text())
     config[BF16_CHECK_KEY] = {"within_bounds": True, "max_abs_score_diff": 0.008, "kendall_tau": 0.997}
     (folder / "config.json").write_text(json.dumps(config))
-    base = resolve_precision("auto", "openvino", encoder="all-MiniLM-L6-v2")  # bf16 where this CPU has it
+    base = resolve_runtime("openvino", encoder="all-MiniLM-L6-v2").precision  # bf16 where this CPU has it
     assert ImpScore.load(folder, backend="openvino").precision == base
     assert ImpScore.load(folder, backend="openvino", precision="fp32").precision == "fp32"
     config[BF16_CHECK_KEY]["within_bounds"] = False

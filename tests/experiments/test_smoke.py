@@ -97,7 +97,7 @@ def test_impscore_encoder_finetune(tmp_path, data_root, run_script, private_cach
     import numpy as np
     import pandas as pd
 
-    from pragmeter.encoders.precision import MAX_ABS_DIFF
+    from pragmeter.encoders.runtime import MAX_ABS_DIFF
 
     texts = pd.read_parquet(tmp_path / "bundle" / "texts.parquet")["text"].tolist()
     with np.load(tmp_path / "bundle" / "questions.npz") as questions, np.load(tmp_path / "out" / "answers.npz") as answers:

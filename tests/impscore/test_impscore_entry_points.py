@@ -92,10 +92,12 @@ def test_corpus_file_from_the_official_csv(tmp_path, capsys):
 
 
 def test_a_gpu_device_off_the_torch_backend_is_refused_before_loading():
-    from pragmeter.impscore.model import load_impscore_for_command
+    from pragmeter.impscore.model import load_impscore
 
-    with pytest.raises(PragmeterError, match="--device/--dtype need --backend torch"):
-        load_impscore_for_command(backend="onnx", dtype="float16")
+    with pytest.raises(PragmeterError, match="dtype applies to backend='torch'; got dtype='float16' with backend='onnx'"):
+        load_impscore(backend="onnx", dtype="float16")
+    with pytest.raises(PragmeterError, match="device='cuda' needs backend='torch'"):
+        load_impscore(backend="onnx", device="cuda")
 
 
 @pytest.mark.parametrize("texts, input_path, output, message", [
@@ -105,7 +107,7 @@ def test_a_gpu_device_off_the_torch_backend_is_refused_before_loading():
     (["hi"], None, "out.csv", "--output goes with --input FILE"),  # it was ignored: no file, no word
 ])
 def test_score_refuses_what_it_cannot_do_before_loading(texts, input_path, output, message):
-    from pragmeter.impscore.scoring import score_texts_or_table
+    from pragmeter.cli.score import score_texts_or_table
 
     with pytest.raises(PragmeterError, match=message):
         score_texts_or_table(texts, input_path, output, "text", never)
@@ -116,7 +118,7 @@ def test_score_reads_standard_input_line_by_line_in_steps(monkeypatch, capsys):
     a time while the input is still arriving."""
     import io
 
-    from pragmeter.impscore.scoring import score_texts_or_table
+    from pragmeter.cli.score import score_texts_or_table
 
     monkeypatch.setenv("PRAGMETER_CHUNK_SIZE", "2")
     seen = []
@@ -143,7 +145,7 @@ def test_score_reads_standard_input_line_by_line_in_steps(monkeypatch, capsys):
 def test_score_refuses_empty_standard_input_before_loading():
     import io
 
-    from pragmeter.impscore.scoring import score_texts_or_table
+    from pragmeter.cli.score import score_texts_or_table
 
     with pytest.raises(PragmeterError, match="nothing to score: standard input was empty"):
         score_texts_or_table(["-"], None, None, "text", never, stdin=io.BytesIO(b""))
@@ -156,7 +158,7 @@ def test_score_refuses_empty_standard_input_before_loading():
 def test_an_unreadable_line_ends_scoring_after_every_line_before_it(data, error, capsys):
     import io
 
-    from pragmeter.impscore.scoring import score_texts_or_table
+    from pragmeter.cli.score import score_texts_or_table
 
     with pytest.raises(PragmeterError, match=error):
         score_texts_or_table(["-"], None, None, "text", lambda cache: LengthScorer(), stdin=io.BytesIO(data))
@@ -164,7 +166,7 @@ def test_an_unreadable_line_ends_scoring_after_every_line_before_it(data, error,
 
 
 def test_score_prints_sentences_and_reports_table_rows(tmp_path, capsys):
-    from pragmeter.impscore.scoring import score_texts_or_table
+    from pragmeter.cli.score import score_texts_or_table
 
     assert score_texts_or_table(["It's late.", "Go."], None, None, "text", lambda cache: LengthScorer()) == 0
     assert capsys.readouterr().out == "0.1000\tIt's late.\n0.0300\tGo.\n"

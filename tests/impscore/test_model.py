@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from pragmeter import ImpScore
-from pragmeter.encoders.precision import score_tolerance
+from pragmeter.encoders.runtime import score_tolerance
 from pragmeter.errors import PragmeterError
 from pragmeter.impscore.model import DEFAULT_MODEL, MODELS_DIR, shipped_models
 

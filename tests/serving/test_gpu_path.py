@@ -5,16 +5,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pragmeter.encoders import CPU_BATCH_SIZE, GPU_BATCH_SIZE, default_batch_size, encoder_dtype
+from pragmeter.encoders import CPU_BATCH_SIZE, GPU_BATCH_SIZE, default_batch_size
+from pragmeter.encoders.runtime import resolve_runtime
+from pragmeter.errors import PragmeterError
 
 
 def test_dtype_follows_the_device():
+    def dtype(device: str, asked: str | None = None) -> str:
+        return resolve_runtime("torch", device=device, dtype=asked).dtype
+
     # fp16 on every GPU: within the accuracy bounds where bf16 was not (H200, docs/results.md run G1)
-    assert encoder_dtype("cuda") == "float16" and encoder_dtype("cuda:1") == "float16"
-    assert encoder_dtype("cpu") == "float32"  # no half-precision matrix units assumed on a CPU
-    assert encoder_dtype("cpu", "bf16") == "bfloat16" and encoder_dtype("cuda", "fp32") == "float32"
-    with pytest.raises(ValueError, match="dtype must be one of"):
-        encoder_dtype("cpu", "int4")
+    assert dtype("cuda") == "float16" and dtype("cuda:1") == "float16"
+    assert dtype("cpu") == "float32"  # no half-precision matrix units assumed on a CPU
+    assert dtype("cpu", "bf16") == "bfloat16" and dtype("cuda", "fp32") == "float32"
+    with pytest.raises(PragmeterError, match="dtype must be one of"):
+        dtype("cpu", "int4")
 
 
 def test_batch_size_follows_the_device():
@@ -30,7 +35,7 @@ def test_impscore_on_cuda_picks_half_precision_without_loading(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)  # as on an A100 / H100 / H200
     model = ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", device="cuda")
     assert model.encoder_dtype == "float16" and model._encoder is None  # fp16 even where bf16 runs: within bounds
-    assert model.signature().endswith("|precision:float16")  # reports say the scores came from half precision
+    assert "|precision=fp16|device=cuda|" in model.signature()  # reports say the scores came from half precision
     assert ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", device="cuda",
                     precision="bf16").encoder_dtype == "bfloat16"  # still available when asked for
     assert ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", device="cuda",
@@ -43,7 +48,7 @@ def test_half_precision_torch_path_on_cpu(model_dir, sentences):
 
     full = ImpScore.load(model_dir, device="cpu", backend="torch")
     assert full.encoder_dtype == "float32" and full.encoder is load_encoder(full.encoder_name, "cpu")
-    assert full.signature().endswith("|backend:torch|precision:float32")  # every signature names both
+    assert "|backend=torch|precision=fp32|device=cpu|" in full.signature()  # every signature names both
     half = ImpScore.load(model_dir, device="cpu", dtype="bfloat16", backend="torch")
     assert next(half.encoder.parameters()).dtype.is_floating_point
     assert str(next(half.encoder.parameters()).dtype) == "torch.bfloat16"

@@ -50,7 +50,7 @@ def test_repeated_texts_are_encoded_once(onnx_model, sentences):
 
 def test_batches_follow_token_length_within_budget(onnx_model, sentences):
     encoder = onnx_model.encoder
-    lengths = [len(ids) for ids in encoder.tokenizer(sentences, truncation=True)["input_ids"]]
+    lengths = [len(ids) for ids in encoder.token_ids(sentences)]
     batches = encoder.batches(sentences)
     assert sorted(i for batch in batches for i in batch) == list(range(len(sentences)))
     widths = [max(lengths[i] for i in batch) for batch in batches]
@@ -60,15 +60,16 @@ def test_batches_follow_token_length_within_budget(onnx_model, sentences):
         assert len(batch) <= encoder.max_batch
 
 
-def test_export_is_cached_by_encoder_opset_and_quantization(tmp_path, monkeypatch):
+def test_export_is_cached_by_encoder_content_and_opset(tmp_path, monkeypatch):
     from pragmeter.encoders.fingerprint import encoder_fingerprint
     from pragmeter.encoders.onnx import OPSET, OnnxEncoder, onnx_file
 
     monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path))
-    fp32, int8 = onnx_file("all-MiniLM-L6-v2", False), onnx_file("minilm", True)
+    fp32 = onnx_file("all-MiniLM-L6-v2")
     # keyed by the encoder's content (weights, tokenizer), not only its name
-    assert fp32.parent == int8.parent == tmp_path / "onnx" / f"all-MiniLM-L6-v2-{encoder_fingerprint('minilm')}"
-    assert (fp32.name, int8.name) == (f"opset{OPSET}-fp32.onnx", f"opset{OPSET}-int8.onnx")
+    assert fp32 == onnx_file("minilm")
+    assert fp32.parent == tmp_path / "onnx" / f"all-MiniLM-L6-v2-{encoder_fingerprint('minilm')}"
+    assert fp32.name == f"opset{OPSET}-fp32.onnx"
     assert not fp32.exists()
     encoder = OnnxEncoder("all-MiniLM-L6-v2")
     assert encoder.path == fp32 and fp32.stat().st_size > 10_000_000

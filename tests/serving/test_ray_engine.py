@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pragmeter.encoders.precision import score_tolerance
+from pragmeter.encoders.runtime import score_tolerance
 
 ray = pytest.importorskip("ray")
 

@@ -51,13 +51,13 @@ def parse_c_values(text: str) -> list[float]:
 
 def embedding_runtime(precision: str, device: str | None, encoder: str) -> tuple[str, str]:
     """(backend, precision) of the frozen encoder for a new svm head, as scoring resolves them
-    (pragmeter.encoders.precision): OpenVINO on a CPU (``precision`` auto: bf16 where the CPU has it and the
+    (pragmeter.encoders.runtime): OpenVINO on a CPU (``precision`` auto: bf16 where the CPU has it and the
     encoder's bf16 is within bounds, else fp32), torch on a GPU ``device`` (auto: fp32; bf16: autocast)."""
-    from pragmeter.encoders.precision import resolve_backend, resolve_precision
+    from pragmeter.encoders.runtime import resolve_runtime
 
-    if resolve_backend("auto", device) != "openvino":
+    if resolve_runtime("auto", "auto", encoder=encoder, device=device).backend != "openvino":
         return "torch", check_precision("fp32" if precision == "auto" else precision)
-    return "openvino", resolve_precision(precision, "openvino", None, encoder=encoder)
+    return "openvino", resolve_runtime("openvino", precision, encoder=encoder).precision
 
 
 class EmbeddingSVMClassifier:
@@ -139,7 +139,7 @@ class EmbeddingSVMClassifier:
         """The frozen encoder, loaded on first use: OpenVINO's (no torch) or sentence-transformers'."""
         if self._encoder is None:
             if self.backend == "openvino":
-                from pragmeter.encoders.openvino import load_openvino_encoder
+                from pragmeter.encoders.shared import load_openvino_encoder
 
                 self._encoder = load_openvino_encoder(self.settings.base_encoder, self.precision)
             else:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from pathlib import Path
 
-from pragmeter.encoders.precision import BACKEND_CHOICES, PRECISIONS, device_problem
+from pragmeter.encoders.runtime import BACKEND_CHOICES, PRECISIONS, device_problem
 
 # Exit status of a run that wrote its output but some requests failed after every retry (eval, generate): the output
 # is marked incomplete, and the same command again asks only what failed.
@@ -87,7 +88,7 @@ OPTIONS: dict[str, tuple[str, dict]] = {
     "device": ("--device", {"type": torch_device, "help": "torch device, e.g. cpu or cuda (default: best available)"}),
     "backend": ("--backend", {"choices": BACKEND_CHOICES, "default": "auto", "help": "how the encoder runs (default "
                               "auto: OpenVINO on a CPU, torch on a GPU --device; onnx: ONNX Runtime, needs the 'onnx' "
-                              "extra)"}),
+                              "extra; onnx-int8 is refused as --precision int8 is: outside the bounds)"}),
     "precision": ("--precision", {
         "choices": PRECISIONS, "default": "auto",
         "help": "encoder precision (default auto: bf16 where the CPU has AVX-512 BF16 or AMX and the encoder's bf16 "
@@ -175,9 +176,21 @@ def load_model(args: argparse.Namespace, cache: bool = False):
     """The ImpScore model the command's flags name (``--impscore`` where it is the instrument, else ``--model``), run
     as ``--backend``/``--precision`` say (default auto: the fast path of this machine); ``cache``: with the on-disk
     embedding cache."""
-    from pragmeter.impscore.model import load_impscore_for_command
+    from pragmeter.impscore.model import load_impscore
 
     option = {name: getattr(args, name, None) for name in ("backend", "precision", "device", "batch_size", "dtype")}
-    return load_impscore_for_command(args.impscore if hasattr(args, "impscore") else args.model,
-                                     option["backend"] or "auto", option["precision"] or "auto", option["device"],
-                                     option["batch_size"], option["dtype"], cache)
+    return load_impscore(args.impscore if hasattr(args, "impscore") else args.model, option["backend"] or "auto",
+                         option["precision"] or "auto", cache or None, option["device"], option["batch_size"],
+                         option["dtype"])
+
+
+# The library's parameters as this command line spells them: an error raised below cli/ names ``precision='bf16'``,
+# the user reads ``--precision bf16``.
+PARAMETER_FLAGS = {"backend": "--backend", "precision": "--precision", "device": "--device", "dtype": "--dtype"}
+_PARAMETER = re.compile(r"\b(" + "|".join(PARAMETER_FLAGS) + r")=('[^']*'(?:(?:, | or )'[^']*')*)")
+
+
+def in_flags(message: str) -> str:
+    """``message`` with each ``name='value'`` (or ``name='a', 'b' or 'c'``) of a parameter that is a flag here said
+    as ``--name value`` (``--name a, b or c``)."""
+    return _PARAMETER.sub(lambda m: f"{PARAMETER_FLAGS[m[1]]} {m[2].replace(chr(39), '')}", message)

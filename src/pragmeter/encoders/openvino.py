@@ -21,12 +21,12 @@ import subprocess
 import sys
 import threading
 import time
-from functools import cache
 from pathlib import Path
 
 import numpy as np
 
-from pragmeter.encoders.onnx import DEFAULT_MAX_BATCH, INPUT_NAMES, THREADS_ENV, OnnxEncoder, _FastTokenizer
+from pragmeter.encoders.graph import DEFAULT_MAX_BATCH, INPUT_NAMES, GraphEncoder
+from pragmeter.encoders.runtime import Runtime
 from pragmeter.errors import PragmeterError
 
 TOKENS_PER_BATCH = 1024
@@ -41,26 +41,23 @@ def ir_file(encoder_name: str) -> Path:
     return cache_dir() / "openvino" / encoder_key(encoder_name) / "model.xml"
 
 
-class OpenVinoEncoder(OnnxEncoder):
-    """Same calls as OnnxEncoder (``encode``, ``tokenizer``, ``max_seq_length``, ``batches``), run by OpenVINO."""
+class OpenVinoEncoder(GraphEncoder):
+    """The graph encoder run by OpenVINO, in the runtime's precision (fp32 or bf16)."""
 
-    def __init__(self, encoder_name: str, precision: str = "fp32", threads: int | None = None,
-                 tokens_per_batch: int = TOKENS_PER_BATCH, max_batch: int = DEFAULT_MAX_BATCH) -> None:
-        if precision not in OV_PRECISION:
-            raise PragmeterError(f"the openvino backend runs fp32 or bf16, not {precision!r}")
-        self.encoder_name, self.precision, self.quantize = encoder_name, precision, False
-        self.tokens_per_batch, self.max_batch = tokens_per_batch, max_batch
-        self._st_model = None
-        self.path = self._ensure_exported()
-        fast = _FastTokenizer.from_folder(encoder_name)
-        if fast is not None:  # the folder's own tokenizer files: no torch, no transformers
-            self.tokenizer, self.max_seq_length, self.dimension = fast, fast.max_seq_length, fast.dimension
-        else:  # an encoder the fast tokenizer does not cover: the sentence-transformers model gives them
-            self.tokenizer, self.max_seq_length = self._st.tokenizer, self._st.max_seq_length
-            self.dimension = self._st.get_embedding_dimension()
-        self._compiled = self._compile(threads)
+    backend = "openvino"
+
+    def __init__(self, encoder_name: str, runtime: Runtime | None = None, tokens_per_batch: int = TOKENS_PER_BATCH,
+                 max_batch: int = DEFAULT_MAX_BATCH) -> None:
+        runtime = runtime or Runtime("openvino", "fp32")
+        if runtime.precision not in OV_PRECISION:
+            raise PragmeterError(f"the openvino backend runs fp32 or bf16, not precision={runtime.precision!r}")
         self._in_flight: list = []  # _requests infer requests, made on first use
         self._lock = threading.Lock()
+        super().__init__(encoder_name, runtime, tokens_per_batch, max_batch)
+
+    def _prepare(self) -> None:
+        self.path = self._ensure_exported()
+        self._compiled = self._compile(self.runtime.threads)
         self._inputs = [name for port in self._compiled.inputs for name in port.get_names() if name in INPUT_NAMES]
 
     def _ensure_exported(self) -> Path:
@@ -92,7 +89,7 @@ class OpenVinoEncoder(OnnxEncoder):
             lines = [line for line in child.stderr.splitlines() if line.strip()]
             raise PragmeterError(f"could not convert encoder {self.encoder_name!r} for OpenVINO "
                                  f"({lines[-1].strip() if lines else f'exit {child.returncode}'}); "
-                                 "use --backend onnx or torch")
+                                 "use backend='onnx' or 'torch'")
         print(f"pragmeter: encoder ready in {time.monotonic() - started:.0f} s ({path.parent})", file=sys.stderr,
               flush=True)
         return path
@@ -109,8 +106,8 @@ class OpenVinoEncoder(OnnxEncoder):
         except RuntimeError as error:  # e.g. bf16 asked of a runtime capped below it: OpenVINO's own words, last line
             lines = [line.strip() for line in str(error).splitlines() if line.strip()]
             raise PragmeterError(f"OpenVINO could not compile encoder {self.encoder_name!r} in {self.precision} on "
-                                 f"this CPU ({lines[-1] if lines else 'no reason given'}); try "
-                                 f"{'--precision fp32 or ' if self.precision != 'fp32' else ''}--backend onnx") from None
+                                 f"this CPU ({lines[-1] if lines else 'no reason given'}); "
+                                 f"{self._alternatives()}") from None
         self._requests = max(1, int(compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
         return compiled
 
@@ -120,13 +117,24 @@ class OpenVinoEncoder(OnnxEncoder):
         # corruption: "malloc(): unsorted double linked list corrupted", or a segmentation fault)
         return np.asarray(self._compiled(features, share_inputs=False)[0], dtype=np.float32)
 
+    def _alternatives(self) -> str:
+        """What to try instead, without suggesting what was already asked."""
+        return ("try precision='fp32' or backend='onnx'" if self.precision != "fp32" else
+                "try backend='onnx' or 'torch'")
+
     def _encode_batches(self, ids: list[list[int]], batches: list[list[int]], out: np.ndarray) -> None:
         with self._lock:  # one caller at a time: the infer requests are shared by every ImpScore of the process
-            self._run_batches(ids, batches, out)
+            try:
+                self._run_batches(ids, batches, out)
+            except RuntimeError as error:  # a kernel this CPU (or its ISA cap) lacks: OpenVINO's words, last line
+                lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+                raise PragmeterError(f"OpenVINO could not run encoder {self.encoder_name!r} in {self.precision} on "
+                                     f"this CPU ({lines[-1] if lines else 'no reason given'}); "
+                                     f"{self._alternatives()}") from None
 
     def _run_batches(self, ids: list[list[int]], batches: list[list[int]], out: np.ndarray) -> None:
         if len(batches) == 1 or self._requests == 1:
-            return super()._encode_batches(ids, batches, out)
+            return GraphEncoder._encode_batches(self, ids, batches, out)
         # Several batches in flight, each output copied by this thread. No Python callback (AsyncInferQueue's): it
         # makes OpenVINO's threads take the GIL, and one still waiting for it when the compiled model was released
         # deadlocked, or at exit aborted the process after its work was done ("terminate called without an
@@ -173,19 +181,6 @@ def export(encoder_name: str, target: Path) -> None:
         seal(staging, target.parent.name)
 
     build_folder(target.parent, write, ready=lambda folder: seal_problem(folder, folder.name) is None)
-
-
-def load_openvino_encoder(encoder_name: str, precision: str = "fp32") -> OpenVinoEncoder:
-    """One shared encoder per process, setting and encoder content (a folder replaced meanwhile gets a new one)."""
-    from pragmeter.encoders.fingerprint import encoder_key
-
-    return _shared(encoder_key(encoder_name), encoder_name, precision)
-
-
-@cache
-def _shared(_key: str, encoder_name: str, precision: str) -> OpenVinoEncoder:
-    threads = int(os.environ[THREADS_ENV]) if os.environ.get(THREADS_ENV) else None
-    return OpenVinoEncoder(encoder_name, precision=precision, threads=threads)
 
 
 if __name__ == "__main__":  # the child process of OpenVinoEncoder._ensure_exported

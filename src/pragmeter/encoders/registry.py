@@ -148,18 +148,6 @@ def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def encoder_dtype(device: str, dtype: str | None = None) -> str:
-    """The dtype the torch encoder runs in: ``dtype`` when given; else float16 on a CUDA device (half the memory
-    traffic, tensor cores, and within the accuracy bounds: on an H200, MiniLM's fp16 scores were within 0.002 of the
-    official fp32 path, τ 0.9993, where bf16's were 0.029 off, over the 0.02 bound; docs/results.md, run G1); else
-    float32, because CPUs without half-precision matrix units gain nothing from it and would only lose accuracy."""
-    if dtype is not None:
-        if dtype.lower() not in DTYPES:
-            raise ValueError(f"dtype must be one of {', '.join(sorted(DTYPES))}, got {dtype!r}")
-        return DTYPES[dtype.lower()]
-    return "float16" if str(device).startswith("cuda") else "float32"
-
-
 def default_batch_size(device: str) -> int:
     """Encoder batch size for a device: large on a GPU (it is idle between small batches), 16 on a CPU."""
     return GPU_BATCH_SIZE if str(device).startswith("cuda") else CPU_BATCH_SIZE
@@ -226,17 +214,6 @@ def require_encoder(name: str) -> str:
         raise EncoderNotFound(f"encoder {name!r} not found offline: neither a local folder nor in the Hugging Face "
                               "cache (HF_HUB_OFFLINE is set); pass a local folder")
     return location  # a hub name, for users with internet
-
-
-def tokens_over_limit(encoder, texts: list[str]) -> int:
-    """How many of ``texts`` are longer than ``encoder``'s token limit, which truncates them: any encoder with a
-    ``tokenizer`` and ``max_seq_length`` (sentence-transformers, the ONNX and OpenVINO encoders); 0 without them."""
-    limit, tokenizer = getattr(encoder, "max_seq_length", None), getattr(encoder, "tokenizer", None)
-    if not limit or tokenizer is None or not texts:
-        return 0
-    # verbose=False: transformers' own "longer than the maximum" warning; the callers say it once, in their words
-    ids = tokenizer(list(texts), add_special_tokens=True, verbose=False)["input_ids"]
-    return sum(len(sequence) > limit for sequence in ids)
 
 
 VERBOSE_ENV = "PRAGMETER_VERBOSE"  # "1" (the CLI's --verbose): third-party progress bars stay on while models load

@@ -49,7 +49,6 @@ DEFAULT_MODEL_ENV = "PRAGMETER_IMPSCORE"
 CONFIG_FILE, WEIGHTS_FILE, CARD_FILE = "config.json", "heads.safetensors", "README.md"
 BF16_CHECK_KEY = "bf16_check"  # a fine-tuned encoder's bf16 scores against fp32 (benchmarks/bench_speed.py)
 FORMAT = "pragmeter-impscore"
-BACKENDS = ("torch", "onnx", "onnx-int8", "openvino")
 
 
 def shipped_models() -> list[str]:
@@ -148,29 +147,19 @@ class Features:
 class ImpScore:
     def __init__(self, heads, encoder_name: str, config: dict | None = None, device: str | None = None,
                  batch_size: int | None = None, embedding_cache=None, backend: str = "torch",
-                 dtype: str | None = None, precision: str | None = None) -> None:
-        from pragmeter.encoders import DTYPES
-        from pragmeter.encoders.precision import LONG_NAMES, resolve_precision
+                 dtype: str | None = None, precision: str | None = None, runtime=None) -> None:
+        """``runtime`` (pragmeter.encoders.runtime.Runtime): how the encoder runs; None: resolved here from
+        ``backend``, ``precision``, ``dtype`` and ``device`` (resolve_runtime)."""
+        if runtime is None:
+            from pragmeter.encoders.runtime import resolve_runtime
 
-        if backend not in BACKENDS:
-            raise PragmeterError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-        # fp32 | bf16 | int8 for the graph backends; for torch, a precision is its dtype (None: encoder_dtype's choice)
-        self._precision = resolve_precision(precision, backend, device, encoder=encoder_name)
-        if backend == "torch" and self._precision is not None:
-            if dtype is not None and DTYPES.get(dtype.lower()) != LONG_NAMES[self._precision]:
-                raise PragmeterError(f"give precision or dtype, not both (precision={precision!r}, dtype={dtype!r})")
-            dtype = LONG_NAMES[self._precision]
-        if dtype is not None and (backend != "torch" or dtype.lower() not in DTYPES):
-            raise PragmeterError(f"dtype applies to backend='torch' and is one of {', '.join(sorted(DTYPES))}; "
-                                 f"got dtype={dtype!r} with backend={backend!r}")
-        # Torch heads, or NumpyHeads (ONNX backends: scoring never imports torch; torch heads are built on demand).
+            runtime = resolve_runtime(backend, precision, encoder=encoder_name, device=device, dtype=dtype)
+        # Torch heads, or NumpyHeads (graph backends: scoring never imports torch; torch heads are built on demand).
         self._numpy_heads = heads if isinstance(heads, NumpyHeads) else None
         self._heads = None if self._numpy_heads is not None else heads.eval()
-        self.backend = backend  # how the frozen encoder runs; the heads always run in torch
+        self.runtime = runtime  # how the frozen encoder runs; the heads always run in float32
         self.encoder_name = encoder_name
         self.config = config or {}
-        self.device = device
-        self.dtype = dtype  # torch encoder's dtype; None: fp16 on a GPU, float32 on a CPU (encoder_dtype)
         self.batch_size = batch_size  # None: CPU_BATCH_SIZE on a CPU, GPU_BATCH_SIZE on a GPU
         self.embedding_cache = embedding_cache
         self.truncated = 0  # texts longer than the encoder's limit seen so far (truncated by the encoder)
@@ -180,6 +169,15 @@ class ImpScore:
     def __repr__(self) -> str:  # what a notebook shows: which model, encoder and arithmetic (no encoder load)
         return (f"ImpScore(model={self.config.get('name', 'custom')!r}, encoder={self.encoder_label!r}, "
                 f"backend={self.backend!r}, precision={self.precision!r})")
+
+    @property
+    def backend(self) -> str:
+        """How the frozen encoder runs: openvino, onnx or torch."""
+        return self.runtime.backend
+
+    @property
+    def device(self) -> str:
+        return self.runtime.device
 
     @property
     def heads(self):
@@ -202,26 +200,33 @@ class ImpScore:
     @classmethod
     def load(cls, name_or_path: str | os.PathLike | None = None, device: str | None = None,
              batch_size: int | None = None, embedding_cache=None, backend: str = "auto",
-             dtype: str | None = None, precision: str = "auto") -> "ImpScore":
+             dtype: str | None = None, precision: str = "auto", threads: int | None = None,
+             runtime=None) -> "ImpScore":
         """Load a shipped model by name (default: the package default) or a model folder.
 
         ``backend``: "auto" (OpenVINO on a CPU, torch on a GPU device), "openvino" (fp32, or bf16 where the CPU has
         it; see pragmeter.encoders.openvino), "torch" (sentence-transformers; on a GPU in fp16 with large
-        length-sorted batches unless ``dtype``/``batch_size`` say otherwise), "onnx" (ONNX Runtime, fp32) or
-        "onnx-int8" (int8-quantized weights, less exact). ``precision``: auto | fp32 | bf16 (see
-        pragmeter.encoders.precision: auto is bf16 where the CPU has AVX-512 BF16 or AMX and the encoder's bf16
-        scores are within bounds, else fp32)."""
-        from pragmeter.encoders.precision import resolve_backend
-
-        backend = resolve_backend(backend, device)
-        if backend != "torch" and device not in (None, "cpu"):
-            raise PragmeterError(f"device {device!r} needs backend torch (the {backend} backend runs on CPU)")
+        length-sorted batches unless ``dtype``/``batch_size`` say otherwise) or "onnx" (ONNX Runtime, fp32).
+        ``precision``: auto | fp32 | bf16 (auto is bf16 where the CPU has AVX-512 BF16 or AMX and the encoder's bf16
+        scores are within bounds, else fp32); ``threads``: the graph runtime's threads. All are resolved once, for
+        this model's encoder, by pragmeter.encoders.runtime.resolve_runtime (``runtime``: a resolved one, e.g. of
+        a caller that resolved its wish for several models)."""
         folder = resolve_model_dir(name_or_path)
         config = read_model_config(folder)
         from pragmeter.encoders import require_encoder
         from pragmeter.encoders.finetuned import WEIGHTS_KEY, finetuned_encoder
         from pragmeter.encoders.registry import encoder_width
 
+        if runtime is None:
+            from pragmeter.encoders.runtime import resolve_runtime
+
+            # layers a model fine-tuned are another encoder: bf16 as for the base only where the model's config
+            # records them within the bf16 bounds
+            recorded = config.get(BF16_CHECK_KEY)
+            check = (isinstance(recorded, dict) and recorded.get("within_bounds") is True) if WEIGHTS_KEY in config \
+                else None
+            runtime = resolve_runtime(backend, precision, threads, config["encoder"], device=device, dtype=dtype,
+                                      bf16_check=check)
         encoder_name = model_encoder(folder, config["encoder"])
         if WEIGHTS_KEY in config:  # encoder layers trained with the heads: the base encoder with them in place
             encoder_name = str(finetuned_encoder(encoder_name, folder, config[WEIGHTS_KEY], str(folder / CONFIG_FILE)))
@@ -231,17 +236,12 @@ class ImpScore:
         if width is not None and width != heads.config.embedding_dim:
             raise DataError(f"{folder / CONFIG_FILE}: encoder {config['encoder']!r} gives {width}-wide embeddings; "
                             f"the heads take {heads.config.embedding_dim} (embedding_dim)")
-        if not (backend in BACKENDS and backend != "torch" and device in (None, "cpu")):
+        if not runtime.graph:
             from pragmeter.impscore.heads import ImpScoreHeads
 
-            heads = ImpScoreHeads.from_numpy(heads, device)
-        if WEIGHTS_KEY in config and precision == "auto" and config.get(BF16_CHECK_KEY, {}).get("within_bounds"):
-            # fine-tuned layers measured within the bf16 bounds at release: auto as for the base encoder
-            from pragmeter.encoders.precision import resolve_precision
-
-            precision = resolve_precision("auto", backend, device, encoder=config["encoder"]) or "auto"
-        model = cls(heads, encoder_name, config, device=device, batch_size=batch_size,
-                    embedding_cache=embedding_cache, backend=backend, dtype=dtype, precision=precision)
+            heads = ImpScoreHeads.from_numpy(heads, runtime.device)
+        model = cls(heads, encoder_name, config, batch_size=batch_size, embedding_cache=embedding_cache,
+                    runtime=runtime)
         model.config_path = folder / CONFIG_FILE
         return model
 
@@ -283,14 +283,10 @@ class ImpScore:
     # ---------------------------------------------------------------- encoding
     @property
     def encoder(self):
-        if self._encoder is None and self.backend == "openvino":
-            from pragmeter.encoders.openvino import load_openvino_encoder
+        if self._encoder is None and self.runtime.graph:
+            from pragmeter.encoders.shared import load_graph_encoder
 
-            self._encoder = load_openvino_encoder(self.encoder_name, self._precision)
-        if self._encoder is None and self.backend != "torch":
-            from pragmeter.encoders.onnx import load_onnx_encoder
-
-            self._encoder = load_onnx_encoder(self.encoder_name, quantize=self.backend == "onnx-int8")
+            self._encoder = load_graph_encoder(self.encoder_name, self.runtime)
         if self._encoder is None:
             from pragmeter.encoders import load_encoder
 
@@ -302,21 +298,13 @@ class ImpScore:
 
     @property
     def encoder_dtype(self) -> str:
-        """The precision the encoder runs in (torch dtype name, or the ONNX backend's weight precision)."""
-        if self.backend != "torch":
-            from pragmeter.encoders.precision import LONG_NAMES
-
-            return LONG_NAMES[self._precision]
-        from pragmeter.encoders import default_device, encoder_dtype
-
-        return encoder_dtype(self.device or default_device(), self.dtype)
+        """The precision the encoder runs in, as torch names its dtype (float32, bfloat16, float16)."""
+        return self.runtime.dtype
 
     @property
     def precision(self) -> str:
-        """The encoder's precision as --precision spells it: fp32, bf16, fp16 (torch on a GPU) or int8."""
-        from pragmeter.encoders.precision import LONG_NAMES
-
-        return {long: short for short, long in LONG_NAMES.items()}[self.encoder_dtype]
+        """The encoder's precision: fp32, bf16 or fp16 (torch on a GPU)."""
+        return self.runtime.precision
 
     def embedding_key(self) -> str:
         """What produced this model's embeddings, as the embedding cache keys them: the encoder's content hash,
@@ -335,23 +323,29 @@ class ImpScore:
                 raise PragmeterError(f"text {index}: {reason}")
         return texts
 
-    def _count_truncated(self, texts: list[str]) -> None:
-        from pragmeter.encoders import tokens_over_limit
-
-        over = tokens_over_limit(self.encoder, texts)
+    def _count_truncated(self, over: int) -> None:
         if over and not self.truncated:
             log.warning("texts longer than the encoder's %d-token limit are truncated (counted in .truncated)",
                         self.encoder.max_seq_length)
         self.truncated += over
 
     def _encode_now(self, texts: list[str]) -> np.ndarray:
-        from pragmeter.encoders import default_batch_size
+        if self.runtime.graph:  # one tokenization gives the ids and the count of truncated texts
+            embeddings, over = self.encoder.encode_counted(texts)
+            self._count_truncated(over)
+            return embeddings
+        from pragmeter.encoders import default_batch_size, tokens_over_limit
+        from pragmeter.encoders.tokens import cut_long_text, token_counter
 
-        self._count_truncated(texts)
-        batch_size = self.batch_size or default_batch_size(str(getattr(self.encoder, "device", "cpu")))
+        encoder = self.encoder
+        # a huge text is cut before sentence-transformers tokenizes it whole (the tokens it keeps are the same)
+        count = token_counter(encoder.tokenizer)
+        texts = [cut_long_text(text, encoder.max_seq_length, count) for text in texts]
+        self._count_truncated(tokens_over_limit(encoder, texts))
+        batch_size = self.batch_size or default_batch_size(str(getattr(encoder, "device", "cpu")))
         # sentence-transformers sorts the texts by length before batching, so large batches pad little.
-        embeddings = self.encoder.encode(texts, batch_size=batch_size, convert_to_numpy=True,
-                                         normalize_embeddings=False, show_progress_bar=False)
+        embeddings = encoder.encode(texts, batch_size=batch_size, convert_to_numpy=True,
+                                    normalize_embeddings=False, show_progress_bar=False)
         return np.asarray(embeddings, dtype=np.float32)  # half-precision encoders: the heads and caches take float32
 
     def _encode_or_reuse(self, texts: list[str]) -> np.ndarray:
@@ -450,42 +444,28 @@ class ImpScore:
         return f"{self.config['encoder']}+ft-{weights_key(shards)}" if shards else self.encoder_name
 
     def signature(self) -> str:
-        """A short string naming the model, encoder and variant (for reproducible reports)."""
+        """A short string naming the model, encoder and variant, and the runtime that produced the numbers (bf16
+        scores differ from fp32 ones by up to ~0.02): pragmeter.encoders.runtime.Runtime.signature."""
         h = self.heads_config
-        # The runtime and precision that produced the numbers (bf16 scores differ from fp32 ones by up to ~0.02).
         return (f"impscore|model:{self.config.get('name', 'custom')}|encoder:{self.encoder_label}|"
                 f"l:{h.dim}|t:{h.transform}|imp:{h.imp_metric}|prag:{h.prag_metric}|v:{self.config.get('version', 1)}"
-                f"|backend:{self.backend}|precision:{self.encoder_dtype}")
+                f"|{self.runtime.signature()}")
 
 
 def load_impscore(name: str | os.PathLike | None = None, backend: str = "auto", precision: str = "auto",
                   cache: bool | str | os.PathLike | None = None, device: str | None = None,
-                  batch_size: int | None = None, dtype: str | None = None) -> ImpScore:
-    """The one way commands and services load ImpScore: :meth:`ImpScore.load` plus, when ``cache`` is true or a
-    folder, the on-disk embedding cache (True: ``$PRAGMETER_CACHE/embeddings``), keyed by
-    :meth:`ImpScore.embedding_key`."""
+                  batch_size: int | None = None, dtype: str | None = None, threads: int | None = None) -> ImpScore:
+    """The one way commands and services load ImpScore: :meth:`ImpScore.load` (its runtime resolved once from
+    ``backend``, ``precision``, ``threads``, ``device`` and ``dtype``) plus, when ``cache`` is true or a folder, the
+    on-disk embedding cache (True: ``$PRAGMETER_CACHE/embeddings``), keyed by :meth:`ImpScore.embedding_key`. A bad
+    ``$PRAGMETER_CHUNK_SIZE`` is refused before the model loads (not half-way through the job)."""
+    from pragmeter.impscore.scoring import chunk_size
+
+    chunk_size()
     model = ImpScore.load(name, device=device, batch_size=batch_size, backend=backend, dtype=dtype,
-                          precision=precision)
+                          precision=precision, threads=threads)
     if cache is not None and cache is not False:
         from pragmeter.encoders.embedding_cache import attach_embedding_cache
 
         attach_embedding_cache(model, None if cache is True else cache)
     return model
-
-
-def load_impscore_for_command(name: str | os.PathLike | None = None, backend: str = "auto", precision: str = "auto",
-                              device: str | None = None, batch_size: int | None = None, dtype: str | None = None,
-                              cache: bool | None = None) -> ImpScore:
-    """:func:`load_impscore` as a command's flags ask for it, checked first: a bad ``$PRAGMETER_CHUNK_SIZE`` is refused
-    before the model loads (not half-way through the job), ``backend`` is resolved for ``device`` (auto: the fast path
-    of this machine), and ``device``/``dtype`` are refused off the torch backend."""
-    from pragmeter.encoders.precision import resolve_backend
-    from pragmeter.impscore.scoring import chunk_size
-
-    chunk_size()
-    backend = resolve_backend(backend, device)
-    if backend != "torch" and (device not in (None, "cpu") or dtype):
-        raise PragmeterError(f"--device/--dtype need --backend torch (the {backend} backend runs on CPU; its "
-                             "precision is --precision)")
-    return load_impscore(name, backend=backend, precision=precision, device=device, batch_size=batch_size,
-                         dtype=dtype, cache=cache or None)

@@ -1,5 +1,5 @@
 """Scoring a column of values: one implementation for ``pragmeter score --input`` (:func:`score_table`) and the Ray
-engine's actors.
+engine's actors (the command itself, which prints, is pragmeter.cli.score).
 
 Every value gets a score or, in ``impscore_error``, the reason it has none (empty text, missing value); values are
 scored in chunks so a progress bar can follow and the embedding cache fills as the job goes.
@@ -7,12 +7,10 @@ scored in chunks so a progress bar can follow and the embedding cache fills as t
 
 from __future__ import annotations
 
-import itertools
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
-from typing import Any, BinaryIO
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +18,6 @@ from pragmeter.errors import PragmeterError
 
 SCORE_COLUMN, ERROR_COLUMN = "impscore", "impscore_error"
 CHUNK_ENV, DEFAULT_CHUNK = "PRAGMETER_CHUNK_SIZE", 256
-STDIN = "-"  # given as the only sentence: the sentences are standard input's lines (pragmeter.io.stdin_lines)
 
 
 def chunk_size() -> int:
@@ -84,6 +81,17 @@ def score_frame(model, frame, column: str, progress: bool | None = False):
     return frame
 
 
+def require_output_columns_free(frame, path: str | os.PathLike) -> None:
+    """A DataError naming ``path`` and the column when the table already has a column that scoring adds (its values
+    would be silently replaced)."""
+    from pragmeter.errors import DataError
+
+    taken = [name for name in (SCORE_COLUMN, ERROR_COLUMN) if name in frame.columns]
+    if taken:
+        raise DataError(f"{path}: already has a column {taken[0]!r}, which scoring adds; rename that column "
+                        "(its values would be replaced)")
+
+
 def score_table(path: str | os.PathLike, column: str, output: str | os.PathLike, load_model: Callable[[], Any],
                 overwrite: bool = False, progress: bool | None = False) -> tuple[Any, Any]:
     """``pragmeter score --input``: the table at ``path`` scored on ``column`` (:func:`score_frame`) and written to
@@ -94,82 +102,8 @@ def score_table(path: str | os.PathLike, column: str, output: str | os.PathLike,
     output = check_output(output, overwrite)
     frame = read_table(path, text_columns=[column])  # an integer id column stays integers in the output
     require_column(frame, column, path)
+    require_output_columns_free(frame, path)
     model = load_model()
     frame = score_frame(model, frame, column, progress=progress)
     write_table(frame, output, overwrite=overwrite)
     return frame, model
-
-
-def score_lines(lines: Iterable[str], load_model: Callable[[], Any], name: str = "standard input",
-                step: int | None = None) -> tuple[int, Any]:
-    """``pragmeter score -``: each of ``lines`` printed with its score, ``step`` lines (default :func:`chunk_size`)
-    at a time as they arrive, so a pipe flows and memory stays flat. A line that cannot be scored (empty, blank) is
-    printed with ``nan``, so output lines match input lines; the first is named in a warning on stderr. A line that
-    cannot be read (``lines`` raises) ends the command after every line before it is printed. Returns how many lines
-    could not be scored, and the model (None when ``lines`` was empty: nothing is loaded)."""
-    step, model, count, failed, first = step or chunk_size(), None, 0, 0, ""
-    lines = iter(lines)
-    while True:
-        chunk, unreadable = [], None
-        try:
-            chunk.extend(itertools.islice(lines, step))  # keeps the lines read before one that raises
-        except PragmeterError as error:
-            unreadable = error
-        if chunk:
-            model = model or load_model()  # once a step is read: empty input fails before loading
-            scores, errors = score_values(model, chunk)
-            for number, (text, score, error) in enumerate(zip(chunk, scores, errors), count + 1):
-                print(f"{score:.4f}\t{text}")
-                if error:
-                    failed += 1
-                    first = first or f"line {number}: {error}"
-            sys.stdout.flush()
-            count += len(chunk)
-        if unreadable:
-            raise unreadable
-        if not chunk:
-            break
-    if not count:
-        raise PragmeterError(f"nothing to score: {name} was empty")
-    if failed:
-        print(f"warning: {failed} of {count} line(s) not scored (printed with nan; first: {first})", file=sys.stderr)
-    return failed, model
-
-
-def score_texts_or_table(texts: Sequence[str], input_path: str | os.PathLike | None, output: str | os.PathLike | None,
-                         column: str, load_model: Callable[[bool], Any], overwrite: bool = False,
-                         progress: bool | None = False, stdin: BinaryIO | None = None) -> int:
-    """``pragmeter score``: the sentences ``texts``, each printed with its score (``["-"]``: the lines of ``stdin``,
-    default standard input, :func:`score_lines`), or the table ``input_path`` scored into ``output``
-    (:func:`score_table`, its rows reported on stderr); then a note on stderr when texts were truncated.
-    ``load_model(cache)`` gives the ImpScore model (``cache``: for a table or standard input, which may use the
-    embedding cache). Returns how many rows could not be scored."""
-    if input_path and texts:
-        raise PragmeterError("give sentences or --input, not both")
-    if input_path and not output:
-        raise PragmeterError("--input needs --output (a .csv, .tsv, .jsonl or .parquet file)")
-    if not input_path and not texts:
-        raise PragmeterError("nothing to score: give sentences, or --input FILE --output FILE")
-    if output and not input_path:  # sentences are printed; a file the user asked for would silently not appear
-        raise PragmeterError("--output goes with --input FILE (sentences given as arguments are printed: put them "
-                             "in a .txt file, one a line, to score them into a file)")
-    failed = 0
-    if list(texts) == [STDIN]:
-        from pragmeter.io import stdin_lines
-
-        stream = sys.stdin.buffer if stdin is None else stdin
-        # typed at a terminal: each line is answered as it is entered
-        failed, model = score_lines(stdin_lines(stream), lambda: load_model(True), step=1 if stream.isatty() else None)
-    elif not input_path:
-        model = load_model(False)
-        for text, score in zip(texts, model.score(texts)):
-            print(f"{score:.4f}\t{text}")
-    else:
-        from pragmeter.io import report_rows  # pandas: not imported when sentences are scored
-
-        frame, model = score_table(input_path, column, output, lambda: load_model(True), overwrite, progress=progress)
-        failed = report_rows(frame[ERROR_COLUMN].tolist(), "scored", Path(output), ERROR_COLUMN,
-                             lambda row, reason: f"row {row + 1}, field {column!r}: {reason}")
-    if model.truncated:
-        print(f"note: {model.truncated} text(s) exceeded the encoder's token limit and were truncated", file=sys.stderr)
-    return failed

@@ -20,22 +20,19 @@ from pragmeter.impscore.losses import triplet_outputs
 
 def corpus_runtime(backend: str, precision: str, encoder: str, device: str | None = None) -> tuple[str, str]:
     """(backend, precision) that embed a corpus, ``auto`` resolved by scoring's rules
-    (pragmeter.encoders.precision): OpenVINO on a CPU (ONNX Runtime is not a corpus backend: torch where OpenVINO is
-    missing), torch on a GPU ``device``; a torch corpus embedding runs fp32."""
-    from pragmeter.encoders.precision import resolve_backend, resolve_precision
+    (pragmeter.encoders.runtime): OpenVINO on a CPU, torch on a GPU ``device`` or where OpenVINO cannot run (ONNX
+    Runtime is not a corpus backend); a torch corpus embedding runs fp32."""
+    from pragmeter.encoders.runtime import resolve_runtime
     from pragmeter.errors import PragmeterError
 
-    resolved = resolve_backend(backend, device)
-    if resolved not in ("torch", "openvino"):
-        if backend != "auto":
-            raise PragmeterError(f"the corpus is embedded with backend torch or openvino, not {backend!r}")
-        resolved = "torch"
-    if resolved == "torch":
+    if backend not in ("auto", "torch", "openvino"):
+        raise PragmeterError(f"the corpus is embedded with backend='torch' or 'openvino', not backend={backend!r}")
+    if resolve_runtime(backend, "auto", encoder=encoder, device=device).backend != "openvino":
         if precision not in ("auto", "fp32"):
-            raise PragmeterError(f"--precision {precision} needs --backend openvino "
-                                 "(the torch corpus embedding runs fp32 on a CPU)")
-        return resolved, "fp32"
-    return resolved, resolve_precision(precision, resolved, None, encoder=encoder)
+            raise PragmeterError(f"precision={precision!r} needs backend='openvino' (the torch corpus embedding runs "
+                                 "fp32)")
+        return "torch", "fp32"
+    return "openvino", resolve_runtime("openvino", precision, encoder=encoder).precision
 
 
 @dataclass
@@ -92,7 +89,7 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
 
         def encode(batch: list[str]) -> np.ndarray:
             if backend == "openvino":
-                from pragmeter.encoders.openvino import load_openvino_encoder
+                from pragmeter.encoders.shared import load_openvino_encoder
 
                 return load_openvino_encoder(encoder, precision).encode(batch)
             model = load_encoder(encoder, device)

@@ -96,18 +96,17 @@ class ImpScorePredictor:
 
     def __init__(self, model: str | None, backend: str, device: str | None, column: str, batch_size: int | None,
                  threads: int, dtype: str | None = None, precision: str = "auto") -> None:
-        from pragmeter.encoders.onnx import THREADS_ENV
-
-        os.environ[THREADS_ENV] = str(threads)  # ONNX Runtime would otherwise use every core of the node
         import torch
 
         torch.set_num_threads(threads)
         from pragmeter.impscore.model import load_impscore
 
         self.column = column
-        # GPU actors: torch in fp16 (unless dtype says otherwise) on large length-sorted batches.
+        # The runtime is resolved on the actor's own CPU, with the actor's share of threads (a graph runtime would
+        # otherwise use every core of the node). GPU actors: torch in fp16 (unless dtype says otherwise) on large
+        # length-sorted batches.
         self.model = load_impscore(model, backend=backend, precision=precision, device=device,
-                                   batch_size=batch_size, dtype=dtype)
+                                   batch_size=batch_size, dtype=dtype, threads=threads)
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
         return score_frame(self.model, batch, self.column)
@@ -128,11 +127,13 @@ def input_files(path: str | os.PathLike) -> list[Path]:
 
 
 def _read_file(batch: pd.DataFrame, root: str, column: str, id_column: str) -> pd.DataFrame:
+    from pragmeter.impscore.scoring import require_output_columns_free
     from pragmeter.io import read_table, require_column
 
     path = Path(batch["file"].iloc[0])
     frame = read_table(path, allow_empty=True, text_columns=[column])  # an empty part of a folder is no error
     require_column(frame, column, path)
+    require_output_columns_free(frame, path)
     if id_column not in frame.columns:
         name = path.relative_to(root).as_posix() if root else path.name
         frame.insert(0, id_column, [f"{name}:{i}" for i in range(1, len(frame) + 1)])
@@ -147,14 +148,14 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     """Score a file or folder of tables on Ray; write parquet parts to the ``output`` folder. Returns counts.
 
     With ``gpus_per_actor`` > 0 each actor reserves that GPU share and runs the encoder in torch on ``device``
-    (default cuda) in ``dtype`` (default fp16 there, see pragmeter.encoders.encoder_dtype) with large
+    (default cuda) in ``dtype`` (default fp16 there, see pragmeter.encoders.runtime) with large
     length-sorted batches (``batch_size`` default: pragmeter.encoders.GPU_BATCH_SIZE)."""
     try:
         import ray
     except ImportError:
         raise PragmeterError("--engine ray needs the 'ray' extra: pip install 'pragmeter[ray]'") from None
 
-    from pragmeter.encoders.precision import resolve_backend, resolve_precision
+    from pragmeter.encoders.runtime import resolve_runtime
     from pragmeter.impscore.model import resolve_model_dir
 
     output = Path(output)
@@ -163,14 +164,13 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     files = input_files(input_path)
     root = str(Path(input_path)) if Path(input_path).is_dir() else ""
     model_dir = str(resolve_model_dir(model).resolve())  # actors may run elsewhere: pass an absolute folder
-    backend = "torch" if gpus_per_actor and backend in (None, "auto") else resolve_backend(backend or "auto")
     device = device or ("cuda" if gpus_per_actor else None)
-    if dtype is not None and backend != "torch":
-        raise PragmeterError(f"--dtype applies to the torch backend (GPU actors), not to {backend!r}")
-    # Refused in one line now, not once per actor; "auto" is resolved again by each actor on its own CPU (the
-    # summary reports this machine's resolution)
+    if gpus_per_actor and backend in (None, "auto"):
+        backend = "torch"  # actors that reserve a GPU ask for the torch encoder, whatever their device
+    # Refused in one line now, not once per actor; each actor resolves the same wish again on its own CPU (the
+    # summary reports this machine's resolution).
     encoder = json.loads((Path(model_dir) / "config.json").read_text(encoding="utf-8"))["encoder"]
-    resolved = resolve_precision(precision, backend, device, encoder=encoder) or "auto"
+    runtime = resolve_runtime(backend, precision, max(1, int(cpus_per_actor)), encoder, device=device, dtype=dtype)
 
     if not ray.is_initialized():
         address = address or os.environ.get("RAY_ADDRESS")
@@ -196,7 +196,7 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
         # Start with one actor and grow to ``actors``: a fixed pool holding every CPU would starve the
         # repartition step that feeds it.
         compute=ray.data.ActorPoolStrategy(min_size=1, max_size=actors), num_cpus=cpus_per_actor, num_gpus=gpus_per_actor,
-        fn_constructor_kwargs={"model": model_dir, "backend": backend, "device": device, "dtype": dtype,
+        fn_constructor_kwargs={"model": model_dir, "backend": runtime.backend, "device": device, "dtype": dtype,
                                "precision": precision,
                                "column": column, "batch_size": batch_size,
                                "threads": max(1, int(cpus_per_actor))})
@@ -212,8 +212,8 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
                           "whole at the end); run the command again") from None
     failed = int((written[ERROR_COLUMN] != "").sum())
     return {"rows": len(written), "scored": len(written) - failed, "failed": failed, "files": len(files),
-            "actors": actors, "backend": backend, "precision": resolved, "device": device or "cpu",
-            "gpus_per_actor": gpus_per_actor}
+            "actors": actors, "backend": runtime.backend, "precision": runtime.precision, "device": runtime.device,
+            "gpus_per_actor": gpus_per_actor, "runtime": runtime.signature()}
 
 
 def summary_lines(summary: dict, output: str | os.PathLike) -> list[str]:

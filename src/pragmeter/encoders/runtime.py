@@ -1,0 +1,320 @@
+"""How a sentence encoder runs on this machine: one frozen :class:`Runtime` (backend, precision, device, threads and
+why), resolved once by :func:`resolve_runtime` from the machine, the encoder and the caller's wish, and handed to
+everything that encodes (ImpScore, ``serve``, the Ray actors, corpus embedding in training, the benchmarks).
+
+Backends. The fast CPU path is OpenVINO (a core dependency); ONNX Runtime (extra ``onnx``) is the exact fp32
+alternative; torch (sentence-transformers) is the official path and the only one on a GPU. ``auto`` picks torch for
+a GPU device, else OpenVINO, else ONNX Runtime, else torch; where ``$ONEDNN_MAX_CPU_ISA`` caps the math libraries at
+SSE4.1, OpenVINO's CPU plugin cannot run the encoder (its LayerNorm kernel fails), so ``auto`` takes ONNX Runtime
+there and an explicit ``openvino`` is refused.
+
+Precision. fp32 everywhere; bf16 on OpenVINO where the CPU has bf16 matrix instructions (AVX-512 BF16 or AMX),
+about twice as fast. ``auto`` picks bf16 only for encoders whose bf16 scores were measured within the accuracy
+bounds against the official fp32 path (max |Δscore| ≤ 0.02, Kendall τ ≥ 0.99; benchmarks/bench_speed.py,
+tests/encoders/test_precision.py): all-MiniLM-L6-v2 (0.009, 0.996). all-mpnet-base-v2 misses the first bound in bf16
+(0.025, τ 0.995), so ``auto`` keeps it in fp32 (an explicit ``bf16`` still runs it, and its signature says so). An
+encoder whose layers a model fine-tuned is another encoder: ``auto`` runs it in bf16 only when the model's config
+records that check (``bf16_check``, measured at release the same way). On a CPU without bf16 instructions (e.g.
+AVX2-only AMD Zen 1) bf16 would only be emulated, so ``auto`` is fp32 there and an explicit ``bf16`` is refused; the
+same where ``$ONEDNN_MAX_CPU_ISA`` caps oneDNN below AVX512_CORE_BF16 (OpenVINO then has no bf16 kernels). int8 is
+refused, asked as ``precision='int8'`` or as ``backend='onnx-int8'`` alike: ONNX Runtime's dynamic quantization
+moves scores by up to 0.32 on real texts (τ 0.80), and static int8 of the OpenVINO graph (NNCF post-training
+quantization) by 0.15 (τ 0.95), both far outside the bounds. torch's ``auto`` is fp16 on a CUDA device (within the
+bounds there) and fp32 elsewhere.
+
+Threads. ``threads`` (or ``$PRAGMETER_ONNX_THREADS``) is validated here for both graph runtimes alike: a whole
+number >= 1, capped at the CPUs this process may use; unset, each runtime takes its own default.
+
+Errors name the parameters (``precision='bf16'``), as a Python caller passes them; the command line says them as
+flags.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass
+from functools import cache
+
+from pragmeter.errors import PragmeterError
+
+BACKEND_CHOICES = ("auto", "openvino", "onnx", "onnx-int8", "torch")  # what a caller may ask for
+BACKENDS = ("openvino", "onnx", "torch")  # what a resolved runtime runs
+GRAPH_BACKENDS = ("openvino", "onnx")  # the encoder as an exported graph, on the CPU
+PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")  # fp16: torch on a GPU only
+BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+# oneDNN's instruction-set names below AVX512_CORE_BF16: capped at one of these ($ONEDNN_MAX_CPU_ISA), OpenVINO has no
+# bf16 kernels (its compile fails), whatever the CPU's flags say
+ISAS_WITHOUT_BF16 = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI")
+ISAS_WITHOUT_OPENVINO = ("SSE41",)  # capped at one of these, OpenVINO's CPU plugin cannot run the encoder at all
+ISA_ENVS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
+# The accuracy bounds a faster precision must meet against the official fp32 scores on real texts: each score within
+# MAX_ABS_DIFF of fp32's and Kendall τ ≥ MIN_TAU. fp32 itself moves by float rounding only (another batch, order,
+# thread, process or runtime): FP32_MAX_ABS_DIFF (bf16 moves with batching, more so on AMX).
+MAX_ABS_DIFF, MIN_TAU, FP32_MAX_ABS_DIFF = 0.02, 0.99, 1e-4
+BF16_WITHIN_BOUNDS = {"all-MiniLM-L6-v2"}  # canonical encoder names that ``auto`` runs in bf16 (see above)
+# Short names (the precision values) <-> the long names of the torch dtypes, which signatures used
+LONG_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+SHORT_NAMES = {long: short for short, long in LONG_NAMES.items()}
+THREADS_ENV = "PRAGMETER_ONNX_THREADS"  # threads of either graph runtime per process (default: the runtime's own)
+INT8_REFUSED = ("int8 scores differ from fp32 by up to 0.32 (Kendall τ 0.80) on real texts, outside the bounds "
+                f"(max |Δ| ≤ {MAX_ABS_DIFF}, τ ≥ {MIN_TAU}); use precision='auto', 'fp32' or 'bf16'")
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """How an encoder runs: ``backend`` (openvino | onnx | torch), ``precision`` (fp32 | bf16 | fp16), ``device``
+    (``cpu`` for the graph backends), ``threads`` (None: the runtime's default) and ``reason``, why these were
+    chosen. Made by :func:`resolve_runtime`; :meth:`signature` goes into every result the encoder produced."""
+
+    backend: str
+    precision: str
+    device: str = "cpu"
+    threads: int | None = None
+    reason: str = "as asked"
+
+    @property
+    def dtype(self) -> str:
+        """The precision as torch names its dtype (float32, bfloat16, float16)."""
+        return LONG_NAMES[self.precision]
+
+    @property
+    def graph(self) -> bool:
+        """True for the exported-graph backends (OpenVINO, ONNX Runtime), which run on the CPU without torch."""
+        return self.backend in GRAPH_BACKENDS
+
+    def signature(self) -> str:
+        """e.g. ``backend=openvino|precision=bf16|device=cpu|threads=default|reason=…``: what produced the numbers."""
+        return (f"backend={self.backend}|precision={self.precision}|device={self.device}|"
+                f"threads={self.threads or 'default'}|reason={self.reason}")
+
+
+def resolve_runtime(backend: str | None = "auto", precision: str | None = "auto", threads: int | str | None = None,
+                    encoder: str | None = None, *, device: str | None = None, dtype: str | None = None,
+                    bf16_check: bool | None = None, flags: frozenset[str] | None = None) -> Runtime:
+    """The one resolution of how an encoder runs here.
+
+    Args:
+        backend: auto | openvino | onnx | torch (``onnx-int8`` is refused with int8).
+        precision: auto | fp32 | bf16 | fp16 (torch on a GPU); int8 is refused.
+        threads: graph-runtime threads (None: ``$PRAGMETER_ONNX_THREADS``, else the runtime's default); a whole
+            number >= 1, capped at the CPUs this process may use.
+        encoder: the encoder's name (``auto`` precision asks whether its bf16 is within bounds; None: any encoder).
+        device: a torch device (a GPU needs backend torch); None: cpu, or torch's best device for backend torch.
+        dtype: the torch dtype's long name (float32, float16, bfloat16), another spelling of ``precision``.
+        bf16_check: for an encoder whose layers a model fine-tuned: whether the model records its bf16 scores as
+            within bounds (None: not fine-tuned, the encoder's name decides).
+        flags: the CPU's flags to decide by (None: this machine's, and its ``$ONEDNN_MAX_CPU_ISA`` cap).
+
+    Returns:
+        The :class:`Runtime`. A wish this machine cannot meet raises a PragmeterError in one line.
+    """
+    backend = "auto" if backend is None else backend
+    precision = "auto" if precision is None else precision
+    if backend not in BACKEND_CHOICES:
+        raise PragmeterError(f"backend must be one of {', '.join(BACKEND_CHOICES)}, got backend={backend!r}")
+    if precision not in PRECISIONS:
+        raise PragmeterError(f"precision must be one of {', '.join(PRECISIONS)}, got precision={precision!r}")
+    if backend == "onnx-int8" or precision == "int8":
+        asked = "backend='onnx-int8'" if backend == "onnx-int8" else "precision='int8'"
+        raise PragmeterError(f"{asked} is not offered: {INT8_REFUSED}")
+    precision = _with_dtype(precision, dtype)
+    device = None if device is None else str(device)
+    gpu = device not in (None, "cpu")
+    reasons: list[str] = []
+    backend = _backend(backend, device if gpu else None, reasons)
+    if dtype is not None and backend != "torch":
+        raise PragmeterError(f"dtype applies to backend='torch'; got dtype={dtype!r} with backend={backend!r} (its "
+                             "precision is the precision parameter)")
+    if backend != "torch" and gpu:
+        raise PragmeterError(f"device={device!r} needs backend='torch' (the {backend} backend runs on the CPU)")
+    if backend == "torch" and device is None:
+        from pragmeter.encoders.registry import default_device
+
+        device = default_device()
+    device = device or "cpu"
+    precision = _precision(precision, backend, device, encoder, bf16_check, flags, reasons)
+    threads = _threads(threads, backend, reasons)
+    return Runtime(backend, precision, device, threads, "; ".join(reasons) or "as asked")
+
+
+def _with_dtype(precision: str, dtype: str | None) -> str:
+    """``precision`` with torch's ``dtype`` spelling folded in (both given: they must agree)."""
+    if dtype is None:
+        return precision
+    from pragmeter.encoders.registry import DTYPES
+
+    if dtype.lower() not in DTYPES:
+        raise PragmeterError(f"dtype must be one of {', '.join(sorted(DTYPES))}, got dtype={dtype!r}")
+    short = SHORT_NAMES[DTYPES[dtype.lower()]]
+    if precision not in ("auto", short):
+        raise PragmeterError(f"give precision or dtype, not both (precision={precision!r}, dtype={dtype!r})")
+    return short
+
+
+def _backend(backend: str, device: str | None, reasons: list[str]) -> str:
+    cap = isa_cap()
+    if backend == "openvino" and cap in ISAS_WITHOUT_OPENVINO:
+        raise PragmeterError(f"backend='openvino' cannot run with {ISA_ENVS[0]}={cap} (OpenVINO's CPU plugin needs "
+                             "AVX or above); use backend='onnx' or 'torch', or unset it")
+    if backend != "auto":
+        return backend
+    if device is not None:
+        reasons.append(f"torch: device {device}")
+        return "torch"
+    installed = [name for name, module in (("openvino", "openvino"), ("onnx", "onnxruntime"))
+                 if importlib.util.find_spec(module) is not None]
+    if cap in ISAS_WITHOUT_OPENVINO and "openvino" in installed:
+        installed.remove("openvino")
+        reasons.append(f"{ISA_ENVS[0]}={cap} rules out openvino")
+    elif installed == ["onnx"]:
+        reasons.append("openvino is not installed")
+    if not installed:
+        reasons.append("torch: no graph runtime installed")
+    return installed[0] if installed else "torch"
+
+
+def _precision(precision: str, backend: str, device: str, encoder: str | None, bf16_check: bool | None,
+               flags: frozenset[str] | None, reasons: list[str]) -> str:
+    if precision == "fp16" and backend != "torch":
+        raise PragmeterError("precision='fp16' runs through torch on a GPU (backend='torch', device='cuda'); on a CPU "
+                             "use precision='auto', 'fp32' or 'bf16'")
+    if backend == "torch":
+        if precision != "auto":
+            return precision
+        # fp16 on a CUDA device: half the memory traffic, tensor cores, and within the bounds (on an H200, MiniLM's fp16
+        # scores were within 0.002 of the official fp32 path, τ 0.9993, where bf16's were 0.029 off; docs/results.md,
+        # run G1); fp32 elsewhere: CPUs without half-precision matrix units gain nothing and would lose accuracy
+        chosen = "fp16" if device.startswith("cuda") else "fp32"
+        reasons.append(f"{chosen}: torch on {device}")
+        return chosen
+    if backend == "onnx":
+        if precision == "bf16":
+            raise PragmeterError("precision='bf16' needs backend='openvino' or 'torch' (ONNX Runtime has no bf16 CPU "
+                                 "kernels)")
+        if precision == "auto":
+            reasons.append("fp32: the onnx backend runs fp32 only")
+        return "fp32"
+    has_bf16 = cpu_has_bf16(flags)
+    if precision == "bf16" and not has_bf16:
+        cap = cap_without_bf16() if flags is None else None
+        if cap:
+            raise PragmeterError(f"precision='bf16' needs AVX-512 BF16 or AMX, and {ISA_ENVS[0]}={cap} rules them "
+                                 "out; use precision='auto' or 'fp32', or unset it")
+        raise PragmeterError("precision='bf16' needs a CPU with AVX-512 BF16 or AMX (this one has neither: it would "
+                             "only be emulated); use precision='auto' or 'fp32'")
+    if precision != "auto":
+        return precision
+    if not has_bf16:
+        cap = cap_without_bf16() if flags is None else None
+        reasons.append(f"fp32: {ISA_ENVS[0]}={cap} rules out bf16" if cap else "fp32: no bf16 instructions on this CPU")
+        return "fp32"
+    if not _bf16_within_bounds(encoder, bf16_check):
+        reasons.append("fp32: this encoder's bf16 scores are not within the bounds")
+        return "fp32"
+    reasons.append("bf16: the CPU has bf16 instructions and this encoder's bf16 scores are within the bounds")
+    return "bf16"
+
+
+def _bf16_within_bounds(encoder: str | None, bf16_check: bool | None) -> bool:
+    if bf16_check is False:
+        return False
+    if encoder is None:
+        return True
+    from pragmeter.encoders.registry import canonical_name
+
+    return canonical_name(encoder) in BF16_WITHIN_BOUNDS
+
+
+def _threads(threads: int | str | None, backend: str, reasons: list[str]) -> int | None:
+    """``threads`` (or ``$PRAGMETER_ONNX_THREADS`` for a graph backend) checked, capped at the usable CPUs."""
+    named = f"threads={threads!r}"
+    if threads is None:
+        value = os.environ.get(THREADS_ENV, "").strip() if backend in GRAPH_BACKENDS else ""
+        if not value:
+            return None
+        threads, named = value, f"{THREADS_ENV}={value!r}"
+    text = str(threads).strip()
+    if isinstance(threads, bool) or not text.isdigit() or int(text) < 1:
+        raise PragmeterError(f"{named}: expected a whole number of threads >= 1 (or leave it unset)")
+    count, cpus = int(text), usable_cpus()
+    if count > cpus:
+        reasons.append(f"threads capped at the {cpus} CPUs this process may use")
+        return cpus
+    return count
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+@cache
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags from /proc/cpuinfo (empty off Linux)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                if key.strip() == "flags":
+                    return frozenset(value.split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def isa_cap() -> str | None:
+    """The instruction set the math libraries were capped at ($ONEDNN_MAX_CPU_ISA or $DNNL_MAX_CPU_ISA), if any."""
+    for name in ISA_ENVS:
+        value = os.environ.get(name, "").strip().upper()
+        if value and value != "ALL":
+            return value
+    return None
+
+
+def cap_without_bf16() -> str | None:
+    """The ISA cap when it rules bf16 out (one of ISAS_WITHOUT_BF16), else None."""
+    cap = isa_cap()
+    return cap if cap in ISAS_WITHOUT_BF16 else None
+
+
+def cpu_has_bf16(flags: frozenset[str] | None = None) -> bool:
+    """True where the CPU multiplies bf16 matrices natively (AVX-512 BF16 or AMX) and no ISA cap rules them out;
+    ``flags`` given: those flags alone decide."""
+    if flags is None:
+        if cap_without_bf16():
+            return False
+        flags = cpu_flags()
+    return any(flag in flags for flag in BF16_FLAGS)
+
+
+def device_problem(value: str) -> str | None:
+    """Why ``value`` is not a torch device this machine has (None when it is; "cpu" is, without importing torch)."""
+    if value == "cpu":
+        return None
+    import torch
+
+    try:
+        device = torch.device(value)
+    except (RuntimeError, ValueError):
+        return f"{value!r} is not a torch device (cpu, cuda, cuda:1, mps)"
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            return f"{value!r}: CUDA is not available on this machine (use cpu)"
+        if device.index is not None and device.index >= torch.cuda.device_count():
+            return f"{value!r}: this machine has {torch.cuda.device_count()} CUDA device(s)"
+    elif device.type == "mps" and not torch.backends.mps.is_available():
+        return f"{value!r}: MPS is not available on this machine (use cpu)"
+    elif device.type not in ("cpu", "cuda", "mps"):
+        return f"{value!r}: pragmeter runs on cpu, cuda or mps"
+    return None
+
+
+def score_tolerance(precision: str) -> float:
+    """How far two scores of one text may differ when both ran in ``precision`` (fp32, bf16 or fp16) through other
+    batches, orders, threads or processes: float rounding in fp32; in a faster precision each score lies within
+    MAX_ABS_DIFF of fp32's, so two lie within twice that."""
+    return FP32_MAX_ABS_DIFF if precision in ("fp32", "float32") else 2 * MAX_ABS_DIFF

@@ -1,0 +1,150 @@
+"""One runtime value: how the encoder runs is resolved once (resolve_runtime), validated the same way for both
+graph runtimes, recorded with its reason in every signature, and said as flags on the command line."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pragmeter.cli import main
+from pragmeter.encoders.runtime import Runtime, resolve_runtime, usable_cpus
+from pragmeter.errors import PragmeterError
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+TEXTS = ["You are talking too loudly.", "It is cold in here."]
+
+
+def test_resolve_runtime_gives_one_frozen_value_with_its_reason_in_the_signature():
+    zen4 = frozenset({"avx2", "avx512f", "avx512_bf16"})
+    runtime = resolve_runtime("openvino", "auto", 2, "all-MiniLM-L6-v2", flags=zen4)
+    assert (runtime.backend, runtime.precision, runtime.device, runtime.threads) == ("openvino", "bf16", "cpu",
+                                                                                   min(2, usable_cpus()))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        runtime.precision = "fp32"  # type: ignore[misc]
+    signature = runtime.signature()
+    assert signature.startswith(f"backend=openvino|precision=bf16|device=cpu|threads={runtime.threads}|reason=")
+    assert "bf16 instructions" in signature and "within the bounds" in signature
+    mpnet = resolve_runtime("openvino", "auto", encoder="all-mpnet-base-v2", flags=zen4)
+    assert mpnet.precision == "fp32" and "not within the bounds" in mpnet.reason  # why, not only what
+    assert resolve_runtime("openvino", "fp32", flags=zen4).reason == "as asked"
+
+
+def test_the_signature_of_every_impscore_result_carries_the_runtime():
+    from pragmeter.impscore.model import ImpScore
+
+    model = ImpScore.load(backend="onnx", threads=1)
+    assert model.runtime == resolve_runtime("onnx", "auto", 1, model.config["encoder"])
+    assert model.signature().endswith("|" + model.runtime.signature())
+    assert "|backend=onnx|precision=fp32|device=cpu|threads=1|reason=" in model.signature()
+
+
+@pytest.mark.parametrize("backend", ["openvino", "onnx"])
+@pytest.mark.parametrize("value", ["abc", "1.5", "-1", "0", " "])
+def test_a_bad_thread_count_is_refused_alike_by_both_graph_runtimes(backend, value, monkeypatch, capsys):
+    """abc and 1.5 ended OpenVINO in a ValueError traceback, -1 was blamed on bf16, 0 ran on one backend and was
+    refused by the other."""
+    monkeypatch.setenv("PRAGMETER_ONNX_THREADS", value)
+    if not value.strip():  # blank: unset, the runtime's own default
+        assert resolve_runtime(backend).threads is None
+        return
+    assert main(["score", "--backend", backend, *TEXTS]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "bf16" not in err
+    assert f"error: PRAGMETER_ONNX_THREADS={value!r}: expected a whole number of threads >= 1" in err
+    with pytest.raises(PragmeterError, match="expected a whole number"):
+        resolve_runtime(backend, threads=value)
+
+
+def test_more_threads_than_cpus_are_capped_at_the_cpus(monkeypatch):
+    """100000 threads ran two minutes at 6.5 GB for one sentence."""
+    monkeypatch.setenv("PRAGMETER_ONNX_THREADS", "100000")
+    for backend in ("openvino", "onnx"):
+        runtime = resolve_runtime(backend)
+        assert runtime.threads == usable_cpus() and f"capped at the {usable_cpus()} CPUs" in runtime.reason
+    assert resolve_runtime("onnx", threads=100000).threads == usable_cpus()
+    assert resolve_runtime("torch", device="cpu").threads is None  # the graph runtimes' variable, not torch's
+
+
+def test_library_errors_name_parameters_and_the_cli_says_flags(capsys):
+    with pytest.raises(PragmeterError) as info:
+        resolve_runtime("onnx", "bf16")
+    assert str(info.value).startswith("precision='bf16' needs backend='openvino' or 'torch'")
+    assert main(["score", "--backend", "onnx", "--precision", "bf16", *TEXTS]) == 2
+    assert "error: --precision bf16 needs --backend openvino or torch (ONNX Runtime" in capsys.readouterr().err
+    with pytest.raises(PragmeterError, match="device='cuda' needs backend='torch'"):
+        resolve_runtime("openvino", device="cuda")
+
+
+def _run(code: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": SRC, **env},
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_openvino_capped_at_sse41_falls_back_to_onnx_or_says_why_in_one_line():
+    """Capped at SSE4.1, OpenVINO's CPU plugin fails on the encoder's LayerNorm: the default ended in a RuntimeError
+    traceback where ONNX Runtime scores."""
+    pytest.importorskip("onnxruntime")
+    scored = _run("from pragmeter.cli import main; raise SystemExit(main(['score', 'It is cold in here.']))",
+                  ONEDNN_MAX_CPU_ISA="SSE41")
+    assert scored.returncode == 0 and "Traceback" not in scored.stderr, scored.stderr[-2000:]
+    assert 0.0 <= float(scored.stdout.split("\t")[0]) <= 2.0
+    runtime = _run("from pragmeter.encoders.runtime import resolve_runtime; print(resolve_runtime().signature())",
+                   ONEDNN_MAX_CPU_ISA="SSE41")
+    assert runtime.stdout.startswith("backend=onnx|") and "ONEDNN_MAX_CPU_ISA=SSE41 rules out openvino" in runtime.stdout
+    asked = _run("from pragmeter.cli import main; raise SystemExit(main(['score', '--backend', 'openvino', 'Hi.']))",
+                 ONEDNN_MAX_CPU_ISA="SSE41")
+    assert asked.returncode == 2 and asked.stderr.count("\n") == 1, asked.stderr[-2000:]
+    assert "--backend openvino cannot run with ONEDNN_MAX_CPU_ISA=SSE41" in asked.stderr
+    # built by hand past the resolution, the encoder's failure at run time is one line too
+    direct = _run("from pragmeter.encoders.openvino import OpenVinoEncoder\n"
+                  "OpenVinoEncoder('all-MiniLM-L6-v2').encode(['It is cold in here.'])", ONEDNN_MAX_CPU_ISA="SSE41")
+    assert re.search(r"PragmeterError: OpenVINO could not (compile|run) encoder 'all-MiniLM-L6-v2' in fp32",
+                     direct.stderr), direct.stderr[-2000:]
+    assert "try backend='onnx' or 'torch'" in direct.stderr  # fp32 was asked: not told to try fp32
+
+
+def test_a_runtime_is_what_a_graph_encoder_is_shared_by():
+    from pragmeter.encoders.shared import load_graph_encoder
+
+    one = load_graph_encoder("all-MiniLM-L6-v2", Runtime("onnx", "fp32"))
+    assert load_graph_encoder("minilm", Runtime("onnx", "fp32")) is one  # keyed by content, not name
+    assert load_graph_encoder("all-MiniLM-L6-v2", Runtime("onnx", "fp32", threads=1)) is not one
+    with pytest.raises(PragmeterError, match="not a graph backend"):
+        load_graph_encoder("all-MiniLM-L6-v2", Runtime("torch", "fp32"))
+
+
+def test_graph_encoders_refuse_sentence_transformers_options_they_would_ignore():
+    from pragmeter.encoders.shared import load_graph_encoder
+
+    encoder = load_graph_encoder("all-MiniLM-L6-v2", Runtime("onnx", "fp32"))
+    plain = encoder.encode(TEXTS, batch_size=8, convert_to_numpy=True, normalize_embeddings=False)
+    assert plain.shape == (2, 384)
+    for option in ({"normalize_embeddings": True}, {"output_value": "token_embeddings"}, {"precision": "int8"}):
+        with pytest.raises(PragmeterError, match=f"does not take {next(iter(option))}="):
+            encoder.encode(TEXTS, **option)
+
+
+@pytest.mark.parametrize("recorded", ["yes", ["within_bounds"], {"within_bounds": "true"}])
+def test_a_malformed_bf16_check_in_a_model_folder_counts_as_no_check(tmp_path, recorded):
+    """A fine-tuned model's bf16 clearance is read from its config.json, a file someone else wrote: anything but a
+    recorded ``within_bounds: true`` keeps auto in fp32 (a string there ended loading in an AttributeError)."""
+    import json
+    import shutil
+
+    from pragmeter.encoders.finetuned import WEIGHTS_KEY
+    from pragmeter.impscore.model import BF16_CHECK_KEY, DEFAULT_MODEL, ImpScore, resolve_model_dir
+
+    folder = tmp_path / "model"
+    shutil.copytree(resolve_model_dir(DEFAULT_MODEL), folder)
+    config = json.loads((folder / "config.json").read_text())
+    assert WEIGHTS_KEY in config  # the default carries fine-tuned layers
+    (folder / "config.json").write_text(json.dumps({**config, BF16_CHECK_KEY: recorded}))
+    runtime = ImpScore.load(folder, backend="openvino", precision="auto").runtime
+    assert runtime.precision == "fp32"
+    assert runtime.reason.startswith(("fp32: no bf16", "fp32: ONEDNN", "fp32: this encoder's bf16 scores are not"))
