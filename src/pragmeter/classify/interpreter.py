@@ -70,16 +70,24 @@ class Interpreter:
     def load(cls, name: str | os.PathLike | None = None, device: str | None = None,
              precision: str = "auto") -> "Interpreter":
         """The packaged default (``name`` None), a packaged interpreter by name, or a model folder (shipped form
-        or a ``classifier train inli`` folder)."""
+        or a ``classifier train inli`` folder). ``precision`` auto: bf16 autocast on a GPU; on a CPU bf16 where
+        it has bf16 instructions and the folder records a bf16 check within bounds
+        (:func:`pragmeter.classify.shipped.resolve_precision`), else fp32."""
         from pragmeter.classify.loading import load_classifier
-        from pragmeter.classify.shipped import resolve_interpreter
+        from pragmeter.classify.shipped import resolve_interpreter, resolve_precision
 
         folder = resolve_interpreter(name)
-        return cls(load_classifier(folder, device, precision), str(name or folder.name))
+        return cls(load_classifier(folder, device, resolve_precision(folder, precision, device)),
+                   str(name or folder.name))
 
     @property
     def labels(self) -> list[str]:
         return list(self.classifier.labels)
+
+    @property
+    def meant_labels(self) -> list[str]:
+        """The labels whose probabilities make a reading's score (:meth:`meant_scores`)."""
+        return [self.labels[i] for i in self.meant]
 
     @property
     def settings(self):

@@ -32,6 +32,10 @@ HEAD_KEY = "head_weights"
 HEAD_FILE = "head.safetensors"
 SHARD_BYTES = 3 * 2**20 - 64 * 2**10  # under 3 MiB: the package's size budget per file
 DEFAULT_RANK = 32
+BF16_KEY = "bf16_check"  # bf16 against fp32 on validation pairs, measured when the folder is written
+# The bounds bf16 must keep to be chosen by ``auto``: each reading's score (P(implied) + P(explicit)) within 0.02 of
+# fp32's, and the same label on at least 99% of pairs (ImpScore's bounds, read on the interpreter's outputs).
+BF16_MAX_SCORE_DIFF, BF16_MIN_AGREEMENT = 0.02, 0.99
 
 
 def shipped_interpreters() -> list[str]:
@@ -201,3 +205,42 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     with torch.no_grad():
         model.load_state_dict({name: tensor.to(state[name].dtype) for name, tensor in head.items()}, strict=False)
     return TextClassifier(model, tokenizer, settings, pick_device(device), precision)
+
+
+def bf16_check(classifier, premises: list[str], hypotheses: list[str], batch_size: int = 64) -> dict:
+    """bf16 autocast against fp32 on the CPU: the largest change of a pair's meant score (P(implied) + P(explicit),
+    or P(entailed)) and the share of pairs whose label stays, and whether both are within the bounds."""
+    import numpy as np
+
+    from pragmeter.classify.interpreter import MEANT_LABELS
+
+    meant = [i for i, label in enumerate(classifier.labels) if label in MEANT_LABELS]
+    saved = classifier.precision
+    try:
+        classifier.precision = "fp32"
+        fp32 = classifier.probabilities(premises, hypotheses, batch_size)
+        classifier.precision = "bf16"
+        bf16 = classifier.probabilities(premises, hypotheses, batch_size)
+    finally:
+        classifier.precision = saved
+    diff = float(np.abs(fp32[:, meant].sum(1) - bf16[:, meant].sum(1)).max())
+    agreement = float((fp32.argmax(1) == bf16.argmax(1)).mean())
+    return {"max_abs_score_diff": round(diff, 5), "label_agreement": round(agreement, 5), "pairs": len(premises),
+            "bounds": {"max_abs_score_diff": BF16_MAX_SCORE_DIFF, "label_agreement": BF16_MIN_AGREEMENT},
+            "within_bounds": diff <= BF16_MAX_SCORE_DIFF and agreement >= BF16_MIN_AGREEMENT}
+
+
+def resolve_precision(folder: Path, precision: str, device: str | None) -> str:
+    """``auto`` made concrete for a model folder: on a CPU, bf16 only where the CPU has bf16 instructions and the
+    folder's config records a bf16 check within bounds (``bf16_check``), else fp32; on a GPU ``auto`` stays (bf16
+    autocast). Other values as given. The CPU's bf16 support comes from the encoders' precision resolver."""
+    from pragmeter.classify.model import check_precision, pick_device
+    from pragmeter.encoders.precision import cpu_has_bf16
+
+    if check_precision(precision) != "auto" or pick_device(device).type != "cpu":
+        return precision
+    try:
+        check = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")).get(BF16_KEY)
+    except (OSError, ValueError, AttributeError):
+        check = None
+    return "bf16" if isinstance(check, dict) and check.get("within_bounds") is True and cpu_has_bf16() else "fp32"

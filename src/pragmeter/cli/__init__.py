@@ -21,7 +21,7 @@ from pragmeter.errors import PragmeterError
 # Top-level commands in help order (ImpScore use, ImpScore models, benchmarks, classifiers, new data, analyses, the
 # upstream data files) -> the module that registers them.
 COMMANDS = {"score": "score", "distance": "score", "serve": "serve", "impscore": "impscore", "eval": "eval",
-            "tasks": "eval", "classifier": "classifier", "generate": "generate", "analyze": "analyze", "data": "data"}
+            "tasks": "eval", "classifier": "classifier", "interpret": "interpret", "generate": "generate", "analyze": "analyze", "data": "data"}
 
 # Old command names (one release): argv prefix -> new prefix (longer prefixes first). The new name is printed on
 # stderr. Besides the two ``train`` commands, each old name is now an action of a group.
