@@ -6,7 +6,11 @@ The task's chat prompt is read back into the classifier's input: for pair models
 ``Hypothesis:`` lines of the last user message (the INLI task's template ends with them), for single-text
 models the last user message (the ISHate tasks send the text as the user turn). The answer is the predicted
 label's word that the task parses (recorded in the model folder), so API and local models share one results
-format. Requests are batched: every request waiting at the same moment goes through one forward pass.
+format. A pair model is an interpreter (:mod:`pragmeter.classify.interpreter`) and also answers multiple-choice
+items (DRInQ's ``question`` / ``context`` / ``options`` block, the last of the prompt): the premise is the context
+with the quoted question, each option a reading, and the answer the letter of the reading most likely meant
+(P(implied) + P(explicit)). Requests are batched: every request waiting at the same moment goes through one
+forward pass. The folder may also be a packaged interpreter's name.
 
 Model arguments: ``device`` (default cuda when available), ``batch_size`` (default 64).
 """
@@ -15,6 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
 
 from pragmeter.errors import PragmeterError
 from pragmeter.llm.backends import register_backend
@@ -22,6 +30,9 @@ from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend
 
 _KNOWN = {"device", "batch_size"}
 _PAIR = re.compile(r"Premise:[ \t]*(?P<premise>.*?)\n\s*Hypothesis:[ \t]*(?P<hypothesis>.*?)\s*\Z", re.DOTALL)
+# A multiple-choice item block as the DRInQ task writes it (tasks/prompts/drinq_item.txt), the last in the prompt.
+_CHOICE = re.compile(r"(?:\A|\n)question\n(?P<question>.+?)\ncontext\n(?P<context>.+?)\noptions\n(?P<options>.+?)\s*\Z",
+                     re.DOTALL)
 
 
 def classifier_input(messages: Messages, input_kind: str) -> tuple[str, str | None]:
@@ -40,15 +51,39 @@ def classifier_input(messages: Messages, input_kind: str) -> tuple[str, str | No
     return found.group("premise").strip(), found.group("hypothesis").strip()
 
 
+def choice_input(messages: Messages) -> tuple[str, list[str], list[str]]:
+    """(premise, letters, readings) of the last multiple-choice item block of the last user message; ValueError
+    when it holds none."""
+    from pragmeter.classify.interpreter import premise
+    from pragmeter.datasets.drinq import parse_options
+
+    users = [m["content"] for m in messages if m.get("role") == "user"]
+    content = users[-1] if users else ""
+    start = content.rfind("question\n")
+    found = _CHOICE.search(content[max(0, start - 1):]) if start >= 0 else None
+    if not found:
+        raise ValueError("the prompt ends with neither 'Premise: …'/'Hypothesis: …' lines nor a "
+                         "question/context/options item")
+    options = parse_options(found.group("options"))
+    return (premise(found.group("context").strip(), found.group("question").strip()),
+            [letter for letter, _ in options], [text for _, text in options])
+
+
 class LocalClassifierBackend(ChatBackend):
     def __init__(self, path: str, device: str | None = None, batch_size: int = 64):
         from pragmeter.classify.loading import load_classifier
+        from pragmeter.classify.shipped import resolve_interpreter
 
         self.path = path
+        if not (Path(path) / "config.json").is_file():  # a packaged interpreter's name
+            path = str(resolve_interpreter(path))
+        self.folder = path
         self.classifier = load_classifier(path, device)
         self.batch_size = batch_size
         self.concurrency = batch_size  # so that a full batch of requests can wait together
-        self._pending: list[tuple[str, str | None, asyncio.Future]] = []
+        # Per waiting request: its (text, hypothesis or None) inputs, how its answer follows from their
+        # probability rows, and the future it waits on.
+        self._pending: list[tuple[list[tuple[str, str | None]], Callable, asyncio.Future]] = []
         self._scheduled = False
 
     @classmethod
@@ -74,7 +109,7 @@ class LocalClassifierBackend(ChatBackend):
         from pragmeter.data.root import sha256_of
 
         if not hasattr(self, "_digest"):
-            self._digest = sha256_of(weights_file(self.path))
+            self._digest = sha256_of(weights_file(self.folder))
         return self._digest
 
     def decoding(self, max_tokens: int | None) -> dict:
@@ -91,35 +126,65 @@ class LocalClassifierBackend(ChatBackend):
         if top_logprobs:
             raise BackendFatal("the local backend answers with a label, not log-probabilities: use mode=generate")
         try:
-            text, hypothesis = classifier_input(messages, self.classifier.settings.input_kind)
+            inputs, answer = self._request(messages)
         except ValueError as error:
             raise BackendFailed(f"local classifier: {error}") from None
         future = asyncio.get_running_loop().create_future()
-        self._pending.append((text, hypothesis, future))
-        if len(self._pending) >= self.batch_size:
+        self._pending.append((inputs, answer, future))
+        if sum(len(waiting) for waiting, _, _ in self._pending) >= self.batch_size:
             self._flush()
         elif not self._scheduled:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
-        label = await future
+        return Completion(text=await future, finish_reason="stop")
+
+    def _request(self, messages: Messages) -> tuple[list[tuple[str, str | None]], Callable]:
+        """The classifier inputs a prompt asks about and the function from their probability rows to the answer:
+        the label's word for one text or pair, the most likely meant option's letter for a multiple-choice item."""
+        kind = self.classifier.settings.input_kind
         words = self.classifier.settings.answer_words
-        return Completion(text=words.get(label, label), finish_reason="stop")
+        try:
+            text, hypothesis = classifier_input(messages, kind)
+        except ValueError:
+            if kind != "pair":
+                raise
+            from pragmeter.classify.interpreter import Interpreter
+
+            try:
+                interpreter = Interpreter(self.classifier, self.path)  # checks the labels make a reading's score
+            except PragmeterError as error:
+                raise BackendFatal(str(error)) from None
+            text, letters, readings = choice_input(messages)
+            return ([(text, reading) for reading in readings],
+                    lambda rows: letters[int(np.argmax(interpreter.meant_scores(rows)))])
+
+        def label(rows: np.ndarray) -> str:
+            decided = self.classifier.decide(rows)[0]
+            return words.get(decided, decided)
+
+        return [(text, hypothesis)], label
 
     def _flush(self) -> None:
         self._scheduled = False
         batch, self._pending = self._pending, []
         if not batch:
             return
-        texts = [text for text, _, _ in batch]
-        pairs = None if batch[0][1] is None else [hypothesis for _, hypothesis, _ in batch]
+        flat = [pair for inputs, _, _ in batch for pair in inputs]
+        texts = [text for text, _ in flat]
+        pairs = None if flat[0][1] is None else [hypothesis for _, hypothesis in flat]
         try:
-            labels = self.classifier.predict(texts, pairs, self.batch_size)
+            rows = self.classifier.probabilities(texts, pairs, self.batch_size)
         except Exception as error:  # noqa: BLE001 - every waiting request gets the failure
             for *_, future in batch:
                 future.set_exception(BackendFailed(f"local classifier failed: {error}"))
             return
-        for (*_, future), label in zip(batch, labels):
-            future.set_result(label)
+        start = 0
+        for inputs, answer, future in batch:
+            try:
+                future.set_result(answer(rows[start:start + len(inputs)]))
+            except Exception as error:  # noqa: BLE001 - this request's answer fails, not the others'
+                future.set_exception(BackendFailed(f"local classifier failed: {error}"))
+            start += len(inputs)
 
 
 register_backend("local", LocalClassifierBackend)

@@ -128,7 +128,7 @@ def compress(classifier, rank: int = DEFAULT_RANK) -> tuple[dict, dict]:
 
 
 def save_shipped(classifier, factors: dict, head: dict, folder: str | os.PathLike, card: str,
-                 metrics: dict | None = None) -> Path:
+                 metrics: dict | None = None, bf16: dict | None = None) -> Path:
     """Write the shipped form (module notes) atomically."""
     from dataclasses import asdict
 
@@ -148,6 +148,8 @@ def save_shipped(classifier, factors: dict, head: dict, folder: str | os.PathLik
         save_file({k: v.detach().cpu().float().contiguous() for k, v in head.items()}, str(staging / HEAD_FILE))
         config[WEIGHTS_KEY] = shards
         config[HEAD_KEY] = {"file": HEAD_FILE, "sha256": sha256_of(staging / HEAD_FILE)}
+        if bf16 is not None:
+            config[BF16_KEY] = bf16
         (staging / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         (staging / "README.md").write_text(card, encoding="utf-8")
         if metrics is not None:
@@ -176,7 +178,7 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     encoder_folder = finetuned_encoder(settings.base_encoder, folder, config.get(WEIGHTS_KEY), where)
     try:
         model_config = AutoConfig.for_model(**{k: v for k, v in config.items()
-                                               if k not in (WEIGHTS_KEY, HEAD_KEY, "pragmeter")})
+                                               if k not in (WEIGHTS_KEY, HEAD_KEY, BF16_KEY, "pragmeter")})
     except (ValueError, TypeError, KeyError) as error:
         raise DataError(f"{config_path}: not a transformers model config ({first_line(error)})") from None
     if [model_config.id2label.get(i) for i in range(model_config.num_labels)] != settings.labels:
@@ -244,3 +246,39 @@ def resolve_precision(folder: Path, precision: str, device: str | None) -> str:
     except (OSError, ValueError, AttributeError):
         check = None
     return "bf16" if isinstance(check, dict) and check.get("within_bounds") is True and cpu_has_bf16() else "fp32"
+
+
+def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int, val, test=None,
+         bf16_pairs: int = 512, batch_size: int = 64, progress: bool = True) -> dict:
+    """The shipped form of the ``classifier train`` folder ``source`` at ``rank``, written to ``output`` with its
+    card: validation accuracy of the whole and of the compressed model (``val``: Examples), bf16 checked on the first
+    ``bf16_pairs`` validation pairs, the test report of the compressed model when ``test`` is given. Returns the
+    metrics (also in metrics.json)."""
+    from pragmeter.classify.model import TextClassifier
+    from pragmeter.classify.training import evaluate
+
+    source = Path(source)
+    classifier = TextClassifier.load(source, "cpu", "fp32")
+    whole, _ = evaluate(classifier, val, batch_size, progress)
+    factors, head = compress(classifier, rank)
+    compressed, _ = evaluate(classifier, val, batch_size, progress)
+    pairs = min(bf16_pairs, len(val))
+    check = bf16_check(classifier, val.texts[:pairs], val.pairs[:pairs], batch_size)
+    try:
+        trained = json.loads((source / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        trained = {}
+    metrics = {"rank": rank, "source": source.name, "val_whole": whole, "val_compressed": compressed,
+               "bf16_check": check, "training": {k: trained.get(k) for k in (
+                   "command", "commit", "settings", "train_config", "best_epoch", "history", "train_examples",
+                   "data_files", "transformers", "torch", "device")}}
+    if test is not None:
+        metrics["test_compressed"], predictions = evaluate(classifier, test, batch_size, progress)
+        if test.groups:
+            from pragmeter.metrics.classification import accuracy_by_group
+
+            metrics["test_compressed"]["per_source"] = accuracy_by_group(test.labels, predictions, test.groups)
+    from pragmeter.classify.card import interpreter_card
+
+    save_shipped(classifier, factors, head, output, interpreter_card(metrics), metrics, check)
+    return metrics
