@@ -95,6 +95,19 @@ def readings_of(value) -> list[str] | str:
     return f"field 'readings': reading {empty[0]} is empty or not text" if empty else value
 
 
+def table_kind(frame: pd.DataFrame, path: str | os.PathLike) -> str:
+    """"pairs" (premise, hypothesis columns) or "readings" (context, utterance, readings); a DataError naming the
+    file and its columns otherwise."""
+    from pragmeter.errors import DataError
+
+    if set(PAIR_COLUMNS) <= set(frame.columns):
+        return "pairs"
+    if set(READING_COLUMNS) <= set(frame.columns):
+        return "readings"
+    raise DataError(f"{path}: needs columns premise and hypothesis, or context, utterance and readings; "
+                    f"available columns: {', '.join(map(str, frame.columns)) or '(none)'}")
+
+
 def interpret_frame(interpreter, frame: pd.DataFrame, path: str | os.PathLike, batch_size: int = 64,
                     progress: bool = True) -> pd.DataFrame:
     """``frame`` read by an :class:`~pragmeter.classify.interpreter.Interpreter`, every row kept in order. Rows of
@@ -107,15 +120,10 @@ def interpret_frame(interpreter, frame: pd.DataFrame, path: str | os.PathLike, b
     import numpy as np
 
     from pragmeter.classify.interpreter import premise
-    from pragmeter.errors import DataError
 
-    if set(PAIR_COLUMNS) <= set(frame.columns):
-        out = label_frame(interpreter.classifier, frame, path, premise_column="premise",
-                          hypothesis_column="hypothesis", batch_size=batch_size, progress=progress)
-        return out
-    if not set(READING_COLUMNS) <= set(frame.columns):
-        raise DataError(f"{path}: needs columns premise and hypothesis, or context, utterance and readings; "
-                        f"available columns: {', '.join(map(str, frame.columns)) or '(none)'}")
+    if table_kind(frame, path) == "pairs":
+        return label_frame(interpreter.classifier, frame, path, premise_column="premise",
+                           hypothesis_column="hypothesis", batch_size=batch_size, progress=progress)
     errors = row_errors(frame, ["utterance"], path)
     contexts = frame["context"].tolist()
     readings: list = [None] * len(frame)
@@ -144,15 +152,18 @@ def interpret_frame(interpreter, frame: pd.DataFrame, path: str | os.PathLike, b
     return out
 
 
-def interpret_table(interpreter, path: str | os.PathLike, output: str | os.PathLike, batch_size: int = 64,
+def interpret_table(load_interpreter, path: str | os.PathLike, output: str | os.PathLike, batch_size: int = 64,
                     overwrite: bool = False, progress: bool = True) -> pd.DataFrame:
     """``pragmeter interpret --input``: :func:`interpret_frame` of the table at ``path``, written atomically to
-    ``output``; rows that could not be read are reported on stderr (the first one by file, row and field)."""
+    ``output``; rows that could not be read are reported on stderr (the first one by file, row and field). The
+    output and the table's columns are checked before ``load_interpreter()`` loads the model: a bad file fails
+    fast."""
     from pragmeter.io import check_output, read_table, report_rows, write_table
 
     check_output(output, overwrite)
     frame = read_table(path)
-    out = interpret_frame(interpreter, frame, path, batch_size, progress)
+    table_kind(frame, path)
+    out = interpret_frame(load_interpreter(), frame, path, batch_size, progress)
     write_table(out, output, overwrite=overwrite)
     report_rows(out[ERROR_COLUMN].tolist(), "interpreted", output, ERROR_COLUMN,
                 lambda row, reason: f"{path}: data row {row + 1}: {reason}")

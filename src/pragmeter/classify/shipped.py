@@ -101,7 +101,25 @@ def changes(base: dict, encoder: dict, rank: int) -> dict:
                                  f"{tuple(base[name].shape)}")
         if not tensor.detach().cpu().float().equal(base[name].float()):
             changed[name] = tensor
-    return low_rank_change(base, changed, rank)
+    return fit_shards(low_rank_change(base, changed, rank))
+
+
+def fit_shards(factors: dict) -> dict:
+    """``factors`` with each pair cut to the rank at which both fit one shard: the word-embedding matrix (30,522 rows
+    in MiniLM) keeps its change's largest singular directions up to ``SHARD_BYTES`` (rank 49 for MiniLM); the SVD
+    orders them, so the cut is the best approximation of that rank. Other tensors as they are."""
+    from pragmeter.encoders.finetuned import DOWN, UP
+
+    out = dict(factors)
+    for name in [n for n in factors if n.endswith(UP)]:
+        up, down = factors[name], factors[name[:-len(UP)] + DOWN]
+        widest = max(up.shape[0], down.shape[1])
+        keep = SHARD_BYTES // (widest * up.element_size())
+        if keep < 1:
+            raise PragmeterError(f"the change of {name[:-len(UP)]!r} does not fit a {SHARD_BYTES}-byte shard")
+        if up.shape[1] > keep:
+            out[name], out[name[:-len(UP)] + DOWN] = up[:, :keep].contiguous(), down[:keep].contiguous()
+    return out
 
 
 def base_weights(base_encoder: str) -> dict:

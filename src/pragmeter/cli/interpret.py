@@ -50,13 +50,15 @@ def run(args: argparse.Namespace) -> int:
         raise PragmeterError("--output goes with --input")
     from pragmeter.classify.interpreter import Interpreter
 
-    interpreter = Interpreter.load(args.model, args.device, args.precision)
+    def load() -> Interpreter:
+        return Interpreter.load(args.model, args.device, args.precision)
+
     if args.input:
         from pragmeter.classify.labelling import interpret_table
 
-        interpret_table(interpreter, args.input, args.output, args.batch_size, args.overwrite,
-                        progress=not args.no_progress)
+        interpret_table(load, args.input, args.output, args.batch_size, args.overwrite, progress=not args.no_progress)
         return 0
+    interpreter = load()
     from pragmeter.classify.interpreter import premise
 
     text = premise(args.context, args.utterance)
