@@ -189,3 +189,9 @@ def test_local_backend_answers_drinq_through_the_interpreter(tiny, tmp_path, dat
         item = items[sample["item_id"]]
         scores = model.rank_many([drinq_premise(item)], [[text for _, text in item.options]])[0]
         assert sample["parsed"] == item.options[int(np.argmax(scores))][0]
+
+
+def test_load_without_a_model_names_what_is_missing(monkeypatch, tmp_path):
+    monkeypatch.setenv("PRAGMETER_INTERPRETER", str(tmp_path / "absent"))
+    with pytest.raises(PragmeterError, match="no interpreter at .*absent.*: give a model folder or a packaged name"):
+        Interpreter.load()
