@@ -62,7 +62,7 @@ def test_interpreter_contamination(tmp_path, data_root, run_script):
                      tmp_path / "overlaps.csv", "--data-root", data_root).splitlines()
     assert [line.split(":")[0] for line in out] == ["drinq", "drinq_options", "floyd", "floyd_options", "ludwig_test",
                                                    "circa", "inli_test"]
-    assert all("60 items" in line for line in out)
+    assert all(": 60 items;" in line for line in out if not line.startswith("floyd:"))  # the battery has 40 items
     overlaps = pd.read_csv(tmp_path / "overlaps.csv", keep_default_na=False)
     # INLI's conversational premises were written from Circa exchanges: some of the first 60 Circa items are inside one
     seen = overlaps[(overlaps["set"] == "circa") & (overlaps["exchange_in_premise"] != "")]
