@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -104,9 +105,9 @@ def test_two_evals_into_one_folder_at_once(tmp_path, fake_server):
     assert server.total_calls == 20
 
 
-def test_two_trainings_into_one_folder_at_once(tmp_path, private_cache, data_root):
-    """The first training runs in this process (torch and the encoder already loaded: a fresh process spent ~10 s on
-    them); the second, a fresh process, starts while the first holds the output."""
+def test_two_trainings_into_one_folder_at_once(tmp_path, private_cache, data_root, monkeypatch):
+    """The first training runs in this process; the second, a fresh process, is started by the first one's lock as
+    soon as it is held (before the training begins), so it always meets a running first training."""
     output = tmp_path / "model"
 
     def train(c: str) -> list[str]:
@@ -114,29 +115,103 @@ def test_two_trainings_into_one_folder_at_once(tmp_path, private_cache, data_roo
                 "--limit-eval", "16", "--output", str(output), "--device", "cpu", "--no-progress",
                 "--data-root", str(data_root)]
 
-    first_done, second = threading.Event(), {}
+    from pragmeter.io import lock as lock_module
 
-    def start_second() -> None:
-        deadline = time.time() + 300
-        while not lock_path(output).exists() and not first_done.is_set() and time.time() < deadline:
-            time.sleep(0.01)
-        second["run"] = subprocess.run([*CLI, *train("4")], env=environment(), capture_output=True, text=True,
-                                       timeout=600)
+    real_lock, second = lock_module.output_lock, {}
 
-    starter = threading.Thread(target=start_second)
-    starter.start()
-    try:
-        assert main(train("1")) == 0
-    finally:
-        first_done.set()
-        starter.join()
+    @contextmanager
+    def lock_then_start_the_second(target):
+        with real_lock(target) as path:
+            second["run"] = subprocess.run([*CLI, *train("4")], env=environment(), capture_output=True, text=True,
+                                           timeout=600)
+            yield path
+
+    monkeypatch.setattr(lock_module, "output_lock", lock_then_start_the_second)
+    assert main(train("1")) == 0
     loser = second["run"]
     assert loser.returncode == 2, loser.stderr
     assert "Traceback" not in loser.stderr and len(loser.stderr.strip().splitlines()) == 1
-    assert ("is being written by another pragmeter run" in loser.stderr
-            or "already holds a model" in loser.stderr)  # the first may have finished before the other started
+    assert f"{output} is being written by another pragmeter run (pid {os.getpid()}" in loser.stderr
     metrics = json.loads((output / "metrics.json").read_text())
     assert metrics["train_config"]["C_grid"] == [1.0]  # the finished model, not replaced by the other run's
     from pragmeter.classify.loading import load_classifier
 
     assert load_classifier(output, "cpu").labels == metrics["settings"]["labels"]
+
+
+# --- what sits at the lock's name is not trusted (issue 47, item 4) ------------------------------------------------
+
+PRECIOUS = "my notes, not a lock\n"
+
+
+def _symlink(lock: Path, precious: Path) -> None:
+    lock.symlink_to(precious)
+
+
+def _hard_link(lock: Path, precious: Path) -> None:
+    os.link(precious, lock)
+
+
+def _foreign_file(lock: Path, precious: Path) -> None:
+    lock.write_text(PRECIOUS)
+
+
+def _fifo(lock: Path, precious: Path) -> None:
+    os.mkfifo(lock)
+
+
+def _folder(lock: Path, precious: Path) -> None:
+    lock.mkdir()
+
+
+@pytest.mark.parametrize("plant, what", [(_symlink, "a symbolic link"), (_hard_link, "a file with 2 hard links"),
+                                         (_foreign_file, "a file that does not hold a pid"),
+                                         (_fifo, "not a regular file"), (_folder, "not a regular file")],
+                         ids=["symlink", "hard-link", "foreign-file", "fifo", "folder"])
+def test_what_is_not_our_lock_is_refused_and_left_untouched(tmp_path, capsys, plant, what):
+    """``ln -s ~/precious.txt .o.csv.lock; pragmeter score --input two.csv --output o.csv`` wrote a pid into
+    precious.txt: the lock's name is opened without following links and only a regular file holding a pid is
+    taken as a lock; anything else refuses the run in one line and is not written to."""
+    home = tmp_path / "home"
+    home.mkdir()
+    precious = home / "precious.txt"
+    precious.write_text(PRECIOUS)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "two.csv").write_text("text\nCan you pass the salt?\nPass the salt.\n")
+    lock = lock_path(runs / "o.csv")
+    plant(lock, precious)
+    code = main(["score", "--input", str(runs / "two.csv"), "--output", str(runs / "o.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert f"{lock} is {what}, not a pragmeter lock; it was left untouched" in err
+    assert precious.read_text() == PRECIOUS
+    assert os.path.lexists(lock) and not (runs / "o.csv").exists()
+
+
+def test_an_alias_and_the_real_path_are_one_lock(tmp_path, capsys):
+    """``runs/real`` and a symbolic link ``runs/alias`` to it were two locks (two evals both exited 0 and one
+    model's results were lost): the lock is keyed by the resolved path, so a run through either name meets the
+    other's lock, whichever took it first."""
+    real = tmp_path / "runs" / "real"
+    real.mkdir(parents=True)
+    (tmp_path / "runs" / "alias").symlink_to(real)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "link").symlink_to(tmp_path / "runs")  # a link to a parent folder resolves the same way
+    alias, deep = tmp_path / "runs" / "alias", elsewhere / "link" / "alias"
+    for held, contender in ((real, alias), (alias, real), (deep, real)):
+        holder = hold(held)  # another process holds the lock
+        try:
+            with pytest.raises(OutputBusy, match=rf"pid {holder.pid}"):
+                with output_lock(contender):
+                    pass
+            code = main(["eval", "--tasks", "inli", "--output", str(contender), "--model-args",
+                         "base_url=http://127.0.0.1:9/v1,model=m"])
+            err = capsys.readouterr().err
+            assert code == 2 and f"is being written by another pragmeter run (pid {holder.pid}" in err
+        finally:
+            holder.kill()
+            holder.wait()
+    assert not any(real.iterdir())  # no run wrote anything
+    assert lock_path(alias) == lock_path(real) == lock_path(deep)

@@ -1,4 +1,4 @@
-"""`pragmeter correlate` between two score columns, in one table or joined from two."""
+"""`pragmeter analyze correlate` between two score columns, in one table or joined from two."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ def test_generation_check_reports_levels_and_tau(tmp_path, throwaway_model):
         return "\n".join(SENTENCES if run != 1 else SENTENCES[::-1])
 
     with FakeChatServer(responder) as fake:
-        assert main(["generation-check", "--model-args", f"base_url={fake.url},model=fake-writer,seed=10",
+        assert main(["analyze", "generation-check", "--model-args", f"base_url={fake.url},model=fake-writer,seed=10",
                      "--topics", str(topics), "--runs", "3", "--impscore", throwaway_model, "--no-progress",
                      "--output", str(tmp_path / "out")]) == 0
     payload = json.loads((tmp_path / "out" / "generation_check.json").read_text())

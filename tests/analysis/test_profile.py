@@ -1,4 +1,4 @@
-"""`pragmeter profile` on real texts: counts, histograms, pairs, comparisons, plots and the embedding cache;
+"""`pragmeter analyze profile` on real texts: counts, histograms, pairs, comparisons, plots and the embedding cache;
 the built-in loaders against the counts documented in SOURCES.md."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`pragmeter report` end to end: two models evaluated on real ISHate texts through the fake server, a
+"""`pragmeter analyze report` end to end: two models evaluated on real ISHate texts through the fake server, a
 dataset profile, one self-contained page per model, and a headless-Chromium screenshot showing the plots."""
 
 from __future__ import annotations
@@ -48,12 +48,14 @@ def test_one_self_contained_page_per_model(results_dir):
     assert results["results"]["hate_detection"]["signature"].split("|")[0] in page
     link = re.search(r'href="([^"]*samples_hate_detection\.jsonl)"', page).group(1)
     assert (report / link).resolve() == (results_dir / "always-yes" / "samples_hate_detection.jsonl").resolve()
-    # Stratified before rendering, on the hateful items (the paper's detection rate): "Yes." is always right.
-    stratified = json.loads((results_dir / "always-yes" / "stratified_hate_detection.json").read_text())
+    # Stratified before rendering into the report's own folder, on the hateful items (the paper's detection rate):
+    # "Yes." is always right.
+    assert not list(results_dir.glob("always-*/stratified_*"))
+    stratified = json.loads((report / "stratified" / "always-yes" / "stratified_hate_detection.json").read_text())
     labels = pd.read_csv(results_dir / "texts.csv")["label"]
     assert stratified["n"] == int(labels.sum()) and stratified["accuracy"] == 1.0
     assert "always-no" not in re.sub(r"<nav>.*?</nav>", "", page)  # its numbers are on its own page
-    assert any(p.suffix == ".png" for p in (report / "plots").iterdir())
+    assert any(p.suffix == ".png" for p in (report / "plots").rglob("*"))  # under their path in the results
 
 
 def test_report_screenshot_shows_the_plots(results_dir, tmp_path):

@@ -89,3 +89,75 @@ def test_only_commands_and_process_entry_points_build_argument_parsers():
             if _builds_a_parser(tree) and not _is_entry_point(tree):
                 offenders.append(str(path.relative_to(CHECKOUT)))
     assert offenders == []
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the pragmeter modules it imports anywhere in the file (lazy imports included, imports under
+    ``if TYPE_CHECKING:`` left out); ``from package import name`` points at the submodule when ``name`` is one."""
+    files = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {}
+    for name, path in files.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        typing_only = {id(node) for branch in ast.walk(tree)
+                       if isinstance(branch, ast.If) and "TYPE_CHECKING" in ast.unparse(branch.test)
+                       for node in ast.walk(branch)}
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges = set()
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.Import):
+                edges.update(alias.name for alias in node.names if alias.name in files)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parents = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(parents + ([base] if base else []))
+                for alias in node.names:
+                    target = f"{base}.{alias.name}"
+                    edges.add(target if target in files else base)
+        graph[name] = {edge for edge in edges if edge in files and edge != name and not name.startswith(edge + ".")}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while not component or component[-1] != node:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycles_between_modules():
+    """A package's parent is left out (``pragmeter.io.tables`` may use ``pragmeter.io``); a module that imports
+    another, even lazily inside a function, and is imported back by it, is a cycle."""
+    assert _cycles(_import_graph()) == []

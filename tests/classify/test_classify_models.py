@@ -79,7 +79,7 @@ def test_saved_model_reloads_to_identical_predictions(inli_run):
 
 def test_ishate_single_text_recipe_via_cli(tmp_path, data_root):
     output = tmp_path / "ishate"
-    code = main(["train", "ishate-a", "--output", str(output), "--augment", "local-eda", "--limit-train", "48",
+    code = main(["classifier", "train", "ishate-a", "--output", str(output), "--augment", "local-eda", "--limit-train", "48",
                  "--limit-eval", "24", "--epochs", "1", "--max-length", "48", "--batch-size", "16", "--device", "cpu",
                  "--tune-decision-bias", "--no-progress", "--data-root", str(data_root)])
     assert code == 0
@@ -96,7 +96,7 @@ def test_ishate_single_text_recipe_via_cli(tmp_path, data_root):
     predictions = reloaded.predict(texts)
     assert predictions == decide(reloaded.probabilities(texts), reloaded.labels, tuned["bias"])
     assert set(predictions) <= {"non-hateful", "explicit", "implicit"}
-    assert main(["train", "ishate-a", "--output", str(output), "--limit-train", "8", "--device", "cpu"]) != 0
+    assert main(["classifier", "train", "ishate-a", "--output", str(output), "--limit-train", "8", "--device", "cpu"]) != 0
 
 
 def test_predict_keeps_every_column(inli_run, tmp_path):
@@ -105,13 +105,13 @@ def test_predict_keeps_every_column(inli_run, tmp_path):
     pd.DataFrame({"id": ["a", "b"], "premise": data.test.texts[:2], "hypothesis": data.test.pairs[:2],
                   "note": ["x", "y"]}).to_csv(source, index=False)
     target = tmp_path / "out.jsonl"
-    assert main(["predict", "--model", str(output), "--input", str(source), "--output", str(target),
+    assert main(["classifier", "predict", "--model", str(output), "--input", str(source), "--output", str(target),
                  "--device", "cpu", "--no-progress"]) == 0
     out = pd.read_json(target, lines=True)
     assert list(out.columns[:4]) == ["id", "premise", "hypothesis", "note"] and list(out["id"]) == ["a", "b"]
     assert set(out["prediction"]) <= set(inli.LABELS)
     assert np.allclose(out[[f"p_{label}" for label in inli.LABELS]].sum(axis=1), 1.0, atol=1e-5)
-    assert main(["predict", "--model", str(output), "--input", str(source), "--output", str(tmp_path / "o.csv"),
+    assert main(["classifier", "predict", "--model", str(output), "--input", str(source), "--output", str(tmp_path / "o.csv"),
                  "--column", "note", "--premise-column", "nope", "--device", "cpu"]) != 0
 
 
@@ -120,7 +120,7 @@ def test_predict_notes_rows_longer_than_the_token_limit(inli_run, tmp_path, caps
     source = tmp_path / "pairs.csv"
     pd.DataFrame({"premise": ["It is cold in here.", " ".join(data.test.texts[:20])],
                   "hypothesis": ["The speaker wants the window closed."] * 2}).to_csv(source, index=False)
-    assert main(["predict", "--model", str(output), "--input", str(source), "--output", str(tmp_path / "o.csv"),
+    assert main(["classifier", "predict", "--model", str(output), "--input", str(source), "--output", str(tmp_path / "o.csv"),
                  "--device", "cpu", "--no-progress"]) == 0
     assert "note: 1 row(s) exceeded the classifier's token limit and were truncated" in capsys.readouterr().err
     assert len(pd.read_csv(tmp_path / "o.csv")["prediction"].dropna()) == 2  # both labelled all the same
@@ -129,7 +129,7 @@ def test_predict_notes_rows_longer_than_the_token_limit(inli_run, tmp_path, caps
 def test_drinq_nli_reports_accuracy_with_ci(inli_run, tmp_path, data_root):
     _, output, _, _ = inli_run
     results = tmp_path / "drinq.json"
-    assert main(["drinq-nli", "--model", str(output), "--limit", "12", "--output", str(results), "--device", "cpu",
+    assert main(["classifier", "drinq-nli", "--model", str(output), "--limit", "12", "--output", str(results), "--device", "cpu",
                  "--no-progress", "--data-root", str(data_root)]) == 0
     payload = json.loads(results.read_text())
     assert payload["n"] == 12

@@ -1,4 +1,4 @@
-"""`pragmeter evaluate battery | politeness` (model and --baseline hedging) on small real slices, and the
+"""`pragmeter impscore evaluate battery | politeness` (model and --baseline hedging) on small real slices, and the
 Stanford Politeness loader."""
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def test_politeness_bad_row_names_file_row_and_field(tmp_path, monkeypatch):
 
 def test_evaluate_politeness_sample(tmp_path, capsys):
     out = tmp_path / "p.json"
-    assert main(["evaluate", "politeness", "--sample", "40", "--seed", "3", "--resamples", "200",
+    assert main(["impscore", "evaluate", "politeness", "--sample", "40", "--seed", "3", "--resamples", "200",
                  "--output", str(out)]) == 0
     result = json.loads(out.read_text())
     rows = result["per_item"]
@@ -76,6 +76,6 @@ def test_evaluate_politeness_sample(tmp_path, capsys):
     assert "spearman_rho" in capsys.readouterr().out
     # the same seed draws the same sample
     again = tmp_path / "q.json"
-    assert main(["evaluate", "politeness", "--sample", "40", "--seed", "3", "--baseline", "hedging",
+    assert main(["impscore", "evaluate", "politeness", "--sample", "40", "--seed", "3", "--baseline", "hedging",
                  "--output", str(again)]) == 0
     assert [r["id"] for r in json.loads(again.read_text())["per_item"]] == [r["id"] for r in rows]

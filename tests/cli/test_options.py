@@ -49,6 +49,9 @@ def refused(capsys, *argv) -> str:
     (["serve", "--max-buffered-bytes", "0"], "--max-buffered-bytes must be positive, got 0"),
     (["serve", "--request-timeout", "0"], "--request-timeout must be a positive number of seconds, got 0.0"),
     (["serve", "--body-timeout", "nan"], "--body-timeout must be a positive number of seconds, got nan"),
+    (["serve", "--header-timeout", "0"], "--header-timeout must be a positive number of seconds, got 0.0"),
+    (["serve", "--keep-alive-timeout", "inf"], "--keep-alive-timeout must be a positive number of seconds, got inf"),
+    (["serve", "--max-connections", "0"], "--max-connections must be positive, got 0"),
     # numbers that used to crash a run late or train a model that scores nothing
     (["impscore", "train", "--output", "m", "--lr", "inf"], "argument --lr: expected a number > 0, got 'inf'"),
     (["impscore", "train", "--output", "m", "--alpha", "nan"], "argument --alpha: expected a number >= 0, got 'nan'"),

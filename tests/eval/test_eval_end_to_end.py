@@ -179,8 +179,8 @@ def test_gold_answers_score_one_on_the_full_benchmarks(tmp_path, fake_server):
         for row in rows:
             golds.setdefault(json.dumps(row["prompt"]), set()).add(json.dumps(row["gold"]))
         # Upstream data has a few identical prompts with different golds (INLI: 3 premises with two identical
-        # hypotheses; Emphasized-Talk: "interview" and the typo "nterview" in dialogue 482): one answer cannot
-        # match both. Every other item is answered perfectly.
+        # hypotheses; Emphasized-Talk: "interview" and the typo "nterview" in dialogue 482; Circa: 5 dialogues asked
+        # twice in one situation): one answer cannot match both. Every other item is answered perfectly.
         unique = [row for row in rows if len(golds[json.dumps(row["prompt"])]) == 1]
         conflicts[name] = sorted({row["item_id"] for row in rows} - {row["item_id"] for row in unique})
         if name == "emphasized_talk":
@@ -190,4 +190,5 @@ def test_gold_answers_score_one_on_the_full_benchmarks(tmp_path, fake_server):
         if not conflicts[name]:
             assert headline_value(result) == pytest.approx(1.0, abs=1e-6), name
     assert conflicts["emphasized_talk"] == ["et-482-2", "et-482-4"]
-    assert len(conflicts["inli"]) == 6 and {k for k, v in conflicts.items() if v} == {"inli", "emphasized_talk"}
+    assert len(conflicts["inli"]) == 6 and len(conflicts["circa"]) == 10
+    assert {k for k, v in conflicts.items() if v} == {"inli", "emphasized_talk", "circa"}

@@ -1,5 +1,5 @@
-"""``generate.session.generate_file``, what ``pragmeter generate PIPELINE`` calls: the output is checked before the
-backend is built, and requests that fail after every retry are counted and said on stderr."""
+"""``generate.output.generate_file``, what ``pragmeter generate PIPELINE`` calls: the output is checked before the
+backend is built, and requests that fail after every retry are counted (the command says so and exits 3)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from generate_helpers import real_posts, user_text
 
 from pragmeter.errors import PragmeterError
 from pragmeter.generate.drinq import DrinqOptions
-from pragmeter.generate.session import generate_file
+from pragmeter.generate.output import generate_file
 
 
 def never():
@@ -22,7 +22,7 @@ def test_an_existing_output_is_refused_before_the_backend_is_built(tmp_path):
         generate_file("pairs:generate_pairs", tmp_path / "posts.csv", output, never, None)
 
 
-def test_failed_requests_are_counted_and_said(tmp_path, fake_server, capsys):
+def test_failed_requests_are_counted(tmp_path, fake_server):
     from pragmeter.llm.backends import load_backend
 
     posts = real_posts(tmp_path)
@@ -33,6 +33,19 @@ def test_failed_requests_are_counted_and_said(tmp_path, fake_server, capsys):
     failed = generate_file("pairs:generate_pairs", posts, tmp_path / "pairs.csv", lambda: backend, None, progress=False,
                            column="text", source_type="hate", source_name=None, paper_source=None, seed=0)
     assert 0 < failed == server.faults_sent["500"] < 20
+
+
+def test_the_command_says_failed_requests_and_exits_3(tmp_path, fake_server, capsys):
+    from pragmeter.cli import main
+
+    posts = real_posts(tmp_path)
+    server = fake_server(lambda request: f'Explicit version: "Said plainly: {len(user_text(request))} characters."',
+                         fault_rate=0.3, faults=("500",))
+    code = main(["generate", "pairs", "--input", str(posts), "--output", str(tmp_path / "pairs.csv"), "--no-progress",
+                 "--source-type", "hate",
+                 "--model-args", f"base_url={server.url},model=fake-model,max_retries=0,concurrency=1"])
+    failed = server.faults_sent["500"]
+    assert code == 3 and failed > 0
     assert f"warning: {failed} request(s) failed after retries and were left out" in capsys.readouterr().err
 
 

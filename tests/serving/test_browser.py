@@ -22,7 +22,8 @@ def server_url(onnx_model):
     from pragmeter.serve.app import create_app
     from pragmeter.testing.asgi import running
 
-    with running(create_app(onnx_model)) as base:
+    # as `pragmeter serve` runs on loopback: the page's own requests (Host and Origin 127.0.0.1:PORT) are answered
+    with running(create_app(onnx_model, loopback_only=True)) as base:
         yield base + "/"
 
 

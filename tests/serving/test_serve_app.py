@@ -122,3 +122,16 @@ def test_serve_command_defaults_to_loopback():
 def test_json_the_parser_cannot_take_is_a_422_like_other_malformed_json(client, body):
     answer = client.post("/score", content=body, headers={"content-type": "application/json"})
     assert answer.status_code == 422 and "JSON" in answer.json()["detail"]
+
+
+@pytest.mark.parametrize("body, bad", [('{"texts": ["un café, s\'il vous plaît"]}'.encode("latin-1"), b"\xe9"),
+                                       (b'{"texts": ["\x80 a stray continuation byte"]}', b"\x80"),
+                                       (b'{"texts": ["cut in the middle of \xe2\x82"]}', b"\xe2")],
+                         ids=["latin-1", "continuation", "truncated"])
+def test_a_body_that_is_not_utf8_is_a_400_that_says_so(client, body, bad):
+    byte = body.index(bad)
+    answer = client.post("/score", content=body, headers={"content-type": "application/json"})
+    assert answer.status_code == 400
+    assert answer.json()["detail"] == (f"body: not UTF-8 (byte {byte} is 0x{body[byte]:02x}); send JSON encoded "
+                                       "as UTF-8")
+    assert client.post("/score", json={"texts": ["un café"]}).status_code == 200  # UTF-8 accents are fine

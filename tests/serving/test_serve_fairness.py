@@ -9,6 +9,7 @@ with batch times and the texts that reach the encoder can be counted; the servic
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import threading
@@ -334,3 +335,241 @@ def test_heap_is_trimmed_when_many_buffered_bytes_are_released(monkeypatch):
     budget.release(1 << 20)
     assert trims == [1] and budget.held == 0
     limits_module._trim_heap()  # the real one runs (glibc) or does nothing (elsewhere)
+
+
+# --- connections: header and keep-alive timeouts, a cap, loopback names (issue 47, item 5) --------------------------
+
+HALF_HEAD = b"POST /score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl"
+
+
+def connect(base: str, timeout: float = 10) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", int(base.rsplit(":", 1)[1])), timeout=timeout)
+
+
+def one_response(sock: socket.socket) -> tuple[int, bytes]:
+    """(status, body) of one response on a connection that stays open (read to its Content-Length)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length")))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return int(head.split()[1]), body
+
+
+def test_half_sent_headers_are_cut_off_with_408():
+    """A connection that sent part of its headers stayed open for ever (~20,000 of them exhausted the file
+    descriptors): headers must arrive within --header-timeout of connecting, or of the previous answer on a
+    kept-alive connection, however slowly they trickle; then 408 and the connection is closed."""
+    app = create_app(SlowModel(), Limits(header_timeout=0.5))
+    with running(app) as base:
+        stalled = connect(base)
+        stalled.sendall(HALF_HEAD)
+        status, headers, body = read_response(stalled)  # the server closes it (a 10 s socket timeout otherwise)
+        stalled.close()
+        assert status == 408 and headers["connection"] == "close"
+        assert json.loads(body)["detail"] == "the request headers did not arrive within 0.5 s (the header timeout)"
+
+        kept = connect(base)  # a first request answered, then the next one's headers stall
+        kept.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert one_response(kept)[0] == 200
+        kept.sendall(HALF_HEAD)
+        assert read_response(kept)[0] == 408
+        kept.close()
+
+        silent = connect(base)  # a connection that sent nothing is closed without an answer
+        assert silent.recv(1) == b""
+        silent.close()
+
+        trickle, sent = connect(base), 0  # one byte at a time does not reset the deadline
+        with pytest.raises(OSError):  # the server closed the connection long before 2,000 bytes
+            for sent in range(2000):  # noqa: B007
+                trickle.send(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"[sent % 40: sent % 40 + 1]
+                             if sent < 40 else b"x")
+                time.sleep(0.01)
+        trickle.close()
+        assert sent < 2000
+        assert httpx.get(base + "/health", timeout=10).status_code == 200
+
+
+def test_an_idle_kept_alive_connection_is_closed_after_the_keep_alive_timeout():
+    app = create_app(SlowModel(), Limits(keep_alive_timeout=0.2))
+    with running(app) as base:
+        sock = connect(base, timeout=3)  # uvicorn's own default (5 s) would outlast the socket's timeout
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert one_response(sock)[0] == 200
+        assert sock.recv(1) == b""  # closed by the server, having sent nothing more
+        sock.close()
+
+
+def test_connections_past_the_cap_are_answered_503_at_once():
+    """Past --max-connections a new connection is answered 503 with Retry-After and closed at once (it used to be
+    accepted until the process ran out of file descriptors); when held connections close, clients are served."""
+    app = create_app(SlowModel(), Limits(max_connections=20, header_timeout=60))
+    with running(app) as base:
+        held = []
+        for _ in range(20):
+            held.append(connect(base))
+            held[-1].sendall(HALF_HEAD)
+        # accepted in the order they connected, so a connection made now is the 21st the server sees
+        refused = httpx.get(base + "/health", timeout=10)
+        assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
+        assert refused.json()["detail"] == "the service has 20 open connections (its limit); retry in 1 s"
+        for sock in held[:5]:
+            sock.close()
+        wait_for(lambda: httpx.get(base + "/health", timeout=10).status_code == 200, what="room after closing")
+        for sock in held[5:]:
+            sock.close()
+
+
+@pytest.mark.parametrize("headers, status", [
+    ({}, 200), ({"Host": "localhost:{port}"}, 200), ({"Host": "[::1]:{port}"}, 200),
+    ({"Origin": "http://localhost:{port}"}, 200),
+    ({"Host": "localhost"}, 200),
+    ({"Host": "rebound.example:{port}"}, 403), ({"Host": "127.0.0.1:1"}, 403), ({"Host": "rebound.example"}, 403),
+    ({"Origin": "http://rebound.example:{port}"}, 403), ({"Origin": "http://localhost"}, 403),
+    ({"Origin": "null"}, 403)],
+    ids=["default", "localhost", "ipv6", "own-origin", "no-port", "rebound-host", "other-port", "rebound-no-port",
+         "rebound-origin", "other-local-origin", "null-origin"])
+def test_a_service_on_loopback_answers_only_its_own_names(headers, status):
+    """DNS rebinding: a web page whose domain now points at 127.0.0.1 makes the browser send requests with its own
+    name as Host (and Origin); a service bound to loopback answers only localhost, 127.0.0.1 or [::1] on its port."""
+    app = create_app(SlowModel(), loopback_only=True)
+    with running(app) as base:
+        port = base.rsplit(":", 1)[1]
+        answer = httpx.post(base + "/score", json={"texts": ["Is the pope Catholic?"]}, timeout=10,
+                            headers={name: value.format(port=port) for name, value in headers.items()})
+        assert answer.status_code == status, answer.text
+        if status == 403:
+            detail = answer.json()["detail"]
+            assert detail.startswith("this service listens on loopback only and answers requests addressed to "
+                                     f"localhost, 127.0.0.1 or [::1] on port {port}, not ")
+            assert "\n" not in detail
+
+
+FLOOD_SERVER = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+sys.path.insert(0, sys.argv[1])
+from test_serve_fairness import SlowModel
+from pragmeter.serve.app import create_app
+from pragmeter.serve.limits import Limits
+from pragmeter.serve.listen import listening_socket
+from pragmeter.serve.server import service_server
+
+sock = listening_socket("127.0.0.1", 0)
+server = service_server(create_app(SlowModel(), Limits(header_timeout=60)))
+print(sock.getsockname()[1], flush=True)
+server.run(sockets=[sock])
+"""
+
+
+def test_a_flood_of_stalled_connections_under_a_low_file_limit():
+    """300 connections that never finish their headers against a server that may open 256 files: the cap is
+    lowered to fit (one warning), the surplus is answered 503, a normal client gets an answer throughout, and the
+    log stays a few lines (it grew 158 MB of "Too many open files" tracebacks in 40 s)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    env = {**os.environ, "PYTHONPATH": str(here.parents[1] / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    server = subprocess.Popen([sys.executable, "-c", FLOOD_SERVER, str(here)], env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    flood = []
+    try:
+        base = f"http://127.0.0.1:{int(server.stdout.readline())}"
+        wait_for(lambda: health(base)["status"] == "ok", seconds=60, what="the server to start")
+        for _ in range(300):
+            sock = connect(base)
+            sock.sendall(HALF_HEAD)
+            flood.append(sock)
+        during = httpx.get(base + "/health", timeout=10)
+        assert during.status_code == 503 and "open connections (its limit)" in during.json()["detail"]
+        for sock in flood:
+            sock.close()
+        flood.clear()
+        wait_for(lambda: httpx.get(base + "/health", timeout=10).status_code == 200, seconds=30,
+                 what="the service to recover")
+    finally:
+        for sock in flood:
+            sock.close()
+        server.terminate()
+        _, err = server.communicate(timeout=30)
+    assert "Traceback" not in err, err[-3000:]
+    lines = err.strip().splitlines()
+    assert len(lines) <= 8, err[-3000:]
+    assert any("the process may open 256 files (ulimit -n): at most 128 connections are served at once, not 1024"
+               in line for line in lines), err
+
+
+@contextlib.contextmanager
+def connection_log(now: list[float]):
+    """(the records the service's connection log passes, an event loop) with a once-a-minute filter on the clock
+    ``now[0]``."""
+    import logging
+
+    from pragmeter.serve.connections import OncePerCondition, log
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    once = OncePerCondition(every=60, clock=lambda: now[0])
+    log.addFilter(once)
+    log.addHandler(handler)
+    level = log.level
+    log.setLevel(logging.INFO)  # a server run earlier set it to its own level
+    loop = asyncio.new_event_loop()
+    try:
+        yield records, loop
+    finally:
+        loop.close()
+        log.setLevel(level)
+        log.removeFilter(once)
+        log.removeHandler(handler)
+
+
+OUT_OF_FILES = ("the service is out of file descriptors or memory (Too many open files); new connections wait until "
+                "some close (raise the limit, ulimit -n, or lower the connection cap)")
+
+
+def test_a_repeated_condition_is_logged_once_a_minute_on_one_line():
+    """Every failed accept logged a traceback (158 MB in 40 s): the event loop's errors are one line each, and a
+    condition repeated within a minute is held back and counted in its next line."""
+    import errno
+
+    from pragmeter.serve.connections import log, loop_exception_handler
+
+    now = [0.0]
+    emfile = {"message": "socket.accept() out of system resource",
+              "exception": OSError(errno.EMFILE, "Too many open files")}
+    with connection_log(now) as (records, loop):
+        for _ in range(1000):
+            loop_exception_handler(loop, emfile)
+            now[0] += 0.05  # 1000 in 50 s
+        log.warning("refused a connection: %d are open, the limit is %d", 20, 20)
+        log.warning("refused a connection: %d are open, the limit is %d", 21, 20)  # the same condition
+        now[0] = 61.0
+        loop_exception_handler(loop, emfile)
+    assert all(record.exc_info is None for record in records)  # no traceback
+    assert [record.getMessage() for record in records] == [
+        OUT_OF_FILES, "refused a connection: 20 are open, the limit is 20",
+        f"{OUT_OF_FILES} (999 more like this in the last 61 s)"]
+
+
+def test_other_event_loop_errors_are_one_line_per_kind():
+    from pragmeter.serve.connections import loop_exception_handler
+
+    with connection_log([0.0]) as (records, loop):
+        for _ in range(100):
+            loop_exception_handler(loop, {"message": "Task exception was never retrieved",
+                                          "exception": ValueError("bad")})
+            loop_exception_handler(loop, {"message": "Task exception was never retrieved",
+                                          "exception": KeyError("k")})
+            loop_exception_handler(loop, {"message": "Exception in callback"})
+    assert [record.getMessage() for record in records] == [
+        "event loop: Task exception was never retrieved (ValueError: bad)",
+        "event loop: Task exception was never retrieved (KeyError: 'k')", "event loop: Exception in callback"]

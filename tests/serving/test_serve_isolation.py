@@ -174,3 +174,79 @@ def test_full_queue_answers_503_with_retry_after(onnx_model, sentences):
         second.join()
         assert [a.status_code for a in answers] == [200, 200]
         assert client.post("/score", json={"texts": [sentences[16]]}).status_code == 200
+
+
+# --- the batcher's worker outlives any one batch (issue 47, item 14) ---------------------------------------------
+
+def failed_then_served(served, onnx_model, sentences, detail: str):
+    """Serve ``served``: the first request must get 500 with ``detail``, the next one its scores; /health after."""
+    with TestClient(create_app(served, Limits(request_timeout=20), max_wait_ms=0)) as client:
+        first = client.post("/score", json={"texts": [sentences[0]]})
+        assert first.status_code == 500 and first.json()["detail"] == detail
+        later = client.post("/score", json={"texts": sentences[1:4]})
+        assert later.status_code == 200, later.text
+        assert np.allclose(later.json()["scores"], onnx_model.score(sentences[1:4]), atol=1e-5)
+        return client.get("/health")
+
+
+def test_an_encoder_answer_of_the_wrong_shape_fails_its_request_not_the_service(onnx_model, sentences):
+    """An encoder that once answers a 1-D array (an encoder bug) ended the worker as it handed out rows: every
+    later request then waited for its timeout and got 503 while /health said ok. That request gets 500 naming the
+    shape; the next ones are answered."""
+    calls = []
+
+    class OnceBroken:  # the real model, whose encoder answers one call wrongly
+        def __getattr__(self, name):
+            return getattr(onnx_model, name)
+
+        def encode(self, texts):
+            calls.append(len(texts))
+            return np.zeros(384, dtype=np.float32) if len(calls) == 1 else onnx_model.encode(texts)
+
+    health = failed_then_served(OnceBroken(), onnx_model, sentences, "the encoder failed on this request (ValueError: "
+                                "the encoder returned an array of shape (384,) for 1 texts)")
+    assert health.status_code == 200 and health.json()["status"] == "ok"
+
+
+def test_a_batch_that_breaks_outside_the_encoder_fails_only_its_requests(onnx_model, sentences, monkeypatch):
+    """A failure while a batch is formed (outside the encoder's try) fails that batch's requests with 500; the
+    worker goes on, later requests are answered, and /health counts the failure."""
+    real_take, broken = MicroBatcher._take, []
+
+    def take_breaking_once(self):
+        if not broken:
+            broken.append(1)
+            raise RuntimeError("a bug while forming a batch")
+        return real_take(self)
+
+    monkeypatch.setattr(MicroBatcher, "_take", take_breaking_once)
+    health = failed_then_served(onnx_model, onnx_model, sentences, "the service failed on this request's batch "
+                                "(RuntimeError: a bug while forming a batch)")
+    assert health.status_code == 200 and health.json()["batcher"]["worker_errors"] == 1
+
+
+def test_a_worker_that_ends_fails_the_health_check_and_says_why(onnx_model, sentences, monkeypatch):
+    """Were the worker to end anyway, /health answers 503 naming why, and requests are refused at once with 503
+    instead of waiting for their timeout."""
+    async def ends(self):
+        await asyncio.sleep(0)
+        raise RuntimeError("the worker broke")
+
+    monkeypatch.setattr(MicroBatcher, "_run", ends)
+    with TestClient(create_app(onnx_model, Limits(request_timeout=600), max_wait_ms=0)) as client:
+        health = client.get("/health")
+        assert health.status_code == 503
+        assert health.json() == {"status": "failed", "detail": "the batcher stopped (RuntimeError: the worker broke)"}
+        refused = client.post("/score", json={"texts": [sentences[0]]})  # at once: the timeout is 600 s
+        assert refused.status_code == 503
+        assert refused.json()["detail"] == ("the batcher stopped (RuntimeError: the worker broke); the service must "
+                                            "be restarted")
+
+
+def test_the_served_command_on_loopback_refuses_other_host_names(server):
+    """`pragmeter serve` binds 127.0.0.1 by default and then answers only requests addressed to it by a loopback
+    name (a page whose domain was rebound to 127.0.0.1 cannot read its answers)."""
+    port = server.rstrip("/").rsplit(":", 1)[1]
+    rebound = httpx.get(server + "health", headers={"Host": f"rebound.example:{port}"}, timeout=30)
+    assert rebound.status_code == 403 and "listens on loopback only" in rebound.json()["detail"]
+    assert httpx.get(server.replace("127.0.0.1", "localhost") + "health", timeout=30).status_code == 200

@@ -1,7 +1,8 @@
 """Implicitness profile of a text collection (ImpScore paper §7.1, Figures 5, 6 and 14): the distribution of
 ImpScore overall and per label value (mean, SD, quantiles, histogram, violin), pragmatic diversity as the
 pragmatic distances of random distinct pairs, mean differences between labels with Welch 95% CIs, and paired
-comparisons (e.g. a post against its implied statement).
+comparisons (e.g. a post against its implied statement); several profiles side by side in one PNG and a JSON table
+of the headline numbers (:func:`write_overview`).
 
 Embeddings come from the model's embedding cache when it has one, so a second profile of the same texts runs
 only the small heads.
@@ -147,6 +148,14 @@ def compute_profile(collection: TextCollection, model, n_pairs: int = DEFAULT_PA
                    distance_edges=edges)
 
 
+def profile_path(output: Path, name: str, suffix: str = ".json") -> Path:
+    """Where the profile ``name`` writes in ``output``: ``profile_<name><suffix>``, the name (a file's stem, a label
+    column's) made one safe file name (``io.untrusted.safe_name``)."""
+    from pragmeter.io.untrusted import safe_name
+
+    return output / f"profile_{safe_name(name)}{suffix}"
+
+
 def write_profile(profile: Profile, output: Path, overwrite: bool = True) -> dict:
     """Write ``profile_<name>.json``, one PNG per grouping (or one overall) and the per-text scores
     (``profile_<name>_scores.parquet``); return the JSON payload with the file names."""
@@ -155,6 +164,7 @@ def write_profile(profile: Profile, output: Path, overwrite: bool = True) -> dic
     from pragmeter.analysis.plots import profile_figure
     from pragmeter.provenance import RunRecord
     from pragmeter.io import write_json_atomic, write_table
+    from pragmeter.io.untrusted import safe_name
 
     output.mkdir(parents=True, exist_ok=True)
     name = profile.collection.name
@@ -165,18 +175,19 @@ def write_profile(profile: Profile, output: Path, overwrite: bool = True) -> dic
         if grouping is None:
             groups, distances, suffix = {ALL: profile.scores}, {ALL: profile.distances[ALL]}, ""
         else:
-            groups, distances, suffix = profile.group_scores(grouping), profile.group_distances(grouping), f"_{grouping}"
-        png = f"profile_{name}{suffix}.png"
+            groups, distances = profile.group_scores(grouping), profile.group_distances(grouping)
+            suffix = f"_{safe_name(grouping)}"
+        png = profile_path(output, name, f"{suffix}.png").name
         title = f"{name}" + (f" by {grouping}" if grouping else "") + f" — {len(profile.scores)} texts"
         profile_figure(title, groups, distances, HISTOGRAM_EDGES, output / png)
         plots.append(png)
-    scores_file = f"profile_{name}_scores.parquet"
+    scores_file = profile_path(output, name, "_scores.parquet").name
     frame = pd.DataFrame({"text": profile.collection.texts, **{g: [None if v is None else str(v) for v in labels]
                                                                for g, labels in profile.collection.groupings.items()},
                           "impscore": profile.scores})
     write_table(frame, output / scores_file, overwrite=True)
     payload.update({"plots": plots, "scores_file": scores_file, "run": RunRecord.now(profile.model_signature).to_dict()})
-    write_json_atomic(output / f"profile_{name}.json", payload)
+    write_json_atomic(profile_path(output, name), payload)
     return payload
 
 
@@ -202,16 +213,46 @@ def profile_lines(payload: dict, path: Path) -> list[str]:
     return lines
 
 
+# The label value that marks the implicit texts of each built-in set (paper Fig. 5 shows them separately).
+IMPLICIT_SUBSET = {"ishate": ("implicit_layer", "Implicit HS"), "latent_hatred": ("class", "implicit_hate"),
+                   "dghsd": ("type", "animosity"), "absa": ("sentiment", "implicit")}
+
+
+def write_overview(profiles: list[Profile], output: Path) -> dict:
+    from pragmeter.analysis.plots import overview_figure
+    from pragmeter.datasets.labelled_sets import DISPLAY_NAMES
+    from pragmeter.metrics.summary import summary
+    from pragmeter.io import write_json_atomic
+
+    datasets, rows = {}, []
+    for profile in profiles:
+        name = profile.collection.name
+        entry = {"scores": profile.scores, "distances": profile.distances[ALL]}
+        subset = IMPLICIT_SUBSET.get(name)
+        if subset and subset[0] in profile.collection.groupings:
+            entry["subset_scores"] = profile.group_scores(subset[0]).get(subset[1])
+        datasets[DISPLAY_NAMES.get(name, name)] = entry
+        rows.append({"name": name, "n_texts": int(profile.scores.size), "scores": summary(profile.scores),
+                     "implicit_subset": ({"grouping": subset[0], "value": subset[1],
+                                          "scores": summary(entry["subset_scores"])}
+                                         if entry.get("subset_scores") is not None else None),
+                     "diversity": summary(profile.distances[ALL])})
+    overview_figure(datasets, output / "profiles_overview.png")
+    payload = {"kind": "pragmeter-profile-overview", "version": 1,
+               "model": profiles[0].model_signature if profiles else None, "datasets": rows,
+               "plots": ["profiles_overview.png"]}
+    write_json_atomic(output / "profiles_overview.json", payload)
+    return payload
+
+
 def profile_collections(collections: list[TextCollection], model, output: Path, n_pairs: int = DEFAULT_PAIRS,
                         seed: int = 0) -> Iterator[str]:
     """``pragmeter analyze profile``: profile each collection and write it (:func:`write_profile`), with an overview
     of them all when there are several; yields what to report as each file is written."""
-    from pragmeter.analysis.overview import write_overview
-
     profiles = []
     for collection in collections:
         profiles.append(compute_profile(collection, model, n_pairs=n_pairs, seed=seed))
-        yield from profile_lines(write_profile(profiles[-1], output), output / f"profile_{collection.name}.json")
+        yield from profile_lines(write_profile(profiles[-1], output), profile_path(output, collection.name))
     if len(profiles) > 1:
         write_overview(profiles, output)
         yield f"overview: {output / 'profiles_overview.png'}"
@@ -233,6 +274,6 @@ def profile_source(source: str, output: Path, impscore: Callable[[], object], ro
     if compare:  # the user's comparisons (built-in sets name their own, which need not be in every sample)
         for collection in collections:
             check_comparisons(collection, source)
-    check_outputs([output / f"profile_{c.name}.json" for c in collections]
+    check_outputs([profile_path(output, c.name) for c in collections]
                   + ([output / "profiles_overview.json"] if len(collections) > 1 else []), overwrite)
     yield from profile_collections(collections, impscore(), output, n_pairs, seed)

@@ -200,33 +200,62 @@ def from_samples(path: Path, gold_value: str | None = None, model: dict | None =
         texts.append(text)
         correct.append(float(value))
     _warn_without_gold(path, "line", "gold", without_gold)
-    records = [record for _, record in numbered]
-    task = records[0].get("task") or path.stem.removeprefix("samples_")
-    runs = len({r.get("run", 0) for r in records})
-    return Predictions(name=task, texts=texts, correct=np.asarray(correct, dtype=np.float64), source=str(path),
-                       model=model, task=task, filter=f"gold={gold_value}" if gold_value is not None else None,
-                       extra={"runs": runs})
+    runs = set()
+    for line_number, record in numbered:
+        run = record.get("run", 0)
+        if not isinstance(run, int) or isinstance(run, bool) or run < 0:
+            raise DataError(f"{path}: line {line_number}: field 'run' is {run!r}; expected a run number (0, 1, …)")
+        runs.add(run)
+    # Named by its file (samples_<task>.jsonl), as the harness writes it: the name becomes part of output paths.
+    name = path.stem.removeprefix("samples_")
+    task = numbered[0][1].get("task")
+    return Predictions(name=name, texts=texts, correct=np.asarray(correct, dtype=np.float64), source=str(path),
+                       model=model, task=task if isinstance(task, str) and task else name,
+                       filter=f"gold={gold_value}" if gold_value is not None else None,
+                       extra={"runs": len(runs)})
 
 
 def results_model(results_dir: Path) -> dict | None:
-    """The model settings recorded in a results folder's results.json (None when there is none)."""
+    """The model settings recorded in a results folder's results.json (None when there is none); one that is not a
+    regular file inside the folder is not read (``io.untrusted.refusal``)."""
     from pragmeter.io import read_json
+    from pragmeter.io.untrusted import refusal
 
     results = results_dir / "results.json"
-    if not results.exists():
+    if not os.path.lexists(results):
         return None
+    problem = refusal(results_dir, results)
+    if problem:
+        raise DataError(f"{results}: {problem}; not read")
     model = read_json(results, dict, "harness results").get("model")
     return model if isinstance(model, dict) else None
 
 
 def sample_logs(results_dir: Path) -> list[tuple[Path, dict | None]]:
-    """Per-sample logs of a harness results folder, with the model settings from its results.json."""
-    logs = sorted(results_dir.glob("samples_*.jsonl"))
+    """Per-sample logs of a harness results folder, with the model settings from its results.json. Only regular
+    files inside the folder are logs (``io.untrusted.refusal``): a link or FIFO is said and passed over."""
+    from pragmeter.io.untrusted import refusal
+
+    logs = []
+    for path in sorted(results_dir.glob("samples_*.jsonl")):
+        problem = refusal(results_dir, path)
+        if problem is None:
+            logs.append(path)
+        else:
+            print(f"warning: {path}: {problem}; not read", file=sys.stderr)
     model = results_model(results_dir) if logs else None
     return [(path, model) for path in logs]
 
 
 # ---------------------------------------------------------------------------------------------------- run
+def stratified_path(output: Path, name: str, suffix: str = ".json") -> Path:
+    """Where the stratification ``name`` is written in ``output``: ``stratified_<name><suffix>``, the name made one
+    safe file name (``io.untrusted.safe_name``: a task or file name may come from someone else's file)."""
+    from pragmeter.io.untrusted import safe_name
+
+    return output / f"stratified_{safe_name(name)}{suffix}"
+
+
 def score_predictions(predictions: Predictions, model) -> np.ndarray:
     if predictions.scores is not None:
         return predictions.scores
@@ -251,12 +280,12 @@ def write_stratified(predictions: Predictions, scores: np.ndarray, output: Path,
     output.mkdir(parents=True, exist_ok=True)
     model_name = (predictions.model or {}).get("model")
     title = f"{name}" + (f" — {model_name}" if model_name else "") + (f" ({predictions.filter})" if predictions.filter else "")
-    png = f"stratified_{name}.png"
+    png = stratified_path(output, name, ".png").name
     bins = result["bins"]
     stratified_figure(title, [b["centre"] for b in bins], [b["accuracy"] for b in bins],
                       [b["ci_low"] for b in bins], [b["ci_high"] for b in bins], [b["n"] for b in bins],
                       float(BIN_EDGES[1] - BIN_EDGES[0]), output / png)
-    items = f"stratified_{name}_items.parquet"
+    items = stratified_path(output, name, "_items.parquet").name
     write_table(pd.DataFrame({"text": predictions.texts, "impscore": scores,
                               "bin": assign_bins(scores), "correct": predictions.correct}), output / items,
                 overwrite=True)
@@ -264,7 +293,7 @@ def write_stratified(predictions: Predictions, scores: np.ndarray, output: Path,
                "task": predictions.task, "model": predictions.model, "impscore_model": impscore,
                "filter": predictions.filter, "metric": "accuracy", **predictions.extra, **result,
                "plots": [png], "items_file": items, "run": RunRecord.now(impscore).to_dict()}
-    write_json_atomic(output / f"stratified_{name}.json", payload)
+    write_json_atomic(stratified_path(output, name), payload)
     return payload
 
 
@@ -301,7 +330,7 @@ def stratify_all(inputs: list[Predictions], output: Path, impscore: Callable[[],
     impscore = cache(impscore)
     for predictions in inputs:
         payload = stratify_predictions(predictions, output, impscore)
-        yield from stratified_lines(payload, output / f"stratified_{payload['name']}.json")
+        yield from stratified_lines(payload, stratified_path(output, predictions.name))
 
 
 def _is_sample_log(path: Path) -> bool:
@@ -371,5 +400,5 @@ def stratify_input(input_path: str | Path, output: str | Path | None, impscore: 
         inputs[0].name = name
     path = Path(input_path)
     output = Path(output) if output else path if path.is_dir() else path.parent
-    check_outputs([output / f"stratified_{p.name}.json" for p in inputs], overwrite)
+    check_outputs([stratified_path(output, p.name) for p in inputs], overwrite)
     yield from stratify_all(inputs, output, impscore)

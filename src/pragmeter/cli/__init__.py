@@ -23,26 +23,6 @@ from pragmeter.errors import PragmeterError
 COMMANDS = {"score": "score", "distance": "score", "serve": "serve", "impscore": "impscore", "eval": "eval",
             "tasks": "eval", "classifier": "classifier", "interpret": "interpret", "generate": "generate", "analyze": "analyze", "data": "data"}
 
-# Old command names (one release): argv prefix -> new prefix (longer prefixes first). The new name is printed on
-# stderr. Besides the two ``train`` commands, each old name is now an action of a group.
-ALIASES: dict[tuple[str, ...], tuple[str, ...]] = {
-    ("train", "impscore"): ("impscore", "train"),
-    ("train",): ("classifier", "train"),
-    **{(action,): (group, action) for group, actions in (
-        ("impscore", ("corpus", "evaluate", "models")), ("classifier", ("predict", "drinq-nli")),
-        ("analyze", ("profile", "stratify", "correlate", "report", "generation-check"))) for action in actions},
-}
-
-
-def resolve_alias(argv: list[str]) -> list[str]:
-    """``argv`` with an old command name replaced by its new one (saying so on stderr)."""
-    for old, new in ALIASES.items():  # longer prefixes first (dict order)
-        if tuple(argv[: len(old)]) == old:
-            print(f"pragmeter: '{' '.join(old)}' is now '{' '.join(new)}'", file=sys.stderr)
-            return [*new, *argv[len(old):]]
-    return argv
-
-
 class Parser(argparse.ArgumentParser):
     """Usage errors in one line (which option, what is wrong), as every other error of the command."""
 
@@ -90,7 +70,7 @@ def _reader_gone() -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = resolve_alias(list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(only=COMMANDS.get(argv[0]) if argv else None)  # the named command's module only
     args = parser.parse_args(argv)
     from pragmeter.cli.common import resolve_input

@@ -151,8 +151,8 @@ def _add_report(actions) -> None:
         description="Collect every results.json (pragmeter eval), stratified_*.json, generation_check.json and "
                     "profile_*.json under RESULTS_DIR and write OUTPUT/<model>.html (plots embedded, inline CSS, "
                     "opens offline), OUTPUT/index.html and the plots as PNG in OUTPUT/plots/. Harness results with "
-                    "logged samples that have no stratified result yet are stratified first (ImpScore, cached "
-                    "embeddings); hate_detection is stratified on its hateful items, as in the paper's Figure 7.")
+                    "logged samples that have no stratified result yet are stratified first, into OUTPUT/stratified/ "
+                    "(ImpScore, cached embeddings; nothing is written into RESULTS_DIR); hate_detection is stratified on its hateful items, as in the paper's Figure 7.")
     add_input_option(parser, "folder with results (searched recursively)")
     add(parser, "overwrite", output={"help": "report folder (default: RESULTS_DIR/report)"})
     parser.add_argument("--no-stratify", action="store_true", help="do not stratify logged samples first")

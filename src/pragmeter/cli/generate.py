@@ -8,6 +8,7 @@ inli-hypothesis-baseline (the INLI appendix D artefact check).
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from pragmeter.cli.common import INCOMPLETE, add, add_input_option, load_chat_backend, response_cache
@@ -111,13 +112,16 @@ def register(subparsers) -> None:
 
 
 def _run(args: argparse.Namespace, pipeline: str, options: dict) -> int:
-    from pragmeter.generate.output import default_cache
-    from pragmeter.generate.session import generate_file
+    from pragmeter.generate.output import default_cache, generate_file
 
     output = Path(args.output)
     failed = generate_file(pipeline, Path(args.input), output, lambda: load_chat_backend(args.model, args.model_args),
                            response_cache(args, default_cache(output)), args.retries, not args.no_progress,
                            args.overwrite, **options)
+    if failed:
+        print(f"warning: {failed} request(s) failed after retries and were left out; the output is marked "
+              "incomplete: rerun the same command to retry them (answers already received are reused; no "
+              "--overwrite needed)", file=sys.stderr)
     return INCOMPLETE if failed else 0
 
 

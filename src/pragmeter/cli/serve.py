@@ -11,7 +11,9 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "serve", help="run the ImpScore HTTP service and web page",
         description="Serve ImpScore over HTTP: POST /score, /rank, /distance; GET /health, /version, /openapi.json; "
-                    "a web page at /. Binds to 127.0.0.1 unless --host says otherwise. Needs the 'serve' extra.")
+                    "a web page at /. Binds to 127.0.0.1 unless --host says otherwise; on loopback it answers only "
+                    "requests addressed to localhost, 127.0.0.1 or [::1] (a web page cannot reach it through another "
+                    "name). Needs the 'serve' extra.")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port, printed)")
     add(parser, "impscore", "impscore_old_name", *RUNTIME,
@@ -29,6 +31,11 @@ def register(subparsers) -> None:
                                             "→ 408)"),
             ("--max-buffered-bytes", int, 64 << 20, "bytes of request bodies held at once across connections "
                                                     "(default 64 MiB; more → 503 with Retry-After)"),
+            ("--header-timeout", float, 10.0, "seconds a client has to send a request's headers, from connecting or "
+                                              "from its previous answer (default 10; later → 408, closed)"),
+            ("--keep-alive-timeout", float, 5.0, "seconds an idle kept-alive connection stays open (default 5)"),
+            ("--max-connections", int, 1024, "connections open at once (default 1024; more → 503 at once; lowered, "
+                                             "with a warning, to what the open-files limit allows)"),
             ("--max-wait-ms", float, 2.0, "how long a lone request waits for others to share its batch (default "
                                           "2 ms)")):
         parser.add_argument(flag, type=kind, default=default, help=help)

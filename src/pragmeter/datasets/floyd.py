@@ -34,13 +34,10 @@ class FloydItem:
 
 def load_floyd_battery(root: str | os.PathLike | None = None) -> list[FloydItem]:
     """The 40 items of ``floyd_dev/floyd_dev_battery.json`` (checksum verified)."""
-    from pragmeter.io import read_json
+    from pragmeter.datasets.common import read_items
     from pragmeter.io.tables import choice_fields, item_text
 
-    path = data_file(BATTERY, root)
-    raw = read_json(path, dict, '{"items": [...]}').get("items")
-    if not isinstance(raw, list) or not raw:
-        raise DataError(f'{path}: expected a non-empty "items" list')
+    path, raw = read_items(BATTERY, root, "items")
     items = []
     for index, item in enumerate(raw):
         options, answer = choice_fields(path, index, item)
@@ -48,3 +45,21 @@ def load_floyd_battery(root: str | os.PathLike | None = None) -> list[FloydItem]
                                item_text(path, index, "utterance", item.get("utterance")),
                                item_text(path, index, "scenario", item.get("scenario")), tuple(options), answer))
     return items
+
+
+def instructions_file(task: str) -> str:
+    return f"floyd_dev/raw/{task}Instructions.txt"
+
+
+def load_floyd_instructions(tasks: tuple[str, ...] = ("Metaphor", "Maxims"),
+                            root: str | os.PathLike | None = None) -> dict[str, str]:
+    """Each phenomenon's task instruction as the battery's participants read it (checksums verified); Hu et al. 2023
+    begin every prompt with it."""
+    instructions = {}
+    for task in tasks:
+        path = data_file(instructions_file(task), root)
+        text = path.read_text(encoding="utf-8").strip()
+        if not text:
+            raise DataError(f"{path}: empty instruction")
+        instructions[task] = text
+    return instructions

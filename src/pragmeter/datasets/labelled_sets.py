@@ -36,7 +36,7 @@ from pragmeter.datasets.common import read_frame
 from pragmeter.data.root import data_file, dataset_checksums, manifest
 from pragmeter.errors import DataError, PragmeterError
 
-if TYPE_CHECKING:  # pandas is imported where data is read: `pragmeter profile --help` stays fast
+if TYPE_CHECKING:  # pandas is imported where data is read: `pragmeter analyze profile --help` stays fast
     import pandas as pd
 
 Root = str | os.PathLike | None

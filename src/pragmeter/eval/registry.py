@@ -39,7 +39,8 @@ def groups() -> dict[str, tuple[str, ...]]:
 
 
 def listing() -> list[str]:
-    """``pragmeter tasks``: one line per task (name, version, description; its arguments below it), then the groups."""
+    """``pragmeter tasks``: one line per task (name, version, description; below it its arguments, and for a task that
+    declares them its citation and published figures), then the groups."""
     tasks, lines = all_tasks(), []
     width = max(map(len, tasks))
     for name, cls in sorted(tasks.items()):
@@ -47,6 +48,9 @@ def listing() -> list[str]:
         if cls.arguments:
             defaults = ", ".join(f"{k}={v!r}" for k, v in cls.arguments.items())
             lines.append(f"{'':<{width}}        arguments: {defaults}")
+        if cls.published:
+            lines.append(f"{'':<{width}}        citation: {cls.citation}")
+            lines.extend(f"{'':<{width}}        published: {figure}" for figure in cls.published)
     return lines + [f"group {name}: {', '.join(members)}" for name, members in sorted(groups().items())]
 
 

@@ -80,6 +80,7 @@ class Task(ABC):
     version: ClassVar[str]
     description: ClassVar[str]
     citation: ClassVar[str] = ""
+    published: ClassVar[tuple[str, ...]] = ()  # published human and model figures, each naming its source
     runs: ClassVar[int] = 1
     max_tokens: ClassVar[int | None] = None  # default when the model arguments give none
     arguments: ClassVar[dict[str, str]] = {}  # accepted --task-arg keys -> default (as text)

@@ -1,16 +1,20 @@
-"""Writing a pipeline's result: the data file (atomically) and ``<output>.report.json`` beside it (per-stage
-counts, model settings, prompt hashes, command), plus the default response-cache location."""
+"""``pragmeter generate PIPELINE`` (:func:`generate_file`) and what it writes: the data file (atomically) and
+``<output>.report.json`` beside it (per-stage counts, model settings, prompt hashes, command), plus the default
+response-cache location."""
 
 from __future__ import annotations
 
+import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 from pragmeter.errors import PragmeterError
-from pragmeter.generate.session import GenerationSession
+from pragmeter.generate.session import GenerationSession, run_pipeline
 from pragmeter.io import write_json_atomic, write_table
+from pragmeter.llm.backends.base import ChatBackend
 
 
 def default_cache(output: Path) -> Path:
@@ -79,3 +83,19 @@ def read_texts(path: str | Path, column: str, stream=None) -> tuple[list[int], l
     if not texts:
         raise PragmeterError(f"{path}: no non-empty values in column {column!r}")
     return rows, texts
+
+
+def generate_file(pipeline: str, input_path: Path, output: Path, backend: Callable[[], ChatBackend],
+                  cache_path: Path | None, retries: int = 2, progress: bool = True, overwrite: bool = False,
+                  **options) -> int:
+    """``pragmeter generate PIPELINE``: the pipeline coroutine ``pipeline`` (``MODULE:NAME`` in pragmeter.generate),
+    called with the session, ``input_path``, ``output``, ``overwrite`` and ``options``, run by :func:`run_pipeline`.
+    The output is checked before ``backend()`` builds the chat backend. Returns the number of requests that failed
+    after every retry (the output is then marked incomplete, and a rerun retries them)."""
+    module, name = pipeline.split(":")
+    function = getattr(importlib.import_module(f"pragmeter.generate.{module}"), name)
+    check_output(output, overwrite)
+    _, session = run_pipeline(lambda session, out: function(session, input_path=input_path, output=out,
+                                                            overwrite=overwrite, **options),
+                              backend(), output, cache_path, retries, progress=progress)
+    return session.failed_requests()

@@ -2,7 +2,7 @@
 each implicit sentence with the paper's system prompt for its kind of source; prefixes the prompt forbids are
 cleaned off; pairs are deduplicated, split 8:1:1 and given negatives with the corpus builder's own functions.
 
-Output columns: the corpus format that ``pragmeter train impscore --corpus`` reads (pair_id, source, implicit,
+Output columns: the corpus format that ``pragmeter impscore train --corpus`` reads (pair_id, source, implicit,
 explicit, negative, negative_pair_id, split) plus provenance (generator_model, prompt_explicit = sha256 prefix
 of the system prompt, prompt_source = the paper's source whose prompt was used, input_row).
 """
@@ -91,7 +91,7 @@ def explicit_parser(implicit: str):
 
 def assemble(source: str, implicit: list[str], explicit: list[str], extra: dict[str, list], seed: int,
              session: GenerationSession, stage: str) -> pd.DataFrame:
-    """Deduplicate, split and attach negatives exactly as ``pragmeter corpus build`` does."""
+    """Deduplicate, split and attach negatives exactly as ``pragmeter impscore corpus build`` does."""
     frame = pd.DataFrame({"source": source, "implicit": implicit, "explicit": explicit, **extra})
     duplicate = pd.Series(list(zip(frame["implicit"].map(normalise), frame["explicit"].map(normalise)))).duplicated()
     if duplicate.any():

@@ -9,7 +9,6 @@ sends no request that had been answered — retries included, since retry ``k`` 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -188,26 +187,3 @@ def run_pipeline(pipeline: Callable[[GenerationSession, Path], Any], backend: Ch
     if result is not None and len(result) == 0:
         raise PragmeterError(f"no rows generated ({session.why_empty()}); see the stage counts above")
     return result, session
-
-
-def generate_file(pipeline: str, input_path: Path, output: Path, backend: Callable[[], ChatBackend],
-                  cache_path: Path | None, retries: int = 2, progress: bool = True, overwrite: bool = False,
-                  **options) -> int:
-    """``pragmeter generate PIPELINE``: the pipeline coroutine ``pipeline`` (``MODULE:NAME`` in pragmeter.generate),
-    called with the session, ``input_path``, ``output``, ``overwrite`` and ``options``, run by :func:`run_pipeline`.
-    The output is checked before ``backend()`` builds the chat backend. Returns the number of requests that failed
-    after every retry (said on stderr: the output is marked incomplete, and a rerun retries them)."""
-    from pragmeter.generate.output import check_output
-
-    module, name = pipeline.split(":")
-    function = getattr(importlib.import_module(f"pragmeter.generate.{module}"), name)
-    check_output(output, overwrite)
-    _, session = run_pipeline(lambda session, out: function(session, input_path=input_path, output=out,
-                                                            overwrite=overwrite, **options),
-                              backend(), output, cache_path, retries, progress=progress)
-    failed = session.failed_requests()
-    if failed:
-        print(f"warning: {failed} request(s) failed after retries and were left out; the output is marked "
-              "incomplete: rerun the same command to retry them (answers already received are reused; no "
-              "--overwrite needed)", file=sys.stderr)
-    return failed

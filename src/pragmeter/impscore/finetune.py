@@ -1,15 +1,13 @@
-"""Encoder layers trained together with ImpScore's heads (ours; the paper keeps its encoder frozen).
+"""Encoder layers trained together with ImpScore's heads (the paper keeps its encoder frozen).
 
 After the heads' own training on the frozen encoder, the top ``encoder_layers`` transformer layers and those heads
 train together on the same margin objective (AdamW, gradients clipped at 1, bf16 autocast) for ``encoder_epochs``
 epochs of ``encoder_batch_size`` triplets; the epoch with the best validation implicitness accuracy is kept. Every
-text is tokenised once up front (tokenising each batch again left a GPU waiting on the host). The model folder then
+text is tokenised once up front, so that an accelerator never waits on the host for tokens. The model folder then
 carries the trained layers (pragmeter.encoders.finetuned), or with ``encoder_rank`` R each matrix's change as
-rank-R factors (truncated SVD; 2.7 MB at rank 32 where MiniLM's six layers are 21 MB), and the held-out figures
-are then the compressed encoder's; with ``encoder_adapters`` too, the layers train rank-R adapters (LoRA) whose
-factors ship as trained (on validation no better than the SVD: docs/results.md, run K5). The default,
-``impscore-minilm-general-ft``, came from it (docs/results.md, runs H9 and K1: all six MiniLM layers, rank 32);
-training needs a GPU in practice: on a 2-core CPU one 700-sentence step of all six MiniLM layers takes 26–45 s.
+rank-R factors (truncated SVD: a fraction of the layers' size), and the held-out figures are then the compressed
+encoder's; with ``encoder_adapters`` too, the layers train rank-R adapters (LoRA) whose factors ship as trained.
+Training all of an encoder's layers needs an accelerator in practice; on a CPU it is slow (docs/results.md).
 """
 
 from __future__ import annotations

@@ -110,16 +110,26 @@ def _json_error(path: Path, error: json.JSONDecodeError, line: int | None = None
     return DataError(f"{path}: {where}: invalid JSON ({error.msg})")
 
 
+def _json_value(path: Path, text: str, line: int | None = None) -> object:
+    """``text`` parsed as JSON; what Python's parser refuses besides syntax (a number of more digits than it
+    converts, nesting deeper than its recursion limit) is a DataError naming the file and line, not a traceback."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise _json_error(path, error, line) from None
+    except (ValueError, RecursionError) as error:
+        why = ("a number of more than {:,} digits".format(sys.get_int_max_str_digits()) if isinstance(error, ValueError)
+               else "nested too deeply")
+        raise DataError(f"{path}: {f'line {line}: ' if line is not None else ''}invalid JSON ({why})") from None
+
+
 def read_json(path: str | os.PathLike, expect: type | None = None, what: str = "") -> object:
     """One JSON document; ``expect`` (dict or list) checks its top-level shape, ``what`` describes it in errors."""
     path = Path(path)
     text = read_text(path)
     if not text.strip():
         raise DataError(f"{path}: empty file; expected {what or 'JSON'}")
-    try:
-        payload = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise _json_error(path, error) from None
+    payload = _json_value(path, text)
     if expect is not None and not isinstance(payload, expect):
         shape = {dict: "an object", list: "a list"}.get(expect, expect.__name__)
         raise DataError(f"{path}: expected {shape}{' (' + what + ')' if what else ''} at the top level, "
@@ -140,10 +150,7 @@ def read_records(path: str | os.PathLike) -> list[tuple[int, dict]]:
     for number, line in enumerate(lines(read_text(path)), start=1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise _json_error(path, error, number) from None
+        record = _json_value(path, line, number)
         if not isinstance(record, dict):
             raise DataError(f"{path}: line {number}: expected a JSON object, got {_kind(record)}")
         records.append((number, record))

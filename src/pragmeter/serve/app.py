@@ -22,7 +22,8 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pragmeter import __version__
-from pragmeter.serve.batcher import DeadlineExceeded, EncoderFailed, MicroBatcher, QueueFull
+from pragmeter.serve.batcher import BatcherStopped, DeadlineExceeded, EncoderFailed, MicroBatcher, QueueFull
+from pragmeter.serve.hosts import LoopbackOnly
 from pragmeter.serve.limits import BodyBudget, BodyGuard, Limits
 
 
@@ -65,7 +66,10 @@ class ErrorResponse(BaseModel):
 
 
 # The answers to bad input as they are sent (a one-line detail), documented in place of FastAPI's default 422.
-ERRORS = {408: {"model": ErrorResponse, "description": "the body did not arrive within the body timeout"},
+ERRORS = {400: {"model": ErrorResponse, "description": "the body is not UTF-8"},
+          403: {"model": ErrorResponse, "description": "a service on loopback addressed by another name (Host or "
+                                                       "Origin)"},
+          408: {"model": ErrorResponse, "description": "the body did not arrive within the body timeout"},
           413: {"model": ErrorResponse, "description": "too many texts, too long a text or too large a body"},
           422: {"model": ErrorResponse, "description": "malformed JSON, wrong types or empty texts"},
           503: {"model": ErrorResponse, "description": "busy (too many queued texts or buffered bodies) or no answer "
@@ -105,8 +109,21 @@ def _validation_message(error: RequestValidationError) -> str:
     return "; ".join(parts) or "malformed request"
 
 
-def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wait_ms: float = 2.0) -> FastAPI:
-    """The service for a loaded ImpScore ``model``."""
+def _unparsable(cause: BaseException | None) -> JSONResponse:
+    """The answer to a body json.loads could not read: 400 when it is not UTF-8 (JSON's encoding), naming the first
+    bad byte; 422 like any other malformed JSON when it nests past the parser's depth or holds a number too long."""
+    if isinstance(cause, UnicodeDecodeError):
+        return JSONResponse(status_code=400, content={
+            "detail": f"body: not UTF-8 (byte {cause.start} is 0x{cause.object[cause.start]:02x}); send JSON encoded "
+                      "as UTF-8"})
+    return JSONResponse(status_code=422, content={
+        "detail": "body: malformed JSON (nested too deeply, or a number too long to read)"})
+
+
+def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wait_ms: float = 2.0,
+               loopback_only: bool = False) -> FastAPI:
+    """The service for a loaded ImpScore ``model``; with ``loopback_only`` (a service bound to a loopback address),
+    requests addressed to another name than localhost, 127.0.0.1 or [::1] get 403 (``hosts.LoopbackOnly``)."""
     import torch
 
     limits = limits or Limits()
@@ -125,13 +142,19 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
                   docs_url=None, redoc_url=None,
                   description="Implicitness scores and pragmatic distances of sentences (ImpScore). "
                               f"Limits: {limits.max_texts} texts per request, {limits.max_chars} characters per "
-                              f"text, {limits.max_body_bytes} bytes per body (413 beyond); malformed or unencodable "
-                              f"text → 422; a body not received within {limits.body_timeout:g} s → 408; more than "
-                              f"{limits.max_queued_texts} texts waiting, more than {limits.max_buffered_bytes} bytes "
-                              f"of bodies buffered, or no answer within {limits.request_timeout:g} s → 503 with "
-                              "Retry-After.")
+                              f"text, {limits.max_body_bytes} bytes per body (413 beyond); a body not in UTF-8 → "
+                              f"400; malformed JSON or unencodable text → 422; headers not received within "
+                              f"{limits.header_timeout:g} s or a body within {limits.body_timeout:g} s → 408; more "
+                              f"than {limits.max_queued_texts} texts waiting, more than {limits.max_buffered_bytes} "
+                              f"bytes of bodies buffered, more than {limits.max_connections} connections, or no "
+                              f"answer within {limits.request_timeout:g} s → 503 with Retry-After."
+                              + (" Bound to loopback: requests addressed to another name than localhost, 127.0.0.1 "
+                                 "or [::1] → 403." if loopback_only else ""))
     app.add_middleware(BodyGuard, limits=limits, budget=budget)
+    if loopback_only:  # outermost: a refused request's body is not read
+        app.add_middleware(LoopbackOnly)
     app.state.batcher = batcher
+    app.state.limits = limits  # the connection settings the server applies (server.service_server)
 
     @app.exception_handler(RequestValidationError)
     async def malformed(_request: Request, error: RequestValidationError) -> JSONResponse:
@@ -139,11 +162,10 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
-        # FastAPI answers 400 when json.loads itself fails (nesting past its depth, a number past Python's digit
-        # limit): malformed JSON like any other, so 422 as documented
+        # FastAPI answers 400 "There was an error parsing the body" whenever json.loads fails other than with a
+        # JSONDecodeError; the cause says which
         if error.status_code == 400 and error.detail == "There was an error parsing the body":
-            return JSONResponse(status_code=422, content={
-                "detail": "body: malformed JSON (nested too deeply, or a number too long to read)"})
+            return _unparsable(error.__cause__)
         return await http_exception_handler(request, error)
 
     @app.exception_handler(QueueFull)
@@ -177,8 +199,14 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
     async def index() -> str:
         return page
 
-    @app.get("/health", summary="liveness: the model is loaded and the batcher runs")
-    async def health() -> dict:
+    @app.exception_handler(BatcherStopped)
+    async def stopped(_request: Request, error: BatcherStopped) -> JSONResponse:
+        return JSONResponse(status_code=503, content={"detail": f"{error}; the service must be restarted"})
+
+    @app.get("/health", summary="liveness: the model is loaded and the batcher runs (503 saying why when it stopped)")
+    async def health():
+        if batcher.failure is not None:
+            return JSONResponse(status_code=503, content={"status": "failed", "detail": batcher.failure})
         return {"status": "ok", "queued_requests": batcher.queued, "queued_texts": batcher.queued_texts,
                 "buffered_body_bytes": budget.held, "batcher": batcher.stats.to_dict()}
 

@@ -12,12 +12,15 @@ Isolation between requests:
 - a request whose caller stops waiting (the client hung up: its task is cancelled) or whose ``timeout`` passes
   leaves the queue at once, and none of its texts still waiting reaches the encoder;
 - when an encoder call fails, each request of that batch is retried on its own, so only the offending one fails;
+- a batch that fails outside the encoder call (or an encoder answer of the wrong shape) fails that batch's requests
+  and the worker goes on; were the worker to end anyway, ``failure`` says why and every request is refused at once;
 - at most ``max_queued_texts`` texts wait at once; beyond that ``encode`` raises QueueFull (the service's 503).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+log = logging.getLogger("pragmeter")
 
 class QueueFull(Exception):
     """Too many texts are waiting; ``retry_after`` is an estimate in whole seconds of when room frees up."""
@@ -49,6 +53,10 @@ class EncoderFailed(Exception):
     """The encoder failed on this request's own texts (the other requests of its batch were answered)."""
 
 
+class BatcherStopped(Exception):
+    """The batcher's worker ended (not stopped by ``stop``): no request can be answered."""
+
+
 @dataclass
 class BatcherStats:
     requests: int = 0
@@ -61,13 +69,14 @@ class BatcherStats:
     rejected_requests: int = 0
     abandoned_requests: int = 0  # the caller stopped waiting before the answer (the client hung up)
     timed_out_requests: int = 0
+    worker_errors: int = 0  # batches that failed outside the encoder (their requests failed; the worker went on)
 
     def to_dict(self) -> dict:
         return {"requests": self.requests, "texts": self.texts, "batches": self.batches,
                 "largest_batch": self.largest_batch, "busy_seconds": round(self.busy_seconds, 3),
                 "retried_batches": self.retried_batches, "failed_requests": self.failed_requests,
                 "rejected_requests": self.rejected_requests, "abandoned_requests": self.abandoned_requests,
-                "timed_out_requests": self.timed_out_requests}
+                "timed_out_requests": self.timed_out_requests, "worker_errors": self.worker_errors}
 
 
 @dataclass(eq=False)
@@ -110,6 +119,8 @@ class MicroBatcher:
         self._queued_texts = 0
         self._arrived: asyncio.Event | None = None
         self._worker: asyncio.Task | None = None
+        self._stopping = False
+        self.failure: str | None = None  # why the worker ended, if it ended without being stopped
         # One thread: the encoder is never called concurrently (ONNX Runtime and torch use all cores per call).
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pragmeter-encoder")
 
@@ -125,13 +136,17 @@ class MicroBatcher:
     async def start(self) -> None:
         self._arrived = asyncio.Event()
         self._worker = asyncio.create_task(self._run(), name="pragmeter-batcher")
+        self._worker.add_done_callback(self._ended)
 
     async def stop(self) -> None:
+        self._stopping = True
         if self._worker is not None:
             self._worker.cancel()
             try:
                 await self._worker
             except asyncio.CancelledError:
+                pass
+            except Exception:  # noqa: BLE001 - it ended earlier; ``failure`` holds why and was logged
                 pass
         self._executor.shutdown(wait=True)
 
@@ -143,10 +158,12 @@ class MicroBatcher:
         """Embeddings of ``texts``, computed together with whatever other requests are waiting.
 
         Raises QueueFull when the queue has no room, DeadlineExceeded when no answer came within ``timeout``
-        seconds, EncoderFailed when the encoder fails on these texts. Cancelling the call (the client went away)
-        takes its texts off the queue as a timeout does."""
+        seconds, EncoderFailed when the encoder fails on these texts, BatcherStopped when the worker has ended.
+        Cancelling the call (the client went away) takes its texts off the queue as a timeout does."""
         if self._arrived is None:
             raise RuntimeError("MicroBatcher.start() was not awaited")
+        if self.failure is not None:
+            raise BatcherStopped(self.failure)
         texts = list(texts)
         if self._queued_texts + len(texts) > self.max_queued_texts:
             self.stats.rejected_requests += 1
@@ -236,28 +253,67 @@ class MicroBatcher:
         return self._take()
 
     async def _encode_rows(self, texts: list[str]) -> np.ndarray:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, self._encode, texts)
+        rows = await asyncio.get_running_loop().run_in_executor(self._executor, self._encode, texts)
+        rows = np.asarray(rows)
+        if rows.ndim != 2 or rows.shape[0] != len(texts):  # an encoder bug, answered like an encoder failure
+            raise ValueError(f"the encoder returned an array of shape {rows.shape} for {len(texts)} texts")
+        return rows
 
     async def _run(self) -> None:
+        """The worker: one batch after another until stopped. A batch that fails outside the encoder (a bug in
+        forming or delivering it) fails its own requests and the worker goes on; were the worker to end anyway,
+        ``failure`` says why (the service's health check reports it) and ``encode`` refuses at once."""
         while True:
-            segments = await self._gather()
-            if not segments:
-                continue
-            texts = [text for request, start, end in segments for text in request.texts[start:end]]
-            started = time.perf_counter()
+            segments: list[_Segment] = []
             try:
-                embeddings = await self._encode_rows(texts)
-            except Exception as error:  # noqa: BLE001 - the worker must keep running whatever the encoder raises
-                await self._retry_separately(segments, error)
-                continue
-            self.stats.busy_seconds += time.perf_counter() - started
-            self.stats.batches += 1
-            self.stats.texts += len(texts)
-            self.stats.largest_batch = max(self.stats.largest_batch, len(texts))
-            offset = 0
-            for request, start, end in segments:
-                request.deliver(start, embeddings[offset: offset + end - start])
-                offset += end - start
+                segments = await self._gather()
+                if segments:
+                    await self._serve(segments)
+            except Exception as error:  # noqa: BLE001 - the worker must outlive any one batch
+                self._fail_batch(segments, error)
+
+    async def _serve(self, segments: list[_Segment]) -> None:
+        texts = [text for request, start, end in segments for text in request.texts[start:end]]
+        started = time.perf_counter()
+        try:
+            embeddings = await self._encode_rows(texts)
+        except Exception as error:  # noqa: BLE001 - the worker must keep running whatever the encoder raises
+            await self._retry_separately(segments, error)
+            return
+        self.stats.busy_seconds += time.perf_counter() - started
+        self.stats.batches += 1
+        self.stats.texts += len(texts)
+        self.stats.largest_batch = max(self.stats.largest_batch, len(texts))
+        offset = 0
+        for request, start, end in segments:
+            request.deliver(start, embeddings[offset: offset + end - start])
+            offset += end - start
+
+    def _fail_batch(self, segments: list[_Segment], error: Exception) -> None:
+        """Fail the requests of a batch that broke outside the encoder (all waiting requests when it broke before a
+        batch was formed, so that the worker does not meet the same state again), with one log line."""
+        self.stats.worker_errors += 1
+        requests = {request for request, _, _ in segments} or set(self._pending)
+        log.error("the service's batcher failed on a batch of %d requests (%s: %s); they are answered 500 and the "
+                  "batcher goes on", len(requests), type(error).__name__, _first_line(error))
+        for request in requests:
+            if not request.future.done():
+                self.stats.failed_requests += 1
+                request.future.set_exception(EncoderFailed(f"the service failed on this request's batch "
+                                                           f"({type(error).__name__}: {_first_line(error)})"))
+            self._forget(request)
+
+    def _ended(self, worker: asyncio.Task) -> None:
+        """Done callback of the worker task: record why it ended unless it was stopped."""
+        if worker.cancelled() or self._stopping:
+            return
+        error = worker.exception()
+        self.failure = (f"the batcher stopped ({type(error).__name__}: {_first_line(error)})" if error is not None
+                        else "the batcher stopped")
+        log.error("%s; every request is refused until the service is restarted", self.failure)
+        for request in list(self._pending):
+            if not request.future.done():
+                request.future.set_exception(BatcherStopped(self.failure))
 
     async def _retry_separately(self, segments: list[_Segment], error: Exception) -> None:
         """Encode each request's part of a failed batch on its own; only the requests that fail again fail."""
@@ -281,6 +337,10 @@ class MicroBatcher:
                         offset += end - start
                     continue
             self.stats.failed_requests += 1
-            message = str(error).strip().splitlines()[0] if str(error).strip() else ""
             request.future.set_exception(EncoderFailed(f"the encoder failed on this request "
-                                                       f"({type(error).__name__}: {message})"))
+                                                       f"({type(error).__name__}: {_first_line(error)})"))
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else ""

@@ -1,5 +1,5 @@
 """Request limits of the ImpScore service: texts per request, characters per text, bytes per body, buffered
-bodies, seconds to send a body and to wait for an answer, queued texts.
+bodies, seconds to send the headers and the body and to wait for an answer, queued texts, open connections.
 
 Too large → 413 with a message naming the limit; malformed or unencodable text → 422; a body not sent in time →
 408; queue full, too many bytes of bodies buffered or no answer in time → 503 with Retry-After (see
@@ -28,6 +28,9 @@ class Limits:
     request_timeout: float = 60.0  # seconds a request waits for the encoder before 503 (its texts leave the queue)
     body_timeout: float = 10.0  # seconds to receive a whole body (slower → 408, connection closed)
     max_buffered_bytes: int = 64 << 20  # bytes of bodies held at once across connections (more → 503)
+    header_timeout: float = 10.0  # seconds to send a request's headers from connecting or the last answer (→ 408)
+    keep_alive_timeout: float = 5.0  # seconds an idle kept-alive connection stays open
+    max_connections: int = 1024  # open at once (more → 503 at once, connection closed)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -86,7 +89,7 @@ def _trim_heap() -> None:
         pass
 
 
-class _Refused(Exception):
+class Refused(Exception):
     def __init__(self, status: int, detail: str, retry_after: int | None = None) -> None:
         super().__init__(detail)
         self.status, self.detail, self.retry_after = status, detail, retry_after
@@ -110,8 +113,8 @@ class BodyGuard:
         try:
             try:
                 body, held = await self._read(scope, receive)
-            except _Refused as refusal:
-                await _reject(send, refusal)
+            except Refused as refusal:
+                await reject(send, refusal)
                 return
             if body is None:  # the client hung up before sending its whole body: no one to answer
                 return
@@ -130,12 +133,12 @@ class BodyGuard:
 
     async def _read(self, scope, receive) -> tuple[bytes | None, int]:
         """(the whole body, or None if the client hung up; the bytes taken from the budget, which the caller
-        releases). Raises _Refused, holding nothing, when the body is too large, late or finds the budget spent."""
+        releases). Raises Refused, holding nothing, when the body is too large, late or finds the budget spent."""
         limits = self.limits
-        too_large = _Refused(413, f"request body larger than {limits.max_body_bytes} bytes (the limit per request)")
+        too_large = Refused(413, f"request body larger than {limits.max_body_bytes} bytes (the limit per request)")
 
-        def busy() -> _Refused:
-            return _Refused(503, f"the service is holding {self.budget.held} bytes of buffered request bodies (the "
+        def busy() -> Refused:
+            return Refused(503, f"the service is holding {self.budget.held} bytes of buffered request bodies (the "
                                  f"limit is {self.budget.limit}); retry in 1 s", retry_after=1)
 
         declared = dict(scope.get("headers") or []).get(b"content-length")
@@ -153,7 +156,7 @@ class BodyGuard:
                 try:
                     message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
                 except TimeoutError:
-                    raise _Refused(408, f"the request body did not arrive within {limits.body_timeout:g} s "
+                    raise Refused(408, f"the request body did not arrive within {limits.body_timeout:g} s "
                                         "(the body timeout)") from None
                 if message["type"] == "http.disconnect":
                     return None, held
@@ -166,12 +169,12 @@ class BodyGuard:
                 chunks.append(chunk)
                 if not message.get("more_body", False):
                     return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), held
-        except _Refused:
+        except Refused:
             self.budget.release(held)  # refused: the caller holds nothing
             raise
 
 
-async def _reject(send, refusal: _Refused) -> None:
+async def reject(send, refusal: Refused) -> None:
     body = json.dumps({"detail": refusal.detail}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                (b"connection", b"close")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import sys
 
@@ -9,17 +10,44 @@ import uvicorn
 
 from pragmeter.errors import PragmeterError
 from pragmeter.serve.app import create_app
+from pragmeter.serve.connections import OncePerCondition, connection_cap, log, loop_exception_handler, protocol_class
+from pragmeter.serve.hosts import is_loopback
 from pragmeter.serve.limits import Limits
 from pragmeter.serve.listen import listening_socket
+
+
+class ServiceServer(uvicorn.Server):
+    """uvicorn's server whose event-loop errors and connection log say each condition once a minute, on one line."""
+
+    async def serve(self, sockets=None) -> None:
+        asyncio.get_running_loop().set_exception_handler(loop_exception_handler)
+        once = OncePerCondition()
+        log.addFilter(once)
+        try:
+            await super().serve(sockets=sockets)
+        finally:
+            log.removeFilter(once)
+
+
+def service_server(app, log_level: str = "warning", **config) -> ServiceServer:
+    """The uvicorn server for a service app from ``create_app``, with its connection limits (``app.state.limits``):
+    header and keep-alive timeouts, the connection cap (within the process's descriptor limit), no WebSocket
+    upgrades; ``config`` goes to uvicorn.Config (host, port)."""
+    limits: Limits = app.state.limits
+    settings = uvicorn.Config(app, log_level=log_level, ws="none", timeout_keep_alive=limits.keep_alive_timeout,
+                              **config)  # configures uvicorn's log, which the cap's warning goes to
+    settings.http = protocol_class(limits.header_timeout, connection_cap(limits.max_connections))
+    return ServiceServer(settings)
 
 
 def check_settings(port: int, limits: Limits, max_batch: int, max_wait_ms: float) -> None:
     """Refuse a setting the service cannot run with, in one line naming its ``pragmeter serve`` option."""
     counts = {**limits.to_dict(), "max_batch": max_batch}
-    for name in ("max_texts", "max_chars", "max_body_bytes", "max_batch", "max_queued_texts", "max_buffered_bytes"):
+    for name in ("max_texts", "max_chars", "max_body_bytes", "max_batch", "max_queued_texts", "max_buffered_bytes",
+                 "max_connections"):
         if counts[name] < 1:
             raise PragmeterError(f"--{name.replace('_', '-')} must be positive, got {counts[name]}")
-    for name in ("request_timeout", "body_timeout"):
+    for name in ("request_timeout", "body_timeout", "header_timeout", "keep_alive_timeout"):
         if not (math.isfinite(counts[name]) and counts[name] > 0):
             raise PragmeterError(f"--{name.replace('_', '-')} must be a positive number of seconds, got {counts[name]}")
     if not 0 <= port <= 65535:
@@ -40,10 +68,12 @@ def serve(model: str | None, host: str, port: int, limits: Limits, *, backend: s
     try:
         impscore = load_impscore(model, backend=backend, precision=precision, device=device)
         impscore.encode(["warm up the encoder"])  # export/load now, not on the first request
-        app = create_app(impscore, limits, max_batch=max_batch, max_wait_ms=max_wait_ms)
         host, port = sock.getsockname()[:2]
+        app = create_app(impscore, limits, max_batch=max_batch, max_wait_ms=max_wait_ms,
+                         loopback_only=is_loopback(host))
+        server = service_server(app, log_level=log_level)
         shown = f"[{host}]" if ":" in host else host
         print(f"pragmeter serve: {impscore.signature()} on http://{shown}:{port}/", file=sys.stderr, flush=True)
-        uvicorn.Server(uvicorn.Config(app, log_level=log_level)).run(sockets=[sock])
+        server.run(sockets=[sock])
     finally:
         sock.close()

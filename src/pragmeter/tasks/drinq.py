@@ -26,6 +26,7 @@ from pragmeter.datasets.drinq import FILES, LETTERS, DrinqItem, load_drinq
 from pragmeter.metrics.classification import correct
 from pragmeter.metrics.intervals import BOOTSTRAP_SIGNATURE, bootstrap_ci, mean_sd
 from pragmeter.llm.parsing import json_field
+from pragmeter.eval.multiple_choice import ChoiceItem, remember
 from pragmeter.eval.task import Sample, ScoreContext, Task, load_template
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -106,7 +107,10 @@ class DrinqTask(Task):
                 blocks.append(f"{self._item_block(shot['question'], shot['context'], options)}\nanswer\n{answer}")
             parts.append("## Examples\n\n" + "\n\n".join(blocks))
         parts.append("## Your item\n\n" + self._item_block(item.question, item.context, item.options))
-        return [{"role": "user", "content": "\n\n".join(parts)}]
+        messages = [{"role": "user", "content": "\n\n".join(parts)}]
+        choice = ChoiceItem(item.id, item.context, item.question, item.options, item.consensus, item.question)
+        answers = {letter: self._answer(letter, text, "") for letter, text in item.options}
+        return remember(messages, choice, answers)
 
     def parse(self, response: str | None, item: DrinqItem) -> str | None:
         """The selected letter: from "selected_option" (JSON, or a tolerant regex), else a bare letter answer;

@@ -1,5 +1,6 @@
-"""An ASGI app (the ImpScore service, or one built around a fake model) on a real uvicorn at a free 127.0.0.1
-port, in a thread of this process: for tests that need real sockets (disconnects, stalled bodies, a browser)."""
+"""An app from ``create_app`` (the ImpScore service, or one built around a fake model) on the service's real uvicorn
+server (its connection limits included) at a free 127.0.0.1 port, in a thread of this process: for tests that need
+real sockets (disconnects, stalled bodies or headers, a browser)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from contextlib import contextmanager
 @contextmanager
 def running(app, timeout: float = 60) -> Iterator[str]:
     """Serve ``app`` while the block runs; yields its base URL (``http://127.0.0.1:PORT``, no trailing slash)."""
-    import uvicorn
+    from pragmeter.serve.server import service_server
 
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
+    server = service_server(app, host="127.0.0.1", port=0, log_level="error")
     thread = threading.Thread(target=server.run, daemon=True, name="pragmeter-test-uvicorn")
     thread.start()
     deadline = time.monotonic() + timeout
