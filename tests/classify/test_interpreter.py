@@ -195,3 +195,21 @@ def test_load_without_a_model_names_what_is_missing(monkeypatch, tmp_path):
     monkeypatch.setenv("PRAGMETER_INTERPRETER", str(tmp_path / "absent"))
     with pytest.raises(PragmeterError, match="no interpreter at .*absent.*: give a model folder or a packaged name"):
         Interpreter.load()
+
+
+def test_local_backend_answers_the_floyd_battery_with_its_scenario_through_the_interpreter(tiny, tmp_path, data_root):
+    from pragmeter.eval import registry
+
+    _, folder = tiny
+    assert main(["eval", "--tasks", "floyd", "--model", f"local:{folder}", "--model-args", "device=cpu",
+                 "--output", str(tmp_path), "--limit", "5", "--no-progress", "--log-samples",
+                 "--data-root", str(data_root)]) == 0
+    result = json.loads((tmp_path / "results.json").read_text())["results"]["floyd"]
+    assert result["n_items"] == 5 and result["errors"] == 0 and result["invalid"] == 0
+    samples = [json.loads(line) for line in (tmp_path / "samples_floyd.jsonl").read_text().splitlines()]
+    items = {item.id: item for item in registry.instantiate("floyd", [], data_root=data_root)[0].items()}
+    model = Interpreter.load(folder, device="cpu")
+    for sample in samples:
+        item = items[sample["item_id"]]
+        chosen = model.choose(item.context, item.utterance, item.readings)
+        assert sample["parsed"] == item.keys[chosen]

@@ -6,10 +6,11 @@ The task's chat prompt is read back into the classifier's input: for pair models
 ``Hypothesis:`` lines of the last user message (the INLI task's template ends with them), for single-text
 models the last user message (the ISHate tasks send the text as the user turn). The answer is the predicted
 label's word that the task parses (recorded in the model folder), so API and local models share one results
-format. A pair model is an interpreter (:mod:`pragmeter.classify.interpreter`) and also answers multiple-choice
-items (DRInQ's ``question`` / ``context`` / ``options`` block, the last of the prompt): the premise is the context
-with the quoted question, each option a reading, and the answer the letter of the reading most likely meant
-(P(implied) + P(explicit)). Requests are batched: every request waiting at the same moment goes through one
+format. A pair model is an interpreter (:mod:`pragmeter.classify.interpreter`) and also answers the multiple-choice
+tasks (DRInQ, LUDWIG, Circa, Fig-QA, the Floyd battery): it reads the item a prompt asks about
+(:func:`pragmeter.eval.multiple_choice.prompt_item`) instead of the prompt — premise = the context with the quoted
+utterance, each option a reading — and answers with the task's text for the reading most likely meant
+(P(implied) + P(explicit)); an item whose options are utterances (Snarks) has no reading to rank and fails. Requests are batched: every request waiting at the same moment goes through one
 forward pass. The folder may also be a packaged interpreter's name.
 
 Model arguments: ``device`` (default cuda when available), ``batch_size`` (default 64).
@@ -25,14 +26,12 @@ from pathlib import Path
 import numpy as np
 
 from pragmeter.errors import PragmeterError
+from pragmeter.eval.multiple_choice import prompt_item
 from pragmeter.llm.backends import register_backend
 from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages, reject_unknown_args
 
 _KNOWN = {"device", "batch_size"}
 _PAIR = re.compile(r"Premise:[ \t]*(?P<premise>.*?)\n\s*Hypothesis:[ \t]*(?P<hypothesis>.*?)\s*\Z", re.DOTALL)
-# A multiple-choice item block as the DRInQ task writes it (tasks/prompts/drinq_item.txt), the last in the prompt.
-_CHOICE = re.compile(r"(?:\A|\n)question\n(?P<question>.+?)\ncontext\n(?P<context>.+?)\noptions\n(?P<options>.+?)\s*\Z",
-                     re.DOTALL)
 
 
 def classifier_input(messages: Messages, input_kind: str) -> tuple[str, str | None]:
@@ -49,24 +48,6 @@ def classifier_input(messages: Messages, input_kind: str) -> tuple[str, str | No
     if not found:
         raise ValueError("the prompt does not end with 'Premise: …' and 'Hypothesis: …' lines")
     return found.group("premise").strip(), found.group("hypothesis").strip()
-
-
-def choice_input(messages: Messages) -> tuple[str, list[str], list[str]]:
-    """(premise, letters, readings) of the last multiple-choice item block of the last user message; ValueError
-    when it holds none."""
-    from pragmeter.classify.interpreter import premise
-    from pragmeter.datasets.drinq import parse_options
-
-    users = [m["content"] for m in messages if m.get("role") == "user"]
-    content = users[-1] if users else ""
-    start = content.rfind("question\n")
-    found = _CHOICE.search(content[max(0, start - 1):]) if start >= 0 else None
-    if not found:
-        raise ValueError("the prompt ends with neither 'Premise: …'/'Hypothesis: …' lines nor a "
-                         "question/context/options item")
-    options = parse_options(found.group("options"))
-    return (premise(found.group("context").strip(), found.group("question").strip()),
-            [letter for letter, _ in options], [text for _, text in options])
 
 
 class LocalClassifierBackend(ChatBackend):
@@ -140,29 +121,38 @@ class LocalClassifierBackend(ChatBackend):
 
     def _request(self, messages: Messages) -> tuple[list[tuple[str, str | None]], Callable]:
         """The classifier inputs a prompt asks about and the function from their probability rows to the answer:
-        the label's word for one text or pair, the most likely meant option's letter for a multiple-choice item."""
+        the label's word for one text or pair, the task's answer for the option most likely meant for a
+        multiple-choice item."""
         kind = self.classifier.settings.input_kind
         words = self.classifier.settings.answer_words
-        try:
-            text, hypothesis = classifier_input(messages, kind)
-        except ValueError:
-            if kind != "pair":
-                raise
-            from pragmeter.classify.interpreter import Interpreter
-
-            try:
-                interpreter = Interpreter(self.classifier, self.path)  # checks the labels make a reading's score
-            except PragmeterError as error:
-                raise BackendFatal(str(error)) from None
-            text, letters, readings = choice_input(messages)
-            return ([(text, reading) for reading in readings],
-                    lambda rows: letters[int(np.argmax(interpreter.meant_scores(rows)))])
+        found = prompt_item(messages) if kind == "pair" else None
+        if found is not None:
+            return self._choice(found)
+        text, hypothesis = classifier_input(messages, kind)
 
         def label(rows: np.ndarray) -> str:
             decided = self.classifier.decide(rows)[0]
             return words.get(decided, decided)
 
         return [(text, hypothesis)], label
+
+    def _choice(self, found) -> tuple[list[tuple[str, str | None]], Callable]:
+        """A multiple-choice item (:func:`pragmeter.eval.multiple_choice.prompt_item`) read by the interpreter: the
+        premise is the context with the quoted utterance, each option a reading, the answer the task's text for the
+        option with the highest P(implied) + P(explicit)."""
+        from pragmeter.classify.interpreter import Interpreter, premise
+
+        try:
+            interpreter = Interpreter(self.classifier, self.path)  # checks the labels make a reading's score
+        except PragmeterError as error:
+            raise BackendFatal(str(error)) from None
+        item = found.item
+        if not item.utterance.strip():
+            raise ValueError(f"item {item.id} has no utterance whose readings the interpreter could rank (its options "
+                             f"are utterances)")
+        keys = list(item.keys)
+        return ([(premise(item.context, item.utterance), reading) for reading in item.readings],
+                lambda rows: found.answers[keys[int(np.argmax(interpreter.meant_scores(rows)))]])
 
     def _flush(self) -> None:
         self._scheduled = False
