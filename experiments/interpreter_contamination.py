@@ -13,24 +13,18 @@ is at least ``--threshold`` (default 0.8; 0.5 reported too).
 from __future__ import annotations
 
 import argparse
-import glob
 import re
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from pragmeter.data.root import data_root as resolve_root
-from pragmeter.datasets.common import read_frame
+from pragmeter.datasets.circa import load_circa
 from pragmeter.datasets.drinq import load_drinq
 from pragmeter.datasets.floyd import load_floyd_battery
 from pragmeter.datasets.inli import read_split
+from pragmeter.datasets.ludwig import load_ludwig
 from pragmeter.io import read_table, write_table
 from pragmeter.metrics.overlap import max_word_jaccard
-
-LUDWIG_TEST = "ludwig/data/test_conversational_implicatures.csv"
-CIRCA_FILES = "circa/data/CIRCA/unmatched/scenario*/circa-data-test.tsv"
-
 
 def plain(text) -> str:
     return re.sub(r"\W+", " ", str(text).lower()).strip()
@@ -49,19 +43,14 @@ def evaluation_sets(root, limit: int | None) -> dict[str, pd.DataFrame]:
     sets["floyd"] = pd.DataFrame({"item": [i.id for i in floyd], "text": [i.scenario for i in floyd]})
     sets["floyd_options"] = pd.DataFrame({"item": [f"{i.id}-{k}" for i in floyd for k in range(len(i.options))],
                                           "text": [text for i in floyd for text in i.options]})
-    ludwig = read_frame(LUDWIG_TEST, root, dtype=str, keep_default_na=False)
-    sets["ludwig_test"] = pd.DataFrame({"item": [f"ludwig-test-{r}" for r in range(len(ludwig))],
-                                        "question": ludwig["Context utterance"], "answer": ludwig["Response utterance"],
-                                        "text": ludwig["Context utterance"] + " " + ludwig["Response utterance"]})
-    base = resolve_root(root)
-    frames = []
-    for path in sorted(glob.glob(str(base / CIRCA_FILES))):
-        frame = read_frame(str(Path(path).relative_to(base)), root, sep="\t", dtype=str, keep_default_na=False)
-        frames.append(frame.assign(file=Path(path).parent.name))
-    circa = pd.concat(frames).drop_duplicates("id") if frames else pd.DataFrame(columns=["id"])
-    sets["circa"] = pd.DataFrame({"item": "circa-" + circa["id"].astype(str), "question": circa["question-X"],
-                                  "answer": circa["answer-Y"],
-                                  "text": circa["context"] + " " + circa["question-X"] + " " + circa["answer-Y"]})
+    ludwig = load_ludwig("test", root)
+    sets["ludwig_test"] = pd.DataFrame({"item": [i.id for i in ludwig], "question": [i.question for i in ludwig],
+                                        "answer": [i.response for i in ludwig],
+                                        "text": [f"{i.question} {i.response}" for i in ludwig]})
+    circa = load_circa(root)
+    sets["circa"] = pd.DataFrame({"item": [i.id for i in circa], "question": [i.question for i in circa],
+                                  "answer": [i.answer for i in circa],
+                                  "text": [f"{i.situation} {i.question} {i.answer}" for i in circa]})
     test = read_split("test", root)
     sets["inli_test"] = pd.DataFrame({"item": [f"inli-test-{r}" for r in range(len(test))], "text": test["premise"]})
     return {name: frame.head(limit).reset_index(drop=True) if limit else frame.reset_index(drop=True)
