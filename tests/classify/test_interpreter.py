@@ -77,7 +77,8 @@ def test_the_trained_interpreter_reads_inli_better_than_its_untrained_start(tiny
 
 
 def test_shipped_form_reloads_to_the_compressed_model_and_refuses_a_damaged_shard(tiny, tmp_path):
-    from pragmeter.classify.shipped import SHARD_BYTES, load_shipped, ship
+    from pragmeter.classify.interpreter import ship
+    from pragmeter.classify.shipped import SHARD_BYTES, load_shipped
 
     data, folder = tiny
     # Full rank (MiniLM is 384 wide) for every matrix but the word embeddings, cut to fit a shard.
@@ -108,7 +109,8 @@ def test_shipped_form_reloads_to_the_compressed_model_and_refuses_a_damaged_shar
 
 
 def test_precision_auto_runs_bf16_on_a_cpu_only_with_a_check_within_bounds(tiny, tmp_path):
-    from pragmeter.classify.shipped import resolve_precision, ship
+    from pragmeter.classify.interpreter import ship
+    from pragmeter.classify.shipped import resolve_precision
     from pragmeter.encoders.precision import cpu_has_bf16
 
     data, folder = tiny

@@ -89,7 +89,7 @@ BASE_LICENCES = {"all-MiniLM-L6-v2": "Apache-2.0", "all-mpnet-base-v2": "Apache-
 
 
 def interpreter_card(metrics: dict) -> str:
-    """Markdown card of a shipped interpreter from :func:`pragmeter.classify.shipped.ship`'s metrics."""
+    """Markdown card of a shipped interpreter from :func:`pragmeter.classify.interpreter.ship`'s metrics."""
     training = metrics.get("training") or {}
     settings = training.get("settings") or {}
     base = settings.get("base_encoder", "?")

@@ -21,6 +21,7 @@ layer). :meth:`Interpreter.load` without a name opens the default that ships in 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -143,3 +144,39 @@ class Interpreter:
         """The index of the reading most likely meant (:meth:`rank`'s highest; the first among equal scores)."""
         return int(np.argmax(self.rank(context, utterance, readings, batch_size)))
 
+
+def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int, val, test=None,
+         bf16_pairs: int = 512, batch_size: int = 64, progress: bool = True) -> dict:
+    """The shipped form (:mod:`pragmeter.classify.shipped`) of the ``classifier train inli`` folder ``source`` at
+    ``rank``, written to ``output`` with its card: validation accuracy of the whole and of the compressed model (``val``: Examples), bf16 checked on the first
+    ``bf16_pairs`` validation pairs, the test report of the compressed model when ``test`` is given. Returns the
+    metrics (also in metrics.json)."""
+    from pragmeter.classify.card import interpreter_card
+    from pragmeter.classify.model import TextClassifier
+    from pragmeter.classify.shipped import bf16_check, compress, save_shipped
+    from pragmeter.classify.training import evaluate
+
+    source = Path(source)
+    classifier = TextClassifier.load(source, "cpu", "fp32")
+    meant = Interpreter(classifier, source.name).meant  # an interpreter, before any work
+    whole, _ = evaluate(classifier, val, batch_size, progress)
+    factors, head = compress(classifier, rank)
+    compressed, _ = evaluate(classifier, val, batch_size, progress)
+    pairs = min(bf16_pairs, len(val))
+    check = bf16_check(classifier, val.texts[:pairs], val.pairs[:pairs], meant, batch_size)
+    try:
+        trained = json.loads((source / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        trained = {}
+    metrics = {"rank": rank, "source": source.name, "val_whole": whole, "val_compressed": compressed,
+               "bf16_check": check, "training": {k: trained.get(k) for k in (
+                   "command", "commit", "settings", "train_config", "best_epoch", "history", "train_examples",
+                   "data_files", "transformers", "torch", "device")}}
+    if test is not None:
+        metrics["test_compressed"], predictions = evaluate(classifier, test, batch_size, progress)
+        if test.groups:
+            from pragmeter.metrics.classification import accuracy_by_group
+
+            metrics["test_compressed"]["per_source"] = accuracy_by_group(test.labels, predictions, test.groups)
+    save_shipped(classifier, factors, head, output, interpreter_card(metrics), metrics, check)
+    return metrics

@@ -227,14 +227,13 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     return TextClassifier(model, tokenizer, settings, pick_device(device), precision)
 
 
-def bf16_check(classifier, premises: list[str], hypotheses: list[str], batch_size: int = 64) -> dict:
-    """bf16 autocast against fp32 on the CPU: the largest change of a pair's meant score (P(implied) + P(explicit),
-    or P(entailed)) and the share of pairs whose label stays, and whether both are within the bounds."""
+def bf16_check(classifier, premises: list[str], hypotheses: list[str], meant: list[int],
+               batch_size: int = 64) -> dict:
+    """bf16 autocast against fp32 on the CPU: the largest change of a pair's score (the sum of the ``meant`` label
+    columns: P(implied) + P(explicit) for an interpreter) and the share of pairs whose label stays, and whether both
+    are within the bounds."""
     import numpy as np
 
-    from pragmeter.classify.interpreter import MEANT_LABELS
-
-    meant = [i for i, label in enumerate(classifier.labels) if label in MEANT_LABELS]
     saved = classifier.precision
     try:
         classifier.precision = "fp32"
@@ -265,38 +264,3 @@ def resolve_precision(folder: Path, precision: str, device: str | None) -> str:
         check = None
     return "bf16" if isinstance(check, dict) and check.get("within_bounds") is True and cpu_has_bf16() else "fp32"
 
-
-def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int, val, test=None,
-         bf16_pairs: int = 512, batch_size: int = 64, progress: bool = True) -> dict:
-    """The shipped form of the ``classifier train`` folder ``source`` at ``rank``, written to ``output`` with its
-    card: validation accuracy of the whole and of the compressed model (``val``: Examples), bf16 checked on the first
-    ``bf16_pairs`` validation pairs, the test report of the compressed model when ``test`` is given. Returns the
-    metrics (also in metrics.json)."""
-    from pragmeter.classify.model import TextClassifier
-    from pragmeter.classify.training import evaluate
-
-    source = Path(source)
-    classifier = TextClassifier.load(source, "cpu", "fp32")
-    whole, _ = evaluate(classifier, val, batch_size, progress)
-    factors, head = compress(classifier, rank)
-    compressed, _ = evaluate(classifier, val, batch_size, progress)
-    pairs = min(bf16_pairs, len(val))
-    check = bf16_check(classifier, val.texts[:pairs], val.pairs[:pairs], batch_size)
-    try:
-        trained = json.loads((source / "metrics.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        trained = {}
-    metrics = {"rank": rank, "source": source.name, "val_whole": whole, "val_compressed": compressed,
-               "bf16_check": check, "training": {k: trained.get(k) for k in (
-                   "command", "commit", "settings", "train_config", "best_epoch", "history", "train_examples",
-                   "data_files", "transformers", "torch", "device")}}
-    if test is not None:
-        metrics["test_compressed"], predictions = evaluate(classifier, test, batch_size, progress)
-        if test.groups:
-            from pragmeter.metrics.classification import accuracy_by_group
-
-            metrics["test_compressed"]["per_source"] = accuracy_by_group(test.labels, predictions, test.groups)
-    from pragmeter.classify.card import interpreter_card
-
-    save_shipped(classifier, factors, head, output, interpreter_card(metrics), metrics, check)
-    return metrics
