@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["ImpScore", "__version__"]
+__all__ = ["ImpScore", "Interpreter", "__version__"]
 
 
 def __getattr__(name: str):
@@ -13,6 +13,10 @@ def __getattr__(name: str):
         from pragmeter.impscore.model import ImpScore
 
         return ImpScore
+    if name == "Interpreter":
+        from pragmeter.classify.interpreter import Interpreter
+
+        return Interpreter
     raise AttributeError(name)
 
 

@@ -31,7 +31,8 @@ def classifier_runs(tmp_path_factory, data_root) -> Path:
 
 def test_every_experiment_has_a_smoke_test():
     tested = {"classifier_table.py", "ishate_method_table.py", "inli_split_overlap.py", "impscore_ablation.py",
-              "impscore_human_selection.py", "impscore_encoder_finetune.py"}
+              "impscore_human_selection.py", "impscore_encoder_finetune.py", "interpreter_contamination.py",
+              "interpreter_train.py"}
     assert set(SCRIPTS) == tested
 
 
@@ -52,6 +53,37 @@ def test_inli_split_overlap(data_root, run_script):
     out = run_script("inli_split_overlap.py", "--limit", "20", "--data-root", data_root)
     assert "premise: " in out and "of 20 test items occur in train" in out
     assert out.strip().splitlines()[-1].endswith("(of 20)")
+
+
+def test_interpreter_contamination(tmp_path, data_root, run_script):
+    import pandas as pd
+
+    out = run_script("interpreter_contamination.py", "--limit", "60", "--threshold", "0.8", "--output",
+                     tmp_path / "overlaps.csv", "--data-root", data_root).splitlines()
+    assert [line.split(":")[0] for line in out] == ["drinq", "drinq_options", "floyd", "floyd_options", "ludwig_test",
+                                                   "circa", "inli_test"]
+    assert all(": 60 items;" in line for line in out if not line.startswith("floyd:"))  # the battery has 40 items
+    overlaps = pd.read_csv(tmp_path / "overlaps.csv", keep_default_na=False)
+    # INLI's conversational premises were written from Circa exchanges: some of the first 60 Circa items are inside one
+    seen = overlaps[(overlaps["set"] == "circa") & (overlaps["exchange_in_premise"] != "")]
+    assert len(seen) == int(out[5].split("exchange inside a training premise: ")[1].split(";")[0]) > 0
+
+
+def test_interpreter_train_smoke_run_ships_a_loadable_interpreter(tmp_path, data_root, run_script):
+    """The GPU script on a CPU: 2 optimizer steps, then the best run shipped as low-rank factors that load."""
+    from pragmeter.classify.interpreter import Interpreter
+
+    out = run_script("interpreter_train.py", "--out", tmp_path, "--encoders", "all-MiniLM-L6-v2", "--seeds", "0",
+                     "--extras", "none", "--max-steps", "2", "--batch-size", "8", "--limit-eval", "16", "--rank", "8",
+                     "--device", "cpu", "--no-progress", "--data-root", data_root)
+    result = json.loads(out.strip().splitlines()[-1])
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert result["chosen"] == summary["chosen"] == "all-MiniLM-L6-v2-inli-s0"
+    assert summary["runs"][0]["train_pairs"] == 16 and summary["shipped"]["val_compressed"]["n"] == 16
+    interpreter = Interpreter.load(tmp_path / "interpreter", device="cpu")
+    assert interpreter.choose("Ann offers Bob a coffee.", "It would keep me awake.",
+                              ["Bob declines.", "Bob accepts."]) in (0, 1)
+    assert not (tmp_path / "interpreter" / "model.safetensors").exists()
 
 
 def test_impscore_human_selection(tmp_path, data_root, run_script):

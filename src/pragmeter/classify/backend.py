@@ -6,7 +6,12 @@ The task's chat prompt is read back into the classifier's input: for pair models
 ``Hypothesis:`` lines of the last user message (the INLI task's template ends with them), for single-text
 models the last user message (the ISHate tasks send the text as the user turn). The answer is the predicted
 label's word that the task parses (recorded in the model folder), so API and local models share one results
-format. Requests are batched: every request waiting at the same moment goes through one forward pass.
+format. A pair model is an interpreter (:mod:`pragmeter.classify.interpreter`) and also answers the multiple-choice
+tasks (DRInQ, LUDWIG, Circa, Fig-QA, the Floyd battery): it reads the item a prompt asks about
+(:func:`pragmeter.eval.multiple_choice.prompt_item`) instead of the prompt — premise = the context with the quoted
+utterance, each option a reading — and answers with the task's text for the reading most likely meant
+(P(implied) + P(explicit)); an item whose options are utterances (Snarks) has no reading to rank and fails. Requests are batched: every request waiting at the same moment goes through one
+forward pass. The folder may also be a packaged interpreter's name.
 
 Model arguments: ``device`` (default cuda when available), ``batch_size`` (default 64).
 """
@@ -15,8 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
 
 from pragmeter.errors import PragmeterError
+from pragmeter.eval.multiple_choice import prompt_item
 from pragmeter.llm.backends import register_backend
 from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages, reject_unknown_args
 
@@ -47,12 +57,18 @@ def classifier_input(messages: Messages, input_kind: str) -> tuple[str, str | No
 class LocalClassifierBackend(ChatBackend):
     def __init__(self, path: str, device: str | None = None, batch_size: int = 64):
         from pragmeter.classify.loading import load_classifier
+        from pragmeter.classify.shipped import resolve_interpreter
 
         self.path = path
+        if not (Path(path) / "config.json").is_file():  # a packaged interpreter's name
+            path = str(resolve_interpreter(path))
+        self.folder = path
         self.classifier = load_classifier(path, device)
         self.batch_size = batch_size
         self.concurrency = batch_size  # so that a full batch of requests can wait together
-        self._pending: list[tuple[str, str | None, asyncio.Future]] = []
+        # Per waiting request: its (text, hypothesis or None) inputs, how its answer follows from their
+        # probability rows, and the future it waits on.
+        self._pending: list[tuple[list[tuple[str, str | None]], Callable, asyncio.Future]] = []
         self._scheduled = False
 
     @classmethod
@@ -78,7 +94,7 @@ class LocalClassifierBackend(ChatBackend):
         from pragmeter.data.root import sha256_of
 
         if not hasattr(self, "_digest"):
-            self._digest = sha256_of(weights_file(self.path))
+            self._digest = sha256_of(weights_file(self.folder))
         return self._digest
 
     def decoding(self, max_tokens: int | None) -> dict:
@@ -104,35 +120,74 @@ class LocalClassifierBackend(ChatBackend):
         if top_logprobs:
             raise BackendFatal("the local backend answers with a label, not log-probabilities: use mode=generate")
         try:
-            text, hypothesis = classifier_input(messages, self.classifier.settings.input_kind)
+            inputs, answer = self._request(messages)
         except ValueError as error:
             raise BackendFailed(f"local classifier: {error}") from None
         future = asyncio.get_running_loop().create_future()
-        self._pending.append((text, hypothesis, future))
-        if len(self._pending) >= self.batch_size:
+        self._pending.append((inputs, answer, future))
+        if sum(len(waiting) for waiting, _, _ in self._pending) >= self.batch_size:
             self._flush()
         elif not self._scheduled:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
-        label = await future
+        return Completion(text=await future, finish_reason="stop")
+
+    def _request(self, messages: Messages) -> tuple[list[tuple[str, str | None]], Callable]:
+        """The classifier inputs a prompt asks about and the function from their probability rows to the answer:
+        the label's word for one text or pair, the task's answer for the option most likely meant for a
+        multiple-choice item."""
+        kind = self.classifier.settings.input_kind
         words = self.classifier.settings.answer_words
-        return Completion(text=words.get(label, label), finish_reason="stop")
+        found = prompt_item(messages) if kind == "pair" else None
+        if found is not None:
+            return self._choice(found)
+        text, hypothesis = classifier_input(messages, kind)
+
+        def label(rows: np.ndarray) -> str:
+            decided = self.classifier.decide(rows)[0]
+            return words.get(decided, decided)
+
+        return [(text, hypothesis)], label
+
+    def _choice(self, found) -> tuple[list[tuple[str, str | None]], Callable]:
+        """A multiple-choice item (:func:`pragmeter.eval.multiple_choice.prompt_item`) read by the interpreter: the
+        premise is the context with the quoted utterance, each option a reading, the answer the task's text for the
+        option with the highest P(implied) + P(explicit)."""
+        from pragmeter.classify.interpreter import Interpreter, premise
+
+        try:
+            interpreter = Interpreter(self.classifier, self.path)  # checks the labels make a reading's score
+        except PragmeterError as error:
+            raise BackendFatal(str(error)) from None
+        item = found.item
+        if not item.utterance.strip():
+            raise ValueError(f"item {item.id} has no utterance whose readings the interpreter could rank (its options "
+                             f"are utterances)")
+        keys = list(item.keys)
+        return ([(premise(item.context, item.utterance), reading) for reading in item.readings],
+                lambda rows: found.answers[keys[int(np.argmax(interpreter.meant_scores(rows)))]])
 
     def _flush(self) -> None:
         self._scheduled = False
         batch, self._pending = self._pending, []
         if not batch:
             return
-        texts = [text for text, _, _ in batch]
-        pairs = None if batch[0][1] is None else [hypothesis for _, hypothesis, _ in batch]
+        flat = [pair for inputs, _, _ in batch for pair in inputs]
+        texts = [text for text, _ in flat]
+        pairs = None if flat[0][1] is None else [hypothesis for _, hypothesis in flat]
         try:
-            labels = self.classifier.predict(texts, pairs, self.batch_size)
+            rows = self.classifier.probabilities(texts, pairs, self.batch_size)
         except Exception as error:  # noqa: BLE001 - every waiting request gets the failure
             for *_, future in batch:
                 future.set_exception(BackendFailed(f"local classifier failed: {error}"))
             return
-        for (*_, future), label in zip(batch, labels):
-            future.set_result(label)
+        start = 0
+        for inputs, answer, future in batch:
+            try:
+                future.set_result(answer(rows[start:start + len(inputs)]))
+            except Exception as error:  # noqa: BLE001 - this request's answer fails, not the others'
+                future.set_exception(BackendFailed(f"local classifier failed: {error}"))
+            start += len(inputs)
 
 
 register_backend("local", LocalClassifierBackend)

@@ -1,9 +1,9 @@
-"""DRInQ without an API: an INLI classifier used zero-shot as a multiple-choice answerer.
+"""DRInQ without an API: the interpreter (an INLI classifier) used zero-shot as a multiple-choice answerer.
 
-Premise = the item's context followed by the question (in quotes), hypothesis = each option; the chosen
-option is the one most likely to be entailed, P(implied) + P(explicit) (P(entailed) for a 3-way model).
-Accuracy against the human consensus and against ``implied_comment``, each with the harness's item-level
-95% percentile bootstrap CI.
+Premise = the item's context followed by the question in quotes (the interpreter's premise of an utterance in
+context), hypothesis = each option; the chosen option is the interpreter's most likely meant reading, P(implied) +
+P(explicit) (P(entailed) for a 3-way model). Accuracy against the human consensus and against ``implied_comment``,
+each with the harness's item-level 95% percentile bootstrap CI.
 """
 
 from __future__ import annotations
@@ -13,40 +13,26 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from pragmeter.classify.model import TextClassifier
+from pragmeter.classify.interpreter import PREMISE_TEMPLATE, Interpreter
+from pragmeter.classify.interpreter import premise as interpreter_premise
 from pragmeter.datasets.drinq import DrinqItem
-from pragmeter.errors import PragmeterError
 from pragmeter.metrics.classification import correct
 from pragmeter.metrics.intervals import BOOTSTRAP_SIGNATURE, bootstrap_ci
 
-ENTAILED_LABELS = ("implied", "explicit", "entailed")
-PREMISE_TEMPLATE = '{context} "{question}"'
 BOOTSTRAP_RESAMPLES = 2000
 
 
 def premise(item: DrinqItem) -> str:
-    return PREMISE_TEMPLATE.format(context=item.context, question=item.question)
+    return interpreter_premise(item.context, item.question)
 
 
-def entailed_columns(classifier: TextClassifier) -> list[int]:
-    columns = [i for i, label in enumerate(classifier.labels) if label in ENTAILED_LABELS]
-    if classifier.settings.input_kind != "pair" or not columns or len(columns) == len(classifier.labels):
-        raise PragmeterError("DRInQ needs an INLI pair model with entailed and non-entailed labels "
-                             "(`pragmeter classifier train inli` with --labels 4way or 3way)")
-    return columns
-
-
-def answer(classifier: TextClassifier, items: list[DrinqItem], batch_size: int = 64,
+def answer(interpreter: Interpreter, items: list[DrinqItem], batch_size: int = 64,
            progress: bool = False) -> list[dict]:
-    """Per item: the chosen letter and each option's entailment probability."""
-    columns = entailed_columns(classifier)
-    premises = [premise(item) for item in items for _ in item.options]
-    hypotheses = [text for item in items for _, text in item.options]
-    entailed = classifier.probabilities(premises, hypotheses, batch_size, progress)[:, columns].sum(axis=1)
-    rows, start = [], 0
-    for item in items:
-        scores = entailed[start:start + len(item.options)]
-        start += len(item.options)
+    """Per item: the chosen letter and each option's score as the meant reading (:meth:`Interpreter.rank_many`)."""
+    ranked = interpreter.rank_many([premise(item) for item in items],
+                                   [[text for _, text in item.options] for item in items], batch_size, progress)
+    rows = []
+    for item, scores in zip(items, ranked):
         letters = [letter for letter, _ in item.options]
         rows.append({"item_id": item.id, "prediction": letters[int(np.argmax(scores))], "consensus": item.consensus,
                      "implied_letter": item.implied_letter,
@@ -77,10 +63,8 @@ def evaluate_drinq(model: str | os.PathLike, root=None, path=None, limit: int | 
     from pragmeter.datasets.drinq import load_drinq
 
     items = load_drinq(root, path=path)[:limit] if limit else load_drinq(root, path=path)  # a bad file fails fast
-    from pragmeter.classify.loading import load_classifier
-
-    classifier = load_classifier(model, device)
-    rows = answer(classifier, items, batch_size, progress)
+    interpreter = Interpreter.load(model, device)
+    rows = answer(interpreter, items, batch_size, progress)
     return score(rows, seed), rows
 
 

@@ -71,3 +71,100 @@ def label_table(model: str | os.PathLike, path: str | os.PathLike, output: str |
         print(f"note: {classifier.truncated} row(s) exceeded the classifier's token limit and were truncated",
               file=sys.stderr)
     return out
+
+
+PAIR_COLUMNS = ("premise", "hypothesis")
+READING_COLUMNS = ("context", "utterance", "readings")
+CHOICE_COLUMN, SCORES_COLUMN = "choice", "scores"
+
+
+def readings_of(value) -> list[str] | str:
+    """A row's readings (a list, or a JSON list in a text cell) or why they are not usable."""
+    import json
+
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return "field 'readings' is not a JSON list of texts"
+    if hasattr(value, "tolist"):  # a parquet list cell
+        value = value.tolist()
+    if not isinstance(value, list) or len(value) < 2:
+        return "field 'readings' must be a list of at least two texts"
+    empty = [i for i, text in enumerate(value) if not isinstance(text, str) or not text.strip()]
+    return f"field 'readings': reading {empty[0]} is empty or not text" if empty else value
+
+
+def table_kind(frame: pd.DataFrame, path: str | os.PathLike) -> str:
+    """"pairs" (premise, hypothesis columns) or "readings" (context, utterance, readings); a DataError naming the
+    file and its columns otherwise."""
+    from pragmeter.errors import DataError
+
+    if set(PAIR_COLUMNS) <= set(frame.columns):
+        return "pairs"
+    if set(READING_COLUMNS) <= set(frame.columns):
+        return "readings"
+    raise DataError(f"{path}: needs columns premise and hypothesis, or context, utterance and readings; "
+                    f"available columns: {', '.join(map(str, frame.columns)) or '(none)'}")
+
+
+def interpret_frame(interpreter, frame: pd.DataFrame, path: str | os.PathLike, batch_size: int = 64,
+                    progress: bool = True) -> pd.DataFrame:
+    """``frame`` read by an :class:`~pragmeter.classify.interpreter.Interpreter`, every row kept in order. Rows of
+    ``premise``/``hypothesis`` get the predicted label and one ``p_<label>`` column per label; rows of
+    ``context``/``utterance``/``readings`` (a list, or a JSON list in a text cell; ``context`` may be empty) get the
+    index of the reading chosen (``choice``) and every reading's score (``scores``, a JSON list). A row that cannot be
+    read keeps its reason in ``prediction_error``. ``path`` names the table in errors."""
+    import json
+
+    import numpy as np
+
+    from pragmeter.classify.interpreter import premise
+
+    if table_kind(frame, path) == "pairs":
+        return label_frame(interpreter.classifier, frame, path, premise_column="premise",
+                           hypothesis_column="hypothesis", batch_size=batch_size, progress=progress)
+    errors = row_errors(frame, ["utterance"], path)
+    contexts = frame["context"].tolist()
+    readings: list = [None] * len(frame)
+    for row, value in enumerate(frame["readings"].tolist()):
+        context = contexts[row]
+        if not errors[row] and context is not None and not isinstance(context, str) and not (
+                isinstance(context, float) and np.isnan(context)):
+            errors[row] = "field 'context' is not text"
+        if not errors[row]:
+            parsed = readings_of(value)
+            if isinstance(parsed, str):
+                errors[row] = parsed
+            else:
+                readings[row] = parsed
+    valid = [row for row, error in enumerate(errors) if not error]
+    premises = [premise(contexts[row] if isinstance(contexts[row], str) else "", frame["utterance"].iloc[row])
+                for row in valid]
+    ranked = iter(interpreter.rank_many(premises, [readings[row] for row in valid], batch_size, progress))
+    choices, scores = [], []
+    for error in errors:
+        values = None if error else next(ranked)
+        choices.append(int(np.argmax(values)) if values else -1)
+        scores.append(json.dumps([round(v, 6) for v in values]) if values else "")
+    out = frame.copy()
+    out[CHOICE_COLUMN], out[SCORES_COLUMN], out[ERROR_COLUMN] = choices, scores, errors
+    return out
+
+
+def interpret_table(load_interpreter, path: str | os.PathLike, output: str | os.PathLike, batch_size: int = 64,
+                    overwrite: bool = False, progress: bool = True) -> pd.DataFrame:
+    """``pragmeter interpret --input``: :func:`interpret_frame` of the table at ``path``, written atomically to
+    ``output``; rows that could not be read are reported on stderr (the first one by file, row and field). The
+    output and the table's columns are checked before ``load_interpreter()`` loads the model: a bad file fails
+    fast."""
+    from pragmeter.io import check_output, read_table, report_rows, write_table
+
+    check_output(output, overwrite)
+    frame = read_table(path)
+    table_kind(frame, path)
+    out = interpret_frame(load_interpreter(), frame, path, batch_size, progress)
+    write_table(out, output, overwrite=overwrite)
+    report_rows(out[ERROR_COLUMN].tolist(), "interpreted", output, ERROR_COLUMN,
+                lambda row, reason: f"{path}: data row {row + 1}: {reason}")
+    return out

@@ -1,6 +1,6 @@
-"""Open any classifier folder pragmeter writes: a fine-tuned encoder (``model.safetensors``) or a frozen encoder
-with an SVM on its embeddings (``svm.safetensors``). Both answer ``labels``, ``settings``, ``probabilities``,
-``decide`` and ``predict`` alike."""
+"""Open any classifier folder pragmeter writes: a fine-tuned encoder (``model.safetensors``), its shipped form (low-rank
+changes over a base encoder: :mod:`pragmeter.classify.shipped`) or a frozen encoder with an SVM on its embeddings
+(``svm.safetensors``). All answer ``labels``, ``settings``, ``probabilities``, ``decide`` and ``predict`` alike."""
 
 from __future__ import annotations
 
@@ -13,12 +13,22 @@ from pragmeter.classify.svm import EmbeddingSVMClassifier
 
 def load_classifier(folder: str | os.PathLike, device: str | None = None,
                     precision: str = "auto") -> TextClassifier | EmbeddingSVMClassifier:
+    from pragmeter.classify.shipped import is_shipped, load_shipped
+
     if (Path(folder) / EmbeddingSVMClassifier.WEIGHTS_FILE).is_file():
         return EmbeddingSVMClassifier.load(folder, device, precision)
+    if not (Path(folder) / TextClassifier.WEIGHTS_FILE).is_file() and is_shipped(Path(folder)):
+        return load_shipped(folder, device, precision)
     return TextClassifier.load(folder, device, precision)
 
 
 def weights_file(folder: str | os.PathLike) -> Path:
-    """The folder's weights file (what identifies the model in run records)."""
+    """The folder's weights file (what identifies the model in run records); for the shipped form its config, which
+    holds the sha256 of every shard."""
+    from pragmeter.classify.shipped import is_shipped
+
     svm = Path(folder) / EmbeddingSVMClassifier.WEIGHTS_FILE
-    return svm if svm.is_file() else Path(folder) / TextClassifier.WEIGHTS_FILE
+    if svm.is_file():
+        return svm
+    whole = Path(folder) / TextClassifier.WEIGHTS_FILE
+    return Path(folder) / "config.json" if not whole.is_file() and is_shipped(Path(folder)) else whole

@@ -21,7 +21,7 @@ from pragmeter.errors import PragmeterError
 # Top-level commands in help order (ImpScore use, ImpScore models, benchmarks, classifiers, new data, analyses, the
 # upstream data files) -> the module that registers them.
 COMMANDS = {"score": "score", "distance": "score", "serve": "serve", "impscore": "impscore", "eval": "eval",
-            "tasks": "eval", "classifier": "classifier", "generate": "generate", "analyze": "analyze", "data": "data"}
+            "tasks": "eval", "classifier": "classifier", "interpret": "interpret", "generate": "generate", "analyze": "analyze", "data": "data"}
 
 class Parser(argparse.ArgumentParser):
     """Usage errors in one line (which option, what is wrong), as every other error of the command."""

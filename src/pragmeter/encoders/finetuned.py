@@ -30,8 +30,9 @@ WEIGHTS_FILE = "model.safetensors"
 UP, DOWN = ".up", ".down"  # a matrix's change as low-rank factors: base + up @ down
 
 
-def shard_files(tensors: dict, folder: Path, prefix: str = "encoder", dtype: str = "float16") -> list[dict]:
-    """Write ``tensors`` (name -> torch tensor) as safetensors shards of at most SHARD_BYTES in ``folder``, cast to
+def shard_files(tensors: dict, folder: Path, prefix: str = "encoder", dtype: str = "float16",
+                max_bytes: int = SHARD_BYTES) -> list[dict]:
+    """Write ``tensors`` (name -> torch tensor) as safetensors shards of at most ``max_bytes`` in ``folder``, cast to
     ``dtype``; returns the config entry (file names and sha256)."""
     import torch
     from safetensors.torch import save_file
@@ -54,7 +55,7 @@ def shard_files(tensors: dict, folder: Path, prefix: str = "encoder", dtype: str
     for name in sorted(tensors):
         tensor = tensors[name].detach().to("cpu", getattr(torch, dtype), copy=True).contiguous()
         nbytes = tensor.numel() * tensor.element_size()
-        if current and size + nbytes > SHARD_BYTES:
+        if current and size + nbytes > max_bytes:
             flush()
         current[name], size = tensor, size + nbytes
     if current:

@@ -66,8 +66,37 @@ def split_examples(split: str, scheme: str, sources: tuple[str, ...] | None,
                     labels=[label for _, label in rows], groups=[i.source for i, _ in rows])
 
 
+EXTRA_SOURCES = ("flute",)  # human-edited figurative material that can join the training split (``extra``)
+
+
+def flute_examples(root: str | os.PathLike | None = None) -> Examples:
+    """FLUTE's training files (figurative language NLI) as interpreter pairs: premise = the figurative sentence
+    alone, quoted (an utterance without context), hypothesis = its literal meaning (``implied``) or, where FLUTE
+    gives one, the opposite literal reading (``contradiction``). FLUTE's gold test files are left out."""
+    from pragmeter.classify.interpreter import premise
+    from pragmeter.datasets.pairs.flute import flute
+
+    source = flute(root, cap=None)
+    texts, pairs, labels = [], [], []
+    for (figure, literal), where, negative in zip(source.pairs, source.origins, source.hard_negatives):
+        if "testgolddata/" in where:
+            continue
+        texts.append(premise("", figure)), pairs.append(literal), labels.append("implied")
+        if negative:
+            texts.append(premise("", figure)), pairs.append(negative), labels.append("contradiction")
+    return Examples(texts=texts, pairs=pairs, labels=labels, groups=["flute"] * len(texts))
+
+
+EXTRA_READERS = {"flute": flute_examples}
+
+
 def build(labels: str = "4way", split_scheme: str = "standard",
-          root: str | os.PathLike | None = None) -> RecipeData:
+          root: str | os.PathLike | None = None, extra: tuple[str, ...] = ()) -> RecipeData:
+    """``extra``: names from EXTRA_SOURCES whose examples join the training split only (4-way labels)."""
+    unknown = sorted(set(extra) - set(EXTRA_SOURCES))
+    if unknown or (extra and labels != "4way"):
+        raise PragmeterError(f"extra training sources must be among {', '.join(EXTRA_SOURCES)} with 4-way labels, "
+                             f"got {', '.join(extra)} with {labels}")
     if split_scheme not in SPLIT_SCHEMES:
         raise PragmeterError(f"unknown INLI split scheme {split_scheme!r}; choose one of {', '.join(SPLIT_SCHEMES)}")
     names = scheme_labels(labels)
@@ -79,12 +108,15 @@ def build(labels: str = "4way", split_scheme: str = "standard",
     if paper_split:
         paper["split_scheme"] = {"training_subset": paper_split[0], "generalisation_subset": paper_split[1],
                                  "model": "T5-XXL (Table 8)"}
+    train = split_examples("train", labels, train_sources, root)
+    for name in extra:
+        train = train.extend(EXTRA_READERS[name](root))
     return RecipeData(
         name="inli", labels=names, input_kind="pair",
-        train=split_examples("train", labels, train_sources, root),
+        train=train,
         val=split_examples("val", labels, train_sources, root),
         test=split_examples("test", labels, None, root),
-        arguments={"labels": labels, "split_scheme": split_scheme},
+        arguments={"labels": labels, "split_scheme": split_scheme, **({"extra": list(extra)} if extra else {})},
         answer_words=ANSWER_WORDS if labels == "4way" else {},
         data_files=dataset_checksums(list(FILES)),
         description=f"INLI {labels}, split scheme {split_scheme} (train sources: {', '.join(train_sources)})",

@@ -1,0 +1,182 @@
+"""The interpreter: what an utterance means in its context, as INLI's four relations to a candidate reading.
+
+An INLI pair classifier (``pragmeter classifier train inli``) reads a premise — the situation and what was said — and
+a hypothesis — a candidate reading — and gives the probabilities of INLI's labels: ``implied`` (the reading is what
+the speaker means without saying it), ``explicit`` (what they said, restated), ``neutral`` and ``contradiction``.
+
+The premise joins the context and the utterance as INLI's conversational premises (from Circa and LUDWIG) and DRInQ
+items read: the context, then the utterance in double quotes (``PREMISE_TEMPLATE``). Premises already written as
+INLI's are classified as they are (:meth:`Interpreter.classify`).
+
+A reading's score (:meth:`Interpreter.rank`) is P(implied) + P(explicit): the probability that the speaker meant it,
+implicitly or in so many words. A direct utterance's meaning is ``explicit``, an indirect one's ``implied``, and
+a reading that is neither (``neutral``, ``contradiction``) is not what was meant, so summing the two entailment
+classes ranks the meant reading first whether the utterance is direct or indirect. A 3-way model (``entailed``)
+scores P(entailed).
+
+Model folders: a ``classifier train inli`` folder (whole weights, ``model.safetensors``), or the shipped form
+(:mod:`pragmeter.classify.shipped`: low-rank changes over an installable base encoder plus the classification
+layer). :meth:`Interpreter.load` without a name opens the default that ships in the package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from pragmeter.errors import PragmeterError
+
+LABELS = ("implied", "explicit", "neutral", "contradiction")
+MEANT_LABELS = ("implied", "explicit", "entailed")  # the labels whose probabilities sum to a reading's score
+PREMISE_TEMPLATE = '{context} "{utterance}"'
+
+
+def premise(context: str, utterance: str) -> str:
+    """The INLI-style premise of ``utterance`` said in ``context``: the context, then the utterance in double quotes
+    (kept as it is when already quoted); the quoted utterance alone without a context."""
+    context, utterance = (context or "").strip(), utterance.strip()
+    quoted = utterance if len(utterance) > 1 and utterance[0] == utterance[-1] == '"' else f'"{utterance}"'
+    return PREMISE_TEMPLATE.format(context=context, utterance=quoted[1:-1]) if context else quoted
+
+
+def _check_texts(texts: Sequence[str], what: str) -> list[str]:
+    if isinstance(texts, str):
+        raise PragmeterError(f"{what} must be a list of texts, not one string")
+    texts = list(texts)
+    for index, text in enumerate(texts):
+        if not isinstance(text, str) or not text.strip():
+            raise PragmeterError(f"{what} {index}: empty or not text ({text!r})")
+    return texts
+
+
+class Interpreter:
+    """An INLI pair classifier read as an interpreter: :meth:`classify` pairs, :meth:`rank` and :meth:`choose`
+    readings of an utterance in context."""
+
+    def __init__(self, classifier, name: str = ""):
+        self.classifier = classifier
+        self.name = name
+        labels = list(classifier.labels)
+        self.meant = [i for i, label in enumerate(labels) if label in MEANT_LABELS]
+        if classifier.settings.input_kind != "pair" or not self.meant or len(self.meant) == len(labels):
+            raise PragmeterError(f"{name or 'the model'} is not an interpreter: it needs an INLI pair model with "
+                                 f"entailed and non-entailed labels (4-way or 3-way), not labels {labels}")
+
+    # -- loading ------------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, name: str | os.PathLike | None = None, device: str | None = None,
+             precision: str = "auto") -> "Interpreter":
+        """The packaged default (``name`` None), a packaged interpreter by name, or a model folder (shipped form
+        or a ``classifier train inli`` folder). ``precision`` auto: bf16 autocast on a GPU; on a CPU bf16 where
+        it has bf16 instructions and the folder records a bf16 check within bounds
+        (:func:`pragmeter.classify.shipped.resolve_precision`), else fp32."""
+        from pragmeter.classify.loading import load_classifier
+        from pragmeter.classify.shipped import resolve_interpreter, resolve_precision
+
+        folder = resolve_interpreter(name)
+        return cls(load_classifier(folder, device, resolve_precision(folder, precision, device)),
+                   str(name or folder.name))
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.classifier.labels)
+
+    @property
+    def meant_labels(self) -> list[str]:
+        """The labels whose probabilities make a reading's score (:meth:`meant_scores`)."""
+        return [self.labels[i] for i in self.meant]
+
+    @property
+    def settings(self):
+        return self.classifier.settings
+
+    # -- inference ----------------------------------------------------------------------------------
+    def probabilities(self, premises: Sequence[str], hypotheses: Sequence[str], batch_size: int = 64,
+                      progress: bool = False) -> np.ndarray:
+        """Rows of label probabilities (columns in :attr:`labels` order), one per (premise, hypothesis) pair."""
+        premises, hypotheses = _check_texts(premises, "premise"), _check_texts(hypotheses, "hypothesis")
+        if len(premises) != len(hypotheses):
+            raise PragmeterError(f"{len(premises)} premises for {len(hypotheses)} hypotheses: give one of each per pair")
+        if not premises:
+            return np.zeros((0, len(self.labels)), dtype=np.float32)
+        return self.classifier.probabilities(premises, hypotheses, batch_size, progress)
+
+    def classify(self, premises: Sequence[str], hypotheses: Sequence[str], batch_size: int = 64,
+                 progress: bool = False) -> list[dict[str, float]]:
+        """One ``{label: probability}`` dict per (premise, hypothesis) pair, labels in the model's order
+        (``implied``, ``explicit``, ``neutral``, ``contradiction`` for a 4-way model)."""
+        rows = self.probabilities(premises, hypotheses, batch_size, progress)
+        return [dict(zip(self.labels, map(float, row))) for row in rows]
+
+    def meant_scores(self, probabilities: np.ndarray) -> np.ndarray:
+        """Each row's score as a meant reading: P(implied) + P(explicit) (P(entailed) for a 3-way model)."""
+        return probabilities[:, self.meant].sum(axis=1)
+
+    def rank_many(self, premises: Sequence[str], readings: Sequence[Sequence[str]], batch_size: int = 64,
+                  progress: bool = False) -> list[list[float]]:
+        """Scores of each premise's readings (:meth:`meant_scores`), all pairs in one batched pass."""
+        if len(premises) != len(readings):
+            raise PragmeterError(f"{len(premises)} premises for {len(readings)} lists of readings")
+        for index, options in enumerate(readings):
+            if isinstance(options, str) or len(options) < 1:
+                raise PragmeterError(f"item {index}: readings must be a non-empty list of texts")
+        flat_premises = [p for p, options in zip(premises, readings) for _ in options]
+        flat = [text for options in readings for text in options]
+        scores = self.meant_scores(self.probabilities(flat_premises, flat, batch_size, progress))
+        out, start = [], 0
+        for options in readings:
+            out.append([float(s) for s in scores[start:start + len(options)]])
+            start += len(options)
+        return out
+
+    def rank(self, context: str, utterance: str, readings: Sequence[str], batch_size: int = 64) -> list[float]:
+        """Each reading's score as what the speaker meant by ``utterance`` in ``context``: P(implied) + P(explicit)
+        (see the module notes), in the order given."""
+        if not isinstance(utterance, str) or not utterance.strip():
+            raise PragmeterError("the utterance is empty")
+        return self.rank_many([premise(context, utterance)], [list(readings)], batch_size)[0]
+
+    def choose(self, context: str, utterance: str, readings: Sequence[str], batch_size: int = 64) -> int:
+        """The index of the reading most likely meant (:meth:`rank`'s highest; the first among equal scores)."""
+        return int(np.argmax(self.rank(context, utterance, readings, batch_size)))
+
+
+def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int, val, test=None,
+         bf16_pairs: int = 512, batch_size: int = 64, progress: bool = True) -> dict:
+    """The shipped form (:mod:`pragmeter.classify.shipped`) of the ``classifier train inli`` folder ``source`` at
+    ``rank``, written to ``output`` with its card: validation accuracy of the whole and of the compressed model (``val``: Examples), bf16 checked on the first
+    ``bf16_pairs`` validation pairs, the test report of the compressed model when ``test`` is given. Returns the
+    metrics (also in metrics.json)."""
+    from pragmeter.classify.card import interpreter_card
+    from pragmeter.classify.model import TextClassifier
+    from pragmeter.classify.shipped import bf16_check, compress, save_shipped
+    from pragmeter.classify.training import evaluate
+
+    source = Path(source)
+    classifier = TextClassifier.load(source, "cpu", "fp32")
+    meant = Interpreter(classifier, source.name).meant  # an interpreter, before any work
+    whole, _ = evaluate(classifier, val, batch_size, progress)
+    factors, head = compress(classifier, rank)
+    compressed, _ = evaluate(classifier, val, batch_size, progress)
+    pairs = min(bf16_pairs, len(val))
+    check = bf16_check(classifier, val.texts[:pairs], val.pairs[:pairs], meant, batch_size)
+    try:
+        trained = json.loads((source / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        trained = {}
+    metrics = {"rank": rank, "source": source.name, "val_whole": whole, "val_compressed": compressed,
+               "bf16_check": check, "training": {k: trained.get(k) for k in (
+                   "command", "commit", "settings", "train_config", "best_epoch", "history", "train_examples",
+                   "data_files", "transformers", "torch", "device")}}
+    if test is not None:
+        metrics["test_compressed"], predictions = evaluate(classifier, test, batch_size, progress)
+        if test.groups:
+            from pragmeter.metrics.classification import accuracy_by_group
+
+            metrics["test_compressed"]["per_source"] = accuracy_by_group(test.labels, predictions, test.groups)
+    save_shipped(classifier, factors, head, output, interpreter_card(metrics), metrics, check)
+    return metrics

@@ -1,0 +1,266 @@
+"""The shipped form of a fine-tuned pair classifier: a few MB of low-rank changes over an installable base encoder.
+
+A ``classifier train`` folder holds the whole fine-tuned weights (90 MB for MiniLM, 420 MB for mpnet). What ships in
+the package instead is what training changed, over the base encoder that installs on its own:
+
+- ``config.json``: the transformers config (architecture, labels) with the ``pragmeter`` settings, plus
+  ``encoder_weights`` (the shards below, with sha256) and ``head_weights`` (the classification layer's file);
+- ``encoder-N.safetensors``: each changed matrix of the base encoder as rank-R factors ``NAME.up`` (out × R) and
+  ``NAME.down`` (R × in) of its change (truncated SVD, fp16), other changed tensors (biases, layer norms) whole; shards
+  under ``SHARD_BYTES``;
+- ``head.safetensors``: the layers on top of the encoder (the classifier, fp32);
+- ``README.md`` (the model card) and ``metrics.json``.
+
+Loading goes the same path as ImpScore's fine-tuned layers (:func:`pragmeter.encoders.finetuned.finetuned_encoder`):
+on first use the base folder is copied into the cache with the changes applied, once per set of shards; the
+classification model is then read from that folder with the head's tensors put in place, and every tensor is
+checked (a missing, damaged or mis-shaped one is a DataError naming the file).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pragmeter.errors import DataError, PragmeterError
+
+MODELS_DIR = Path(__file__).with_name("models")
+DEFAULT_INTERPRETER = "interpreter-minilm-inli"
+DEFAULT_ENV = "PRAGMETER_INTERPRETER"  # names the interpreter used when none is given
+HEAD_KEY = "head_weights"
+HEAD_FILE = "head.safetensors"
+SHARD_BYTES = 3 * 2**20 - 64 * 2**10  # under 3 MiB: the package's size budget per file
+DEFAULT_RANK = 32
+BF16_KEY = "bf16_check"  # bf16 against fp32 on validation pairs, measured when the folder is written
+# The bounds bf16 must keep to be chosen by ``auto``: each reading's score (P(implied) + P(explicit)) within 0.02 of
+# fp32's, and the same label on at least 99% of pairs (ImpScore's bounds, read on the interpreter's outputs).
+BF16_MAX_SCORE_DIFF, BF16_MIN_AGREEMENT = 0.02, 0.99
+
+
+def shipped_interpreters() -> list[str]:
+    if not MODELS_DIR.is_dir():
+        return []
+    return sorted(p.name for p in MODELS_DIR.iterdir() if (p / "config.json").is_file())
+
+
+def resolve_interpreter(name: str | os.PathLike | None) -> Path:
+    """The folder of a model folder path or a packaged interpreter's name; None: ``$PRAGMETER_INTERPRETER``, else
+    the packaged default."""
+    if name is None:
+        name = os.environ.get(DEFAULT_ENV) or DEFAULT_INTERPRETER
+    path = Path(name).expanduser()
+    if (path / "config.json").is_file():
+        return path
+    packaged = MODELS_DIR / str(name)
+    if (packaged / "config.json").is_file():
+        return packaged
+    names = ", ".join(shipped_interpreters()) or "none ships with this version: train one with `pragmeter " \
+                                                   "classifier train inli` and pass its folder"
+    raise PragmeterError(f"no interpreter at {str(name)!r}: give a model folder or a packaged name ({names})")
+
+
+def is_shipped(folder: Path) -> bool:
+    """Whether a model folder is in the shipped form (its config lists encoder shards, no whole weights)."""
+    from pragmeter.encoders.finetuned import WEIGHTS_KEY
+
+    try:
+        config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and WEIGHTS_KEY in config
+
+
+def base_prefix(model) -> str:
+    """The name under which a transformers classification model holds its encoder (``bert``, ``mpnet``…)."""
+    return model.base_model_prefix
+
+
+def split_weights(model) -> tuple[dict, dict]:
+    """(encoder tensors named as in the base encoder's folder, the other tensors: the head on top of it)."""
+    prefix = base_prefix(model) + "."
+    encoder, head = {}, {}
+    for name, tensor in model.state_dict().items():
+        (encoder if name.startswith(prefix) else head)[name[len(prefix):] if name.startswith(prefix) else name] = tensor
+    return encoder, head
+
+
+def changes(base: dict, encoder: dict, rank: int) -> dict:
+    """The encoder tensors that differ from ``base``, each matrix's change as rank-``rank`` factors (fp16); tensors
+    the base lacks (none in a classifier over its own base) are refused."""
+    from pragmeter.impscore.finetune import low_rank_change
+
+    changed = {}
+    for name, tensor in encoder.items():
+        if name not in base:
+            if name.endswith("position_ids"):  # a buffer some architectures keep and their folders omit
+                continue
+            raise PragmeterError(f"encoder tensor {name!r} is not in the base encoder")
+        if tensor.shape != base[name].shape:
+            raise PragmeterError(f"encoder tensor {name!r} has shape {tuple(tensor.shape)}, the base's "
+                                 f"{tuple(base[name].shape)}")
+        if not tensor.detach().cpu().float().equal(base[name].float()):
+            changed[name] = tensor
+    return fit_shards(low_rank_change(base, changed, rank))
+
+
+def fit_shards(factors: dict) -> dict:
+    """``factors`` with each pair cut to the rank at which both fit one shard: the word-embedding matrix (30,522 rows
+    in MiniLM) keeps its change's largest singular directions up to ``SHARD_BYTES`` (rank 49 for MiniLM); the SVD
+    orders them, so the cut is the best approximation of that rank. Other tensors as they are."""
+    from pragmeter.encoders.finetuned import DOWN, UP
+
+    out = dict(factors)
+    for name in [n for n in factors if n.endswith(UP)]:
+        up, down = factors[name], factors[name[:-len(UP)] + DOWN]
+        widest = max(up.shape[0], down.shape[1])
+        keep = SHARD_BYTES // (widest * up.element_size())
+        if keep < 1:
+            raise PragmeterError(f"the change of {name[:-len(UP)]!r} does not fit a {SHARD_BYTES}-byte shard")
+        if up.shape[1] > keep:
+            out[name], out[name[:-len(UP)] + DOWN] = up[:, :keep].contiguous(), down[:keep].contiguous()
+    return out
+
+
+def base_weights(base_encoder: str) -> dict:
+    from safetensors.torch import load_file
+
+    from pragmeter.encoders.finetuned import WEIGHTS_FILE
+    from pragmeter.encoders.registry import require_encoder
+
+    return load_file(str(Path(require_encoder(base_encoder)) / WEIGHTS_FILE))
+
+
+def compress(classifier, rank: int = DEFAULT_RANK) -> tuple[dict, dict]:
+    """(the encoder's changes as shipped: :func:`changes`, the head tensors) of a fine-tuned classifier; the
+    classifier's own encoder is replaced by the compressed one, so what is measured next is what ships."""
+    from pragmeter.encoders.finetuned import apply_changes
+
+    base = base_weights(classifier.settings.base_encoder)
+    encoder, head = split_weights(classifier.model)
+    factors = changes(base, encoder, rank)
+    rebuilt = {name: base[name].clone() for name in encoder if name in base}
+    apply_changes(rebuilt, factors, "the compressed encoder", classifier.settings.base_encoder)
+    classifier.model.base_model.load_state_dict(rebuilt, strict=False)
+    return factors, head
+
+
+def save_shipped(classifier, factors: dict, head: dict, folder: str | os.PathLike, card: str,
+                 metrics: dict | None = None, bf16: dict | None = None) -> Path:
+    """Write the shipped form (module notes) atomically."""
+    from dataclasses import asdict
+
+    from safetensors.torch import save_file
+
+    from pragmeter.data.root import sha256_of
+    from pragmeter.encoders.finetuned import WEIGHTS_KEY, shard_files
+    from pragmeter.io.atomic import replace_folder
+
+    classifier.model.config.pragmeter = asdict(classifier.settings)
+    config = classifier.model.config.to_dict()
+    for key in ("_name_or_path", "transformers_version", "dtype", "torch_dtype"):
+        config.pop(key, None)
+
+    def write(staging: Path) -> None:
+        shards = shard_files(factors, staging, "encoder", "float16", SHARD_BYTES)
+        save_file({k: v.detach().cpu().float().contiguous() for k, v in head.items()}, str(staging / HEAD_FILE))
+        config[WEIGHTS_KEY] = shards
+        config[HEAD_KEY] = {"file": HEAD_FILE, "sha256": sha256_of(staging / HEAD_FILE)}
+        if bf16 is not None:
+            config[BF16_KEY] = bf16
+        (staging / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        (staging / "README.md").write_text(card, encoding="utf-8")
+        if metrics is not None:
+            (staging / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+
+    return replace_folder(Path(folder), write)
+
+
+def load_shipped(folder: str | os.PathLike, device: str | None = None, precision: str = "auto"):
+    """A :class:`TextClassifier` from a shipped folder: the base encoder with the changes applied (built once in the
+    cache), the head's tensors in place, the labels checked against the model's."""
+    import torch
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+    from pragmeter.classify.model import TextClassifier, first_line, pick_device, read_settings
+    from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards, finetuned_encoder
+
+    folder = Path(folder)
+    config_path, config, settings = read_settings(folder)
+    where = str(config_path)
+    head_entry = config.get(HEAD_KEY)
+    head_path = check_shards(folder, [head_entry] if isinstance(head_entry, dict) else head_entry,
+                             f"{where} ({HEAD_KEY})")[0]
+    encoder_folder = finetuned_encoder(settings.base_encoder, folder, config.get(WEIGHTS_KEY), where)
+    try:
+        model_config = AutoConfig.for_model(**{k: v for k, v in config.items()
+                                               if k not in (WEIGHTS_KEY, HEAD_KEY, BF16_KEY, "pragmeter")})
+    except (ValueError, TypeError, KeyError) as error:
+        raise DataError(f"{config_path}: not a transformers model config ({first_line(error)})") from None
+    if [model_config.id2label.get(i) for i in range(model_config.num_labels)] != settings.labels:
+        raise DataError(f"{config_path}: 'pragmeter' labels {settings.labels} do not match the model's id2label "
+                        f"{model_config.id2label} (predictions would be renamed)")
+    try:
+        head = load_file(str(head_path))
+    except (OSError, SafetensorError) as error:
+        raise DataError(f"{head_path}: not readable safetensors ({first_line(error)})") from None
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(encoder_folder)
+        model, info = AutoModelForSequenceClassification.from_pretrained(
+            encoder_folder, config=model_config, use_safetensors=True, output_loading_info=True)
+    except (OSError, ValueError, TypeError, KeyError, RuntimeError) as error:
+        raise DataError(f"{config_path}: the model cannot be built on {settings.base_encoder} "
+                        f"({first_line(error)})") from None
+    missing = set(info.get("missing_keys") or ())
+    if missing != set(head):
+        raise DataError(f"{head_path}: holds {sorted(head)[:3]}…, the model on {settings.base_encoder} lacks "
+                        f"{sorted(missing)[:3]}… (a head for another architecture)")
+    state = model.state_dict()
+    for name, tensor in head.items():
+        if tuple(tensor.shape) != tuple(state[name].shape):
+            raise DataError(f"{head_path}: tensor {name!r} has shape {tuple(tensor.shape)}, the model's "
+                            f"{tuple(state[name].shape)}")
+    with torch.no_grad():
+        model.load_state_dict({name: tensor.to(state[name].dtype) for name, tensor in head.items()}, strict=False)
+    return TextClassifier(model, tokenizer, settings, pick_device(device), precision)
+
+
+def bf16_check(classifier, premises: list[str], hypotheses: list[str], meant: list[int],
+               batch_size: int = 64) -> dict:
+    """bf16 autocast against fp32 on the CPU: the largest change of a pair's score (the sum of the ``meant`` label
+    columns: P(implied) + P(explicit) for an interpreter) and the share of pairs whose label stays, and whether both
+    are within the bounds."""
+    import numpy as np
+
+    saved = classifier.precision
+    try:
+        classifier.precision = "fp32"
+        fp32 = classifier.probabilities(premises, hypotheses, batch_size)
+        classifier.precision = "bf16"
+        bf16 = classifier.probabilities(premises, hypotheses, batch_size)
+    finally:
+        classifier.precision = saved
+    diff = float(np.abs(fp32[:, meant].sum(1) - bf16[:, meant].sum(1)).max())
+    agreement = float((fp32.argmax(1) == bf16.argmax(1)).mean())
+    return {"max_abs_score_diff": round(diff, 5), "label_agreement": round(agreement, 5), "pairs": len(premises),
+            "bounds": {"max_abs_score_diff": BF16_MAX_SCORE_DIFF, "label_agreement": BF16_MIN_AGREEMENT},
+            "within_bounds": diff <= BF16_MAX_SCORE_DIFF and agreement >= BF16_MIN_AGREEMENT}
+
+
+def resolve_precision(folder: Path, precision: str, device: str | None) -> str:
+    """``auto`` made concrete for a model folder: on a CPU, bf16 only where the CPU has bf16 instructions and the
+    folder's config records a bf16 check within bounds (``bf16_check``), else fp32; on a GPU ``auto`` stays (bf16
+    autocast). Other values as given. The CPU's bf16 support comes from the encoders' runtime (pragmeter.encoders.runtime)."""
+    from pragmeter.classify.model import check_precision, pick_device
+    from pragmeter.encoders.runtime import cpu_has_bf16
+
+    if check_precision(precision) != "auto" or pick_device(device).type != "cpu":
+        return precision
+    try:
+        check = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")).get(BF16_KEY)
+    except (OSError, ValueError, AttributeError):
+        check = None
+    return "bf16" if isinstance(check, dict) and check.get("within_bounds") is True and cpu_has_bf16() else "fp32"
+

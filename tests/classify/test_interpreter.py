@@ -1,0 +1,217 @@
+"""The interpreter on a tiny INLI model (MiniLM trained for a few steps on real INLI rows, CPU): it loads by folder,
+classifies pairs into INLI's four labels, ranks and chooses readings; its shipped low-rank form reloads to the same
+outputs and refuses a damaged shard; `pragmeter interpret` answers on the command line and over a table with bad rows;
+the local backend answers DRInQ items through it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from pragmeter.classify.interpreter import LABELS, Interpreter, premise
+from pragmeter.classify.job import run_recipe
+from pragmeter.classify.model import TextClassifier
+from pragmeter.classify.recipes import inli
+from pragmeter.classify.training import FineTuneConfig
+from pragmeter.cli import main
+from pragmeter.errors import DataError, PragmeterError
+
+CONFIG = FineTuneConfig(epochs=4, batch_size=8, lr=2e-4, head_lr_scale=10, warmup_ratio=0.0, max_length=64,
+                        eval_batch_size=64)
+CONTEXT = "Ann offers Bob a coffee at eleven at night."
+UTTERANCE = "It would keep me awake."
+READINGS = ["Bob does not want a coffee.", "Bob wants a coffee.", "Bob likes tea."]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory, data_root):
+    """A 4-way INLI model trained on 32 real training pairs for 4 epochs (16 steps), and the recipe's data."""
+    torch.set_num_threads(min(2, torch.get_num_threads()))
+    data = inli.build("4way", root=data_root)
+    data.train, data.val, data.test = data.train.head(32), data.val.head(16), data.test.head(16)
+    folder = tmp_path_factory.mktemp("interpreter")
+    run_recipe(data, "all-MiniLM-L6-v2", CONFIG, folder / "model", folder / "work", "cpu", "test", False)
+    return data, folder / "model"
+
+
+def test_premise_joins_context_and_quoted_utterance_as_inli_premises_read():
+    assert premise(CONTEXT, UTTERANCE) == f'{CONTEXT} "{UTTERANCE}"'
+    assert premise(CONTEXT, f'"{UTTERANCE}"') == f'{CONTEXT} "{UTTERANCE}"'  # already quoted: not quoted twice
+    assert premise("  ", UTTERANCE) == f'"{UTTERANCE}"'
+
+
+def test_interpreter_classifies_ranks_and_chooses(tiny):
+    import pragmeter
+
+    assert pragmeter.Interpreter is Interpreter  # the lazy top-level export
+    _, folder = tiny
+    model = Interpreter.load(folder, device="cpu")
+    rows = model.classify([premise(CONTEXT, UTTERANCE)] * 3, READINGS)
+    assert [list(row) for row in rows] == [list(LABELS)] * 3
+    assert all(abs(sum(row.values()) - 1) < 1e-5 for row in rows)
+    scores = model.rank(CONTEXT, UTTERANCE, READINGS)
+    assert scores == pytest.approx([row["implied"] + row["explicit"] for row in rows], abs=1e-6)
+    assert model.choose(CONTEXT, UTTERANCE, READINGS) == int(np.argmax(scores))
+    with pytest.raises(PragmeterError, match="2 premises for 1 hypotheses"):
+        model.classify(["a", "b"], ["c"])
+    with pytest.raises(PragmeterError, match="hypothesis 1: empty"):
+        model.classify(["a", "b"], ["c", " "])
+
+
+def test_the_trained_interpreter_reads_inli_better_than_its_untrained_start(tiny):
+    """Training moved the model towards INLI's labels on the pairs it saw (a real signal, not a fixed output)."""
+    data, folder = tiny
+    trained = Interpreter.load(folder, device="cpu")
+    untrained = Interpreter(TextClassifier.from_encoder("all-MiniLM-L6-v2", trained.settings, "cpu", seed=0))
+    gold = [LABELS.index(label) for label in data.train.labels]
+
+    def loss(model):
+        p = model.probabilities(data.train.texts, data.train.pairs)
+        return float(-np.log(p[np.arange(len(gold)), gold]).mean())
+
+    assert loss(trained) < loss(untrained)
+
+
+def test_shipped_form_reloads_to_the_compressed_model_and_refuses_a_damaged_shard(tiny, tmp_path):
+    from pragmeter.classify.interpreter import ship
+    from pragmeter.classify.shipped import SHARD_BYTES, load_shipped
+
+    data, folder = tiny
+    # Full rank (MiniLM is 384 wide) for every matrix but the word embeddings, cut to fit a shard.
+    metrics = ship(folder, tmp_path / "shipped", 384, data.val, progress=False)
+    files = sorted(p.name for p in (tmp_path / "shipped").iterdir())
+    assert {"README.md", "config.json", "encoder-1.safetensors", "head.safetensors", "metrics.json"} <= set(files)
+    assert "model.safetensors" not in files
+    assert all(p.stat().st_size < SHARD_BYTES for p in (tmp_path / "shipped").glob("*.safetensors"))
+    whole = TextClassifier.load(folder, "cpu", "fp32").probabilities(data.val.texts, data.val.pairs)
+    shipped = Interpreter.load(tmp_path / "shipped", device="cpu", precision="fp32")
+    again = shipped.probabilities(data.val.texts, data.val.pairs)
+    assert np.abs(again - whole).max() < 0.02  # fp16 factors of (almost) every change at full rank
+    predicted = [LABELS[i] for i in again.argmax(1)]
+    assert metrics["val_compressed"]["accuracy"] == pytest.approx(
+        np.mean([p == g for p, g in zip(predicted, data.val.labels)]))  # the measured model is the one that loads
+    assert set(metrics["bf16_check"]) >= {"max_abs_score_diff", "label_agreement", "within_bounds"}
+    config = json.loads((tmp_path / "shipped" / "config.json").read_text())
+    assert config["bf16_check"] == metrics["bf16_check"] and config["pragmeter"]["labels"] == list(LABELS)
+    card = (tmp_path / "shipped" / "README.md").read_text()
+    assert "Written by an LLM" in card and "rank-384" in card
+
+    small = ship(folder, tmp_path / "rank2", 2, data.val, progress=False)  # rank 2 changes the model, measurably
+    assert small["val_whole"] == metrics["val_whole"]
+    shard = tmp_path / "rank2" / "encoder-1.safetensors"
+    shard.write_bytes(shard.read_bytes()[:-8] + b"\0" * 8)
+    with pytest.raises(DataError, match="encoder-1.safetensors: sha256 differs"):
+        load_shipped(tmp_path / "rank2", "cpu")
+
+
+def test_precision_auto_runs_bf16_on_a_cpu_only_with_a_check_within_bounds(tiny, tmp_path):
+    from pragmeter.classify.interpreter import ship
+    from pragmeter.classify.shipped import resolve_precision
+    from pragmeter.encoders.runtime import cpu_has_bf16
+
+    data, folder = tiny
+    assert resolve_precision(folder, "auto", "cpu") == "fp32"  # no check recorded
+    ship(folder, tmp_path / "shipped", 8, data.val.head(8), progress=False)
+    config_path = tmp_path / "shipped" / "config.json"
+    config = json.loads(config_path.read_text())
+    config["bf16_check"]["within_bounds"] = True
+    config_path.write_text(json.dumps(config))
+    assert resolve_precision(tmp_path / "shipped", "auto", "cpu") == ("bf16" if cpu_has_bf16() else "fp32")
+    assert resolve_precision(tmp_path / "shipped", "fp32", "cpu") == "fp32"
+
+
+def test_interpret_command_prints_each_reading_and_marks_the_choice(tiny, capsys):
+    _, folder = tiny
+    assert main(["interpret", UTTERANCE, "--context", CONTEXT, *sum((["--reading", r] for r in READINGS), []),
+                 "--model", str(folder), "--device", "cpu"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"premise: {premise(CONTEXT, UTTERANCE)}"
+    chosen = Interpreter.load(folder, device="cpu").choose(CONTEXT, UTTERANCE, READINGS)
+    assert [line.startswith("*") for line in out[1:]] == [i == chosen for i in range(3)]
+    assert main(["interpret", UTTERANCE, "--reading", "only one", "--model", str(folder)]) == 2
+    assert "two or more --reading" in capsys.readouterr().err
+
+
+def test_interpret_file_mode_keeps_every_row_and_names_the_bad_ones(tiny, tmp_path, capsys):
+    _, folder = tiny
+    table = pd.DataFrame({
+        "context": [CONTEXT, CONTEXT, "", CONTEXT],
+        "utterance": [UTTERANCE, "", UTTERANCE, UTTERANCE],
+        "readings": [json.dumps(READINGS), json.dumps(READINGS), "not a list", json.dumps(["one"])]})
+    source, output = tmp_path / "in.csv", tmp_path / "out.csv"
+    table.to_csv(source, index=False)
+    assert main(["interpret", "--input", str(source), "--output", str(output), "--model", str(folder),
+                 "--device", "cpu", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert f"{source}: data row 2: field 'utterance' is empty" in err and "3 row(s) not interpreted" in err
+    out = pd.read_csv(output, keep_default_na=False)
+    assert list(out.columns[:3]) == ["context", "utterance", "readings"] and len(out) == 4
+    model = Interpreter.load(folder, device="cpu")
+    assert json.loads(out["scores"][0]) == pytest.approx(model.rank(CONTEXT, UTTERANCE, READINGS), abs=1e-5)
+    assert list(out["choice"]) == [model.choose(CONTEXT, UTTERANCE, READINGS), -1, -1, -1]
+    assert out["prediction_error"][2] == "field 'readings' is not a JSON list of texts"
+    assert out["prediction_error"][3] == "field 'readings' must be a list of at least two texts"
+
+    pairs = tmp_path / "pairs.jsonl"
+    pd.DataFrame({"premise": ["Ann says, \"Coffee?\" Bob responds, \"It would keep me awake.\""],
+                  "hypothesis": ["Bob does not want coffee."]}).to_json(pairs, orient="records", lines=True)
+    assert main(["interpret", "--input", str(pairs), "--output", str(tmp_path / "pairs.csv"), "--model",
+                 str(folder), "--device", "cpu", "--no-progress"]) == 0
+    labelled = pd.read_csv(tmp_path / "pairs.csv")
+    assert {f"p_{label}" for label in LABELS} <= set(labelled.columns)
+    assert abs(sum(labelled[f"p_{label}"][0] for label in LABELS) - 1) < 1e-4
+
+    wrong = tmp_path / "wrong.csv"
+    pd.DataFrame({"text": ["a"]}).to_csv(wrong, index=False)
+    capsys.readouterr()
+    assert main(["interpret", "--input", str(wrong), "--output", str(tmp_path / "w.csv"), "--model",
+                 str(folder)]) != 0
+    message = capsys.readouterr().err.strip()
+    assert len(message.splitlines()) == 1 and str(wrong) in message and "context, utterance and readings" in message
+
+
+def test_local_backend_answers_drinq_through_the_interpreter(tiny, tmp_path, data_root):
+    from pragmeter.classify.drinq import premise as drinq_premise
+    from pragmeter.datasets.drinq import load_drinq
+
+    _, folder = tiny
+    assert main(["eval", "--tasks", "drinq_vanilla", "--model", f"local:{folder}", "--model-args",
+                 "device=cpu,batch_size=16", "--output", str(tmp_path), "--limit", "6", "--no-progress",
+                 "--log-samples", "--data-root", str(data_root)]) == 0
+    result = json.loads((tmp_path / "results.json").read_text())["results"]["drinq_vanilla"]
+    assert result["n_items"] == 6 and result["errors"] == 0 and result["invalid"] == 0
+    samples = [json.loads(line) for line in (tmp_path / "samples_drinq_vanilla.jsonl").read_text().splitlines()]
+    model = Interpreter.load(folder, device="cpu")
+    items = {item.id: item for item in load_drinq(data_root)}
+    for sample in samples:
+        item = items[sample["item_id"]]
+        scores = model.rank_many([drinq_premise(item)], [[text for _, text in item.options]])[0]
+        assert sample["parsed"] == item.options[int(np.argmax(scores))][0]
+
+
+def test_load_without_a_model_names_what_is_missing(monkeypatch, tmp_path):
+    monkeypatch.setenv("PRAGMETER_INTERPRETER", str(tmp_path / "absent"))
+    with pytest.raises(PragmeterError, match="no interpreter at .*absent.*: give a model folder or a packaged name"):
+        Interpreter.load()
+
+
+def test_local_backend_answers_the_floyd_battery_with_its_scenario_through_the_interpreter(tiny, tmp_path, data_root):
+    from pragmeter.eval import registry
+
+    _, folder = tiny
+    assert main(["eval", "--tasks", "floyd", "--model", f"local:{folder}", "--model-args", "device=cpu",
+                 "--output", str(tmp_path), "--limit", "5", "--no-progress", "--log-samples",
+                 "--data-root", str(data_root)]) == 0
+    result = json.loads((tmp_path / "results.json").read_text())["results"]["floyd"]
+    assert result["n_items"] == 5 and result["errors"] == 0 and result["invalid"] == 0
+    samples = [json.loads(line) for line in (tmp_path / "samples_floyd.jsonl").read_text().splitlines()]
+    items = {item.id: item for item in registry.instantiate("floyd", [], data_root=data_root)[0].items()}
+    model = Interpreter.load(folder, device="cpu")
+    for sample in samples:
+        item = items[sample["item_id"]]
+        chosen = model.choose(item.context, item.utterance, item.readings)
+        assert sample["parsed"] == item.keys[chosen]
