@@ -1,5 +1,5 @@
 """The embedding cache is a real store: reuse across jobs, memory flat in the cache's size, survival of a corrupt
-or truncated database, a read-only cache folder, and a one-time import of the old .npz shards."""
+or truncated database and a read-only cache folder."""
 
 from __future__ import annotations
 
@@ -89,24 +89,6 @@ def test_cache_root_that_is_a_file_is_warned_about(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="pragmeter"):
         result = EmbeddingCache(blocker, "enc").get_or_compute(TEXTS, Encoder())
     assert result.shape == (50, DIM) and "going on without the cache" in caplog.text
-
-
-def test_old_shards_are_imported_once_and_a_corrupt_one_skipped(tmp_path, caplog):
-    import hashlib
-
-    folder = tmp_path / "enc"
-    folder.mkdir()
-    encoder = Encoder()
-    keys = np.array([hashlib.sha1(t.encode()).hexdigest() for t in TEXTS[:20]])
-    np.savez(folder / "shard-00000.npz", keys=keys, vectors=encoder(TEXTS[:20]))
-    (folder / "shard-00001.npz").write_bytes(b"PK\x03\x04 truncated")
-    with caplog.at_level(logging.WARNING, logger="pragmeter"):
-        cache = EmbeddingCache(tmp_path, "enc")
-    assert len(cache) == 20 and "shard-00001.npz" in caplog.text
-    assert not (folder / "shard-00000.npz").exists()
-    calls = encoder.calls
-    assert np.array_equal(cache.get_or_compute(TEXTS[:20], encoder), encoder(TEXTS[:20]))
-    assert encoder.calls == calls + 20  # only the check above; the cache answered without encoding
 
 
 _RSS_CHILD = textwrap.dedent("""

@@ -210,12 +210,11 @@ def test_every_shipped_model_has_a_purpose_and_its_human_suite_figures():
     assert "## Sentences written by a language model" in card and "written_graded_everyday" in card
 
 
-def test_a_removed_model_name_says_what_replaced_it():
+def test_an_unknown_model_name_lists_the_shipped_ones():
     from pragmeter.errors import PragmeterError
 
-    with pytest.raises(PragmeterError, match="no longer shipped; use impscore-minilm-general-ft"):
-        ImpScore.load("impscore-mpnet-paper-conversation")
-    with pytest.raises(PragmeterError, match="'impscore-mpnet' is no longer shipped; use impscore-mpnet-general"):
+    with pytest.raises(PragmeterError, match="no ImpScore model at 'impscore-mpnet': give a model folder or one of: "
+                                             "impscore-minilm, .*impscore-mpnet-general"):
         ImpScore.load("impscore-mpnet")
 
 

@@ -1,4 +1,4 @@
-"""One self-contained HTML page per model from a folder of results (``pragmeter report``).
+"""One self-contained HTML page per model from a folder of results (``pragmeter analyze report``).
 
 The folder is searched recursively for harness results (``results.json`` with ``samples_<task>.jsonl``),
 stratified results (``stratified_<name>.json``), generation checks (``generation_check.json``) and dataset
@@ -478,7 +478,7 @@ class PageWriter:
     def generation(self, entries: list[tuple[Path, dict]], unreadable: list[tuple[Path, str]]) -> str:
         if not entries:
             return self.unreadable(unreadable) or (
-                "<p class=note>No generation check: run <code>pragmeter generation-check</code>.</p>")
+                "<p class=note>No generation check: run <code>pragmeter analyze generation-check</code>.</p>")
         parts = []
         for path, payload in entries:
             rows = [[lv["level"], lv["mean"], lv["sd_over_runs"]] for lv in payload["levels"]]

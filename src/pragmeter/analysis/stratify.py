@@ -371,7 +371,7 @@ def load_predictions(input_path: str | Path, gold_value: str | None = None, text
             raise PragmeterError(skipped[0] if len(skipped) == 1 else
                                  f"{path}: no task log could be stratified: {'; '.join(skipped)}")
         for reason in skipped:
-            print(f"pragmeter stratify: skipped {reason}", file=sys.stderr)
+            print(f"pragmeter analyze stratify: skipped {reason}", file=sys.stderr)
         return inputs
     if not path.exists():
         raise PragmeterError(f"{path}: no such file or folder")

@@ -8,7 +8,6 @@ finished chunk, and several processes may share the cache.
 
 The cache never stops a job: a corrupt database is set aside (warned once) and rebuilt, a cache that cannot be
 written (read-only folder, full disk) is warned about once and the job goes on computing what it needs.
-Shards of the older format (``shard-NNNNN.npz``) are imported once and then deleted; a corrupt one is skipped.
 """
 
 from __future__ import annotations
@@ -85,8 +84,6 @@ class EmbeddingCache:
                 self._unusable(error)
         except OSError as error:
             self._unusable(error)
-        if self._db is not None:
-            self._import_shards()
 
     def _set_aside(self, error: Exception) -> bool:
         """Move a corrupt database out of the way (kept for inspection) so a fresh one can be built."""
@@ -126,22 +123,6 @@ class EmbeddingCache:
             self._warn("write", f"cannot be written ({error}); going on without storing new embeddings")
         else:
             self._unusable(error)
-
-    def _import_shards(self) -> None:
-        shards = sorted(self.folder.glob("shard-*.npz"))
-        for shard_path in shards:
-            try:
-                with np.load(shard_path) as shard:
-                    keys, vectors = shard["keys"], np.asarray(shard["vectors"], dtype=np.float32)
-            except Exception as error:  # noqa: BLE001 - zip, pickle and value errors all mean "unreadable"
-                self._warn("shard", f"skipped the unreadable old shard {shard_path.name} ({type(error).__name__})")
-                continue
-            self._store((bytes.fromhex(k) for k in keys.tolist()), vectors)
-            if not self._writable or self._db is None:
-                return
-            shard_path.unlink(missing_ok=True)
-        if shards:
-            log.info("embedding cache %s: imported %d old shard(s)", self.path, len(shards))
 
     # ---------------------------------------------------------------- reading and writing
     def _lookup(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:

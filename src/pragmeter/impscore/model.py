@@ -30,20 +30,6 @@ log = logging.getLogger("pragmeter")
 
 MODELS_DIR = Path(__file__).with_name("models")
 DEFAULT_MODEL = "impscore-minilm-general-ft"
-# Models once shipped and no longer: loading one says which shipped model took its place.
-REMOVED_MODELS = {
-    "impscore-mpnet-paper-conversation": "impscore-minilm-general-ft (the default; agrees better with human-written "
-                                         "text at MiniLM's speed)",
-    "impscore-minilm-paper-conversation": "impscore-minilm-general-ft (the same sources plus people's figurative "
-                                          "language)",
-    "impscore-minilm-everyday": "impscore-minilm-general-ft (it trains on the same human-written figurative sources)",
-    "impscore-mpnet-everyday": "impscore-minilm-general-ft (it trains on the same human-written figurative sources)",
-    "impscore-minilm-general": "impscore-minilm-general-ft (the same corpus and recipe with MiniLM's own layers "
-                               "trained too: closer to people's judgements at the same speed)",
-    "impscore-mpnet-conversation": "impscore-minilm-conversation (the same permissively licensed data on MiniLM)",
-    "impscore-mpnet": "impscore-mpnet-general (all-mpnet-base-v2 trained on the default's whole corpus, not a "
-                      "3,000-pair subset)",
-}
 # Names the model used when none is given (ImpScore.load(), every command's --impscore), e.g. the fast MiniLM one
 DEFAULT_MODEL_ENV = "PRAGMETER_IMPSCORE"
 CONFIG_FILE, WEIGHTS_FILE, CARD_FILE = "config.json", "heads.safetensors", "README.md"
@@ -69,8 +55,6 @@ def resolve_model_dir(name_or_path: str | os.PathLike | None) -> Path:
     shipped = MODELS_DIR / str(name_or_path)
     if (shipped / CONFIG_FILE).is_file():
         return shipped
-    if str(name_or_path) in REMOVED_MODELS:
-        raise PragmeterError(f"ImpScore model {name_or_path!r} is no longer shipped; use {REMOVED_MODELS[str(name_or_path)]}")
     names = ", ".join(shipped_models()) or "(none)"
     raise PragmeterError(f"no ImpScore model at {name_or_path!r}: give a model folder or one of: {names}")
 
