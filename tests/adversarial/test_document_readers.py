@@ -147,7 +147,7 @@ def test_generation_check_topics(case, data, pattern, fixtures, work, capsys):
     path = work / "topics.txt"
     path.write_bytes(data)
     asked = fixtures["server"].total_calls
-    code, _, err = run(["generation-check", "--topics", path, "--output", work / "gen", "--no-progress",
+    code, _, err = run(["analyze", "generation-check", "--topics", path, "--output", work / "gen", "--no-progress",
                         "--model-args", f"base_url={fixtures['server'].url},model=fake"], capsys)
     assert_one_line_error(code, err, path, pattern)
     assert fixtures["server"].total_calls == asked  # refused before asking anything

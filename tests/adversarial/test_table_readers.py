@@ -130,7 +130,7 @@ READERS = [
            lambda p, w, fx: ["analyze", "correlate", "--input", p, "--x", "x", "--y", "y"], "skip", check_correlate,
            overrides={"blanks": TOO_FEW, "nan": TOO_FEW, "huge": NUMBERS, "controls": NUMBERS}),
     Reader("predict", {"premise": GOOD, "hypothesis": ["It is cold."]}, "premise",
-           lambda p, w, fx: ["predict", "--model", fx["classifier"], "--input", p, "--output", w / "out.csv",
+           lambda p, w, fx: ["classifier", "predict", "--model", fx["classifier"], "--input", p, "--output", w / "out.csv",
                              "--device", "cpu", "--no-progress"], "mark", check_predict),
     Reader("drinq-nli", DRINQ_GOOD, "question",
            lambda p, w, fx: ["classifier", "drinq-nli", "--model", fx["classifier"], "--input", p, "--output", w / "o.json",
@@ -150,7 +150,7 @@ READERS = [
            overrides={"huge": NEEDS_LLM_ANSWERS, "controls": NEEDS_LLM_ANSWERS, "bom": NEEDS_LLM_ANSWERS}),
     Reader("corpus build --from-official", {"pos_implicit": GOOD, "pos_explicit": ["Say it plainly."],
                                             "neg_implicit": GOOD[::-1], "neg_explicit": ["Something else."]},
-           "pos_explicit", lambda p, w, fx: ["corpus", "build", "--from-official", p, "--output", w / "corpus.parquet"],
+           "pos_explicit", lambda p, w, fx: ["impscore", "corpus", "build", "--from-official", p, "--output", w / "corpus.parquet"],
            "refuse", check_corpus, overrides={"wrong_column": Error(r"not a corpus file: missing column.*official "
                                                                     r"pos_implicit, pos_explicit")}),
 ]

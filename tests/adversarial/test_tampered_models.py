@@ -236,9 +236,10 @@ def test_swapped_or_damaged_fine_tuned_caches_are_rebuilt(tmp_path, cache, caplo
 
 def test_a_truncated_openvino_export_is_set_aside_and_converted_again(cache, session_cache, monkeypatch, caplog):
     from pragmeter.encoders.openvino import OpenVinoEncoder, ir_file
+    from pragmeter.encoders.runtime import resolve_runtime
 
     monkeypatch.setenv("PRAGMETER_CACHE", str(session_cache))  # converted (or found) once in the session's cache
-    intact = OpenVinoEncoder("all-MiniLM-L6-v2", precision="fp32").encode(TEXTS)
+    intact = OpenVinoEncoder("all-MiniLM-L6-v2", resolve_runtime("openvino", "fp32")).encode(TEXTS)
     whole = ir_file("all-MiniLM-L6-v2").parent
     monkeypatch.setenv("PRAGMETER_CACHE", str(cache))
     copy = ir_file("all-MiniLM-L6-v2").parent
@@ -246,7 +247,7 @@ def test_a_truncated_openvino_export_is_set_aside_and_converted_again(cache, ses
     weights = copy / "model.bin"
     weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])  # a copy cut short
     with caplog.at_level(logging.WARNING, logger="pragmeter"):
-        again = OpenVinoEncoder("all-MiniLM-L6-v2", precision="fp32").encode(TEXTS)
+        again = OpenVinoEncoder("all-MiniLM-L6-v2", resolve_runtime("openvino", "fp32")).encode(TEXTS)
     assert np.allclose(again, intact, atol=1e-6)
     assert "files changed since it was built; set aside and converted again" in caplog.text
 

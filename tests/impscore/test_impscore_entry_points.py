@@ -36,7 +36,7 @@ class LengthScorer:
 @pytest.mark.parametrize("options, message", [
     ({"teacher": "impscore-mpnet-general"}, "--teacher and --distill-weight go together"),
     ({"distill_weight": 2.0}, "--teacher and --distill-weight go together"),
-    ({"encoder_backend": "torch", "encoder_precision": "bf16"}, "--precision bf16 needs --backend openvino"),
+    ({"encoder_backend": "torch", "encoder_precision": "bf16"}, "precision='bf16' needs backend='openvino'"),
     ({"encoder_layers": 2, "encoder_lr": 5e-5, "encoder_batch_size": 8}, "--encoder-layers needs"),
     ({"encoder_rank": 32}, "--encoder-rank compresses trained encoder layers: it needs --encoder-layers"),
     ({"encoder_layers": 6, "encoder_lr": 1e-3, "encoder_epochs": 2, "encoder_batch_size": 8, "encoder_adapters": True},

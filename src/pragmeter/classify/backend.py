@@ -107,10 +107,11 @@ class LocalClassifierBackend(ChatBackend):
                 "device": str(self.classifier.device)}
 
     def unaskable(self, messages: Messages) -> str | None:
-        """Why the classifier cannot take this prompt (no input text in it), else None: the run counts the item as
-        an invalid answer and lists it, instead of failing the request on every rerun."""
+        """Why the classifier cannot take this prompt (no input text in it, or a multiple-choice item with no
+        utterance whose readings it could rank), else None: the run counts the item as an invalid answer and lists
+        it, instead of failing the request on every rerun."""
         try:
-            classifier_input(messages, self.classifier.settings.input_kind)
+            self._request(messages)
         except ValueError as error:
             return f"local classifier: {error}"
         return None
