@@ -252,6 +252,29 @@ def test_a_truncated_openvino_export_is_set_aside_and_converted_again(cache, ses
     assert "files changed since it was built; set aside and converted again" in caplog.text
 
 
+
+def test_a_damaged_onnx_export_is_set_aside_and_exported_again(cache, session_cache, monkeypatch, caplog):
+    """Bytes flipped inside the cached ONNX graph's weights (it still opens, and gave other numbers): the seal
+    recorded at export no longer matches, so the graph is set aside and exported again."""
+    pytest.importorskip("onnxruntime")
+    from pragmeter.encoders.onnx import OnnxEncoder, onnx_file
+
+    monkeypatch.setenv("PRAGMETER_CACHE", str(session_cache))
+    intact = OnnxEncoder("all-MiniLM-L6-v2").encode(TEXTS)
+    whole = onnx_file("all-MiniLM-L6-v2").parent
+    monkeypatch.setenv("PRAGMETER_CACHE", str(cache))
+    copy = onnx_file("all-MiniLM-L6-v2").parent
+    shutil.copytree(whole, copy)
+    graph = copy / onnx_file("all-MiniLM-L6-v2").name
+    data = bytearray(graph.read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 4096] = bytes(255 - b for b in data[middle:middle + 4096])  # inside the weights
+    graph.write_bytes(bytes(data))
+    with caplog.at_level(logging.WARNING, logger="pragmeter"):
+        again = OnnxEncoder("all-MiniLM-L6-v2").encode(TEXTS)
+    assert np.allclose(again, intact, atol=1e-5)
+    assert "set aside and exported again" in caplog.text
+
 # ---------------------------------------------------------------- item 10: two builders at once
 BUILDER = """
 import json, sys

@@ -54,21 +54,29 @@ class OnnxEncoder(GraphEncoder):
 
     # ---------------------------------------------------------------- export and cache
     def _ensure_exported(self) -> Path:
+        """The cached graph, exported once; its folder is sealed when built and checked on each load, so a graph
+        damaged or swapped since is set aside and exported again instead of giving other numbers."""
+        from pragmeter.encoders.fingerprint import seal, seal_problem
+        from pragmeter.io.atomic import build_folder, set_aside
+
         path = onnx_file(self.encoder_name)
-        if path.is_file():
-            return path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        folder = path.parent
+        if folder.exists():
+            problem = seal_problem(folder, folder.name)
+            if problem is None:
+                return path
+            if set_aside(folder, remove=True) is not None:
+                log.warning("ONNX export %s: %s; set aside and exported again", folder, problem)
+        folder.parent.mkdir(parents=True, exist_ok=True)
         log.info("exporting %s to ONNX (once) -> %s", self.encoder_name, path)
-        self._write_atomically(path, self._export)
+
+        def write(staging: Path) -> None:
+            self._export(staging / path.name)
+            seal(staging, folder.name)
+
+        # several processes exporting at once (Ray actors, two servers): one builds, the others use its folder
+        build_folder(folder, write, ready=lambda built: seal_problem(built, built.name) is None)
         return path
-
-    @staticmethod
-    def _write_atomically(path: Path, write) -> None:
-        # Concurrent first uses (several Ray actors, two servers) each write their own file; the last rename wins.
-        from pragmeter.io.atomic import atomic_path
-
-        with atomic_path(path) as tmp:
-            write(tmp)
 
     def _export(self, target: Path) -> None:
         import torch
