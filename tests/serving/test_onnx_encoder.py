@@ -75,7 +75,10 @@ def test_export_is_cached_by_encoder_content_and_opset(tmp_path, monkeypatch):
     assert encoder.path == fp32 and fp32.stat().st_size > 10_000_000
     built = fp32.stat().st_mtime_ns
     assert OnnxEncoder("all-MiniLM-L6-v2").path.stat().st_mtime_ns == built  # reused, not rebuilt
-    assert [p.name for p in fp32.parent.iterdir()] == [fp32.name]  # no temporary files left behind
+    from pragmeter.encoders.fingerprint import SEAL_FILE
+
+    # the graph and its seal, no temporary files left behind (the build lock sits beside the folder)
+    assert sorted(p.name for p in fp32.parent.iterdir()) == sorted([fp32.name, SEAL_FILE])
 
 
 def test_unknown_backend_is_a_clear_error(model_dir):
