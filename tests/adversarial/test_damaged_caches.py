@@ -63,7 +63,7 @@ def test_a_truncated_onnx_export_is_set_aside_and_rebuilt(own_cache, session_cac
         rebuilt = load_graph_encoder("all-MiniLM-L6-v2", Runtime("onnx", "fp32")).encode(TEXTS)
     fresh_onnx_encoders()
     assert np.allclose(rebuilt, intact, atol=1e-6)
-    assert [p.name for p in session.parent.glob("*.corrupt-*")]  # kept for inspection
+    assert list(session.parent.parent.glob(f"{session.parent.name}.corrupt-*"))  # kept for inspection
     assert "set aside" in caplog.text and str(session.name) in caplog.text
 
 

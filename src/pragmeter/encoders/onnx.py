@@ -55,9 +55,9 @@ class OnnxEncoder(GraphEncoder):
     # ---------------------------------------------------------------- export and cache
     def _ensure_exported(self) -> Path:
         """The cached graph, exported once; its folder is sealed when built and checked on each load, so a graph
-        damaged or swapped since is set aside and exported again instead of giving other numbers."""
+        damaged or swapped since is set aside (kept for inspection) and exported again instead of giving other
+        numbers."""
         from pragmeter.encoders.fingerprint import seal, seal_problem
-        from pragmeter.io.atomic import build_folder, set_aside
 
         path = onnx_file(self.encoder_name)
         folder = path.parent
@@ -65,8 +65,13 @@ class OnnxEncoder(GraphEncoder):
             problem = seal_problem(folder, folder.name)
             if problem is None:
                 return path
-            if set_aside(folder, remove=True) is not None:
-                log.warning("ONNX export %s: %s; set aside and exported again", folder, problem)
+            from pragmeter.io.atomic import set_aside
+
+            aside = set_aside(folder)
+            if aside is not None:
+                log.warning("ONNX export %s: %s; set aside as %s and exported again", path, problem, aside.name)
+        from pragmeter.io.atomic import build_folder
+
         folder.parent.mkdir(parents=True, exist_ok=True)
         log.info("exporting %s to ONNX (once) -> %s", self.encoder_name, path)
 
