@@ -51,6 +51,17 @@ def parse_extras(value: str) -> list[tuple[str, ...]]:
     return variants
 
 
+def parse_ranks(value: str) -> list[int]:
+    """"16,32,64" -> [16, 32, 64] (each at least 1)."""
+    try:
+        ranks = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"ranks are whole numbers separated by commas, not {value!r}") from None
+    if not ranks or min(ranks) < 1:
+        raise argparse.ArgumentTypeError(f"ranks must be at least 1, got {value!r}")
+    return ranks
+
+
 def data_for(extras: tuple[str, ...], args) -> object:
     data = build("4way", "standard", args.data_root, extra=extras)
     if args.max_steps:  # a seeded sample of the training split: max_steps optimizer steps in one epoch
@@ -81,8 +92,9 @@ def main(argv: list[str] | None = None) -> None:
                              "and CPU runs)")
     parser.add_argument("--seed-sample", type=int, default=0, help="seed of the --max-steps sample")
     parser.add_argument("--limit-eval", type=int, default=None, help="first N validation and test pairs")
-    parser.add_argument("--rank", type=int, default=DEFAULT_RANK, help=f"rank of the shipped factors "
-                                                                       f"(default {DEFAULT_RANK})")
+    parser.add_argument("--rank", type=parse_ranks, default=[DEFAULT_RANK],
+                        help=f"rank of the shipped factors, or comma-separated ranks: the best on validation ships "
+                             f"(default {DEFAULT_RANK})")
     parser.add_argument("--evaluate-test", action="store_true", help="test the shipped interpreter once on INLI test")
     parser.add_argument("--device", default=None)
     parser.add_argument("--no-progress", action="store_true")

@@ -32,7 +32,7 @@ def classifier_runs(tmp_path_factory, data_root) -> Path:
 def test_every_experiment_has_a_smoke_test():
     tested = {"classifier_table.py", "ishate_method_table.py", "inli_split_overlap.py", "impscore_ablation.py",
               "impscore_human_selection.py", "impscore_encoder_finetune.py", "interpreter_contamination.py",
-              "interpreter_train.py"}
+              "interpreter_train.py", "interpreter_ship.py"}
     assert set(SCRIPTS) == tested
 
 
@@ -84,6 +84,17 @@ def test_interpreter_train_smoke_run_ships_a_loadable_interpreter(tmp_path, data
     assert interpreter.choose("Ann offers Bob a coffee.", "It would keep me awake.",
                               ["Bob declines.", "Bob accepts."]) in (0, 1)
     assert not (tmp_path / "interpreter" / "model.safetensors").exists()
+
+    # the trained run shipped again, the rank chosen on validation among two: the best of them ships
+    out = run_script("interpreter_ship.py", "--run", tmp_path / "runs" / "all-MiniLM-L6-v2-inli-s0", "--output",
+                     tmp_path / "shipped", "--rank", "8,2", "--limit-eval", "16", "--evaluate-test", "--no-progress",
+                     "--data-root", data_root)
+    result = json.loads(out.strip().splitlines()[-1])
+    by_rank = result["val_by_rank"]
+    assert set(by_rank) == {"2", "8"} and by_rank[str(result["rank"])] == max(by_rank.values())
+    assert result["val_shipped"] == by_rank[str(result["rank"])] and 0 <= result["test_shipped"] <= 1
+    card = json.loads((tmp_path / "shipped" / "metrics.json").read_text())
+    assert card["rank"] == result["rank"] and card["test_compressed"]["n"] == 16
 
 
 def test_impscore_human_selection(tmp_path, data_root, run_script):

@@ -145,23 +145,38 @@ class Interpreter:
         return int(np.argmax(self.rank(context, utterance, readings, batch_size)))
 
 
-def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int, val, test=None,
+def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Sequence[int], val, test=None,
          bf16_pairs: int = 512, batch_size: int = 64, progress: bool = True) -> dict:
     """The shipped form (:mod:`pragmeter.classify.shipped`) of the ``classifier train inli`` folder ``source`` at
-    ``rank``, written to ``output`` with its card: validation accuracy of the whole and of the compressed model (``val``: Examples), bf16 checked on the first
-    ``bf16_pairs`` validation pairs, the test report of the compressed model when ``test`` is given. Returns the
-    metrics (also in metrics.json)."""
+    ``rank``, written to ``output`` with its card: validation accuracy of the whole and of the compressed model
+    (``val``: Examples), bf16 checked on the first ``bf16_pairs`` validation pairs, the test report of the
+    compressed model when ``test`` is given. Several ranks: each one's compressed validation accuracy is measured
+    and the best ships (the smallest among equals); the test split is read once, for that one. Returns the metrics
+    (also in metrics.json)."""
     from pragmeter.classify.card import interpreter_card
     from pragmeter.classify.model import TextClassifier
     from pragmeter.classify.shipped import bf16_check, compress, save_shipped
     from pragmeter.classify.training import evaluate
 
     source = Path(source)
+    ranks = sorted({rank} if isinstance(rank, int) else set(rank))
+    if not ranks or ranks[0] < 1:
+        raise PragmeterError(f"rank must be at least 1, got {rank!r}")
     classifier = TextClassifier.load(source, "cpu", "fp32")
     meant = Interpreter(classifier, source.name).meant  # an interpreter, before any work
     whole, _ = evaluate(classifier, val, batch_size, progress)
-    factors, head = compress(classifier, rank)
-    compressed, _ = evaluate(classifier, val, batch_size, progress)
+    by_rank = {}
+    for candidate in ranks[:-1]:  # compress() replaces the encoder: each candidate starts from the whole model
+        trial = TextClassifier.load(source, "cpu", "fp32")
+        compress(trial, candidate)
+        by_rank[candidate] = evaluate(trial, val, batch_size, progress)[0]
+    factors, head = compress(classifier, ranks[-1])
+    by_rank[ranks[-1]] = evaluate(classifier, val, batch_size, progress)[0]
+    rank = max(ranks, key=lambda r: (by_rank[r]["accuracy"], -r))
+    if rank != ranks[-1]:
+        classifier = TextClassifier.load(source, "cpu", "fp32")
+        factors, head = compress(classifier, rank)
+    compressed = by_rank[rank]
     pairs = min(bf16_pairs, len(val))
     check = bf16_check(classifier, val.texts[:pairs], val.pairs[:pairs], meant, batch_size)
     try:
@@ -169,6 +184,7 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int, val, t
     except (OSError, ValueError):
         trained = {}
     metrics = {"rank": rank, "source": source.name, "val_whole": whole, "val_compressed": compressed,
+               **({"val_by_rank": {str(r): by_rank[r]["accuracy"] for r in ranks}} if len(ranks) > 1 else {}),
                "bf16_check": check, "training": {k: trained.get(k) for k in (
                    "command", "commit", "settings", "train_config", "best_epoch", "history", "train_examples",
                    "data_files", "transformers", "torch", "device")}}

@@ -78,7 +78,8 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
     columns = [corpus["implicit"], corpus["explicit"], corpus["negative"]]
     if hard_texts is not None:
         columns.append(hard_texts[hard_texts != ""])
-    texts = pd.unique(pd.concat(columns)).tolist()
+    # shortest first: each step of the encoder then holds texts of one length, so its batches pad little
+    texts = sorted(pd.unique(pd.concat(columns)).tolist(), key=len)
     runtime = f"{backend} {precision}" if backend == "openvino" else f"torch {torch_variant[6:]}"
     # drawn before the cache is read: a large corpus's lookups take seconds
     with tqdm(total=len(texts), desc=f"embedding the corpus ({encoder}, {runtime})", unit="text",
