@@ -123,6 +123,9 @@ def interpreter_card(metrics: dict) -> str:
         f"| fine-tuned, whole | {_percent(whole['accuracy'])} | {_percent(whole['macro_f1'])} |",
         f"| shipped (rank {metrics['rank']}) | {_percent(compressed['accuracy'])} | "
         f"{_percent(compressed['macro_f1'])} |", "",
+        *([f"The rank was chosen on validation accuracy: " + ", ".join(
+            f"rank {rank} {accuracy:.4f}" for rank, accuracy in metrics["val_by_rank"].items()) + ".", ""]
+          if metrics.get("val_by_rank") else []),
         f"bf16 on the CPU against fp32 ({check['pairs']} validation pairs): largest change of a reading's score "
         f"{check['max_abs_score_diff']}, same label on {check['label_agreement']:.4f} of pairs — "
         f"{'within' if check['within_bounds'] else 'outside'} the bounds (≤ {check['bounds']['max_abs_score_diff']}, "

@@ -125,14 +125,16 @@ class TextClassifier:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         from pragmeter.encoders import resolve_encoder
+        from pragmeter.encoders.registry import quiet_loading
 
         location = resolve_encoder(encoder)
         torch.manual_seed(seed)
         try:
-            tokenizer = AutoTokenizer.from_pretrained(location)
-            model = AutoModelForSequenceClassification.from_pretrained(
-                location, num_labels=len(settings.labels), use_safetensors=True,
-                id2label=dict(enumerate(settings.labels)), label2id={l: i for i, l in enumerate(settings.labels)})
+            with quiet_loading():  # the new classification layer is reported missing: it is what training makes
+                tokenizer = AutoTokenizer.from_pretrained(location)
+                model = AutoModelForSequenceClassification.from_pretrained(
+                    location, num_labels=len(settings.labels), use_safetensors=True,
+                    id2label=dict(enumerate(settings.labels)), label2id={l: i for i, l in enumerate(settings.labels)})
         except (OSError, ValueError) as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise PragmeterError(f"cannot load encoder {encoder!r} from {location} with safetensors weights "
@@ -147,6 +149,8 @@ class TextClassifier:
         ones the config describes (else transformers drops or re-initialises layers)."""
         from safetensors import SafetensorError
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        from pragmeter.encoders.registry import quiet_loading
 
         folder = Path(folder)
         config_path, config, settings = read_settings(folder)
@@ -169,8 +173,9 @@ class TextClassifier:
         except (OSError, ValueError, TypeError, KeyError, RuntimeError) as error:
             raise DataError(f"{folder / 'tokenizer.json'}: the tokenizer cannot be loaded ({first_line(error)})") from None
         try:
-            model, info = AutoModelForSequenceClassification.from_pretrained(folder, use_safetensors=True,
-                                                                             output_loading_info=True)
+            with quiet_loading():  # a mismatch is refused below, in one line
+                model, info = AutoModelForSequenceClassification.from_pretrained(folder, use_safetensors=True,
+                                                                                 output_loading_info=True)
         except (OSError, ValueError, TypeError, KeyError, RuntimeError, SafetensorError) as error:
             raise DataError(f"{weights}: cannot be loaded with {config_path.name} ({first_line(error)})") from None
         mismatch = [f"{len(info[key])} {what} (e.g. {sorted(info[key])[0]})"

@@ -186,6 +186,7 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
 
     from pragmeter.classify.model import TextClassifier, first_line, pick_device, read_settings
     from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards, finetuned_encoder
+    from pragmeter.encoders.registry import quiet_loading
 
     folder = Path(folder)
     config_path, config, settings = read_settings(folder)
@@ -207,9 +208,10 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     except (OSError, SafetensorError) as error:
         raise DataError(f"{head_path}: not readable safetensors ({first_line(error)})") from None
     try:
-        tokenizer = AutoTokenizer.from_pretrained(encoder_folder)
-        model, info = AutoModelForSequenceClassification.from_pretrained(
-            encoder_folder, config=model_config, use_safetensors=True, output_loading_info=True)
+        with quiet_loading():  # the head is missing from the base on purpose: it is loaded next
+            tokenizer = AutoTokenizer.from_pretrained(encoder_folder)
+            model, info = AutoModelForSequenceClassification.from_pretrained(
+                encoder_folder, config=model_config, use_safetensors=True, output_loading_info=True)
     except (OSError, ValueError, TypeError, KeyError, RuntimeError) as error:
         raise DataError(f"{config_path}: the model cannot be built on {settings.base_encoder} "
                         f"({first_line(error)})") from None

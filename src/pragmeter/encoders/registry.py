@@ -221,18 +221,21 @@ VERBOSE_ENV = "PRAGMETER_VERBOSE"  # "1" (the CLI's --verbose): third-party prog
 
 @contextmanager
 def quiet_loading():
-    """transformers' progress bars off while pragmeter loads an encoder (its "Loading weights" bar says nothing a
-    user asked for), put back as they were afterwards; on with $PRAGMETER_VERBOSE=1."""
+    """transformers' progress bars and load reports off while pragmeter loads an encoder (its "Loading weights" bar
+    and its table of keys that pragmeter fills in itself say nothing a user asked for), put back as they were
+    afterwards; on with $PRAGMETER_VERBOSE=1."""
     if os.environ.get(VERBOSE_ENV) == "1" or importlib.util.find_spec("transformers") is None:
         yield
         return
     from transformers.utils import logging as transformers_logging
 
-    enabled = transformers_logging.is_progress_bar_enabled()
+    enabled, verbosity = transformers_logging.is_progress_bar_enabled(), transformers_logging.get_verbosity()
     transformers_logging.disable_progress_bar()
+    transformers_logging.set_verbosity_error()
     try:
         yield
     finally:
+        transformers_logging.set_verbosity(verbosity)
         if enabled:
             transformers_logging.enable_progress_bar()
 

@@ -1,0 +1,51 @@
+"""The interpreter that ships in the package: the default loads from a checkout (low-rank factors over the installed
+base encoder), stays within the repository's size budget, reproduces the validation accuracy its card records on
+the pairs it measured, and answers the CLI's question."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pragmeter.classify.interpreter import Interpreter
+from pragmeter.classify.shipped import DEFAULT_INTERPRETER, MODELS_DIR, SHARD_BYTES, resolve_interpreter
+from pragmeter.cli import main
+
+FOLDER = MODELS_DIR / DEFAULT_INTERPRETER
+
+
+@pytest.fixture(scope="module")
+def default():
+    return Interpreter.load(device="cpu", precision="fp32")
+
+
+def test_the_default_ships_in_the_package_within_the_size_budget():
+    assert resolve_interpreter(None) == FOLDER
+    files = [p for p in FOLDER.iterdir() if p.is_file()]
+    assert sum(p.stat().st_size for p in files) < 10 * 2**20
+    assert all(p.stat().st_size < SHARD_BYTES + 65536 for p in files if p.suffix == ".safetensors")
+    assert not (FOLDER / "model.safetensors").exists()  # factors over the base, never the whole weights
+    card = (FOLDER / "README.md").read_text(encoding="utf-8")
+    assert "CC BY-SA 4.0" in card and "Written by an LLM" in card and "## Test" in card
+
+
+def test_the_default_reproduces_its_recorded_validation_accuracy(default, data_root):
+    """fp32 on the CPU: the shipped model's accuracy over INLI's validation pairs is the card's, to the pair."""
+    from pragmeter.classify.recipes.inli import build
+
+    recorded = json.loads((FOLDER / "metrics.json").read_text(encoding="utf-8"))["val_compressed"]
+    val = build("4way", root=data_root).val
+    probabilities = default.probabilities(val.texts, val.pairs, batch_size=128)
+    predicted = [default.labels[i] for i in probabilities.argmax(axis=1)]
+    correct = sum(p == t for p, t in zip(predicted, val.labels))
+    assert len(val) == recorded["n"] and abs(correct / len(val) - recorded["accuracy"]) <= 2 / len(val)
+    assert recorded["accuracy"] > 0.5  # four labels: guessing is 0.25
+
+
+def test_the_cli_answers_with_the_default(capsys):
+    assert main(["interpret", "It would keep me awake.", "--context", "Ann offers Bob a coffee late at night.",
+                 "--reading", "Bob declines the coffee.", "--reading", "Bob accepts the coffee.",
+                 "--precision", "fp32"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Bob declines the coffee.") == 1 and "implied" in out
