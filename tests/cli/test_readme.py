@@ -105,3 +105,13 @@ def test_the_example_scores_shown_are_what_fp32_prints(capsys, monkeypatch):
         assert main(shlex.split(command)) == 0
         printed += capsys.readouterr().out.splitlines()
     assert printed == [line for line in shown.splitlines() if not line.startswith("$ ")]
+
+
+def test_the_interpret_example_shows_what_fp32_prints(capsys, monkeypatch):
+    """The front page's interpret example, run with the shipped default in fp32, prints the lines shown under it."""
+    monkeypatch.delenv("PRAGMETER_INTERPRETER", raising=False)
+    block = re.search(r"```bash\n(pragmeter interpret .*?)```", README, re.S).group(1)
+    command, _, shown = block.partition("\n# ")
+    assert main(shlex.split(command.replace("\\\n", " "))[1:]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [line[2:] for line in ("# " + shown).splitlines()]
