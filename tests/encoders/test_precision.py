@@ -1,6 +1,6 @@
 """The default CPU path (OpenVINO) and its precisions: each precision this machine offers stays within the bounds of
-the official fp32 scores on real texts; auto follows what OpenVINO reports the CPU can run; caches and exports are keyed by what produced
-the numbers (the encoder's content, backend, precision)."""
+the official fp32 scores on real texts; auto follows what OpenVINO reports the CPU can run; caches and exports are
+keyed by what produced the numbers (the encoder's content, backend, precision)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,9 @@ WEIGHT_DECAY = 0.01
 
 class LowRankAdapter(torch.nn.Module):
     """A frozen Linear plus a trainable change ``up @ down`` of rank ``rank`` (LoRA: ``down`` starts as nn.Linear's
-    own initialisation, ``up`` at zero, so training starts from the base encoder); the bias trains whole."""
+    own initialisation, ``up`` at zero, so training starts from the base encoder); the bias trains whole. The same
+    function as peft's LoRA with ``lora_alpha`` = rank (its B·alpha/r is ``up``, its A ``down``), without the
+    dependencies; benchmarks/lora_adapters.py trains the two side by side."""
 
     def __init__(self, base: torch.nn.Linear, rank: int) -> None:
         super().__init__()
