@@ -39,9 +39,9 @@ import sys
 import time
 
 import numpy as np
-from machine import MachineWatch
+from machine import MachineWatch, cpu_description
 
-from pragmeter.encoders.runtime import (BACKEND_CHOICES, MAX_ABS_DIFF, PRECISIONS, THREADS_ENV, cpu_flags, isa_cap,
+from pragmeter.encoders.runtime import (BACKEND_CHOICES, MAX_ABS_DIFF, PRECISIONS, THREADS_ENV, cpu_has_bf16, isa_cap,
                                         resolve_runtime)
 from pragmeter.encoders.runtime import MIN_TAU as MIN_KENDALL_TAU  # the accuracy bounds a faster scorer must meet
 
@@ -233,10 +233,11 @@ def main() -> int:
     # refused here, in one line, before any work; each model resolves it again for its own encoder
     runtime = resolve_runtime(args.backend, args.precision, args.threads, device=args.device)
     backend = runtime.backend
-    flags = cpu_flags()
+    flags = cpu_description()["simd"]
     load = os.getloadavg()[0]
     shown = " ".join(f"{flag}={'yes' if flag in flags else 'no'}" for flag in ("avx2", "avx512_vnni", "avx512_bf16",
                                                                              "amx_bf16"))
+    shown += f"; OpenVINO bf16={'yes' if cpu_has_bf16() else 'no'}"
     gpu = f"; GPU {torch.cuda.get_device_name(args.device)}" if args.device and args.device.startswith("cuda") else ""
     cap = f"; capped at {isa_cap()} (ONEDNN_MAX_CPU_ISA)" if isa_cap() else ""
     print(f"CPU flags: {shown}{cap}{gpu}; "

@@ -1,6 +1,6 @@
 """The default CPU path (OpenVINO) and its precisions: each precision this machine offers stays within the bounds of
-the official fp32 scores on real texts; auto follows the CPU's flags; caches and exports are keyed by what produced
-the numbers (the encoder's content, backend, precision)."""
+the official fp32 scores on real texts; auto follows what OpenVINO reports the CPU can run; caches and exports are
+keyed by what produced the numbers (the encoder's content, backend, precision)."""
 
 from __future__ import annotations
 
@@ -64,28 +64,46 @@ def precision_of(precision: str, backend: str, **options) -> str:
     return resolve_runtime(backend, precision, **options).precision
 
 
-def test_auto_follows_the_cpu_flags():
-    zen1 = frozenset({"avx", "avx2", "fma"})  # an AVX2-only host (AMD Zen 1)
-    assert precision_of("auto", "openvino", flags=zen1) == "fp32"
-    assert precision_of("auto", "openvino", flags=zen1 | {"avx512f", "avx512_bf16"}) == "bf16"
-    assert precision_of("auto", "openvino", flags=zen1 | {"amx_bf16", "amx_tile"}) == "bf16"
+@pytest.mark.parametrize("host", ["zen4", "xeon_amx", "zen1"])
+def test_auto_follows_what_openvino_reports_on_each_host_kind(host, on_host):
+    on_host(host)
+    bf16 = host != "zen1"
+    assert precision_of("auto", "openvino") == ("bf16" if bf16 else "fp32")
     # mpnet's bf16 scores miss the max |Δ| bound (0.025): auto keeps it in fp32, bf16 only when asked
-    bf16_host = zen1 | {"avx512_bf16"}
-    assert precision_of("auto", "openvino", flags=bf16_host, encoder="all-mpnet-base-v2") == "fp32"
-    assert precision_of("bf16", "openvino", flags=bf16_host, encoder="all-mpnet-base-v2") == "bf16"
-    assert precision_of("auto", "openvino", flags=bf16_host, encoder="sentence-transformers/all-MiniLM-L6-v2") == "bf16"
-    with pytest.raises(PragmeterError, match="needs a CPU with AVX-512 BF16 or AMX"):
-        precision_of("bf16", "openvino", flags=zen1)
-    assert precision_of("auto", "onnx", flags=zen1 | {"avx512_bf16"}) == "fp32"  # ORT has no bf16 CPU kernels
+    assert precision_of("auto", "openvino", encoder="all-mpnet-base-v2") == "fp32"
+    assert precision_of("auto", "openvino", encoder="sentence-transformers/all-MiniLM-L6-v2") == ("bf16" if bf16
+                                                                                                 else "fp32")
+    if bf16:
+        assert precision_of("bf16", "openvino", encoder="all-mpnet-base-v2") == "bf16"
+    else:
+        with pytest.raises(PragmeterError, match="needs a CPU with AVX-512 BF16 or AMX"):
+            precision_of("bf16", "openvino")
+    assert precision_of("auto", "onnx") == "fp32"  # ORT has no bf16 CPU kernels
     # torch's own choice: fp16 on a GPU (within the bounds there), fp32 on a CPU
     assert precision_of("auto", "torch", device="cuda") == "fp16" and precision_of("auto", "torch", device="cpu") == "fp32"
     assert resolve_runtime("auto", device="cuda").backend == "torch" and resolve_runtime("auto").backend == "openvino"
 
 
-def test_the_bounds_decide_which_encoders_auto_runs_in_bf16_and_how_far_scores_may_move():
-    """The rule itself, on every host (flags given, figures recorded): a model folder whose encoder's bf16 check met
-    the bounds runs in bf16 under auto on a bf16 CPU, one that missed them would not; and a test comparing scores
-    across batches allows float rounding in fp32, twice the bf16 bound in bf16."""
+def test_whether_the_cpu_runs_bf16_is_what_openvino_reports_here_and_no_without_openvino(monkeypatch):
+    import openvino as ov
+
+    import pragmeter.encoders.runtime as runtime
+
+    for name in runtime.ISA_ENVS:
+        monkeypatch.delenv(name, raising=False)
+    reported = frozenset(ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
+    assert runtime.openvino_capabilities() == reported and "FP32" in reported
+    assert cpu_has_bf16() == ("BF16" in reported)
+    monkeypatch.setitem(sys.modules, "openvino", None)  # a torch-only install: importing openvino fails
+    monkeypatch.setattr(runtime, "openvino_capabilities", runtime.openvino_capabilities.__wrapped__)
+    assert runtime.openvino_capabilities() is None and not cpu_has_bf16()
+    assert precision_of("auto", "torch", device="cpu") == "fp32"
+
+
+def test_the_bounds_decide_which_encoders_auto_runs_in_bf16_and_how_far_scores_may_move(on_host):
+    """The rule itself, on every host (a bf16 host simulated, figures recorded): a model folder whose encoder's bf16
+    check met the bounds runs in bf16 under auto on a bf16 CPU, one that missed them would not; and a test comparing
+    scores across batches allows float rounding in fp32, twice the bf16 bound in bf16."""
     from pragmeter.impscore.model import BF16_CHECK_KEY, MODELS_DIR, shipped_models
 
     checks = {name: json.loads((MODELS_DIR / name / "config.json").read_text(encoding="utf-8")).get(BF16_CHECK_KEY)
@@ -96,29 +114,31 @@ def test_the_bounds_decide_which_encoders_auto_runs_in_bf16_and_how_far_scores_m
             met = check["max_abs_score_diff"] <= MAX_ABS_DIFF and check["kendall_tau"] >= MIN_TAU
             assert check["within_bounds"] == met, name
     # mpnet measured 0.025 against fp32: outside the bound, so auto keeps it in fp32 on a bf16 host
-    bf16_host = frozenset({"avx2", "avx512_bf16"})
-    assert 0.025 > MAX_ABS_DIFF and precision_of("auto", "openvino", flags=bf16_host,
-                                                  encoder="all-mpnet-base-v2") == "fp32"
+    on_host("zen4")
+    assert 0.025 > MAX_ABS_DIFF and precision_of("auto", "openvino", encoder="all-mpnet-base-v2") == "fp32"
     assert score_tolerance("fp32") == score_tolerance("float32") == FP32_MAX_ABS_DIFF < MAX_ABS_DIFF
     assert score_tolerance("bf16") == score_tolerance("bfloat16") == 2 * MAX_ABS_DIFF
 
 
-def test_an_isa_cap_below_bf16_makes_auto_fp32_and_refuses_bf16(monkeypatch):
-    from pragmeter.encoders.runtime import cpu_flags
+def test_an_isa_cap_below_bf16_makes_auto_fp32_and_refuses_bf16(monkeypatch, on_host):
+    from pragmeter.encoders.runtime import openvino_capabilities
 
-    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "avx2")  # what oneDNN (inside OpenVINO) obeys, whatever the flags say
-    assert not cpu_has_bf16() and cpu_has_bf16(frozenset({"avx2", "avx512_bf16"}))  # flags given: they alone decide
+    on_host("zen4")
+    assert cpu_has_bf16()
+    # what oneDNN (inside OpenVINO) obeys when it compiles, though OpenVINO's capabilities still say BF16
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "avx2")
+    assert not cpu_has_bf16()
     runtime = resolve_runtime("openvino", "auto", encoder="all-MiniLM-L6-v2")
     assert runtime.precision == "fp32" and "ONEDNN_MAX_CPU_ISA=AVX2 rules out bf16" in runtime.signature()
     with pytest.raises(PragmeterError, match="ONEDNN_MAX_CPU_ISA=AVX2 rules them out"):
         precision_of("bf16", "openvino")
-    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "ALL")  # oneDNN's spelling of no cap: the flags decide again
-    assert cpu_has_bf16() == bool({"avx512_bf16", "amx_bf16"} & cpu_flags())
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "ALL")  # oneDNN's spelling of no cap: OpenVINO's answer decides again
+    assert cpu_has_bf16() and "BF16" in openvino_capabilities()
 
 
 @pytest.mark.skipif(not cpu_has_bf16(), reason="needs a CPU with AVX-512 BF16 or AMX to be capped below it")
 def test_under_an_isa_cap_scoring_runs_fp32_and_a_failed_compile_is_one_line():
-    # capped at AVX2, OpenVINO has no bf16 Softmax: auto used to pick bf16 from the flags and end in a traceback
+    # capped at AVX2, OpenVINO has no bf16 Softmax (though it reports BF16): auto must not pick bf16
     env = {**os.environ, "PYTHONPATH": SRC, "ONEDNN_MAX_CPU_ISA": "AVX2"}
     scored = ("from pragmeter import ImpScore\n"
               "model = ImpScore.load('impscore-minilm')\n"

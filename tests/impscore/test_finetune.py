@@ -1,4 +1,5 @@
-"""The rank-r form of trained encoder layers (impscore.finetune.low_rank_change)."""
+"""Encoder layers that train with the heads (impscore.finetune): through the model's own modules, as adapters,
+and their rank-r form."""
 
 from __future__ import annotations
 
@@ -55,3 +56,45 @@ def test_adapters_start_from_the_base_encoder_and_ship_the_factors_they_trained(
     merged = encoder.embed([0, 1, 2])  # base + up @ down from the fp16 factors, as a model folder loads them
     assert not torch.allclose(merged, before, atol=1e-3)
     assert torch.allclose(merged, trained, atol=2e-3)
+
+
+def cls_encoder(folder):
+    """The packaged all-MiniLM-L6-v2 with its Pooling switched to the [CLS] token (the registry accepts any one
+    mode): the same weights, another sentence embedding."""
+    import json
+    import shutil
+
+    from pragmeter.encoders import require_encoder
+
+    shutil.copytree(require_encoder("all-MiniLM-L6-v2"), folder, ignore=shutil.ignore_patterns("onnx", "openvino"))
+    config_path = folder / "1_Pooling" / "config.json"
+    config = json.loads(config_path.read_text())
+    config.update(pooling_mode_cls_token=True, pooling_mode_mean_tokens=False)
+    config_path.write_text(json.dumps(config))
+    return folder
+
+
+def test_what_trains_is_what_serves_whatever_pooling_the_encoder_declares(tmp_path):
+    """Training runs the folder's own modules: with a CLS-pooling encoder, the forward that training runs (with
+    gradients; dropout off to compare) and the no-gradient embed both equal SentenceTransformer.encode of the same
+    weights, in fp32; a mean-pooled vector of those weights is another one."""
+    from sentence_transformers import SentenceTransformer
+
+    from pragmeter.encoders import require_encoder
+    from pragmeter.encoders.registry import encoder_width
+    from pragmeter.impscore.finetune import TrainableEncoder
+
+    folder = cls_encoder(tmp_path / "cls-minilm")
+    assert encoder_width(folder) == 384  # a layout the registry serves
+    texts = ["It is cold in here.", "Could you close the window?", "Nice weather for ducks, isn't it?",
+             "I wonder whether anyone has seen my keys, which I left right here on this table an hour ago."]
+    served = torch.from_numpy(SentenceTransformer(str(folder), device="cpu").encode(texts, batch_size=2))
+    encoder = TrainableEncoder(folder, "cpu", texts)
+    encoder.unfreeze(2)
+    encoder.st.eval()
+    trained = encoder.forward([0, 1, 2, 3])
+    assert trained.requires_grad
+    assert torch.allclose(trained.detach(), served, atol=1e-5)
+    assert torch.allclose(encoder.embed([3, 1, 0, 2]), served[[3, 1, 0, 2]], atol=1e-5)
+    mean = torch.from_numpy(SentenceTransformer(str(require_encoder("all-MiniLM-L6-v2")), device="cpu").encode(texts))
+    assert (trained.detach() * mean).sum(1).max() < 0.99  # the pooling mode matters: mean pooling is another vector

@@ -7,7 +7,8 @@ safetensors shards (each under ~15 MiB, fp16) and lists them in its config:
 
 The tensor names are the base sentence-transformers folder's (``encoder.layer.5.attention.self.query.weight``). A
 matrix's change may instead travel as two low-rank factors, ``NAME.up`` (out × r) and ``NAME.down`` (r × in): the
-matrix becomes base + up @ down (a few MB for all six MiniLM layers where the whole layers are 21 MB). On
+matrix becomes base + up @ down (a few MB for all six MiniLM layers where the whole layers are 21 MB): LoRA's
+factors with any scaling folded into ``up`` (peft's B·alpha/r and A), so loading needs no scaling. On
 first use the base folder is copied into the cache with those tensors replaced, once per base encoder and set of
 shards (keyed by the base's content and the shards' sha256, and checked against a seal on every use), and every backend (torch, OpenVINO, ONNX) then loads that folder like any other encoder; embedding
 caches are keyed by its content, so they never mix with the base encoder's vectors.

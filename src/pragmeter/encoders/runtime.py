@@ -9,7 +9,10 @@ SSE4.1, OpenVINO's CPU plugin cannot run the encoder (its LayerNorm kernel fails
 there and an explicit ``openvino`` is refused.
 
 Precision. fp32 everywhere; bf16 on OpenVINO where the CPU has bf16 matrix instructions (AVX-512 BF16 or AMX),
-about twice as fast. ``auto`` picks bf16 only for encoders whose bf16 scores were measured within the accuracy
+about twice as fast. Whether it has them, OpenVINO's CPU plugin says itself (``BF16`` in its
+``OPTIMIZATION_CAPABILITIES``, which it reports where its oneDNN may use AVX-512 BF16, so on AMX hosts too, and
+not on AVX2-only ones); without OpenVINO installed nothing runs bf16 on a CPU through this module, so the answer
+is no. ``auto`` picks bf16 only for encoders whose bf16 scores were measured within the accuracy
 bounds against the official fp32 path (max |Δscore| ≤ 0.02, Kendall τ ≥ 0.99; benchmarks/bench_speed.py,
 tests/encoders/test_precision.py): all-MiniLM-L6-v2 (0.009, 0.996). all-mpnet-base-v2 misses the first bound in bf16
 (0.025, τ 0.995), so ``auto`` keeps it in fp32 (an explicit ``bf16`` still runs it, and its signature says so). An
@@ -42,9 +45,8 @@ BACKEND_CHOICES = ("auto", "openvino", "onnx", "onnx-int8", "torch")  # what a c
 BACKENDS = ("openvino", "onnx", "torch")  # what a resolved runtime runs
 GRAPH_BACKENDS = ("openvino", "onnx")  # the encoder as an exported graph, on the CPU
 PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")  # fp16: torch on a GPU only
-BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 # oneDNN's instruction-set names below AVX512_CORE_BF16: capped at one of these ($ONEDNN_MAX_CPU_ISA), OpenVINO has no
-# bf16 kernels (its compile fails), whatever the CPU's flags say
+# bf16 kernels (its compile fails), though its OPTIMIZATION_CAPABILITIES still say BF16 (they ignore the cap)
 ISAS_WITHOUT_BF16 = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI")
 ISAS_WITHOUT_OPENVINO = ("SSE41",)  # capped at one of these, OpenVINO's CPU plugin cannot run the encoder at all
 ISA_ENVS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
@@ -91,7 +93,7 @@ class Runtime:
 
 def resolve_runtime(backend: str | None = "auto", precision: str | None = "auto", threads: int | str | None = None,
                     encoder: str | None = None, *, device: str | None = None, dtype: str | None = None,
-                    bf16_check: bool | None = None, flags: frozenset[str] | None = None) -> Runtime:
+                    bf16_check: bool | None = None) -> Runtime:
     """The one resolution of how an encoder runs here.
 
     Args:
@@ -104,7 +106,6 @@ def resolve_runtime(backend: str | None = "auto", precision: str | None = "auto"
         dtype: the torch dtype's long name (float32, float16, bfloat16), another spelling of ``precision``.
         bf16_check: for an encoder whose layers a model fine-tuned: whether the model records its bf16 scores as
             within bounds (None: not fine-tuned, the encoder's name decides).
-        flags: the CPU's flags to decide by (None: this machine's, and its ``$ONEDNN_MAX_CPU_ISA`` cap).
 
     Returns:
         The :class:`Runtime`. A wish this machine cannot meet raises a PragmeterError in one line.
@@ -133,7 +134,7 @@ def resolve_runtime(backend: str | None = "auto", precision: str | None = "auto"
 
         device = default_device()
     device = device or "cpu"
-    precision = _precision(precision, backend, device, encoder, bf16_check, flags, reasons)
+    precision = _precision(precision, backend, device, encoder, bf16_check, reasons)
     threads = _threads(threads, backend, reasons)
     return Runtime(backend, precision, device, threads, "; ".join(reasons) or "as asked")
 
@@ -175,7 +176,7 @@ def _backend(backend: str, device: str | None, reasons: list[str]) -> str:
 
 
 def _precision(precision: str, backend: str, device: str, encoder: str | None, bf16_check: bool | None,
-               flags: frozenset[str] | None, reasons: list[str]) -> str:
+               reasons: list[str]) -> str:
     if precision == "fp16" and backend != "torch":
         raise PragmeterError("precision='fp16' runs through torch on a GPU (backend='torch', device='cuda'); on a CPU "
                              "use precision='auto', 'fp32' or 'bf16'")
@@ -195,9 +196,8 @@ def _precision(precision: str, backend: str, device: str, encoder: str | None, b
         if precision == "auto":
             reasons.append("fp32: the onnx backend runs fp32 only")
         return "fp32"
-    has_bf16 = cpu_has_bf16(flags)
+    has_bf16, cap = cpu_has_bf16(), cap_without_bf16()
     if precision == "bf16" and not has_bf16:
-        cap = cap_without_bf16() if flags is None else None
         if cap:
             raise PragmeterError(f"precision='bf16' needs AVX-512 BF16 or AMX, and {ISA_ENVS[0]}={cap} rules them "
                                  "out; use precision='auto' or 'fp32', or unset it")
@@ -206,7 +206,6 @@ def _precision(precision: str, backend: str, device: str, encoder: str | None, b
     if precision != "auto":
         return precision
     if not has_bf16:
-        cap = cap_without_bf16() if flags is None else None
         reasons.append(f"fp32: {ISA_ENVS[0]}={cap} rules out bf16" if cap else "fp32: no bf16 instructions on this CPU")
         return "fp32"
     if not _bf16_within_bounds(encoder, bf16_check):
@@ -253,17 +252,15 @@ def usable_cpus() -> int:
 
 
 @cache
-def cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags from /proc/cpuinfo (empty off Linux)."""
+def openvino_capabilities() -> frozenset[str] | None:
+    """What OpenVINO's CPU plugin reports it can run here (``OPTIMIZATION_CAPABILITIES``: FP32, BF16, INT8, ...);
+    None where OpenVINO is not installed or reports nothing."""
     try:
-        with open("/proc/cpuinfo", encoding="utf-8") as handle:
-            for line in handle:
-                key, _, value = line.partition(":")
-                if key.strip() == "flags":
-                    return frozenset(value.split())
-    except OSError:
-        pass
-    return frozenset()
+        import openvino as ov
+
+        return frozenset(ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
+    except (ImportError, RuntimeError):  # not installed, or a CPU plugin that cannot start: no capability to claim
+        return None
 
 
 def isa_cap() -> str | None:
@@ -281,14 +278,12 @@ def cap_without_bf16() -> str | None:
     return cap if cap in ISAS_WITHOUT_BF16 else None
 
 
-def cpu_has_bf16(flags: frozenset[str] | None = None) -> bool:
-    """True where the CPU multiplies bf16 matrices natively (AVX-512 BF16 or AMX) and no ISA cap rules them out;
-    ``flags`` given: those flags alone decide."""
-    if flags is None:
-        if cap_without_bf16():
-            return False
-        flags = cpu_flags()
-    return any(flag in flags for flag in BF16_FLAGS)
+def cpu_has_bf16() -> bool:
+    """True where OpenVINO runs bf16 matrices natively here (it reports BF16: AVX-512 BF16 or AMX) and no
+    ``$ONEDNN_MAX_CPU_ISA`` cap rules them out; False without OpenVINO."""
+    if cap_without_bf16():
+        return False
+    return "BF16" in (openvino_capabilities() or ())
 
 
 def device_problem(value: str) -> str | None:

@@ -28,7 +28,9 @@ WEIGHT_DECAY = 0.01
 
 class LowRankAdapter(torch.nn.Module):
     """A frozen Linear plus a trainable change ``up @ down`` of rank ``rank`` (LoRA: ``down`` starts as nn.Linear's
-    own initialisation, ``up`` at zero, so training starts from the base encoder); the bias trains whole."""
+    own initialisation, ``up`` at zero, so training starts from the base encoder); the bias trains whole. The same
+    function as peft's LoRA with ``lora_alpha`` = rank (its B·alpha/r is ``up``, its A ``down``), without the
+    dependencies; benchmarks/lora_adapters.py trains the two side by side."""
 
     def __init__(self, base: torch.nn.Linear, rank: int) -> None:
         super().__init__()
@@ -43,7 +45,8 @@ class LowRankAdapter(torch.nn.Module):
 
 
 class TrainableEncoder:
-    """A sentence-transformers encoder (transformer, mean pooling, normalise) run by hand so its layers can train;
+    """A sentence-transformers encoder whose layers can train, run through the model's own modules (its
+    Transformer, its Pooling whatever the mode, Normalize where the folder has it), so what trains is what serves:
     ``embed`` matches SentenceTransformer.encode. ``texts`` are tokenised once; rows index them."""
 
     def __init__(self, folder: str | Path, device: str, texts: list[str]) -> None:
@@ -52,10 +55,14 @@ class TrainableEncoder:
         self.st = SentenceTransformer(str(folder), device=device).float()
         self.bert = self.st[0].auto_model
         self.device = device
-        ids = self.st.tokenizer(texts, truncation=True, max_length=self.st.max_seq_length)["input_ids"]
+        # the newer name; older sentence-transformers releases have only the long one
+        self.width = getattr(self.st, "get_embedding_dimension", self.st.get_sentence_embedding_dimension)()
+        tokenizer = self.st.tokenizer
+        self.token_types = "token_type_ids" in tokenizer.model_input_names
+        ids = tokenizer(texts, truncation=True, max_length=self.st.max_seq_length)["input_ids"]
         self.lengths = torch.tensor([len(i) for i in ids])
-        self.ids = torch.zeros(len(ids), int(self.lengths.max()), dtype=torch.int32)
-        for row, sequence in enumerate(ids):  # padded with 0, BERT's [PAD]
+        self.ids = torch.full((len(ids), int(self.lengths.max())), tokenizer.pad_token_id or 0, dtype=torch.int32)
+        for row, sequence in enumerate(ids):
             self.ids[row, :len(sequence)] = torch.tensor(sequence)
 
     def unfreeze(self, layers: int, adapter_rank: int = 0) -> list[torch.nn.Parameter]:
@@ -114,12 +121,11 @@ class TrainableEncoder:
         rows = torch.as_tensor(rows, dtype=torch.long)
         width = int(self.lengths[rows].max())
         ids = self.ids[rows, :width].to(self.device).long()
-        mask = (torch.arange(width)[None, :] < self.lengths[rows, None]).to(self.device)
-        hidden = self.bert(input_ids=ids, attention_mask=mask.long(),
-                           token_type_ids=torch.zeros_like(ids)).last_hidden_state
-        weights = mask.unsqueeze(-1).to(hidden.dtype)
-        pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-        return torch.nn.functional.normalize(pooled.float(), dim=-1)
+        mask = (torch.arange(width)[None, :] < self.lengths[rows, None]).to(self.device).long()
+        features = {"input_ids": ids, "attention_mask": mask}
+        if self.token_types:
+            features["token_type_ids"] = torch.zeros_like(ids)
+        return self.st(features)["sentence_embedding"]
 
     def embed(self, rows, batch_size: int | None = None) -> torch.Tensor:
         """fp32 embeddings of the texts at ``rows``, no gradient, batched in length order, returned in row order
@@ -127,8 +133,8 @@ class TrainableEncoder:
         batch_size = batch_size or (512 if self.device.startswith("cuda") else 32)
         rows = torch.as_tensor(rows, dtype=torch.long)
         order = torch.argsort(self.lengths[rows])
-        out = torch.empty(len(rows), self.bert.config.hidden_size, device=self.device)
-        self.bert.eval()
+        out = torch.empty(len(rows), self.width, device=self.device)
+        self.st.eval()
         with torch.inference_mode():
             for start in range(0, len(rows), batch_size):
                 chunk = order[start:start + batch_size]
@@ -137,7 +143,7 @@ class TrainableEncoder:
 
     def table(self, rows) -> torch.Tensor:
         """A table with a row per text: the embeddings of ``rows``, zeros elsewhere."""
-        table = torch.zeros(len(self.lengths), self.bert.config.hidden_size, device=self.device)
+        table = torch.zeros(len(self.lengths), self.width, device=self.device)
         table[torch.as_tensor(rows, device=self.device)] = self.embed(rows)
         return table
 
@@ -206,7 +212,7 @@ def train_layers(encoder: TrainableEncoder, heads, rows: pd.DataFrame, config, *
     best: tuple[float, object, int] = (-1.0, None, 0)
     history = []
     for epoch in range(1, config.encoder_epochs + 1):
-        encoder.bert.train()
+        encoder.st.train()
         heads.train()
         order = torch.randperm(len(train), generator=generator)
         total = 0.0
