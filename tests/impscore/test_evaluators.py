@@ -50,11 +50,15 @@ def test_floyd_battery_refuses_a_changed_file(tmp_path, data_root):
 def test_pair_order_matches_a_hand_count_and_carries_an_interval():
     evaluator = PairOrderEvaluator(["a long one", "xx", "abcdef"], ["short", "yyy", "abc"], name="toy")
     result = evaluator(LengthScorer())
-    assert result["implicit_above_explicit"] == pytest.approx(2 / 3)
-    figure = evaluator.summary(result)["implicit_above_explicit"]
+    assert evaluator.primary_metric == "toy_implicit_above_explicit"
+    assert result[evaluator.primary_metric] == pytest.approx(2 / 3)
+    assert set(result) == {"toy_implicit_above_explicit", "toy_implicit_above_explicit_ci_low",
+                           "toy_implicit_above_explicit_ci_high", "toy_implicit_above_explicit_n"}
+    assert all(type(value) is float for value in result.values())  # flat floats, as sentence-transformers'
+    assert result["toy_implicit_above_explicit_n"] == 3
+    figure = evaluator.summary(evaluator.evaluate(LengthScorer()))["implicit_above_explicit"]
     assert figure["value"] == pytest.approx(2 / 3) and figure["n"] == 3
     assert figure["ci95"][0] <= figure["value"] <= figure["ci95"][1]
-    assert evaluator.primary(result) == pytest.approx(2 / 3)
     assert format_figure(figure).endswith("n=3")
 
 
@@ -68,11 +72,16 @@ def test_battery_evaluator_on_floyd_with_a_scorer_that_prefers_long_text(data_ro
     from pragmeter.impscore.ood import BatteryItem
 
     items = [BatteryItem(i.id, i.task, i.utterance, list(i.options), i.answer) for i in load_floyd_battery(data_root)]
-    result = BatteryEvaluator(items, "floyd")(LengthScorer())
+    evaluator = BatteryEvaluator(items, "floyd")
+    run = evaluator.evaluate(LengthScorer())
     expected = np.mean([len(i.utterance) > len(i.meaning) for i in items])
-    assert result["implicitness_accuracy"] == pytest.approx(expected)
-    assert result["intervals"]["implicitness_accuracy"]["n"] == 40
-    assert set(result["per_category"]) == {"Metaphor", "Maxims"}
+    assert evaluator.primary_metric == "floyd_implicitness_accuracy"
+    assert run.metrics["floyd_implicitness_accuracy"] == pytest.approx(expected)
+    assert run.metrics["floyd_implicitness_accuracy_n"] == run.metrics["floyd_items"] == 40
+    assert (run.metrics["floyd_choice_accuracy_ci_low"] <= run.metrics["floyd_choice_accuracy"]
+            <= run.metrics["floyd_choice_accuracy_ci_high"])
+    assert set(run.details["per_category"]) == {"Metaphor", "Maxims"}
+    assert evaluator(LengthScorer()) == run.metrics
 
 
 def test_held_out_pairs_are_never_in_the_train_split(suite_corpus):
@@ -93,17 +102,20 @@ def test_human_suite_decision_with_the_real_default_model(suite_corpus, data_roo
     from pragmeter.impscore.model import ImpScore
 
     suite = HumanSuite(data_root, politeness_sample=200, corpus=suite_corpus, pairs_per_source=60)
-    result = suite(ImpScore.load())
-    summary = result["summary"]
-    assert summary["floyd_battery"]["n"] == 40
+    run = suite.evaluate(ImpScore.load())
+    result, summary = run.metrics, suite.summary(run)
+    assert suite.primary_metric == "human_decision"
+    assert all(isinstance(value, float) for value in result.values())
+    assert result["floyd_battery_implicitness_accuracy_n"] == 40 and summary["floyd_battery"]["n"] == 40
     assert {f"pairs:{s}" for s in HUMAN_PAIR_SOURCES} <= set(summary)
-    assert all(summary[f"pairs:{s}"]["n"] <= 60 for s in HUMAN_PAIR_SOURCES)
-    macro = np.mean([summary[f"pairs:{s}"]["value"] for s in HUMAN_PAIR_SOURCES])
-    assert summary["pairs_macro"] == pytest.approx(macro)
-    assert result["decision"] == pytest.approx((summary["floyd_battery"]["value"] + macro) / 2)
+    assert all(result[f"pairs:{s}_implicit_above_explicit_n"] <= 60 for s in HUMAN_PAIR_SOURCES)
+    macro = np.mean([result[f"pairs:{s}_implicit_above_explicit"] for s in HUMAN_PAIR_SOURCES])
+    assert result["human_pairs_macro"] == summary["pairs_macro"] == pytest.approx(macro)
+    assert result["human_decision"] == pytest.approx((result["floyd_battery_implicitness_accuracy"] + macro) / 2)
+    assert "politeness_spearman_rho_ci_high" in result
     # a trained ImpScore orders the human-written pairs far above chance; the hedge-word count does not
     assert macro > 0.7
-    assert suite(HedgingBaseline())["summary"]["pairs_macro"] < macro - 0.1
+    assert suite(HedgingBaseline())["human_pairs_macro"] < macro - 0.1
 
 
 def test_cli_human_suite_writes_its_figures(tmp_path):
@@ -111,6 +123,8 @@ def test_cli_human_suite_writes_its_figures(tmp_path):
     assert main(["impscore", "evaluate", "human", "--baseline", "hedging", "--politeness-sample", "100",
                  "--output", str(out)]) == 0
     payload = json.loads(out.read_text())
-    assert payload["human"]["summary"]["floyd_battery"]["n"] == 40
-    assert "dev_ranking" in payload["llm_written"]["summary"]
+    assert payload["human"]["primary_metric"] == "human_decision" in payload["human"]["metrics"]
+    assert payload["human"]["metrics"]["floyd_battery_implicitness_accuracy_n"] == 40
+    assert payload["llm_written"]["primary_metric"] == "dev_ranking_kendall_tau" in payload["llm_written"]["metrics"]
+    assert len(payload["human"]["details"]["floyd_battery"]["per_item"]) == 40
     assert payload["run"]["command"]
