@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from pragmeter.cli import main
 from pragmeter.datasets.floyd import load_floyd_battery
+from pragmeter.encoders.runtime import cpu_has_bf16
 from pragmeter.errors import DataError
 from pragmeter.impscore.evaluators import (HUMAN_PAIR_SOURCES, LLM_PAIR_SOURCES, BatteryEvaluator, HumanSuite,
                                            PairOrderEvaluator, format_figure, held_out_pairs, with_interval)
@@ -128,3 +130,53 @@ def test_cli_human_suite_writes_its_figures(tmp_path):
     assert payload["llm_written"]["primary_metric"] == "dev_ranking_kendall_tau" in payload["llm_written"]["metrics"]
     assert len(payload["human"]["details"]["floyd_battery"]["per_item"]) == 40
     assert payload["run"]["command"]
+
+
+@pytest.fixture(scope="module")
+def corpus_slice(suite_corpus):
+    """Ten test triplets of each human-written source (real pairs)."""
+    test = suite_corpus[suite_corpus["split"] == "test"]
+    return test.groupby("source").head(10)
+
+
+RUNTIMES = [("openvino", "fp32"), ("torch", "fp32"),
+            pytest.param("openvino", "bf16", marks=pytest.mark.skipif(not cpu_has_bf16(),
+                                                                       reason="bf16 needs AVX-512 BF16 or AMX"))]
+
+
+@pytest.fixture(scope="module")
+def corpus_figures(corpus_slice):
+    """The corpus check on the shipped MiniLM heads loaded each way this host runs, beside that loaded model's own
+    scores and distances of the split's texts (the same texts in the same order: the same batches)."""
+    from pragmeter.impscore.evaluators import CorpusEvaluator
+    from pragmeter.impscore.model import ImpScore
+
+    figures = {}
+    for backend, precision in [("openvino", "fp32"), ("torch", "fp32"), *([("openvino", "bf16")] * cpu_has_bf16())]:
+        model = ImpScore.load("impscore-minilm", backend=backend, precision=precision)
+        evaluator = CorpusEvaluator(corpus_slice, "test")
+        texts = list(dict.fromkeys(pd.concat([corpus_slice[c] for c in ("implicit", "explicit", "negative")])))
+        embeddings = model.encode(texts)
+        own = {"score": dict(zip(texts, model.score_embeddings(embeddings).astype(np.float64))),
+               "pragmatic": dict(zip(texts, model.features_of_embeddings(embeddings).pragmatic))}
+        figures[backend, precision] = (model, evaluator(model), own)
+    return figures
+
+
+@pytest.mark.parametrize("backend, precision", RUNTIMES)
+def test_the_corpus_check_measures_the_model_as_loaded(corpus_slice, corpus_figures, backend, precision):
+    model, metrics, own = corpus_figures[backend, precision]
+    assert model.runtime.backend == backend and model.precision == precision
+    i1, i2, i3 = (np.array([own["score"][t] for t in corpus_slice[c]]) for c in ("implicit", "explicit", "negative"))
+    # exactly the loaded model's own scores, not those of another runtime
+    assert metrics["corpus_mean_I_implicit"] == np.mean(i1)
+    assert metrics["corpus_mean_I_explicit"] == np.mean(np.concatenate([i2, i3]))
+    assert metrics["corpus_implicitness_accuracy"] == ((i1 > i2).sum() + (i1 > i3).sum()) / (2 * len(i1))
+    h1, h3 = (np.stack([own["pragmatic"][t] for t in corpus_slice[c]]) for c in ("implicit", "negative"))
+    paraphrases = corpus_slice["pragmatic"].to_numpy(dtype=bool)  # ΔP means are over the paraphrase triplets
+    distances = model.distances_of_features(h1, h3).astype(np.float64)[paraphrases]
+    assert paraphrases.any() and metrics["corpus_mean_dP_negative"] == pytest.approx(np.mean(distances), rel=1e-12)
+    assert metrics["corpus_n_triplets"] == len(corpus_slice)
+    # the two other runtimes give other figures (bf16 moves scores by up to the bound; fp32 runtimes by rounding)
+    others = [other for key, (_, other, _) in corpus_figures.items() if key != (backend, precision)]
+    assert others and all(other["corpus_mean_I_implicit"] != metrics["corpus_mean_I_implicit"] for other in others)
