@@ -180,3 +180,22 @@ def test_the_corpus_check_measures_the_model_as_loaded(corpus_slice, corpus_figu
     # the two other runtimes give other figures (bf16 moves scores by up to the bound; fp32 runtimes by rounding)
     others = [other for key, (_, other, _) in corpus_figures.items() if key != (backend, precision)]
     assert others and all(other["corpus_mean_I_implicit"] != metrics["corpus_mean_I_implicit"] for other in others)
+
+
+def test_cli_corpus_check_prints_the_figures_and_writes_them_flat(corpus_slice, tmp_path, capsys):
+    corpus = tmp_path / "corpus.parquet"
+    corpus_slice.to_parquet(corpus)
+    out = tmp_path / "corpus.json"
+    assert main(["impscore", "evaluate", "corpus", "--model", "impscore-minilm", "--corpus", str(corpus),
+                 "--cache", str(tmp_path / "embeddings"), "--output", str(out)]) == 0
+    printed = capsys.readouterr().out
+    payload = json.loads(out.read_text())
+    metrics = payload["metrics"]
+    assert payload["primary_metric"] == "corpus_implicitness_accuracy" and "|backend=torch|precision=fp32|" in payload["model"]
+    assert f"| implicitness_accuracy | {metrics['corpus_implicitness_accuracy']:.3f} |" in printed
+    assert f"| n_triplets | {len(corpus_slice)} |" in printed
+    sources = sorted(corpus_slice["source"].unique())
+    assert [row["source"] for row in payload["details"]["per_source"]] == sources
+    counts = corpus_slice["source"].value_counts()
+    assert all(f"| {source} | {counts[source]} | " in printed for source in sources)
+    assert any((tmp_path / "embeddings").iterdir())  # the split's embeddings went through the cache given
