@@ -73,7 +73,8 @@ def test_evaluate_politeness_sample(tmp_path, capsys):
     metrics, rows = result["metrics"], result["details"]["per_item"]
     assert metrics["politeness_spearman_rho_n"] == len(rows) == 40 and len({r["id"] for r in rows}) == 40
     rho = stats.spearmanr([r["score"] for r in rows], [r["rating"] for r in rows]).statistic
-    assert result["primary_metric"] == "politeness_spearman_rho" and metrics["politeness_spearman_rho"] == pytest.approx(rho)
+    assert result["primary_metric"] == "politeness_spearman_rho"
+    assert metrics["politeness_spearman_rho"] == pytest.approx(rho)
     assert metrics["politeness_spearman_rho_ci_low"] <= rho <= metrics["politeness_spearman_rho_ci_high"]
     assert "spearman_rho" in capsys.readouterr().out
     # the same seed draws the same sample

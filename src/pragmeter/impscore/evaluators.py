@@ -186,7 +186,8 @@ class GradedEvaluator(Evaluator):
             self.prefixed({"spearman_rho": result["spearman_rho"], "spearman_rho" + CI_LOW: low,
                            "spearman_rho" + CI_HIGH: high, "spearman_rho" + N: result["n"],
                            "mean_score": result["mean_score"]}),
-            {"per_item": [{"id": i, "rating": r, "score": s} for i, r, s in zip(self.ids, self.ratings, result["scores"])],
+            {"per_item": [{"id": i, "rating": r, "score": s}
+                          for i, r, s in zip(self.ids, self.ratings, result["scores"])],
              "bootstrap": result["bootstrap"]})
 
 
