@@ -346,8 +346,8 @@ def evaluate(args: argparse.Namespace) -> int:
     for row in map(json.loads, (results / "results.jsonl").read_text().splitlines()):
         key = f"{row['variant']}/{row['seed']}"
         scorer = AnsweringScorer(texts, questions, answers_[f"{key}/scores"], answers_[f"{key}/distances"], key)
-        row["human"] = {k: figure(v) for k, v in human(scorer)["summary"].items()}
-        row["llm_written"] = {k: figure(v) for k, v in llm(scorer)["summary"].items()}
+        row["human"] = {k: figure(v) for k, v in human.summary(human.evaluate(scorer)).items()}
+        row["llm_written"] = {k: figure(v) for k, v in llm.summary(llm.evaluate(scorer)).items()}
         rows.append(row)
         print(json.dumps({"variant": row["variant"], "seed": row["seed"], "decision": row["human"]["decision"],
                           "pairs": row["human"]["pairs_macro"], "dev_rank": row["llm_written"]["dev_ranking"]}),

@@ -64,7 +64,7 @@ def run_variant(corpus: pd.DataFrame, variant: dict, seed: int, encoder: str, hu
                                                                      show_progress=False, **how)[split])
     # scored as trained: the suite's sentences go through the same backend and precision as the corpus did
     model = attach_embedding_cache(ImpScore(result.heads, encoder, {"name": variant["name"]}, **how))
-    summary, llm_summary = human(model)["summary"], llm(model)["summary"]
+    summary, llm_summary = human.summary(human.evaluate(model)), llm.summary(llm.evaluate(model))
     return {"variant": variant["name"], "seed": seed, "encoder": encoder, "train_seconds": round(time.perf_counter() - started, 1),
             **{f"paper_{split}_{kind}": round(paper[split][f"{kind}_accuracy"], 4)
                for split in ("val", "test") for kind in ("implicitness", "pragmatics")},

@@ -26,9 +26,9 @@ from pragmeter.provenance import RunRecord
 SECTION = "## Human-written evidence"
 
 
-def card_section(human: dict, paper: dict, run: dict) -> str:
+def card_section(summary: dict, paper: dict, run: dict) -> str:
     return (f"{SECTION}\n`pragmeter impscore evaluate human --model {run['model']}` (text that people wrote; the default "
-            f"is chosen on `decision`), commit `{run['commit']}`, {run['date'][:10]}:\n\n{summary_table(human['summary'])}"
+            f"is chosen on `decision`), commit `{run['commit']}`, {run['date'][:10]}:\n\n{summary_table(summary)}"
             f"\n\nIn-distribution test accuracy on the paper's sources (seed-0 test split): implicitness "
             f"{paper['implicitness_accuracy']:.4f}, pragmatics {paper['pragmatics_accuracy']:.4f} "
             f"({paper['n_triplets']:,} pairs).\n")
@@ -48,7 +48,8 @@ def main() -> int:
     for name in args.models:
         folder = MODELS_DIR / name
         model = load_impscore(name, cache=True)  # the path users get: ImpScore.load() with its default backend
-        human = suite(model)
+        human = suite.evaluate(model)
+        summary = suite.summary(human)
         config = model_config(name)
         if args.no_paper_test:
             paper = config.get("evaluation", {}).get("paper_test") or {**config["metrics"]["test"]}
@@ -58,8 +59,8 @@ def main() -> int:
             paper, _ = evaluate_heads(model.heads, embed_corpus(paper_test, model.encoder_name, embeddings_dir(),
                                                                 show_progress=False, **how)["test"])
         run = {**RunRecord.now(model.signature()).to_dict(), "model": name}
-        evaluation = {"human": {k: (v["value"] if isinstance(v, dict) else v) for k, v in human["summary"].items()},
-                      "human_intervals": {k: v for k, v in human["summary"].items() if isinstance(v, dict)},
+        evaluation = {"human": {k: (v["value"] if isinstance(v, dict) else v) for k, v in summary.items()},
+                      "human_intervals": {k: v for k, v in summary.items() if isinstance(v, dict)},
                       "paper_test": {k: paper[k] for k in ("implicitness_accuracy", "pragmatics_accuracy", "n_triplets")},
                       "run": run}
         if args.speed:
@@ -73,11 +74,11 @@ def main() -> int:
             config["purpose"] = args.purpose
         (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         card = (folder / CARD_FILE).read_text(encoding="utf-8")
-        section = card_section(human, paper, run)
+        section = card_section(summary, paper, run)
         pattern = re.compile(rf"{re.escape(SECTION)}\n.*?(?=\n## |\Z)", re.S)
         card = pattern.sub(section.rstrip("\n"), card) if SECTION in card else card.rstrip("\n") + "\n\n" + section
         (folder / CARD_FILE).write_text(card, encoding="utf-8")
-        print(f"{name}: decision {human['decision']:.3f}, paper test {paper['implicitness_accuracy']:.4f} / "
+        print(f"{name}: decision {human.metrics[suite.primary_metric]:.3f}, paper test {paper['implicitness_accuracy']:.4f} / "
               f"{paper['pragmatics_accuracy']:.4f}")
     return 0
 

@@ -34,12 +34,14 @@ def test_evaluate_battery_slice(tmp_path, capsys, extra):
     assert main(["impscore", "evaluate", "battery", "--input", str(battery_slice(tmp_path)), "--output", str(out), *extra]) == 0
     printed = capsys.readouterr().out
     result = json.loads(out.read_text())
-    assert result["items"] == 6 and len(result["per_item"]) == 6
-    for row in result["per_item"]:  # the summary is what the per-item scores and distances say
+    metrics, rows = result["metrics"], result["details"]["per_item"]
+    assert result["primary_metric"] == "battery_implicitness_accuracy"
+    assert metrics["battery_items"] == 6 and len(rows) == 6
+    for row in rows:  # the summary is what the per-item scores and distances say
         assert row["implicit_above_plain"] == (row["score_utterance"] > row["score_meaning"])
         assert row["chosen"] == min(range(4), key=lambda k: row["distances"][k])
-    assert result["implicitness_accuracy"] == sum(r["implicit_above_plain"] for r in result["per_item"]) / 6
-    assert f"| implicitness_accuracy | {result['implicitness_accuracy']:.3f} [" in printed
+    assert metrics["battery_implicitness_accuracy"] == sum(r["implicit_above_plain"] for r in rows) / 6
+    assert f"| implicitness_accuracy | {metrics['battery_implicitness_accuracy']:.3f} [" in printed
     assert ("baseline:hedging" in result["model"]) == bool(extra)
 
 
@@ -68,14 +70,15 @@ def test_evaluate_politeness_sample(tmp_path, capsys):
     assert main(["impscore", "evaluate", "politeness", "--sample", "40", "--seed", "3", "--resamples", "200",
                  "--output", str(out)]) == 0
     result = json.loads(out.read_text())
-    rows = result["per_item"]
-    assert result["n"] == len(rows) == 40 and len({r["id"] for r in rows}) == 40
+    metrics, rows = result["metrics"], result["details"]["per_item"]
+    assert metrics["politeness_spearman_rho_n"] == len(rows) == 40 and len({r["id"] for r in rows}) == 40
     rho = stats.spearmanr([r["score"] for r in rows], [r["rating"] for r in rows]).statistic
-    assert result["spearman_rho"] == pytest.approx(rho)
-    assert result["ci95"][0] <= result["spearman_rho"] <= result["ci95"][1]
+    assert result["primary_metric"] == "politeness_spearman_rho"
+    assert metrics["politeness_spearman_rho"] == pytest.approx(rho)
+    assert metrics["politeness_spearman_rho_ci_low"] <= rho <= metrics["politeness_spearman_rho_ci_high"]
     assert "spearman_rho" in capsys.readouterr().out
     # the same seed draws the same sample
     again = tmp_path / "q.json"
     assert main(["impscore", "evaluate", "politeness", "--sample", "40", "--seed", "3", "--baseline", "hedging",
                  "--output", str(again)]) == 0
-    assert [r["id"] for r in json.loads(again.read_text())["per_item"]] == [r["id"] for r in rows]
+    assert [r["id"] for r in json.loads(again.read_text())["details"]["per_item"]] == [r["id"] for r in rows]

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from pragmeter.errors import DataError
+from pragmeter.encoders.runtime import cpu_has_bf16
+from pragmeter.errors import DataError, PragmeterError
 
 TEXTS = ["You are talking too loudly.", "I'm finding it a bit hard to concentrate.", "It is cold in here."]
 
@@ -72,21 +73,54 @@ def test_a_resaved_model_keeps_its_layers(folder, tmp_path):
     assert np.array_equal(again.score(TEXTS), model.score(TEXTS))
 
 
-def test_auto_precision_takes_bf16_only_when_the_folder_records_its_check(folder):
-    # a fine-tuned encoder is another encoder: the base's bf16 clearance does not carry over unless measured
-    from pragmeter.encoders.runtime import resolve_runtime
+@pytest.mark.parametrize("host", ["with bf16", "without bf16"])
+def test_auto_precision_takes_bf16_only_when_the_folder_records_its_check(folder, monkeypatch, host):
+    # a fine-tuned encoder is another encoder: the base's bf16 clearance does not carry over unless measured. The
+    # CPU's flags are what resolve_runtime reads, so both kinds of host are checked on every host (loading
+    # resolves the runtime without building the encoder).
+    from pragmeter.encoders import runtime
     from pragmeter.impscore.model import BF16_CHECK_KEY, ImpScore
 
-    assert ImpScore.load(folder, backend="openvino").precision == "fp32"
+    for name in runtime.ISA_ENVS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(runtime, "cpu_flags", lambda: frozenset({"avx2", "avx512_bf16"} if host == "with bf16"
+                                                                else {"avx2"}))
+
+    def precision(**options) -> str:
+        return ImpScore.load(folder, backend="openvino", **options).precision
+
+    cleared = "bf16" if host == "with bf16" else "fp32"
+    assert ImpScore.load("impscore-minilm", backend="openvino").precision == cleared  # the base, as shipped
+    assert precision() == "fp32"  # no check recorded
     config = json.loads((folder / "config.json").read_text())
     config[BF16_CHECK_KEY] = {"within_bounds": True, "max_abs_score_diff": 0.008, "kendall_tau": 0.997}
     (folder / "config.json").write_text(json.dumps(config))
-    base = resolve_runtime("openvino", encoder="all-MiniLM-L6-v2").precision  # bf16 where this CPU has it
-    assert ImpScore.load(folder, backend="openvino").precision == base
-    assert ImpScore.load(folder, backend="openvino", precision="fp32").precision == "fp32"
-    config[BF16_CHECK_KEY]["within_bounds"] = False
+    model = ImpScore.load(folder, backend="openvino")
+    assert model.precision == cleared and f"|precision={cleared}|" in model.signature()
+    assert precision(precision="fp32") == "fp32"
+    if host == "with bf16":
+        assert precision(precision="bf16") == "bf16"
+    else:  # an explicit wish the host cannot meet is refused, check or not
+        with pytest.raises(PragmeterError, match="precision='bf16' needs a CPU with AVX-512 BF16 or AMX"):
+            precision(precision="bf16")
+    for recorded in (False, "yes", None):  # failed, malformed or absent: not a clearance
+        config[BF16_CHECK_KEY] = {"within_bounds": recorded}
+        (folder / "config.json").write_text(json.dumps(config))
+        assert precision() == "fp32"
+
+
+@pytest.mark.skipif(not cpu_has_bf16(), reason="bf16 needs AVX-512 BF16 or AMX")
+def test_a_cleared_folder_scores_in_bf16_within_the_bound_of_its_fp32_scores(folder):
+    from pragmeter.encoders.runtime import MAX_ABS_DIFF
+    from pragmeter.impscore.model import BF16_CHECK_KEY, ImpScore
+
+    config = json.loads((folder / "config.json").read_text())
+    config[BF16_CHECK_KEY] = {"within_bounds": True, "max_abs_score_diff": 0.008, "kendall_tau": 0.997}
     (folder / "config.json").write_text(json.dumps(config))
-    assert ImpScore.load(folder, backend="openvino").precision == "fp32"
+    bf16, fp32 = ImpScore.load(folder, backend="openvino"), ImpScore.load(folder, backend="openvino", precision="fp32")
+    assert (bf16.precision, fp32.precision) == ("bf16", "fp32")
+    difference = np.abs(bf16.score(TEXTS) - fp32.score(TEXTS))
+    assert 0 < difference.max() <= MAX_ABS_DIFF  # bf16 arithmetic ran (scores moved), within the precision's bound
 
 
 def test_damaged_or_foreign_layers_are_refused_naming_the_file(folder, trained_layers, capsys):

@@ -26,16 +26,29 @@ def test_batch_size_follows_the_device():
     assert default_batch_size("cuda:0") == GPU_BATCH_SIZE > CPU_BATCH_SIZE == default_batch_size("cpu")
 
 
-def test_impscore_on_cuda_picks_half_precision_without_loading(monkeypatch):
+@pytest.mark.parametrize("gpu", [True, False])
+def test_impscore_on_cuda_picks_half_precision_without_loading(monkeypatch, gpu):
+    # what the runtime asks the machine: whether torch sees a GPU (registry.default_device, for backend torch
+    # without a device); the precision follows the device it gives
     import torch
 
     from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
     from pragmeter.impscore.model import ImpScore
 
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)  # as on an A100 / H100 / H200
-    model = ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", device="cuda")
-    assert model.encoder_dtype == "float16" and model._encoder is None  # fp16 even where bf16 runs: within bounds
-    assert "|precision=fp16|device=cuda|" in model.signature()  # reports say the scores came from half precision
+    asked: list[bool] = []
+
+    def is_available() -> bool:
+        asked.append(gpu)
+        return gpu
+
+    monkeypatch.setattr(torch.cuda, "is_available", is_available)
+    model = ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", backend="torch")
+    assert asked == [gpu]  # the decision read the machine once
+    device, precision = ("cuda", "fp16") if gpu else ("cpu", "fp32")
+    assert model.device == device and model.precision == precision and model._encoder is None
+    assert f"|precision={precision}|device={device}|" in model.signature()  # reports say what produced them
+    explicit = ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", device="cuda")
+    assert explicit.encoder_dtype == "float16"  # fp16 on a GPU even where bf16 runs: within the bounds
     assert ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", device="cuda",
                     precision="bf16").encoder_dtype == "bfloat16"  # still available when asked for
     assert ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", device="cuda",

@@ -183,12 +183,12 @@ def test_ctrl_c_the_moment_the_staging_folder_is_made(local_ray, model_dir, sent
     assert not output.exists() and not list(tmp_path.glob(".scored.*"))
 
 
-def test_a_swallowed_ctrl_c_in_a_block_that_ends_at_once_still_interrupts():
-    """The re-send is 0.1 s away when the block ends: the block still raises, and no signal lands after it."""
+def test_a_swallowed_ctrl_c_in_a_block_that_ends_at_once_still_interrupts(monkeypatch):
+    """The re-send is 0.1 s away when the block ends: the block still raises, and no re-send is left that could land
+    after it (every timer the block started has ended when the block has)."""
     import os
     import signal
     import threading
-    import time
     import weakref
 
     from pragmeter.scale.ray_engine import _interrupts_kept
@@ -199,6 +199,14 @@ def test_a_swallowed_ctrl_c_in_a_block_that_ends_at_once_still_interrupts():
     class Thing:
         pass
 
+    timers: list[threading.Timer] = []
+
+    class CountedTimer(threading.Timer):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            timers.append(self)
+
+    monkeypatch.setattr(threading, "Timer", CountedTimer)
     outer = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -206,9 +214,12 @@ def test_a_swallowed_ctrl_c_in_a_block_that_ends_at_once_still_interrupts():
                 thing = Thing()
                 ref = weakref.ref(thing, lambda _: os.kill(os.getpid(), signal.SIGINT))
                 del thing  # swallowed; the block ends before the re-send
-        assert ref() is None and set(pressed) == {signal.SIGINT}  # twice if the machine stalled 0.1 s in the block
-        time.sleep(0.3)  # a late re-send would raise KeyboardInterrupt here, in the caller's clean-up
+        assert ref() is None and set(pressed) == {signal.SIGINT}  # twice if the re-send came inside the block
+        assert len(timers) == 1  # the swallowed Ctrl-C was to be sent again
+        assert not timers[0].is_alive()  # ended with the block: nothing can land in the caller's clean-up
     finally:
+        for timer in timers:  # a broken block must not leave a signal to hit the rest of the run
+            timer.cancel()
         signal.signal(signal.SIGINT, outer)
 
 

@@ -32,8 +32,9 @@ DIM = 16
 
 
 class SlowModel:
-    """An ImpScore whose encoder takes ``seconds`` per call (plus ``per_text`` per text), can be held with ``gate``,
-    and records every text it encodes; the heads are real ImpScore heads (seeded)."""
+    """An ImpScore whose encoder takes ``seconds`` per call (plus ``per_text`` per text), can be held with ``gate``
+    or made to wait for one permit of ``steps`` per call, and records every batch it begins (``batches``) and every
+    text it encodes; the heads are real ImpScore heads (seeded)."""
 
     encoder_name = "fake-encoder"
     backend = "fake"
@@ -48,7 +49,9 @@ class SlowModel:
         self.seconds, self.per_text = seconds, per_text
         self.gate = threading.Event()
         self.gate.set()
+        self.steps: threading.Semaphore | None = None  # set: each call waits for a permit (test-released)
         self.started = 0  # encoder calls begun
+        self.batches: list[list[str]] = []  # the texts of each call, as it begins
         self.encoded: list[str] = []
         self.batch_seconds: list[float] = []
 
@@ -56,9 +59,12 @@ class SlowModel:
         return "fake"
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        self.batches.append(list(texts))
         self.started += 1
         began = time.perf_counter()
         self.gate.wait(60)
+        if self.steps is not None:
+            assert self.steps.acquire(timeout=60), "the test never released this batch"
         time.sleep(self.seconds + self.per_text * len(texts))
         self.encoded.extend(texts)
         self.batch_seconds.append(time.perf_counter() - began)
@@ -216,62 +222,47 @@ def test_request_deadline_answers_503_and_drops_its_texts():
         assert health(base)["batcher"]["timed_out_requests"] >= 1
 
 
-def test_small_requests_p95_under_load_with_big_and_abandoned_clients():
-    """A bounded load test on loopback (~4 s): big clients looping on 128-text requests, clients that send a big
-    request and hang up, and small clients (2 texts). The small requests' p95 latency stays within a few encoder
-    batch times; abandoned requests get no texts encoded once gone; nothing answers other than 200. (The batch
-    time is made long against the HTTP work of the clients and the server, which share this process and the
-    machine's cores, so that the figure measures the queue.)"""
-    model = SlowModel(0.15, per_text=0.0005)  # ~0.18 s for a full batch of 64
-    app = create_app(model, Limits(max_texts=128), max_batch=64, max_wait_ms=2)
-    small: list[float] = []
-    statuses: list[int] = []
+def test_small_request_is_answered_in_the_next_batch_under_load_with_big_and_abandoned_clients():
+    """Over HTTP, the encoder released one batch at a time: four big clients (128 texts each) fill the queue, three
+    clients send 128 texts and hang up while the encoder is busy, then a small client sends 2 texts. The small
+    request rides in the very next batch and is answered while every big request still waits; the abandoned texts
+    leave the queue and are never encoded; every answer is 200."""
+    model = SlowModel()
+    model.steps = threading.Semaphore(0)
+    app = create_app(model, Limits(max_texts=128), max_batch=64, max_wait_ms=0)
+    answers: dict[str, httpx.Response] = {}
 
-    async def loop_client(base: str, until: float, texts: int, tag: str, record: list | None) -> None:
-        async with httpx.AsyncClient(base_url=base, timeout=60) as http:
-            n = 0
-            while time.monotonic() < until:
-                started = time.perf_counter()
-                answer = await http.post("/score", json={"texts": [f"{tag} {n} {j}" for j in range(texts)]})
-                statuses.append(answer.status_code)
-                if record is not None:
-                    record.append(time.perf_counter() - started)
-                n += 1
-
-    async def abandoning_client(base: str, until: float, tag: str) -> None:
-        host, port = base.rsplit("/", 1)[1].split(":")
-        n = 0
-        while time.monotonic() < until:
-            body = texts_body(f"abandoned {tag} {n}", 128)
-            _, writer = await asyncio.open_connection(host, int(port))
-            writer.write(f"POST /score HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-                         f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
-            await writer.drain()
-            await asyncio.sleep(0.05)
-            writer.close()
-            n += 1
-
-    async def load(base: str) -> None:
-        until = time.monotonic() + 4
-        await asyncio.gather(*(loop_client(base, until, 128, f"big {i}", None) for i in range(4)),
-                             *(abandoning_client(base, until, str(i)) for i in range(3)),
-                             *(loop_client(base, until, 2, f"small {i}", small) for i in range(3)))
+    def client(tag: str, count: int) -> threading.Thread:
+        thread = threading.Thread(target=lambda: answers.__setitem__(tag, httpx.post(
+            base + "/score", json={"texts": [f"{tag} {j}" for j in range(count)]}, timeout=60)))
+        thread.start()
+        return thread
 
     with running(app) as base:
-        asyncio.run(load(base))
-        wait_for(lambda: health(base)["queued_texts"] == 0, what="the queue to drain")
-        stats = health(base)["batcher"]
-    batch = float(np.mean(model.batch_seconds))
-    p95 = float(np.percentile(small, 95))
-    assert set(statuses) == {200}
-    assert len(small) >= 10
-    assert p95 <= 5 * batch + 0.25, f"small requests' p95 {p95:.3f} s, a batch takes {batch:.3f} s"
-    # An abandoned request gets its share of the batches formed before its client hangs up, nothing after.
-    abandoned_encoded = sum(text.startswith("abandoned") for text in model.encoded)
-    assert stats["abandoned_requests"] >= 4
-    assert abandoned_encoded <= 0.25 * 128 * stats["abandoned_requests"], (abandoned_encoded, stats)
-    print(f"small p95 {p95:.3f} s, batch {batch:.3f} s, {len(small)} small requests, "
-          f"{abandoned_encoded} abandoned texts encoded of {128 * stats['abandoned_requests']}, {stats}")
+        big = [client(f"big {i}", 128) for i in range(4)]
+        wait_for(lambda: model.started == 1 and health(base)["queued_texts"] == 4 * 128 - 64,
+                 what="the first batch in the encoder and the big requests queued")
+        sockets = [raw_post(base, texts_body(f"abandoned {i}", 128)) for i in range(3)]
+        wait_for(lambda: health(base)["queued_texts"] == 4 * 128 - 64 + 3 * 128, what="the abandoned texts queued")
+        for sock in sockets:
+            sock.close()
+        wait_for(lambda: health(base)["queued_texts"] == 4 * 128 - 64, what="the abandoned texts to leave the queue")
+        small = client("small", 2)
+        wait_for(lambda: health(base)["queued_texts"] == 4 * 128 - 64 + 2, what="the small request queued")
+        model.steps.release()  # the batch in the encoder when the small request came ends
+        wait_for(lambda: model.started == 2, what="the next batch to begin")
+        assert {"small 0", "small 1"} <= set(model.batches[1]), "the small request waited behind the big ones"
+        model.steps.release()
+        small.join(60)
+        assert answers["small"].status_code == 200 and len(answers["small"].json()["scores"]) == 2
+        assert all(thread.is_alive() for thread in big) and not {f"big {i}" for i in range(4)} & answers.keys()
+        for _ in range(4 * 128 // 64 + 1):  # the rest, in at most this many batches
+            model.steps.release()
+        for thread in big:
+            thread.join(60)
+        assert health(base)["batcher"]["abandoned_requests"] == 3
+    assert [answers[f"big {i}"].status_code for i in range(4)] == [200] * 4
+    assert not [text for text in model.encoded if text.startswith("abandoned")]
 
 
 # --- item 7: bodies --------------------------------------------------------------------------------------------

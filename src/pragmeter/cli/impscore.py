@@ -204,8 +204,8 @@ def _add_evaluate(actions) -> None:
     for sub in (corpus, *files, politeness, human):
         add(sub, "model", "batch_size", "device", "dtype", output={"help": "write the full results as JSON here"},
             overwrite={"help": "replace --output if it exists"})
-        # The model under test is measured on the reference path (torch; fp32 on a CPU): its corpus embeddings come
-        # from the training encoder, and accuracies stay comparable with the paper's.
+        # The model under test is loaded on the reference path (torch; fp32 on a CPU) and measured as loaded, so
+        # accuracies stay comparable with the paper's.
         sub.set_defaults(func=run_evaluate, backend="torch")
     for sub in (*files, politeness, human):
         add(sub, seed={"help": "bootstrap (and sample) seed (default 0)"})
@@ -218,11 +218,13 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from pragmeter.impscore.evaluators import evaluate_check
     from pragmeter.impscore.hedging import HedgingBaseline
 
-    options = {"corpus": "corpus", "split": "split", "cache_root": "cache", "path": "input", "sample": "sample",
-               "domains": "domain", "resamples": "resamples", "politeness_sample": "politeness_sample"}
-    model = HedgingBaseline if getattr(args, "baseline", None) == "hedging" else lambda: load_model(args)
+    options = {"corpus": "corpus", "split": "split", "path": "input", "sample": "sample", "domains": "domain",
+               "resamples": "resamples", "politeness_sample": "politeness_sample"}
+    # the corpus check embeds a whole split: through the on-disk embedding cache (--cache, else the default one)
+    cache = (args.cache or True) if args.evaluate_kind == "corpus" else False
+    model = HedgingBaseline if getattr(args, "baseline", None) == "hedging" else lambda: load_model(args, cache)
     for text in evaluate_check(args.evaluate_kind, model, args.output, args.overwrite, getattr(args, "data_root", None),
-                               args.seed, batch_size=args.batch_size, device=args.device,
+                               args.seed,
                                **{key: getattr(args, name) for key, name in options.items() if hasattr(args, name)}):
         print(text)
     return 0

@@ -1,14 +1,20 @@
-"""Evaluators: the ImpScore checks behind one interface (as sentence-transformers' evaluators): build one with its
-data, call it with a model, get a dict whose ``primary_metric`` names the headline figure. Every figure that is a
-mean over items carries a seeded percentile-bootstrap 95% interval (resampling items) and its n.
+"""Evaluators: the ImpScore checks behind one interface, with sentence-transformers' evaluator habits: build one
+with its data, call it with a model, get a flat ``{name: float}`` dict whose keys carry the evaluator's name
+(``floyd_battery_implicitness_accuracy``), and read ``primary_metric`` for the key that model selection compares.
+Every figure that is a mean over items carries a seeded percentile-bootstrap 95% interval (resampling items) and its
+n as keys of its own beside it (``…_ci_low``, ``…_ci_high``, ``…_n``). What is not one number (per item, per group,
+per source, per category, the bootstrap's signature) comes with :meth:`Evaluator.evaluate`, for tables and results
+files.
 
-Any scorer with ``score(texts)``, ``pragmatic_distance(a, b)`` and ``signature()`` can be evaluated (an ImpScore
-model, or the hedge-word baseline).
+The model is measured as it was loaded: every figure comes from its own ``score``, ``pragmatic_distance`` or
+``encode`` (its backend, precision and embedding cache), so a bf16 model gives its bf16 figures. Any scorer with
+``score(texts)``, ``pragmatic_distance(a, b)`` and ``signature()`` can be evaluated (an ImpScore model, or the
+hedge-word baseline); the corpus check also needs ``encode``.
 
-The **human-written suite** (:func:`human_suite`) decides which model ships: only text that people wrote is in it —
+The **human-written suite** (:class:`HumanSuite`) decides which model ships: only text that people wrote is in it —
 the Floyd et al. expert battery, the Stanford Politeness ratings, and the held-out (test-split) pairs of every
-corpus source whose two sides people wrote. LLM-written sets (ours, CAPP's machine paraphrases, the paper's GPT
-sides) are reported by :func:`llm_written_suite` and never decide alone.
+corpus source whose two sides people wrote. LLM-written sets are reported by :func:`llm_written_suite` and never
+decide alone.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,6 +30,7 @@ import numpy as np
 from pragmeter.metrics.intervals import BOOTSTRAP_SIGNATURE, bootstrap_ci
 
 RESAMPLES = 2000
+CI_LOW, CI_HIGH, N = "_ci_low", "_ci_high", "_n"  # the suffixes of a figure's interval and count keys
 
 
 def with_interval(values: Sequence[float], seed: int = 0, resamples: int = RESAMPLES) -> dict:
@@ -31,184 +39,242 @@ def with_interval(values: Sequence[float], seed: int = 0, resamples: int = RESAM
     return {"value": float(np.mean(values)) if len(values) else float("nan"), "ci95": [low, high], "n": len(values)}
 
 
-def interval_of(values: Sequence[float], seed: int = 0) -> dict:
-    """The ``intervals`` entry of a figure: its bootstrap 95% interval and n (the value stays a plain float)."""
+def interval_metrics(metric: str, values: Sequence[float], seed: int = 0) -> dict[str, float]:
+    """``metric`` (the mean of per-item ``values``) with its bootstrap interval and n, as flat keys."""
     figure = with_interval(values, seed)
-    return {"ci95": figure["ci95"], "n": figure["n"]}
+    return {metric: figure["value"], metric + CI_LOW: figure["ci95"][0], metric + CI_HIGH: figure["ci95"][1],
+            metric + N: float(figure["n"])}
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One evaluator's run: ``metrics`` (what ``__call__`` returns: flat floats, keys prefixed by the evaluator's
+    name) and ``details`` (per item, group, source or category, the bootstrap's signature: not figures)."""
+
+    metrics: dict[str, float]
+    details: dict = field(default_factory=dict)
 
 
 class Evaluator(ABC):
-    """One check. ``__call__(model)`` returns the figures (plain floats, as sentence-transformers' evaluators), with
-    ``primary_metric`` naming the headline key and ``intervals`` the bootstrap 95% interval and n of each figure that is
-    a mean over items."""
+    """One check. ``__call__(model)`` returns flat ``{name: float}`` figures (sentence-transformers' evaluator
+    interface), ``primary_metric`` names the key model selection reads (higher is better); :meth:`evaluate` returns
+    them with their details."""
 
     name: str
-    primary_metric: str
-    reported: tuple[str, ...] = ()  # further headline keys printed beside the primary one
+    metric: str  # the headline figure, before the evaluator's name is put in front of it
+    reported: tuple[str, ...] = ()  # further headline figures printed beside it
+    greater_is_better = True
+
+    @property
+    def primary_metric(self) -> str:
+        return self.key(self.metric)
+
+    def key(self, metric: str) -> str:
+        """The result key of one of this evaluator's figures (its name in front, as sentence-transformers'
+        ``prefix_name_to_metrics``)."""
+        return f"{self.name}_{metric}"
+
+    def prefixed(self, metrics: dict) -> dict[str, float]:
+        """``metrics`` as this evaluator's result: prefixed keys, float values (figures a check could not compute,
+        None, are left out)."""
+        return {self.key(k): float(v) for k, v in metrics.items() if v is not None}
 
     @abstractmethod
-    def __call__(self, model) -> dict:
+    def evaluate(self, model) -> Evaluation:
         ...
 
-    def figure(self, result: dict, key: str):
-        """``{"value", "ci95", "n"}`` for a figure with an interval, else the plain value."""
-        interval = result.get("intervals", {}).get(key)
-        return {"value": result[key], **interval} if interval else result[key]
+    def __call__(self, model) -> dict[str, float]:
+        return self.evaluate(model).metrics
 
-    def summary(self, result: dict) -> dict:
-        """The headline figures of a result (primary first; per-category means where the check has categories)."""
-        out = {key: self.figure(result, key) for key in (self.primary_metric, *self.reported)
-               if result.get(key) is not None}
-        for category, row in result.get("per_category", {}).items():
-            out.update({f"{category}: {key}": row[key] for key in (self.primary_metric, *self.reported) if key in row})
+    def figure(self, metrics: dict[str, float], metric: str):
+        """``{"value", "ci95", "n"}`` for a figure with an interval, else the plain value (a count as an int)."""
+        key = self.key(metric)
+        if key + CI_LOW in metrics:
+            return {"value": metrics[key], "ci95": [metrics[key + CI_LOW], metrics[key + CI_HIGH]],
+                    "n": int(metrics[key + N])}
+        value = metrics[key]
+        return int(value) if metric.startswith("n_") else value
+
+    def summary(self, evaluation: Evaluation) -> dict:
+        """The headline figures of a run, as printed (primary first; per-category means where the check has
+        categories)."""
+        metrics = evaluation.metrics
+        out = {key: self.figure(metrics, key) for key in (self.metric, *self.reported) if self.key(key) in metrics}
+        for category, row in evaluation.details.get("per_category", {}).items():
+            out.update({f"{category}: {key}": row[key] for key in (self.metric, *self.reported) if key in row})
         return out
-
-    def primary(self, result: dict) -> float:
-        return float(result[self.primary_metric])
 
 
 class RankingEvaluator(Evaluator):
     """Groups listed from most explicit to most implicit: mean Kendall τ (and Spearman ρ) of the model's order."""
 
-    primary_metric = "kendall_tau"
+    metric = "kendall_tau"
     reported = ("spearman_rho", "paper_choice_accuracy")
 
     def __init__(self, groups, name: str = "ranking", seed: int = 0):
         self.groups, self.name, self.seed = groups, name, seed
 
-    def __call__(self, model) -> dict:
+    def evaluate(self, model) -> Evaluation:
         from pragmeter.impscore.ood import evaluate_ranking
 
         result = evaluate_ranking(model, self.groups)
         taus = np.nan_to_num([g["kendall_tau"] for g in result["per_group"]])
-        return {**result, "primary_metric": self.primary_metric, "intervals": {"kendall_tau": interval_of(taus, self.seed)},
-                "bootstrap": BOOTSTRAP_SIGNATURE.format(n=RESAMPLES, seed=self.seed)}
+        figures = {key: result[key] for key in ("groups", "spearman_rho", "constant_groups", "paper_choice_accuracy")}
+        return Evaluation(self.prefixed({**figures, **interval_metrics("kendall_tau", taus, self.seed)}),
+                          {"per_category": result["per_category"], "per_group": result["per_group"],
+                           "bootstrap": BOOTSTRAP_SIGNATURE.format(n=RESAMPLES, seed=self.seed)})
 
 
 class ChoiceEvaluator(Evaluator):
     """Choose the option pragmatically closest to the reference: accuracy."""
 
-    primary_metric = "accuracy"
+    metric = "accuracy"
 
     def __init__(self, items, name: str = "choice", seed: int = 0):
         self.items, self.name, self.seed = items, name, seed
 
-    def __call__(self, model) -> dict:
+    def evaluate(self, model) -> Evaluation:
         from pragmeter.impscore.ood import evaluate_choice
 
         result = evaluate_choice(model, self.items)
         correct = [row["chosen"] == row["answer"] for row in result["per_item"]]
-        return {**result, "primary_metric": self.primary_metric, "intervals": {"accuracy": interval_of(correct, self.seed)},
-                "bootstrap": BOOTSTRAP_SIGNATURE.format(n=RESAMPLES, seed=self.seed)}
+        return Evaluation(self.prefixed({"items": result["items"], **interval_metrics("accuracy", correct, self.seed)}),
+                          {"per_item": result["per_item"],
+                           "bootstrap": BOOTSTRAP_SIGNATURE.format(n=RESAMPLES, seed=self.seed)})
 
 
 class BatteryEvaluator(Evaluator):
     """A pragmatics battery: (a) the utterance scores above its meant reading (primary); (b) the meant reading is the
     pragmatically closest option. Per category too."""
 
-    primary_metric = "implicitness_accuracy"
+    metric = "implicitness_accuracy"
     reported = ("choice_accuracy",)
 
     def __init__(self, items, name: str = "battery", seed: int = 0):
         self.items, self.name, self.seed = items, name, seed
 
-    def __call__(self, model) -> dict:
+    def evaluate(self, model) -> Evaluation:
         from pragmeter.impscore.ood import evaluate_battery
 
         result = evaluate_battery(model, self.items)
         rows = result["per_item"]
-        return {**result, "primary_metric": self.primary_metric,
-                "intervals": {"implicitness_accuracy": interval_of([r["implicit_above_plain"] for r in rows], self.seed),
-                              "choice_accuracy": interval_of([r["choice_correct"] for r in rows], self.seed)},
-                "bootstrap": BOOTSTRAP_SIGNATURE.format(n=RESAMPLES, seed=self.seed)}
+        return Evaluation(
+            self.prefixed({"items": result["items"],
+                           **interval_metrics("implicitness_accuracy", [r["implicit_above_plain"] for r in rows],
+                                              self.seed),
+                           **interval_metrics("choice_accuracy", [r["choice_correct"] for r in rows], self.seed)}),
+            {"per_category": result["per_category"], "per_item": rows,
+             "bootstrap": BOOTSTRAP_SIGNATURE.format(n=RESAMPLES, seed=self.seed)})
 
 
 class GradedEvaluator(Evaluator):
     """Spearman ρ between implicitness and external graded ratings (e.g. politeness), bootstrap interval."""
 
-    primary_metric = "spearman_rho"
+    metric = "spearman_rho"
 
     def __init__(self, texts: Sequence[str], ratings: Sequence[float], name: str = "graded", seed: int = 0,
                  resamples: int = 1000, ids: Sequence[str] | None = None):
         self.texts, self.ratings, self.name, self.seed, self.resamples = list(texts), list(ratings), name, seed, resamples
         self.ids = list(ids) if ids is not None else [str(i) for i in range(len(self.texts))]
 
-    def __call__(self, model) -> dict:
+    def evaluate(self, model) -> Evaluation:
         from pragmeter.impscore.ood import evaluate_graded
 
         result = evaluate_graded(model, self.texts, self.ratings, self.resamples, self.seed)
-        scores = result.pop("scores")
-        return {**result, "primary_metric": self.primary_metric,
-                "intervals": {"spearman_rho": {"ci95": list(result["ci95"]), "n": result["n"]}},
-                "per_item": [{"id": i, "rating": r, "score": s} for i, r, s in zip(self.ids, self.ratings, scores)]}
+        low, high = result["ci95"]
+        return Evaluation(
+            self.prefixed({"spearman_rho": result["spearman_rho"], "spearman_rho" + CI_LOW: low,
+                           "spearman_rho" + CI_HIGH: high, "spearman_rho" + N: result["n"],
+                           "mean_score": result["mean_score"]}),
+            {"per_item": [{"id": i, "rating": r, "score": s}
+                          for i, r, s in zip(self.ids, self.ratings, result["scores"])],
+             "bootstrap": result["bootstrap"]})
 
 
 class PairOrderEvaluator(Evaluator):
     """(implicit, explicit) pairs: share of pairs whose implicit side scores above its explicit side."""
 
-    primary_metric = "implicit_above_explicit"
+    metric = "implicit_above_explicit"
 
     def __init__(self, implicit: Sequence[str], explicit: Sequence[str], name: str = "pairs", seed: int = 0):
         if len(implicit) != len(explicit):
             raise ValueError(f"{name}: {len(implicit)} implicit vs {len(explicit)} explicit sentences")
         self.implicit, self.explicit, self.name, self.seed = list(implicit), list(explicit), name, seed
 
-    def __call__(self, model) -> dict:
+    def evaluate(self, model) -> Evaluation:
         scores = np.asarray(model.score(self.implicit + self.explicit), dtype=float)
         above = scores[:len(self.implicit)] > scores[len(self.implicit):]
-        return {"primary_metric": self.primary_metric, "implicit_above_explicit": float(np.mean(above)),
-                "intervals": {"implicit_above_explicit": interval_of(above, self.seed)},
-                "bootstrap": BOOTSTRAP_SIGNATURE.format(n=RESAMPLES, seed=self.seed)}
+        return Evaluation(self.prefixed(interval_metrics(self.metric, above, self.seed)),
+                          {"bootstrap": BOOTSTRAP_SIGNATURE.format(n=RESAMPLES, seed=self.seed)})
 
 
 class SuiteEvaluator(Evaluator):
-    """Several evaluators run in turn: ``{name: result}`` plus a ``summary`` of each one's primary figure."""
+    """Several evaluators run in turn, their figures in one flat dict (each keyed by its own evaluator's name, as
+    sentence-transformers' SequentialEvaluator); ``primary`` names the evaluator whose primary metric is the
+    suite's. Its summary is each evaluator's primary figure, by name."""
 
-    primary_metric = "summary"
-
-    def __init__(self, evaluators: Sequence[Evaluator], name: str = "suite"):
+    def __init__(self, evaluators: Sequence[Evaluator], name: str = "suite", primary: Evaluator | None = None):
         self.evaluators, self.name = list(evaluators), name
+        names = [e.name for e in self.evaluators]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{name}: evaluators must have distinct names, got {names}")
+        if primary is None and not hasattr(self, "metric"):  # a suite with a figure of its own sets ``metric``
+            raise ValueError(f"{name}: name the evaluator whose primary metric is the suite's (primary=...)")
+        self.primary = primary
 
-    def summary(self, result: dict) -> dict:
-        return result["summary"]
+    @property
+    def primary_metric(self) -> str:
+        return self.primary.primary_metric if self.primary is not None else self.key(self.metric)
 
-    def __call__(self, model) -> dict:
-        results = {e.name: e(model) for e in self.evaluators}
-        summary = {e.name: e.figure(results[e.name], e.primary_metric) for e in self.evaluators}
-        return {"primary_metric": self.primary_metric, "summary": summary, "results": results}
+    def evaluate(self, model) -> Evaluation:
+        runs = {e.name: e.evaluate(model) for e in self.evaluators}
+        return Evaluation({k: v for run in runs.values() for k, v in run.metrics.items()},
+                          {name: run.details for name, run in runs.items()})
+
+    def summary(self, evaluation: Evaluation) -> dict:
+        return {e.name: e.figure(evaluation.metrics, e.metric) for e in self.evaluators}
 
 
 class CorpusEvaluator(Evaluator):
     """The paper's test metrics on a corpus split (implicitness and pragmatics accuracy, mean scores and distances),
-    overall and per source; the split's embeddings come from (and go to) the on-disk cache."""
+    overall and per source, from the model's own embeddings of the split's texts (its runtime and embedding cache)
+    and its heads."""
 
-    primary_metric = "implicitness_accuracy"
+    metric = "implicitness_accuracy"
     reported = ("pragmatics_accuracy", "n_triplets", "mean_I_implicit", "mean_I_explicit", "mean_dP_positive",
                 "mean_dP_negative")
 
-    def __init__(self, corpus, split: str = "test", cache_root=None, batch_size: int | None = None,
-                 device: str | None = None, name: str = "corpus"):
+    def __init__(self, corpus, split: str = "test", name: str = "corpus"):
         from pragmeter.errors import PragmeterError
 
         self.corpus = corpus[corpus["split"] == split]
         if self.corpus.empty:
             raise PragmeterError(f"the corpus has no rows in split {split!r}")
-        self.split, self.cache_root, self.batch_size, self.device, self.name = split, cache_root, batch_size, device, name
+        self.split, self.name = split, name
 
-    def __call__(self, model) -> dict:
-        from pathlib import Path
+    def evaluate(self, model) -> Evaluation:
+        import pandas as pd
+        import torch
 
-        from pragmeter.encoders import embeddings_dir
-        from pragmeter.impscore.accuracy import per_source_metrics
-        from pragmeter.impscore.triplets import embed_corpus, evaluate_heads
+        from pragmeter.impscore.accuracy import per_source_metrics, triplet_metrics
+        from pragmeter.impscore.losses import TripletOutputs
 
-        cache_root = Path(self.cache_root) if self.cache_root else embeddings_dir()
-        data = embed_corpus(self.corpus, model.encoder_name, cache_root, self.batch_size, self.device,
-                            show_progress=False)[self.split]
-        metrics, out = evaluate_heads(model.heads, data)
-        table = per_source_metrics(out, data.sources, data.pragmatic)
-        return {**metrics, "primary_metric": self.primary_metric, "split": self.split,
-                "per_source": table.to_dict(orient="records")}
+        columns = ("implicit", "explicit", "negative")
+        texts = pd.unique(pd.concat([self.corpus[c] for c in columns])).tolist()
+        row_of = {text: i for i, text in enumerate(texts)}
+        embeddings = model.encode(texts)
+        scores = model.score_embeddings(embeddings)
+        pragmatic = model.features_of_embeddings(embeddings).pragmatic
+        rows = {c: np.array([row_of[t] for t in self.corpus[c]], dtype=np.int64) for c in columns}
+        implicit, explicit, negative = (pragmatic[rows[c]] for c in columns)
+        out = TripletOutputs(*(torch.as_tensor(np.asarray(v, dtype=np.float32)) for v in (
+            scores[rows["implicit"]], scores[rows["explicit"]], scores[rows["negative"]],
+            model.distances_of_features(implicit, explicit), model.distances_of_features(implicit, negative))))
+        mask = self.corpus["pragmatic"].to_numpy(dtype=bool) if "pragmatic" in self.corpus.columns else None
+        sources = self.corpus["source"].tolist()
+        return Evaluation(self.prefixed(triplet_metrics(out, mask)),
+                          {"split": self.split,
+                           "per_source": per_source_metrics(out, sources, mask).to_dict(orient="records")})
 
 
 def file_evaluator(kind: str, path: str | os.PathLike, seed: int = 0) -> Evaluator:
@@ -282,11 +348,12 @@ def politeness_evaluator(root: str | os.PathLike | None = None, sample: int = 20
 
 
 class HumanSuite(SuiteEvaluator):
-    """The human-written evidence suite. Its ``summary`` adds ``pairs_macro`` (the mean over pair sources of the
-    implicit-above-explicit share) and ``decision`` = mean of the Floyd battery's (a) and ``pairs_macro``: the figure
-    the default is chosen on (politeness ρ and battery (b) are reported, not averaged in)."""
+    """The human-written evidence suite. Beside its evaluators' figures it gives ``human_pairs_macro`` (the mean over
+    pair sources of the implicit-above-explicit share) and ``human_decision`` = mean of the Floyd battery's (a) and
+    the pairs' macro mean: its primary metric, the figure the default is chosen on (politeness ρ and battery (b) are
+    reported, not averaged in). Each part is found by its role, not by its place in the list."""
 
-    primary_metric = "decision"
+    metric = "decision"
 
     def __init__(self, root: str | os.PathLike | None = None, seed: int = 0, politeness_sample: int = 2000,
                  corpus=None, pairs_per_source: int | None = None, split: str = "test"):
@@ -298,35 +365,37 @@ class HumanSuite(SuiteEvaluator):
                 if len(implicit) > pairs_per_source:
                     keep = np.sort(rng.choice(len(implicit), pairs_per_source, replace=False))
                     pairs[source] = ([implicit[i] for i in keep], [explicit[i] for i in keep])
-        self.pair_names = [f"pairs:{s}" for s in HUMAN_PAIR_SOURCES if pairs[s][0]]
-        evaluators = [floyd_battery_evaluator(root, seed), politeness_evaluator(root, politeness_sample, seed)]
-        evaluators += [PairOrderEvaluator(*pairs[s], name=f"pairs:{s}", seed=seed) for s in HUMAN_PAIR_SOURCES if pairs[s][0]]
-        super().__init__(evaluators, "human")
+        self.battery = floyd_battery_evaluator(root, seed)
+        self.politeness = politeness_evaluator(root, politeness_sample, seed)
+        self.pairs = [PairOrderEvaluator(*pairs[s], name=f"pairs:{s}", seed=seed) for s in HUMAN_PAIR_SOURCES
+                      if pairs[s][0]]
+        super().__init__([self.battery, self.politeness, *self.pairs], "human")
 
-    def __call__(self, model) -> dict:
-        out = super().__call__(model)
-        summary = out["summary"]
-        macro = float(np.mean([summary[n]["value"] for n in self.pair_names]))
-        battery = self.evaluators[0]
-        summary["floyd_battery_choice"] = battery.figure(out["results"][battery.name], "choice_accuracy")
-        summary["pairs_macro"] = macro
-        summary["decision"] = float(np.mean([summary["floyd_battery"]["value"], macro]))
-        out["decision"] = summary["decision"]
-        out["primary_metric"] = self.primary_metric
-        return out
+    def evaluate(self, model) -> Evaluation:
+        run = super().evaluate(model)
+        metrics = run.metrics
+        macro = float(np.mean([metrics[p.primary_metric] for p in self.pairs]))
+        decision = float(np.mean([metrics[self.battery.primary_metric], macro]))
+        return Evaluation({**metrics, self.key("pairs_macro"): macro, self.key("decision"): decision}, run.details)
+
+    def summary(self, evaluation: Evaluation) -> dict:
+        metrics = evaluation.metrics
+        return {**super().summary(evaluation),
+                "floyd_battery_choice": self.battery.figure(metrics, "choice_accuracy"),
+                "pairs_macro": metrics[self.key("pairs_macro")], "decision": metrics[self.primary_metric]}
 
 
 def llm_written_suite(root: str | os.PathLike | None = None, seed: int = 0, corpus=None) -> SuiteEvaluator:
     """Our packaged development sets (LLM-written) and the held-out pairs of LLM-written sources: reported beside the
-    human suite, never deciding alone."""
+    human suite, never deciding alone (its primary metric is the development ranking's τ)."""
     from pragmeter.impscore.ood import DATA_DIR, load_battery, load_choice, load_ranking
 
     pairs = held_out_pairs(LLM_PAIR_SOURCES, root, corpus=corpus)
-    evaluators = [RankingEvaluator(load_ranking(DATA_DIR / "dev_ranking.json"), "dev_ranking", seed),
-                  ChoiceEvaluator(load_choice(DATA_DIR / "dev_choice.json"), "dev_choice", seed),
+    ranking = RankingEvaluator(load_ranking(DATA_DIR / "dev_ranking.json"), "dev_ranking", seed)
+    evaluators = [ranking, ChoiceEvaluator(load_choice(DATA_DIR / "dev_choice.json"), "dev_choice", seed),
                   BatteryEvaluator(load_battery(DATA_DIR / "dev_battery.json"), "dev_battery", seed)]
     evaluators += [PairOrderEvaluator(*pairs[s], name=f"pairs:{s}", seed=seed) for s in LLM_PAIR_SOURCES if pairs[s][0]]
-    return SuiteEvaluator(evaluators, "llm_written")
+    return SuiteEvaluator(evaluators, "llm_written", primary=ranking)
 
 
 def format_figure(figure) -> str:
@@ -349,8 +418,7 @@ FILE_CHECKS = ("ranking", "choice", "battery")  # the checks on a user's JSON fi
 
 def check_evaluators(check: str, root: str | os.PathLike | None = None, seed: int = 0, *,
                      corpus: str | os.PathLike | None = None, split: str = "test",
-                     cache_root: str | os.PathLike | None = None, batch_size: int | None = None,
-                     device: str | None = None, path: str | os.PathLike | None = None, sample: int = 2000,
+                     path: str | os.PathLike | None = None, sample: int = 2000,
                      domains: Sequence[str] | None = None, resamples: int = 1000,
                      politeness_sample: int = 2000) -> list[Evaluator]:
     """The evaluator(s) of one check, built (and their data validated) before any model loads: ``corpus`` (a split of
@@ -360,7 +428,7 @@ def check_evaluators(check: str, root: str | os.PathLike | None = None, seed: in
 
     if check == "corpus":
         frame = load_corpus(corpus, seed=seed) if corpus else build_corpus(seed=seed, root=root)[0]
-        return [CorpusEvaluator(frame, split, cache_root, batch_size, device)]
+        return [CorpusEvaluator(frame, split)]
     if check in FILE_CHECKS:
         return [file_evaluator(check, path, seed)]
     if check == "politeness":
@@ -369,36 +437,45 @@ def check_evaluators(check: str, root: str | os.PathLike | None = None, seed: in
     return [HumanSuite(root, seed, politeness_sample, corpus=frame), llm_written_suite(root, seed, corpus=frame)]
 
 
-def result_text(evaluator: Evaluator, result: dict) -> str:
-    """One evaluator's result as ``pragmeter impscore evaluate`` prints it: the summary table (after the decision
+def result_text(evaluator: Evaluator, evaluation: Evaluation) -> str:
+    """One evaluator's run as ``pragmeter impscore evaluate`` prints it: the summary table (after the decision
     figure of the human suite, or the heading of the LLM-written block) and the per-source accuracies, if any."""
     from pragmeter.impscore.accuracy import format_accuracy
 
     lines = []
     if evaluator.name == "llm_written":
         lines.append("\nLLM-written sets (reported, never deciding alone)")
-    elif evaluator.name == "human":
-        lines.append(f"human-written evidence (decision = mean of floyd_battery and pairs_macro): {result['decision']:.3f}")
-    lines.append(summary_table(evaluator.summary(result)))
-    if "per_source" in result:
+    elif isinstance(evaluator, HumanSuite):
+        lines.append("human-written evidence (decision = mean of floyd_battery and pairs_macro): "
+                     f"{evaluation.metrics[evaluator.primary_metric]:.3f}")
+    lines.append(summary_table(evaluator.summary(evaluation)))
+    if "per_source" in evaluation.details:
         lines.append("\n| source | pairs | implicitness acc. | pragmatics acc. |\n|---|---|---|---|")
         lines += [f"| {row['source']} | {row['pairs']:,} | {format_accuracy(row['implicitness_accuracy'])} | "
-                  f"{format_accuracy(row['pragmatics_accuracy'])} |" for row in result["per_source"]]
+                  f"{format_accuracy(row['pragmatics_accuracy'])} |" for row in evaluation.details["per_source"]]
     return "\n".join(lines)
+
+
+def result_record(evaluator: Evaluator, evaluation: Evaluation) -> dict:
+    """One evaluator's run as the results file holds it: ``primary_metric``, the flat ``metrics`` and the
+    ``details``."""
+    return {"primary_metric": evaluator.primary_metric, "metrics": evaluation.metrics, "details": evaluation.details}
 
 
 def run_checks(evaluators: Sequence[Evaluator], model, check: str,
                output: str | os.PathLike | None = None) -> Iterator[str]:
     """Run each evaluator on ``model`` (an ImpScore model or a baseline), yielding its :func:`result_text` as it
-    finishes; with ``output``, then write the results (one evaluator's alone, else by name) as a results JSON."""
+    finishes; with ``output``, then write the results (one evaluator's alone, else by name; each a
+    :func:`result_record`) as a results JSON."""
     from pragmeter.provenance import write_results_json
 
-    results = {}
+    records = {}
     for evaluator in evaluators:
-        results[evaluator.name] = evaluator(model)
-        yield result_text(evaluator, results[evaluator.name])
+        evaluation = evaluator.evaluate(model)
+        records[evaluator.name] = result_record(evaluator, evaluation)
+        yield result_text(evaluator, evaluation)
     if output:
-        payload = results[evaluators[0].name] if len(evaluators) == 1 else results
+        payload = records[evaluators[0].name] if len(evaluators) == 1 else records
         write_results_json(output, {"model": model.signature(), "check": check, **payload}, model.signature())
         yield f"results -> {output}"
 

@@ -401,15 +401,15 @@ class ImpScore:
         distinct = list(dict.fromkeys(left + right))  # a reference compared with many options is embedded once
         row = {text: i for i, text in enumerate(distinct)}
         features = self.embed(distinct).pragmatic
-        distances = self._distances(features[[row[t] for t in left]], features[[row[t] for t in right]])
+        distances = self.distances_of_features(features[[row[t] for t in left]], features[[row[t] for t in right]])
         return float(distances[0]) if single else distances
 
     def distance_matrix(self, texts: Sequence[str]) -> np.ndarray:
         """All pairwise pragmatic distances of ``texts`` (n × n)."""
         h_p = self.embed(texts).pragmatic
-        return self._distances(h_p[:, None, :], h_p[None, :, :])
+        return self.distances_of_features(h_p[:, None, :], h_p[None, :, :])
 
-    def _distances(self, h_a: np.ndarray, h_b: np.ndarray) -> np.ndarray:
+    def distances_of_features(self, h_a: np.ndarray, h_b: np.ndarray) -> np.ndarray:
         """Pragmatic distances of feature rows (broadcast), by the numpy heads when loaded for a graph backend."""
         if self._numpy_heads is not None:
             return self._numpy_heads.pragmatic_distance(*np.broadcast_arrays(h_a, h_b))
