@@ -74,17 +74,13 @@ def test_a_resaved_model_keeps_its_layers(folder, tmp_path):
 
 
 @pytest.mark.parametrize("host", ["with bf16", "without bf16"])
-def test_auto_precision_takes_bf16_only_when_the_folder_records_its_check(folder, monkeypatch, host):
-    # a fine-tuned encoder is another encoder: the base's bf16 clearance does not carry over unless measured. The
-    # CPU's flags are what resolve_runtime reads, so both kinds of host are checked on every host (loading
-    # resolves the runtime without building the encoder).
-    from pragmeter.encoders import runtime
+def test_auto_precision_takes_bf16_only_when_the_folder_records_its_check(folder, on_host, host):
+    # a fine-tuned encoder is another encoder: the base's bf16 clearance does not carry over unless measured. What
+    # OpenVINO reports of the CPU is what resolve_runtime reads, so both kinds of host are checked on every host
+    # (loading resolves the runtime without building the encoder).
     from pragmeter.impscore.model import BF16_CHECK_KEY, ImpScore
 
-    for name in runtime.ISA_ENVS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(runtime, "cpu_flags", lambda: frozenset({"avx2", "avx512_bf16"} if host == "with bf16"
-                                                                else {"avx2"}))
+    on_host("zen4" if host == "with bf16" else "zen1")
 
     def precision(**options) -> str:
         return ImpScore.load(folder, backend="openvino", **options).precision
