@@ -175,7 +175,7 @@ def test_openvino_fp32_gives_torch_fp32_probabilities_on_inli_pairs(tiny, tmp_pa
     assert torch_fp32.runtime.backend == "torch"
     expected = torch_fp32.probabilities(premises, hypotheses)
     assert np.abs(fast.probabilities(premises, hypotheses) - expected).max() < FP32_MAX_ABS_DIFF
-    assert fast.classifier.truncated == torch_fp32.classifier.truncated == 1  # the long pair, cut alike
+    assert fast.classifier.truncated == torch_fp32.classifier.truncated >= 1  # the long pairs, cut alike
     assert {GRAPH_FILE, SEAL_FILE, "tokenizer.json"} <= {p.name for p in export_folder(folder).iterdir()}
 
     ship(folder, tmp_path / "shipped", 8, data.val.head(8), progress=False)  # the shipped form, on its base encoder
@@ -247,7 +247,8 @@ def test_interpret_command_runs_the_backend_and_precision_asked(tiny, capsys):
         printed[backend] = capsys.readouterr().out.splitlines()
     scores = {backend: [float(line.split()[1]) for line in lines[1:]] for backend, lines in printed.items()}
     assert scores["openvino"] == pytest.approx(scores["torch"], abs=2e-3)  # printed to 3 decimals
-    assert main([*args, "--backend", "onnx"]) == 2  # not a choice of this command
+    with pytest.raises(SystemExit):  # not a choice of this command
+        main([*args, "--backend", "onnx"])
     assert "invalid choice: 'onnx'" in capsys.readouterr().err
     if not __import__("pragmeter.encoders.runtime", fromlist=["cpu_has_bf16"]).cpu_has_bf16():
         assert main([*args, "--precision", "bf16"]) != 0
