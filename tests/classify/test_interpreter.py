@@ -347,3 +347,36 @@ def test_local_backend_answers_the_floyd_battery_with_its_scenario_through_the_i
         item = items[sample["item_id"]]
         chosen = model.choose(item.context, item.utterance, item.readings)
         assert sample["parsed"] == item.keys[chosen]
+
+
+def test_the_speed_benchmark_runs_every_setting_on_one_folder(tiny, monkeypatch):
+    """benchmarks/interpreter_speed.py, a quick run: torch fp32, OpenVINO fp32 and bf16 (where the CPU has it) on the
+    same pairs, each with its runtime and its distance from torch fp32 (no timing is asserted)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF, MAX_ABS_DIFF, cpu_has_bf16
+
+    scripts = Path(__file__).parents[2] / "benchmarks"
+
+    def script(name):
+        spec = importlib.util.spec_from_file_location(name, scripts / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    monkeypatch.setitem(sys.modules, "machine", script("machine"))  # the benchmark imports its sibling
+    data, folder = tiny
+    result = script("interpreter_speed").measure(str(folder), list(data.val.texts), list(data.val.pairs),
+                                                 batch_size=8, repeats=1, warmup=4)
+    runs = result["runs"]
+    assert list(runs) == ["torch fp32 (before)", "openvino fp32", "openvino bf16", "torch fp32 (after)"]
+    assert runs["openvino fp32"]["runtime"].startswith("backend=openvino|precision=fp32")
+    assert runs["openvino fp32"]["max_abs_probability_diff"] < FP32_MAX_ABS_DIFF
+    assert runs["torch fp32 (after)"]["max_abs_probability_diff"] < FP32_MAX_ABS_DIFF
+    if cpu_has_bf16():
+        assert runs["openvino bf16"]["max_abs_probability_diff"] <= MAX_ABS_DIFF
+    else:
+        assert "skipped" in runs["openvino bf16"]
+    assert all(run["pairs_per_second"] > 0 for run in runs.values() if "skipped" not in run)
