@@ -125,12 +125,17 @@ def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bound
     ship(folder, tmp_path / "shipped", 8, data.val.head(8), progress=False)
     config_path = tmp_path / "shipped" / "config.json"
     config = json.loads(config_path.read_text())
-    for recorded, expected in ((True, "bf16"), (False, "fp32")):
-        config["bf16_check"]["within_bounds"] = recorded
+    within = {"max_abs_probability_diff": 0.01, "max_abs_score_diff": 0.015, "label_agreement": 1.0,
+              "within_bounds": True}
+    for recorded, expected in ((within, "bf16"), ({**within, "within_bounds": False}, "fp32"),
+                               ({**within, "label_agreement": 0.995}, "fp32"),  # within the older bounds only
+                               ({**within, "max_abs_probability_diff": 0.03}, "fp32"),
+                               ({**within, "max_abs_score_diff": "0.01"}, "fp32")):  # not a number
+        config["bf16_check"] = recorded
         config_path.write_text(json.dumps(config))
         assert chosen(tmp_path / "shipped", bf16_cpu) == ("openvino", expected)
         assert chosen(tmp_path / "shipped", plain_cpu) == ("openvino", "fp32")  # bf16 would only be emulated
-    config["bf16_check"]["within_bounds"] = True
+    config["bf16_check"] = within
     config_path.write_text(json.dumps(config))
     assert chosen(tmp_path / "shipped", bf16_cpu, precision="fp32") == ("openvino", "fp32")
     assert chosen(tmp_path / "shipped", bf16_cpu, backend="torch") == ("torch", "fp32")

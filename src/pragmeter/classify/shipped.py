@@ -266,12 +266,26 @@ BACKENDS = ("openvino", "torch")  # how a fine-tuned classifier runs (pragmeter.
 
 
 def recorded_bf16_check(folder: Path) -> bool:
-    """Whether the folder's config records a bf16 check within bounds (``bf16_check``); False without one."""
+    """Whether the folder's config records a bf16 check (``bf16_check``) within today's bounds: its figures read
+    again (a folder written under other bounds is judged by these), each a number; False without one."""
+    from pragmeter.encoders.runtime import MAX_ABS_DIFF
+
     try:
         check = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")).get(BF16_KEY)
     except (OSError, ValueError, AttributeError):
-        check = None
-    return isinstance(check, dict) and check.get("within_bounds") is True
+        return False
+
+    def figure(name: str, default=None):
+        value = check.get(name, default)
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    if not isinstance(check, dict) or check.get("within_bounds") is not True:
+        return False
+    # a check written before each probability was bounded has only the score's figure: judged by that
+    changes = [figure("max_abs_score_diff"), figure("max_abs_probability_diff", 0.0)]
+    agreement = figure("label_agreement")
+    return (None not in changes and agreement is not None and max(changes) <= MAX_ABS_DIFF
+            and agreement >= BF16_MIN_AGREEMENT)
 
 
 def interpreter_runtime(folder: Path, backend: str = "auto", precision: str = "auto", device: str | None = None,
