@@ -108,20 +108,159 @@ def test_shipped_form_reloads_to_the_compressed_model_and_refuses_a_damaged_shar
         load_shipped(tmp_path / "rank2", "cpu")
 
 
-def test_precision_auto_runs_bf16_on_a_cpu_only_with_a_check_within_bounds(tiny, tmp_path):
+def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bounds(tiny, tmp_path, on_host):
+    """The rule, on any machine (the host kind simulated): OpenVINO on a CPU, bf16 only with bf16 instructions and a
+    recorded check within bounds; torch on a GPU device; a backend that cannot run the model refused in one line."""
     from pragmeter.classify.interpreter import ship
-    from pragmeter.classify.shipped import resolve_precision
-    from pragmeter.encoders.runtime import cpu_has_bf16
+    from pragmeter.classify.shipped import interpreter_runtime
 
     data, folder = tiny
-    assert resolve_precision(folder, "auto", "cpu") == "fp32"  # no check recorded
+    bf16_cpu, plain_cpu = "zen4", "zen1"
+
+    def chosen(where, host, **wish):
+        on_host(host)
+        runtime = interpreter_runtime(where, **wish)
+        return runtime.backend, runtime.precision
+
+    assert chosen(folder, bf16_cpu) == ("openvino", "fp32")  # no check recorded
     ship(folder, tmp_path / "shipped", 8, data.val.head(8), progress=False)
     config_path = tmp_path / "shipped" / "config.json"
     config = json.loads(config_path.read_text())
-    config["bf16_check"]["within_bounds"] = True
+    within = {"max_abs_probability_diff": 0.01, "max_abs_score_diff": 0.015, "label_agreement": 1.0,
+              "within_bounds": True}
+    for recorded, expected in ((within, "bf16"), ({**within, "within_bounds": False}, "fp32"),
+                               ({**within, "label_agreement": 0.995}, "fp32"),  # within the older bounds only
+                               ({**within, "max_abs_probability_diff": 0.03}, "fp32"),
+                               ({**within, "max_abs_score_diff": "0.01"}, "fp32")):  # not a number
+        config["bf16_check"] = recorded
+        config_path.write_text(json.dumps(config))
+        assert chosen(tmp_path / "shipped", bf16_cpu) == ("openvino", expected)
+        assert chosen(tmp_path / "shipped", plain_cpu) == ("openvino", "fp32")  # bf16 would only be emulated
+    config["bf16_check"] = within
     config_path.write_text(json.dumps(config))
-    assert resolve_precision(tmp_path / "shipped", "auto", "cpu") == ("bf16" if cpu_has_bf16() else "fp32")
-    assert resolve_precision(tmp_path / "shipped", "fp32", "cpu") == "fp32"
+    assert chosen(tmp_path / "shipped", bf16_cpu, precision="fp32") == ("openvino", "fp32")
+    assert chosen(tmp_path / "shipped", bf16_cpu, backend="torch") == ("torch", "fp32")
+    assert chosen(tmp_path / "shipped", bf16_cpu, device="cuda") == ("torch", "fp16")
+    with pytest.raises(PragmeterError, match="precision='bf16' needs a CPU with AVX-512 BF16 or AMX"):
+        on_host(plain_cpu)
+        interpreter_runtime(tmp_path / "shipped", precision="bf16")
+    with pytest.raises(PragmeterError, match="backend='onnx' does not run this model"):
+        interpreter_runtime(tmp_path / "shipped", backend="onnx")
+
+
+def test_bf16_check_needs_every_probability_within_bounds_and_the_same_label_on_every_pair():
+    from pragmeter.classify.shipped import bf16_bounds
+    from pragmeter.encoders.runtime import MAX_ABS_DIFF
+
+    fp32 = np.array([[0.70, 0.10, 0.10, 0.10], [0.40, 0.35, 0.15, 0.10]])
+    assert bf16_bounds(fp32, fp32 + [[-0.01, 0.01, 0, 0], [0, 0, 0.01, -0.01]], [0, 1])["within_bounds"]
+    moved = bf16_bounds(fp32, fp32 + [[0, 0, MAX_ABS_DIFF + 0.01, -MAX_ABS_DIFF - 0.01], [0] * 4], [0, 1])
+    assert moved["max_abs_probability_diff"] == pytest.approx(MAX_ABS_DIFF + 0.01) and moved["max_abs_score_diff"] == 0
+    assert not moved["within_bounds"]  # the score stayed, a label probability did not
+    flipped = bf16_bounds(fp32, fp32 + [[0] * 4, [-0.03, 0.03, 0, 0]], [0, 1])
+    assert flipped["label_agreement"] == 0.5 and not flipped["within_bounds"]
+
+
+def _inli_pairs(data) -> tuple[list[str], list[str]]:
+    """Real INLI pairs: validation and training rows, plus one pair longer than the model's token limit."""
+    premises = list(data.val.texts) + list(data.train.texts)
+    hypotheses = list(data.val.pairs) + list(data.train.pairs)
+    return premises + [" ".join(premises[:6])], hypotheses + [hypotheses[0]]
+
+
+def test_openvino_fp32_gives_torch_fp32_probabilities_on_inli_pairs(tiny, tmp_path):
+    from pragmeter.classify.interpreter import ship
+    from pragmeter.classify.openvino import GRAPH_FILE, export_folder
+    from pragmeter.encoders.fingerprint import SEAL_FILE
+    from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF
+
+    data, folder = tiny
+    premises, hypotheses = _inli_pairs(data)
+    torch_fp32 = Interpreter.load(folder, "cpu", "fp32", backend="torch")
+    fast = Interpreter.load(folder, precision="fp32", progress=False)
+    assert fast.runtime.signature().startswith("backend=openvino|precision=fp32|device=cpu")
+    assert torch_fp32.runtime.backend == "torch"
+    expected = torch_fp32.probabilities(premises, hypotheses)
+    assert np.abs(fast.probabilities(premises, hypotheses) - expected).max() < FP32_MAX_ABS_DIFF
+    assert fast.classifier.truncated == torch_fp32.classifier.truncated >= 1  # the long pairs, cut alike
+    assert {GRAPH_FILE, SEAL_FILE, "tokenizer.json"} <= {p.name for p in export_folder(folder).iterdir()}
+
+    ship(folder, tmp_path / "shipped", 8, data.val.head(8), progress=False)  # the shipped form, on its base encoder
+    shipped = Interpreter.load(tmp_path / "shipped", "cpu", "fp32", backend="torch")
+    fast = Interpreter.load(tmp_path / "shipped", backend="openvino", precision="fp32", progress=False)
+    assert np.abs(fast.probabilities(premises, hypotheses)
+                  - shipped.probabilities(premises, hypotheses)).max() < FP32_MAX_ABS_DIFF
+
+
+def test_openvino_bf16_stays_within_the_bounds_of_torch_fp32(tiny):
+    from pragmeter.classify.shipped import bf16_bounds
+    from pragmeter.encoders.runtime import MAX_ABS_DIFF, cpu_has_bf16
+
+    if not cpu_has_bf16():
+        pytest.skip("this CPU has no bf16 instructions (the rule is tested on every CPU above)")
+    data, folder = tiny
+    premises, hypotheses = _inli_pairs(data)
+    fp32 = Interpreter.load(folder, "cpu", "fp32", backend="torch").probabilities(premises, hypotheses)
+    fast = Interpreter.load(folder, precision="bf16", backend="openvino", progress=False)
+    assert fast.runtime.precision == "bf16"
+    bf16 = fast.probabilities(premises, hypotheses)
+    check = bf16_bounds(fp32, bf16, fast.meant)
+    assert check["max_abs_probability_diff"] <= MAX_ABS_DIFF and check["max_abs_score_diff"] <= MAX_ABS_DIFF
+    # the label stays wherever fp32's lead is wider than the bound lets both probabilities move
+    top = np.sort(fp32, axis=1)
+    clear = top[:, -1] - top[:, -2] > 2 * MAX_ABS_DIFF
+    assert (fp32.argmax(1) == bf16.argmax(1))[clear].all()
+
+
+def test_a_damaged_or_foreign_openvino_export_is_set_aside_and_converted_again(tiny, tmp_path, caplog):
+    import shutil
+
+    from pragmeter.classify.openvino import export_folder
+    from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF
+
+    data, folder = tiny
+    premises, hypotheses = list(data.val.texts), list(data.val.pairs)
+    expected = Interpreter.load(folder, "cpu", "fp32", backend="torch").probabilities(premises, hypotheses)
+    export = export_folder(folder)
+    Interpreter.load(folder, precision="fp32", progress=False)  # converted (or found) and sealed
+    weights = export / "model.bin"
+    weights.write_bytes(weights.read_bytes()[:-64] + b"\0" * 64)  # damaged in place
+    with caplog.at_level("WARNING", logger="pragmeter"):
+        again = Interpreter.load(folder, precision="fp32", progress=False)
+    assert "files changed since it was built; set aside and converted again" in caplog.text
+    assert np.abs(again.probabilities(premises, hypotheses) - expected).max() < FP32_MAX_ABS_DIFF
+
+    other = tmp_path / "other"  # a sealed export of another model, copied in under this model's key
+    shutil.copytree(folder, other)
+    (other / "config.json").write_text((other / "config.json").read_text().replace("\n", "\n ", 1))
+    Interpreter.load(other, precision="fp32", progress=False)
+    assert export_folder(other) != export
+    shutil.rmtree(export)
+    shutil.copytree(export_folder(other), export)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="pragmeter"):
+        again = Interpreter.load(folder, precision="fp32", progress=False)
+    assert "built from something else; set aside and converted again" in caplog.text
+    assert np.abs(again.probabilities(premises, hypotheses) - expected).max() < FP32_MAX_ABS_DIFF
+
+
+def test_interpret_command_runs_the_backend_and_precision_asked(tiny, capsys):
+    _, folder = tiny
+    args = ["interpret", UTTERANCE, "--context", CONTEXT, *sum((["--reading", r] for r in READINGS), []),
+            "--model", str(folder), "--no-progress"]
+    printed = {}
+    for backend in ("torch", "openvino"):
+        assert main([*args, "--backend", backend, "--precision", "fp32"]) == 0
+        printed[backend] = capsys.readouterr().out.splitlines()
+    scores = {backend: [float(line.split()[1]) for line in lines[1:]] for backend, lines in printed.items()}
+    assert scores["openvino"] == pytest.approx(scores["torch"], abs=2e-3)  # printed to 3 decimals
+    with pytest.raises(SystemExit):  # not a choice of this command
+        main([*args, "--backend", "onnx"])
+    assert "invalid choice: 'onnx'" in capsys.readouterr().err
+    if not __import__("pragmeter.encoders.runtime", fromlist=["cpu_has_bf16"]).cpu_has_bf16():
+        assert main([*args, "--precision", "bf16"]) != 0
+        message = capsys.readouterr().err.strip()
+        assert len(message.splitlines()) == 1 and "--precision bf16 needs a CPU with AVX-512 BF16 or AMX" in message
 
 
 def test_interpret_command_prints_each_reading_and_marks_the_choice(tiny, capsys):
@@ -185,7 +324,7 @@ def test_local_backend_answers_drinq_through_the_interpreter(tiny, tmp_path, dat
     result = json.loads((tmp_path / "results.json").read_text())["results"]["drinq_vanilla"]
     assert result["n_items"] == 6 and result["errors"] == 0 and result["invalid"] == 0
     samples = [json.loads(line) for line in (tmp_path / "samples_drinq_vanilla.jsonl").read_text().splitlines()]
-    model = Interpreter.load(folder, device="cpu")
+    model = Interpreter.load(folder, device="cpu", backend="torch")  # as the local backend runs it
     items = {item.id: item for item in load_drinq(data_root)}
     for sample in samples:
         item = items[sample["item_id"]]
@@ -210,8 +349,41 @@ def test_local_backend_answers_the_floyd_battery_with_its_scenario_through_the_i
     assert result["n_items"] == 5 and result["errors"] == 0 and result["invalid"] == 0
     samples = [json.loads(line) for line in (tmp_path / "samples_floyd.jsonl").read_text().splitlines()]
     items = {item.id: item for item in registry.instantiate("floyd", [], data_root=data_root)[0].items()}
-    model = Interpreter.load(folder, device="cpu")
+    model = Interpreter.load(folder, device="cpu", backend="torch")  # as the local backend runs it
     for sample in samples:
         item = items[sample["item_id"]]
         chosen = model.choose(item.context, item.utterance, item.readings)
         assert sample["parsed"] == item.keys[chosen]
+
+
+def test_the_speed_benchmark_runs_every_setting_on_one_folder(tiny, monkeypatch):
+    """benchmarks/interpreter_speed.py, a quick run: torch fp32, OpenVINO fp32 and bf16 (where the CPU has it) on the
+    same pairs, each with its runtime and its distance from torch fp32 (no timing is asserted)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF, MAX_ABS_DIFF, cpu_has_bf16
+
+    scripts = Path(__file__).parents[2] / "benchmarks"
+
+    def script(name):
+        spec = importlib.util.spec_from_file_location(name, scripts / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    monkeypatch.setitem(sys.modules, "machine", script("machine"))  # the benchmark imports its sibling
+    data, folder = tiny
+    result = script("interpreter_speed").measure(str(folder), list(data.val.texts), list(data.val.pairs),
+                                                 batch_size=8, repeats=1, warmup=4)
+    runs = result["runs"]
+    assert list(runs) == ["torch fp32 (before)", "openvino fp32", "openvino bf16", "torch fp32 (after)"]
+    assert runs["openvino fp32"]["runtime"].startswith("backend=openvino|precision=fp32")
+    assert runs["openvino fp32"]["max_abs_probability_diff"] < FP32_MAX_ABS_DIFF
+    assert runs["torch fp32 (after)"]["max_abs_probability_diff"] < FP32_MAX_ABS_DIFF
+    if cpu_has_bf16():
+        assert runs["openvino bf16"]["max_abs_probability_diff"] <= MAX_ABS_DIFF
+    else:
+        assert "skipped" in runs["openvino bf16"]
+    assert all(run["pairs_per_second"] > 0 for run in runs.values() if "skipped" not in run)

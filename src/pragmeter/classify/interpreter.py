@@ -53,33 +53,56 @@ def _check_texts(texts: Sequence[str], what: str) -> list[str]:
     return texts
 
 
+def meant_columns(settings, name: str = "") -> list[int]:
+    """The columns of the labels whose probabilities make a reading's score; a PragmeterError for a model that is not
+    an interpreter (not a pair model, or without both entailed and non-entailed labels)."""
+    labels = list(settings.labels)
+    meant = [i for i, label in enumerate(labels) if label in MEANT_LABELS]
+    if settings.input_kind != "pair" or not meant or len(meant) == len(labels):
+        raise PragmeterError(f"{name or 'the model'} is not an interpreter: it needs an INLI pair model with "
+                             f"entailed and non-entailed labels (4-way or 3-way), not labels {labels}")
+    return meant
+
+
 class Interpreter:
     """An INLI pair classifier read as an interpreter: :meth:`classify` pairs, :meth:`rank` and :meth:`choose`
-    readings of an utterance in context."""
+    readings of an utterance in context. ``runtime`` (pragmeter.encoders.runtime.Runtime): how it runs, when
+    :meth:`load` made it."""
+
+    runtime = None
 
     def __init__(self, classifier, name: str = ""):
         self.classifier = classifier
         self.name = name
-        labels = list(classifier.labels)
-        self.meant = [i for i, label in enumerate(labels) if label in MEANT_LABELS]
-        if classifier.settings.input_kind != "pair" or not self.meant or len(self.meant) == len(labels):
-            raise PragmeterError(f"{name or 'the model'} is not an interpreter: it needs an INLI pair model with "
-                                 f"entailed and non-entailed labels (4-way or 3-way), not labels {labels}")
+        self.meant = meant_columns(classifier.settings, name)
 
     # -- loading ------------------------------------------------------------------------------------
     @classmethod
-    def load(cls, name: str | os.PathLike | None = None, device: str | None = None,
-             precision: str = "auto") -> "Interpreter":
+    def load(cls, name: str | os.PathLike | None = None, device: str | None = None, precision: str = "auto",
+             backend: str = "auto", threads: int | str | None = None, progress: bool = True) -> "Interpreter":
         """The packaged default (``name`` None), a packaged interpreter by name, or a model folder (shipped form
-        or a ``classifier train inli`` folder). ``precision`` auto: bf16 autocast on a GPU; on a CPU bf16 where
-        it has bf16 instructions and the folder records a bf16 check within bounds
-        (:func:`pragmeter.classify.shipped.resolve_precision`), else fp32."""
-        from pragmeter.classify.loading import load_classifier
-        from pragmeter.classify.shipped import resolve_interpreter, resolve_precision
+        or a ``classifier train inli`` folder), run as :func:`pragmeter.classify.shipped.interpreter_runtime`
+        resolves ``backend``, ``precision``, ``device`` and ``threads``: ``auto`` is OpenVINO on a CPU
+        (:mod:`pragmeter.classify.openvino`: converted once per model content, with a bar unless ``progress`` is
+        False), in bf16 where the CPU has bf16 instructions and the folder records a bf16 check within bounds, else
+        fp32; torch on a GPU ``device``. :attr:`runtime` says which."""
+        from pragmeter.classify.model import read_settings
+        from pragmeter.classify.shipped import interpreter_runtime, resolve_interpreter
 
         folder = resolve_interpreter(name)
-        return cls(load_classifier(folder, device, resolve_precision(folder, precision, device)),
-                   str(name or folder.name))
+        label = str(name or folder.name)
+        meant_columns(read_settings(folder)[2], label)  # an interpreter, before any conversion
+        runtime = interpreter_runtime(folder, backend, precision, device, threads)
+        if runtime.backend == "openvino":
+            from pragmeter.classify.openvino import OpenVinoClassifier
+
+            interpreter = cls(OpenVinoClassifier(folder, runtime, progress), label)
+        else:
+            from pragmeter.classify.loading import load_classifier
+
+            interpreter = cls(load_classifier(folder, runtime.device, runtime.precision), label)
+        interpreter.runtime = runtime
+        return interpreter
 
     @property
     def labels(self) -> list[str]:

@@ -20,11 +20,14 @@ from pragmeter.errors import DataError, PragmeterError
 
 INPUT_KINDS = ("pair", "single")
 PRECISIONS = ("auto", "fp32", "bf16")  # auto: bf16 autocast on CUDA, fp32 on CPU
+# and fp16 for inference only (fp16 autocast: a GPU's ``auto`` as pragmeter.encoders.runtime resolves it for the
+# interpreter); training in fp16 would need loss scaling
+INFERENCE_PRECISIONS = (*PRECISIONS, "fp16")
 
 
-def check_precision(precision: str) -> str:
-    if precision not in PRECISIONS:
-        raise PragmeterError(f"--precision must be one of {', '.join(PRECISIONS)}")
+def check_precision(precision: str, allowed: tuple[str, ...] = PRECISIONS) -> str:
+    if precision not in allowed:
+        raise PragmeterError(f"--precision must be one of {', '.join(allowed)}")
     return precision
 
 
@@ -105,7 +108,7 @@ class TextClassifier:
 
     def __init__(self, model, tokenizer, settings: ClassifierSettings, device: torch.device,
                  precision: str = "auto"):
-        self.precision = check_precision(precision)
+        self.precision = check_precision(precision, INFERENCE_PRECISIONS)
         self.model = model.to(device)
         self.tokenizer = tokenizer
         self.settings = settings
@@ -247,6 +250,9 @@ class TextClassifier:
         return decide(probabilities, self.labels, self.settings.decision_bias)
 
     def autocast(self):
-        """bf16 autocast on CUDA (precision auto or bf16) and on CPU when asked (bf16); fp32 otherwise."""
+        """bf16 autocast on CUDA (precision auto or bf16) and on CPU when asked (bf16); fp16 autocast when asked;
+        fp32 otherwise."""
+        if self.precision == "fp16":
+            return torch.autocast(self.device.type, dtype=torch.float16)
         bf16 = self.precision == "bf16" or (self.precision == "auto" and self.device.type == "cuda")
         return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16)

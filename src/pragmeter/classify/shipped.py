@@ -33,9 +33,10 @@ HEAD_FILE = "head.safetensors"
 SHARD_BYTES = 3 * 2**20 - 64 * 2**10  # under 3 MiB: the package's size budget per file
 DEFAULT_RANK = 32
 BF16_KEY = "bf16_check"  # bf16 against fp32 on validation pairs, measured when the folder is written
-# The bounds bf16 must keep to be chosen by ``auto``: each reading's score (P(implied) + P(explicit)) within 0.02 of
-# fp32's, and the same label on at least 99% of pairs (ImpScore's bounds, read on the interpreter's outputs).
-BF16_MAX_SCORE_DIFF, BF16_MIN_AGREEMENT = 0.02, 0.99
+# The bounds bf16 must keep to be chosen by ``auto`` (pragmeter.encoders.runtime: ImpScore's bounds, read on the
+# interpreter's outputs): every label probability and each reading's score (P(implied) + P(explicit)) within
+# MAX_ABS_DIFF of fp32's, and the same label (argmax) on every checked pair.
+BF16_MIN_AGREEMENT = 1.0
 
 
 def shipped_interpreters() -> list[str]:
@@ -231,11 +232,7 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
 
 def bf16_check(classifier, premises: list[str], hypotheses: list[str], meant: list[int],
                batch_size: int = 64) -> dict:
-    """bf16 autocast against fp32 on the CPU: the largest change of a pair's score (the sum of the ``meant`` label
-    columns: P(implied) + P(explicit) for an interpreter) and the share of pairs whose label stays, and whether both
-    are within the bounds."""
-    import numpy as np
-
+    """bf16 autocast against fp32 on the CPU on these pairs (:func:`bf16_bounds`)."""
     saved = classifier.precision
     try:
         classifier.precision = "fp32"
@@ -244,25 +241,62 @@ def bf16_check(classifier, premises: list[str], hypotheses: list[str], meant: li
         bf16 = classifier.probabilities(premises, hypotheses, batch_size)
     finally:
         classifier.precision = saved
-    diff = float(np.abs(fp32[:, meant].sum(1) - bf16[:, meant].sum(1)).max())
-    agreement = float((fp32.argmax(1) == bf16.argmax(1)).mean())
-    return {"max_abs_score_diff": round(diff, 5), "label_agreement": round(agreement, 5), "pairs": len(premises),
-            "bounds": {"max_abs_score_diff": BF16_MAX_SCORE_DIFF, "label_agreement": BF16_MIN_AGREEMENT},
-            "within_bounds": diff <= BF16_MAX_SCORE_DIFF and agreement >= BF16_MIN_AGREEMENT}
+    return bf16_bounds(fp32, bf16, meant)
 
 
-def resolve_precision(folder: Path, precision: str, device: str | None) -> str:
-    """``auto`` made concrete for a model folder: on a CPU, bf16 only where the CPU has bf16 instructions and the
-    folder's config records a bf16 check within bounds (``bf16_check``), else fp32; on a GPU ``auto`` stays (bf16
-    autocast). Other values as given. The CPU's bf16 support comes from the encoders' runtime (pragmeter.encoders.runtime)."""
-    from pragmeter.classify.model import check_precision, pick_device
-    from pragmeter.encoders.runtime import cpu_has_bf16
+def bf16_bounds(fp32, bf16, meant: list[int]) -> dict:
+    """How far bf16 probabilities (rows of pairs) lie from fp32's: the largest change of a label probability and of a
+    pair's score (the sum of the ``meant`` label columns: P(implied) + P(explicit) for an interpreter), the share of
+    pairs whose label (argmax) stays, and whether all are within the bounds (module notes)."""
+    import numpy as np
 
-    if check_precision(precision) != "auto" or pick_device(device).type != "cpu":
-        return precision
+    from pragmeter.encoders.runtime import MAX_ABS_DIFF
+
+    fp32, bf16 = np.asarray(fp32, dtype=np.float64), np.asarray(bf16, dtype=np.float64)
+    probability = float(np.abs(fp32 - bf16).max()) if len(fp32) else 0.0
+    score = float(np.abs(fp32[:, meant].sum(1) - bf16[:, meant].sum(1)).max()) if len(fp32) else 0.0
+    agreement = float((fp32.argmax(1) == bf16.argmax(1)).mean()) if len(fp32) else 1.0
+    return {"max_abs_probability_diff": round(probability, 5), "max_abs_score_diff": round(score, 5),
+            "label_agreement": round(agreement, 5), "pairs": len(fp32),
+            "bounds": {"max_abs_probability_diff": MAX_ABS_DIFF, "max_abs_score_diff": MAX_ABS_DIFF,
+                       "label_agreement": BF16_MIN_AGREEMENT},
+            "within_bounds": bool(len(fp32)) and max(probability, score) <= MAX_ABS_DIFF
+            and agreement >= BF16_MIN_AGREEMENT}
+
+
+BACKENDS = ("openvino", "torch")  # how a fine-tuned classifier runs (pragmeter.encoders.runtime.resolve_runtime)
+
+
+def recorded_bf16_check(folder: Path) -> bool:
+    """Whether the folder's config records a bf16 check (``bf16_check``) within today's bounds: its figures read
+    again (a folder written under other bounds is judged by these), each a number; False without one."""
+    from pragmeter.encoders.runtime import MAX_ABS_DIFF
+
     try:
         check = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")).get(BF16_KEY)
     except (OSError, ValueError, AttributeError):
-        check = None
-    return "bf16" if isinstance(check, dict) and check.get("within_bounds") is True and cpu_has_bf16() else "fp32"
+        return False
 
+    def figure(name: str, default=None):
+        value = check.get(name, default)
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    if not isinstance(check, dict) or check.get("within_bounds") is not True:
+        return False
+    # a check written before each probability was bounded has only the score's figure: judged by that
+    changes = [figure("max_abs_score_diff"), figure("max_abs_probability_diff", 0.0)]
+    agreement = figure("label_agreement")
+    return (None not in changes and agreement is not None and max(changes) <= MAX_ABS_DIFF
+            and agreement >= BF16_MIN_AGREEMENT)
+
+
+def interpreter_runtime(folder: Path, backend: str = "auto", precision: str = "auto", device: str | None = None,
+                        threads: int | str | None = None):
+    """How the classifier of ``folder`` runs here, resolved by :func:`pragmeter.encoders.runtime.resolve_runtime`
+    (the one place that decides): ``auto`` is OpenVINO on a CPU (torch on a GPU ``device``), in bf16 only where the
+    CPU has bf16 instructions and the folder's config records a bf16 check within bounds, else fp32 (fp16 on a CUDA
+    device)."""
+    from pragmeter.encoders.runtime import resolve_runtime
+
+    return resolve_runtime(backend, precision, threads, device=device, bf16_check=recorded_bf16_check(folder),
+                           backends=BACKENDS)

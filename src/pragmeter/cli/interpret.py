@@ -28,10 +28,13 @@ def register(subparsers) -> None:
         model={"help": "interpreter: packaged name or model folder (default: the packaged default, or "
                        "$PRAGMETER_INTERPRETER)"},
         batch_size={"default": 64, "help": "pairs per batch (default 64)"},
-        device={"help": "torch device, e.g. cpu or cuda (default: cuda when available)"},
-        precision={"choices": ["auto", "fp32", "bf16"],
-                   "help": "auto (default): bf16 on a GPU, and on a CPU with bf16 instructions when the model's "
-                           "bf16 check is within bounds; else fp32"})
+        device={"help": "torch device, e.g. cpu or cuda (default: cuda when available, with --backend torch)"},
+        backend={"choices": ["auto", "openvino", "torch"],
+                 "help": "how the interpreter runs (default auto: OpenVINO on a CPU, converted once per model; "
+                         "torch on a GPU --device)"},
+        precision={"choices": ["auto", "fp32", "bf16", "fp16"],
+                   "help": "auto (default): on a CPU bf16 where it has AVX-512 BF16 or AMX and the model's bf16 "
+                           "check is within bounds, else fp32; fp16 on a CUDA device; fp16: torch on a GPU only"})
     add(parser, "no_progress")
     parser.set_defaults(func=run)
 
@@ -51,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     from pragmeter.classify.interpreter import Interpreter
 
     def load() -> Interpreter:
-        return Interpreter.load(args.model, args.device, args.precision)
+        return Interpreter.load(args.model, args.device, args.precision, args.backend,
+                                progress=not args.no_progress)
 
     if args.input:
         from pragmeter.classify.labelling import interpret_table

@@ -24,6 +24,23 @@ DEFAULT_MAX_BATCH = 256
 ENCODE_OPTIONS = {"convert_to_numpy": True, "normalize_embeddings": False, "show_progress_bar": False}
 
 
+def token_batches(lengths: Sequence[int], tokens_per_batch: int, max_batch: int = DEFAULT_MAX_BATCH) -> list[list[int]]:
+    """Indices of inputs of ``lengths`` tokens grouped into batches of similar length: each batch padded to its
+    longest holds at most ``tokens_per_batch`` tokens (a longer input alone) and ``max_batch`` inputs."""
+    order = np.argsort(np.asarray(lengths, dtype=np.int64), kind="stable")
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for index in order:
+        # Sorted ascending, so the newest input is the longest: it sets the padded width of the batch.
+        if current and ((len(current) + 1) * lengths[index] > tokens_per_batch or len(current) >= max_batch):
+            batches.append(current)
+            current = []
+        current.append(int(index))
+    if current:
+        batches.append(current)
+    return batches
+
+
 class GraphEncoder:
     """Drop-in for the SentenceTransformer calls ImpScore makes: ``encode``, ``max_seq_length``, plus
     ``encode_counted`` (embeddings and how many texts were truncated, from one tokenization). Subclasses prepare
@@ -80,18 +97,7 @@ class GraphEncoder:
     def batches(self, texts: Sequence[str], ids: list[list[int]] | None = None) -> list[list[int]]:
         """Indices of ``texts`` grouped into batches of similar token length, bounded by the token budget."""
         lengths = [len(row) for row in (ids if ids is not None else self.token_ids(texts))]
-        order = np.argsort(lengths, kind="stable")
-        batches, current = [], []
-        for index in order:
-            # Sorted ascending, so the newest text is the longest: it sets the padded width of the batch.
-            if current and ((len(current) + 1) * lengths[index] > self.tokens_per_batch
-                            or len(current) >= self.max_batch):
-                batches.append(current)
-                current = []
-            current.append(int(index))
-        if current:
-            batches.append(current)
-        return batches
+        return token_batches(lengths, self.tokens_per_batch, self.max_batch)
 
     def features(self, ids: list[list[int]]) -> dict[str, np.ndarray]:
         """The encoder's inputs for one batch, right-padded to its longest text (as the tokenizer pads)."""

@@ -61,30 +61,16 @@ class OpenVinoEncoder(GraphEncoder):
         self._inputs = [name for port in self._compiled.inputs for name in port.get_names() if name in INPUT_NAMES]
 
     def _ensure_exported(self) -> Path:
-        from pragmeter.encoders.fingerprint import seal_problem
-
         path = ir_file(self.encoder_name)
-        if path.parent.exists():  # sealed when converted, checked on each load (a few stat calls)
-            problem = seal_problem(path.parent, path.parent.name)
-            if problem is None:
-                return path
-            from pragmeter.io.atomic import set_aside
-
-            if set_aside(path.parent, remove=True) is not None:
-                import logging
-
-                logging.getLogger("pragmeter").warning("OpenVINO export %s: %s; set aside and converted again",
-                                                       path.parent, problem)
+        if sealed_export(path.parent):
+            return path
         path.parent.parent.mkdir(parents=True, exist_ok=True)
         print(f"pragmeter: preparing encoder {self.encoder_name} for fast CPU scoring (once; 10-30 s) ...",
               file=sys.stderr, flush=True)
         started = time.monotonic()
         # Converted in a child process: torch stays out of this one, and its memory is returned when it ends.
-        env = {**os.environ, "TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
-               "TRANSFORMERS_VERBOSITY": "error", "PYTHONPATH": os.pathsep.join(filter(None, [
-                   str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH")]))}
         child = subprocess.run([sys.executable, "-m", "pragmeter.encoders.openvino", self.encoder_name, str(path)],
-                               env=env, capture_output=True, text=True)
+                               env=child_env(), capture_output=True, text=True)
         if child.returncode != 0 or not path.is_file():
             lines = [line for line in child.stderr.splitlines() if line.strip()]
             raise PragmeterError(f"could not convert encoder {self.encoder_name!r} for OpenVINO "
@@ -95,20 +81,8 @@ class OpenVinoEncoder(GraphEncoder):
         return path
 
     def _compile(self, threads: int | None):
-        import openvino as ov
-
-        core = ov.Core()
-        config = {"INFERENCE_PRECISION_HINT": OV_PRECISION[self.precision], "PERFORMANCE_HINT": "THROUGHPUT"}
-        if threads:  # e.g. a Ray actor's share of the node
-            config["INFERENCE_NUM_THREADS"] = threads
-        try:
-            compiled = core.compile_model(core.read_model(str(self.path)), "CPU", config)
-        except RuntimeError as error:  # e.g. bf16 asked of a runtime capped below it: OpenVINO's own words, last line
-            lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-            raise PragmeterError(f"OpenVINO could not compile encoder {self.encoder_name!r} in {self.precision} on "
-                                 f"this CPU ({lines[-1] if lines else 'no reason given'}); "
-                                 f"{self._alternatives()}") from None
-        self._requests = max(1, int(compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
+        compiled, self._requests = compile_graph(self.path, self.precision, threads, f"encoder {self.encoder_name!r}",
+                                                 self._alternatives())
         return compiled
 
     def _run(self, features: dict[str, np.ndarray]) -> np.ndarray:
@@ -127,31 +101,86 @@ class OpenVinoEncoder(GraphEncoder):
             try:
                 self._run_batches(ids, batches, out)
             except RuntimeError as error:  # a kernel this CPU (or its ISA cap) lacks: OpenVINO's words, last line
-                lines = [line.strip() for line in str(error).splitlines() if line.strip()]
                 raise PragmeterError(f"OpenVINO could not run encoder {self.encoder_name!r} in {self.precision} on "
-                                     f"this CPU ({lines[-1] if lines else 'no reason given'}); "
-                                     f"{self._alternatives()}") from None
+                                     f"this CPU ({last_line(error)}); {self._alternatives()}") from None
 
     def _run_batches(self, ids: list[list[int]], batches: list[list[int]], out: np.ndarray) -> None:
         if len(batches) == 1 or self._requests == 1:
             return GraphEncoder._encode_batches(self, ids, batches, out)
-        # Several batches in flight, each output copied by this thread. No Python callback (AsyncInferQueue's): it
-        # makes OpenVINO's threads take the GIL, and one still waiting for it when the compiled model was released
-        # deadlocked, or at exit aborted the process after its work was done ("terminate called without an
-        # active exception", exit 134).
         if not self._in_flight:
             self._in_flight = [self._compiled.create_infer_request() for _ in range(self._requests)]
-        requests, running = self._in_flight, {}
-        for number, batch in enumerate(batches):
-            slot = number % len(requests)
-            if slot in running:
-                requests[slot].wait()
-                out[running.pop(slot)] = requests[slot].get_output_tensor(0).data
-            requests[slot].start_async(self.features([ids[i] for i in batch]))
-            running[slot] = batch
-        for slot, batch in running.items():
+        run_in_flight(self._in_flight, batches, lambda batch: self.features([ids[i] for i in batch]), out)
+
+
+def sealed_export(folder: Path) -> bool:
+    """Whether the export ``folder`` is there and matches its seal (checked on each load: a few stat calls); one that
+    does not (damaged, truncated, copied in from another model) is set aside, with a warning, to be exported again."""
+    from pragmeter.encoders.fingerprint import seal_problem
+
+    if not folder.exists():
+        return False
+    problem = seal_problem(folder, folder.name)
+    if problem is None:
+        return True
+    from pragmeter.io.atomic import set_aside
+
+    if set_aside(folder, remove=True) is not None:
+        import logging
+
+        logging.getLogger("pragmeter").warning("OpenVINO export %s: %s; set aside and converted again", folder, problem)
+    return False
+
+
+def child_env() -> dict[str, str]:
+    """The environment of a child process that converts a graph: this package first on its path, its libraries
+    quiet (no bars, no notices)."""
+    return {**os.environ, "TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error",
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                        os.environ.get("PYTHONPATH")]))}
+
+
+def compile_graph(path: Path, precision: str, threads: int | None, what: str, alternatives: str) -> tuple:
+    """(the graph at ``path`` compiled for the CPU in ``precision`` (fp32 or bf16) for throughput, how many infer
+    requests keep it busy); ``threads`` caps its threads (None: OpenVINO's default). A graph this CPU (or its ISA
+    cap) cannot compile is a PragmeterError naming ``what``, with OpenVINO's last line and ``alternatives``."""
+    import openvino as ov
+
+    core = ov.Core()
+    config = {"INFERENCE_PRECISION_HINT": OV_PRECISION[precision], "PERFORMANCE_HINT": "THROUGHPUT"}
+    if threads:  # e.g. a Ray actor's share of the node
+        config["INFERENCE_NUM_THREADS"] = threads
+    try:
+        compiled = core.compile_model(core.read_model(str(path)), "CPU", config)
+    except RuntimeError as error:  # e.g. bf16 asked of a runtime capped below it: OpenVINO's own words, last line
+        raise PragmeterError(f"OpenVINO could not compile {what} in {precision} on this CPU "
+                             f"({last_line(error)}); {alternatives}") from None
+    return compiled, max(1, int(compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
+
+
+def last_line(error: BaseException) -> str:
+    """OpenVINO's reason: the last non-blank line of its message."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[-1] if lines else "no reason given"
+
+
+def run_in_flight(requests: list, batches: list[list[int]], features, out: np.ndarray) -> None:
+    """Fill ``out[batch]`` with the graph's first output for each batch (``features(batch)``: its inputs), one batch
+    in flight per infer request of ``requests``."""
+    # Several batches in flight, each output copied by this thread. No Python callback (AsyncInferQueue's): it
+    # makes OpenVINO's threads take the GIL, and one still waiting for it when the compiled model was released
+    # deadlocked, or at exit aborted the process after its work was done ("terminate called without an
+    # active exception", exit 134).
+    running: dict[int, list[int]] = {}
+    for number, batch in enumerate(batches):
+        slot = number % len(requests)
+        if slot in running:
             requests[slot].wait()
-            out[batch] = requests[slot].get_output_tensor(0).data
+            out[running.pop(slot)] = requests[slot].get_output_tensor(0).data
+        requests[slot].start_async(features(batch))
+        running[slot] = batch
+    for slot, batch in running.items():
+        requests[slot].wait()
+        out[batch] = requests[slot].get_output_tensor(0).data
 
 
 def export(encoder_name: str, target: Path) -> None:

@@ -52,7 +52,9 @@ ISAS_WITHOUT_OPENVINO = ("SSE41",)  # capped at one of these, OpenVINO's CPU plu
 ISA_ENVS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
 # The accuracy bounds a faster precision must meet against the official fp32 scores on real texts: each score within
 # MAX_ABS_DIFF of fp32's and Kendall τ ≥ MIN_TAU. fp32 itself moves by float rounding only (another batch, order,
-# thread, process or runtime): FP32_MAX_ABS_DIFF (bf16 moves with batching, more so on AMX).
+# thread, process or runtime): FP32_MAX_ABS_DIFF (bf16 moves with batching, more so on AMX). A classifier's
+# probabilities (the interpreter's labels and its score, P(implied) + P(explicit), all in [0, 1]) keep the same
+# MAX_ABS_DIFF, with the same label (argmax) on every checked pair in place of τ (pragmeter.classify.shipped).
 MAX_ABS_DIFF, MIN_TAU, FP32_MAX_ABS_DIFF = 0.02, 0.99, 1e-4
 BF16_WITHIN_BOUNDS = {"all-MiniLM-L6-v2"}  # canonical encoder names that ``auto`` runs in bf16 (see above)
 # Short names (the precision values) <-> the long names of the torch dtypes, which signatures used
@@ -93,7 +95,7 @@ class Runtime:
 
 def resolve_runtime(backend: str | None = "auto", precision: str | None = "auto", threads: int | str | None = None,
                     encoder: str | None = None, *, device: str | None = None, dtype: str | None = None,
-                    bf16_check: bool | None = None) -> Runtime:
+                    bf16_check: bool | None = None, backends: tuple[str, ...] = BACKENDS) -> Runtime:
     """The one resolution of how an encoder runs here.
 
     Args:
@@ -106,6 +108,8 @@ def resolve_runtime(backend: str | None = "auto", precision: str | None = "auto"
         dtype: the torch dtype's long name (float32, float16, bfloat16), another spelling of ``precision``.
         bf16_check: for an encoder whose layers a model fine-tuned: whether the model records its bf16 scores as
             within bounds (None: not fine-tuned, the encoder's name decides).
+        backends: the backends the model can run (a classifier: openvino and torch); ``auto`` picks among them
+            and another is refused.
 
     Returns:
         The :class:`Runtime`. A wish this machine cannot meet raises a PragmeterError in one line.
@@ -123,7 +127,7 @@ def resolve_runtime(backend: str | None = "auto", precision: str | None = "auto"
     device = None if device is None else str(device)
     gpu = device not in (None, "cpu")
     reasons: list[str] = []
-    backend = _backend(backend, device if gpu else None, reasons)
+    backend = _backend(backend, device if gpu else None, reasons, backends)
     if dtype is not None and backend != "torch":
         raise PragmeterError(f"dtype applies to backend='torch'; got dtype={dtype!r} with backend={backend!r} (its "
                              "precision is the precision parameter)")
@@ -153,7 +157,10 @@ def _with_dtype(precision: str, dtype: str | None) -> str:
     return short
 
 
-def _backend(backend: str, device: str | None, reasons: list[str]) -> str:
+def _backend(backend: str, device: str | None, reasons: list[str], backends: tuple[str, ...] = BACKENDS) -> str:
+    if backend not in ("auto", *backends):
+        raise PragmeterError(f"backend={backend!r} does not run this model; use "
+                             f"{' or '.join(repr(name) for name in ('auto', *backends))}")
     cap = isa_cap()
     if backend == "openvino" and cap in ISAS_WITHOUT_OPENVINO:
         raise PragmeterError(f"backend='openvino' cannot run with {ISA_ENVS[0]}={cap} (OpenVINO's CPU plugin needs "
@@ -164,7 +171,7 @@ def _backend(backend: str, device: str | None, reasons: list[str]) -> str:
         reasons.append(f"torch: device {device}")
         return "torch"
     installed = [name for name, module in (("openvino", "openvino"), ("onnx", "onnxruntime"))
-                 if importlib.util.find_spec(module) is not None]
+                 if name in backends and importlib.util.find_spec(module) is not None]
     if cap in ISAS_WITHOUT_OPENVINO and "openvino" in installed:
         installed.remove("openvino")
         reasons.append(f"{ISA_ENVS[0]}={cap} rules out openvino")
