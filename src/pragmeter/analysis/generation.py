@@ -8,8 +8,8 @@ given, is offset per run), so the model should sample (temperature > 0; the comm
 
 from __future__ import annotations
 
+import logging
 import re
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -19,6 +19,8 @@ import numpy as np
 
 from pragmeter.metrics.correlation import kendall_tau
 from pragmeter.errors import PragmeterError
+
+log = logging.getLogger("pragmeter")
 
 PROMPT = ("Given the topic {topic}, please generate four sentences about it, ranging from most explicit to most "
           "implicit. Output each sentence on a new line.")
@@ -201,7 +203,6 @@ def run_generation_check(backend: Callable[[], object], impscore: Callable[[], o
     cache = output / "cache" / "responses.jsonl" if response_cache else None
     payload = generation_check(chat, model, topic_list, runs, output, cache, progress=progress)
     yield from summary_lines(payload)
-    print(f"valid {payload['n_valid']} of {payload['n_requests']} answers -> {output / 'generation_check.json'}",
-          file=sys.stderr)
+    log.info(f"valid {payload['n_valid']} of {payload['n_requests']} answers -> {output / 'generation_check.json'}")
     if payload["n_valid"] == 0:
         raise PragmeterError("no answer had four sentences; see generations.jsonl")

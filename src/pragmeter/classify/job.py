@@ -4,8 +4,8 @@ of sources)."""
 
 from __future__ import annotations
 
+import logging
 import platform
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -18,6 +18,8 @@ from pragmeter.classify.training import (Trainer, FineTuneConfig, FineTuneResult
 from pragmeter.encoders import canonical_name
 from pragmeter.errors import PragmeterError
 from pragmeter.metrics.classification import accuracy_by_group, classification_report, correct
+
+log = logging.getLogger("pragmeter")
 
 
 def group_accuracies(golds, predictions, groups, report_groups: dict[str, list[str]]) -> dict:
@@ -102,7 +104,7 @@ def test_and_save(data: RecipeData, classifier, training: dict, output: Path, co
         bias_info = {"decision_bias": {"bias": bias, "selected_on": select_on, "val_before": before,
                                        "val_after": after, "test_without_bias": plain}}
         classifier.settings.decision_bias = bias
-        print(f"decision bias {bias}: validation {select_on} {before:.4f} -> {after:.4f}", file=sys.stderr)
+        log.info(f"decision bias {bias}: validation {select_on} {before:.4f} -> {after:.4f}")
     predictions = classifier.decide(test_probabilities)
     test = classification_report(data.test.labels, predictions, classifier.labels)
     run = RunRecord.now()
@@ -118,7 +120,7 @@ def test_and_save(data: RecipeData, classifier, training: dict, output: Path, co
         "paper": data.paper, **bias_info,
     }
     classifier.save(output, model_card(info), info)
-    print(f"test accuracy {test['accuracy']:.4f}, macro-F1 {test['macro_f1']:.4f} -> {output}", file=sys.stderr)
+    log.info(f"test accuracy {test['accuracy']:.4f}, macro-F1 {test['macro_f1']:.4f} -> {output}")
     return info
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 from typing import TYPE_CHECKING
+
+log = logging.getLogger("pragmeter")
 
 if TYPE_CHECKING:  # pandas and numpy load when a table is labelled: building the CLI parser stays fast
     import pandas as pd
@@ -68,8 +70,7 @@ def label_table(model: str | os.PathLike, path: str | os.PathLike, output: str |
     report_rows(out[ERROR_COLUMN].tolist(), "labelled", output, ERROR_COLUMN,
                 lambda row, reason: f"{path}: data row {row + 1}: {reason}")
     if classifier.truncated:  # labelled on their first max_length tokens only: say so, as `score` does
-        print(f"note: {classifier.truncated} row(s) exceeded the classifier's token limit and were truncated",
-              file=sys.stderr)
+        log.info(f"note: {classifier.truncated} row(s) exceeded the classifier's token limit and were truncated")
     return out
 
 

@@ -15,6 +15,7 @@ the same path as an uninterrupted one.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import sys
 from collections.abc import Mapping
@@ -32,6 +33,8 @@ from pragmeter.errors import PragmeterError
 from pragmeter.metrics.classification import classification_report
 from pragmeter.io import write_json_atomic
 from pragmeter.io.atomic import naming
+
+log = logging.getLogger("pragmeter")
 
 SELECT_ON = ("macro_f1", "accuracy")
 LENGTH_WINDOW = 50  # batches per sorted window: large enough to pad little, small enough to stay random
@@ -241,7 +244,7 @@ class Trainer:
             {k: v.to(device) for k, v in load_file(self.work_dir / f"last-{done}.safetensors").items()})
         _load_optimizer_tensors(self.classifier.model, optimizer,
                                 load_file(self.work_dir / f"optimizer-{done}.safetensors"))
-        print(f"resuming after epoch {done} from {self.work_dir}", file=sys.stderr)
+        log.info(f"resuming after epoch {done} from {self.work_dir}")
         return done, FineTuneResult(state["history"], state["best_epoch"], state["best_val"])
 
     def best_weights_path(self, result: FineTuneResult) -> Path:
@@ -303,8 +306,8 @@ class Trainer:
             result.history.append({"epoch": epoch, "train_loss": float(np.mean(losses)),
                                    "train_seconds": round(train_seconds, 2), "examples": len(train),
                                    "val_accuracy": report["accuracy"], "val_macro_f1": report["macro_f1"]})
-            print(f"epoch {epoch}: train loss {np.mean(losses):.4f}, val accuracy {report['accuracy']:.4f}, "
-                  f"val macro-F1 {report['macro_f1']:.4f}{' (best)' if improved else ''}", file=sys.stderr)
+            log.info(f"epoch {epoch}: train loss {np.mean(losses):.4f}, val accuracy {report['accuracy']:.4f}, "
+                     f"val macro-F1 {report['macro_f1']:.4f}{' (best)' if improved else ''}")
             self._save_checkpoint(optimizer, result, epoch, key, improved)
         return result
 

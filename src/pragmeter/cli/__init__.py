@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import logging
 import os
 import signal
 import sys
@@ -44,6 +45,28 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for module in dict.fromkeys(COMMANDS.values()) if only is None else [only]:
         importlib.import_module(f"pragmeter.cli.{module}").register(subparsers)
     return parser
+
+
+class _Stderr(logging.Handler):
+    """The library's messages (the ``pragmeter`` logger: notes, warnings, what a long step is doing) as lines on
+    standard error, looked up when each is written (a test's captured stream, a redirected one)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(self.format(record), file=sys.stderr, flush=True)
+        except Exception:  # noqa: BLE001  (logging's own rule: a message that cannot be written never stops the run)
+            self.handleError(record)
+
+
+_MESSAGES = _Stderr()
+
+
+def show_library_messages() -> None:
+    """The command shows the library's messages from INFO up, each as its text alone (once, however many runs)."""
+    library = logging.getLogger("pragmeter")
+    if _MESSAGES not in library.handlers:
+        library.addHandler(_MESSAGES)
+    library.setLevel(logging.INFO)
 
 
 def _output_lock(args: argparse.Namespace):
@@ -85,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     else:  # and by pragmeter.encoders.registry.quiet_loading
         os.environ["PRAGMETER_VERBOSE"] = "1"
+    show_library_messages()
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -59,7 +59,8 @@ def _add_corpus(actions) -> None:
 def run_build(args: argparse.Namespace) -> int:
     from pragmeter.impscore.corpus import make_corpus_file
 
-    make_corpus_file(args.output, args.sources, args.from_official, args.seed, args.data_root, args.cap, args.overwrite)
+    make_corpus_file(args.output, args.sources, args.from_official, args.seed, args.data_root, args.cap, args.overwrite,
+                     on_report=print)
     return 0
 
 

@@ -16,6 +16,7 @@ every core busy, same numbers.
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -28,6 +29,8 @@ import numpy as np
 from pragmeter.encoders.graph import DEFAULT_MAX_BATCH, INPUT_NAMES, GraphEncoder
 from pragmeter.encoders.runtime import Runtime
 from pragmeter.errors import PragmeterError
+
+log = logging.getLogger("pragmeter")
 
 TOKENS_PER_BATCH = 1024
 OV_PRECISION = {"fp32": "f32", "bf16": "bf16"}
@@ -71,13 +74,9 @@ class OpenVinoEncoder(GraphEncoder):
             from pragmeter.io.atomic import set_aside
 
             if set_aside(path.parent, remove=True) is not None:
-                import logging
-
-                logging.getLogger("pragmeter").warning("OpenVINO export %s: %s; set aside and converted again",
-                                                       path.parent, problem)
+                log.warning("OpenVINO export %s: %s; set aside and converted again", path.parent, problem)
         path.parent.parent.mkdir(parents=True, exist_ok=True)
-        print(f"pragmeter: preparing encoder {self.encoder_name} for fast CPU scoring (once; 10-30 s) ...",
-              file=sys.stderr, flush=True)
+        log.info(f"pragmeter: preparing encoder {self.encoder_name} for fast CPU scoring (once; 10-30 s) ...")
         started = time.monotonic()
         # Converted in a child process: torch stays out of this one, and its memory is returned when it ends.
         env = {**os.environ, "TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
@@ -90,8 +89,7 @@ class OpenVinoEncoder(GraphEncoder):
             raise PragmeterError(f"could not convert encoder {self.encoder_name!r} for OpenVINO "
                                  f"({lines[-1].strip() if lines else f'exit {child.returncode}'}); "
                                  "use backend='onnx' or 'torch'")
-        print(f"pragmeter: encoder ready in {time.monotonic() - started:.0f} s ({path.parent})", file=sys.stderr,
-              flush=True)
+        log.info(f"pragmeter: encoder ready in {time.monotonic() - started:.0f} s ({path.parent})")
         return path
 
     def _compile(self, threads: int | None):

@@ -176,7 +176,7 @@ async def generate_drinq(session: GenerationSession, input_path: Path, column: s
 
     if options.keep_intents < 1:
         raise PragmeterError("--keep-intents must be at least 1")
-    rows, texts = read_texts(input_path, column, session.stream)
+    rows, texts = read_texts(input_path, column, session.say)
     seen, questions = set(), []
     for row, text in zip(rows, texts):  # a question asked twice is generated once
         if normalise(text) not in seen:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import os
 import re
 import sys
@@ -25,6 +26,8 @@ import pandas as pd
 from pragmeter.errors import DataError, PragmeterError
 from pragmeter.io.atomic import atomic_path
 from pragmeter.text import is_blank
+
+log = logging.getLogger("pragmeter")
 
 FORMATS = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 
@@ -302,11 +305,11 @@ def report_rows(errors: list[str], done: str, output: str | os.PathLike, error_c
     reason, empty when it went through) and, where rows failed, a warning naming the first (``first(row,
     reason)`` says where it is); the number of rows that failed."""
     failed = sum(map(bool, errors))
-    print(f"{done} {len(errors) - failed} of {len(errors)} rows -> {output}", file=sys.stderr)
+    log.info(f"{done} {len(errors) - failed} of {len(errors)} rows -> {output}")
     if failed:
         row = next(i for i, error in enumerate(errors) if error)
-        print(f"warning: {failed} row(s) not {done} (reason in column '{error_column}'; first: "
-              f"{first(row, errors[row])})", file=sys.stderr)
+        log.warning(f"warning: {failed} row(s) not {done} (reason in column '{error_column}'; first: "
+                    f"{first(row, errors[row])})")
     return failed
 
 
