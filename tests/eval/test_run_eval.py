@@ -18,9 +18,9 @@ def never():
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"limit": 0}, "--limit must be at least 1"),
-    ({"sample": 0}, "--sample must be at least 1, and not given with --limit"),
-    ({"sample": 5, "limit": 5}, "--sample must be at least 1, and not given with --limit"),
+    ({"limit": 0}, "limit=0: must be at least 1"),
+    ({"sample": 0}, "sample=0: must be at least 1"),
+    ({"sample": 5, "limit": 5}, "sample=5 and limit=5: give one or the other"),
 ])
 def test_bad_limits_are_refused_first(tmp_path, options, message):
     with pytest.raises(PragmeterError, match=message):
@@ -29,7 +29,7 @@ def test_bad_limits_are_refused_first(tmp_path, options, message):
 
 def test_a_finished_run_is_refused_unless_overwrite(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps({"complete": True}))
-    with pytest.raises(PragmeterError, match="results.json exists; pass --overwrite"):
+    with pytest.raises(PragmeterError, match="results.json exists; pass overwrite=True"):
         run_eval("inli", tmp_path, never, never)
 
 

@@ -34,13 +34,13 @@ class LengthScorer:
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"teacher": "impscore-mpnet-general"}, "--teacher and --distill-weight go together"),
-    ({"distill_weight": 2.0}, "--teacher and --distill-weight go together"),
+    ({"teacher": "impscore-mpnet-general"}, "teacher='impscore-mpnet-general' needs distill_weight above 0"),
+    ({"distill_weight": 2.0}, r"distill_weight=2 needs a teacher model \(teacher=NAME\)"),
     ({"encoder_backend": "torch", "encoder_precision": "bf16"}, "precision='bf16' needs backend='openvino'"),
-    ({"encoder_layers": 2, "encoder_lr": 5e-5, "encoder_batch_size": 8}, "--encoder-layers needs"),
-    ({"encoder_rank": 32}, "--encoder-rank compresses trained encoder layers: it needs --encoder-layers"),
+    ({"encoder_layers": 2, "encoder_lr": 5e-5, "encoder_batch_size": 8}, "encoder_layers=2 needs encoder_lr above 0"),
+    ({"encoder_rank": 32}, "encoder_rank=32 compresses trained encoder layers: it needs encoder_layers=N"),
     ({"encoder_layers": 6, "encoder_lr": 1e-3, "encoder_epochs": 2, "encoder_batch_size": 8, "encoder_adapters": True},
-     "--encoder-adapters trains rank-R adapters: it needs --encoder-rank R"),
+     "encoder_adapters=True trains rank-R adapters: it needs encoder_rank=R"),
 ])
 def test_train_options_that_do_not_go_together_are_refused(options, message):
     from pragmeter.impscore.training import config_from_options

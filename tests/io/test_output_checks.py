@@ -11,7 +11,7 @@ from pragmeter.io import check_outputs, report_rows
 def test_check_outputs_refuses_the_first_existing_file_unless_overwrite(tmp_path):
     (tmp_path / "b.json").write_text("{}")
     paths = [tmp_path / "a.json", tmp_path / "b.json"]
-    with pytest.raises(PragmeterError, match=r"b\.json exists; pass --overwrite to replace it"):
+    with pytest.raises(PragmeterError, match=r"b\.json exists; pass overwrite=True to replace it"):
         check_outputs(paths, overwrite=False)
     check_outputs(paths, overwrite=True)
     check_outputs(iter([tmp_path / "a.json"]), overwrite=False)  # any iterable; nothing there

@@ -133,8 +133,8 @@ def write_generation_check(generations: list[Generation], scores: dict[tuple[int
 
     output.mkdir(parents=True, exist_ok=True)
     summary = summarise(generations, scores, runs)
-    log = "generations.jsonl"
-    with atomic_path(output / log) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+    samples_file = "generations.jsonl"
+    with atomic_path(output / samples_file) as tmp, open(tmp, "w", encoding="utf-8") as handle:
         for g in generations:
             key = (g.run, g.topic)
             record = {"run": g.run, "topic": g.topic, "prompt": PROMPT.format(topic=g.topic), "response": g.response,
@@ -149,7 +149,7 @@ def write_generation_check(generations: list[Generation], scores: dict[tuple[int
                       output / png)
     payload = {"kind": "pragmeter-generation-check", "version": 1, "model": model_settings,
                "impscore_model": impscore, "prompt": PROMPT, "prompt_hash": text_hash(PROMPT), "runs": runs,
-               "topics": topics, **summary, "plots": [png], "samples_file": log, "run": RunRecord.now(text_hash(PROMPT)).to_dict()}
+               "topics": topics, **summary, "plots": [png], "samples_file": samples_file, "run": RunRecord.now(text_hash(PROMPT)).to_dict()}
     write_json_atomic(output / "generation_check.json", payload)
     return payload
 
@@ -195,7 +195,7 @@ def run_generation_check(backend: Callable[[], object], impscore: Callable[[], o
     from pragmeter.io import check_output
 
     if runs < 1:
-        raise PragmeterError("--runs must be at least 1")
+        raise PragmeterError(f"runs={runs}: must be at least 1")
     topic_list = read_topics(topics) if topics else default_topics()
     chat = backend()
     check_output(output / "generation_check.json", overwrite)

@@ -121,7 +121,7 @@ def from_table(path: Path, text_column: str, gold_column: str | None, prediction
         golds = require_column(frame, gold_column, path).tolist() if needs_gold else [None] * len(texts)
     else:
         if not gold_column or not prediction_column:
-            raise PragmeterError("give --gold-column and --prediction-column, or --correct-column")
+            raise PragmeterError("give gold_column and prediction_column, or correct_column")
         golds = require_column(frame, gold_column, path).tolist()
         predictions = require_column(frame, prediction_column, path).tolist()
         # A missing prediction is wrong, as an invalid answer is in the harness metrics.
@@ -356,19 +356,19 @@ def load_predictions(input_path: str | Path, gold_value: str | None = None, text
     if path.is_dir() and os.access(path, os.R_OK | os.X_OK):
         logs = sample_logs(path)
         if not logs:
-            raise PragmeterError(f"{path}: no samples_<task>.jsonl (run `pragmeter eval … --log-samples`)")
+            raise PragmeterError(f"{path}: no samples_<task>.jsonl (an eval run that logs its samples writes them)")
         # A run folder holds one log per task: stratify every task that can be, say why for the others.
         inputs, skipped = [], []
-        for log, model in logs:
+        for sample_log, model in logs:
             try:
-                predictions = from_samples(log, gold_value, model)
+                predictions = from_samples(sample_log, gold_value, model)
             except DataError as error:
                 skipped.append(str(error))
                 continue
             if predictions.texts:
                 inputs.append(predictions)
             else:
-                skipped.append(f"{log}: no items left to stratify ({predictions.filter})")
+                skipped.append(f"{sample_log}: no items left to stratify ({predictions.filter})")
         if not inputs:  # nothing to stratify: the reasons are the error (one line, naming the files)
             raise PragmeterError(skipped[0] if len(skipped) == 1 else
                                  f"{path}: no task log could be stratified: {'; '.join(skipped)}")
@@ -398,7 +398,7 @@ def stratify_input(input_path: str | Path, output: str | Path | None, impscore: 
                               score_column)
     if name:
         if len(inputs) > 1:
-            raise PragmeterError("--name needs a single input (this folder holds several sample logs)")
+            raise PragmeterError(f"name={name!r} needs a single input (this folder holds several sample logs)")
         inputs[0].name = name
     path = Path(input_path)
     output = Path(output) if output else path if path.is_dir() else path.parent

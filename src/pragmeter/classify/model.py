@@ -24,7 +24,7 @@ PRECISIONS = ("auto", "fp32", "bf16")  # auto: bf16 autocast on CUDA, fp32 on CP
 
 def check_precision(precision: str) -> str:
     if precision not in PRECISIONS:
-        raise PragmeterError(f"--precision must be one of {', '.join(PRECISIONS)}")
+        raise PragmeterError(f"precision={precision!r}: must be one of {', '.join(PRECISIONS)}")
     return precision
 
 

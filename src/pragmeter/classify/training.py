@@ -60,7 +60,7 @@ class FineTuneConfig:
         from pragmeter.classify.model import check_precision
 
         if self.select_on not in SELECT_ON:
-            raise PragmeterError(f"--select-on must be one of {', '.join(SELECT_ON)}")
+            raise PragmeterError(f"select_on={self.select_on!r}: must be one of {', '.join(SELECT_ON)}")
         check_precision(self.precision)
         for name in ("epochs", "batch_size", "grad_accumulation", "max_length", "eval_batch_size"):
             if getattr(self, name) < 1:
@@ -237,7 +237,7 @@ class Trainer:
         state = json.loads(state_path.read_text(encoding="utf-8"))
         if state.get("fingerprint") != key:
             raise PragmeterError(f"{self.work_dir} holds a checkpoint of a different run (other settings or "
-                                 f"data); pass another --work-dir or delete it")
+                                 "data); pass another work_dir or delete it")
         done = state["epochs_done"]
         device = self.classifier.device
         self.classifier.model.load_state_dict(

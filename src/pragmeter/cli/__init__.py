@@ -116,9 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         with _output_lock(args):
             code = args.func(args)
     except PragmeterError as error:
-        from pragmeter.cli.common import in_flags
+        from pragmeter.cli.common import command_flags, in_flags
 
-        print(f"pragmeter {args.command}: error: {in_flags(str(error))}", file=sys.stderr)
+        print(f"pragmeter {args.command}: error: {in_flags(str(error), command_flags(parser, args))}", file=sys.stderr)
         return error.exit_code
     except OSError as error:  # the file system refused (permission, full disk, a folder as a file): one line, no trace
         if isinstance(error, BrokenPipeError) and _reader_gone():

@@ -184,13 +184,49 @@ def load_model(args: argparse.Namespace, cache: bool = False):
                          option["dtype"])
 
 
-# The library's parameters as this command line spells them: an error raised below cli/ names ``precision='bf16'``,
-# the user reads ``--precision bf16``.
+# How the library's errors name what a caller gave: keyword arguments, ``name=value`` (``precision='bf16'``,
+# ``limit=0``, ``overwrite=True``; ``name='a', 'b' or 'c'`` for a choice), and a parameter alone by a name with an
+# underscore (``distill_weight``). The command says each as the flag that sets it (``--precision bf16``,
+# ``--overwrite``, ``--distill-weight``): :func:`in_flags`, with the running command's options (:func:`command_flags`).
 PARAMETER_FLAGS = {"backend": "--backend", "precision": "--precision", "device": "--device", "dtype": "--dtype"}
-_PARAMETER = re.compile(r"\b(" + "|".join(PARAMETER_FLAGS) + r")=('[^']*'(?:(?:, | or )'[^']*')*)")
+# Library parameters that a command's option of another name sets.
+PARAMETER_ALIASES = {"root": "data_root", "n_pairs": "pairs"}
+_VALUE = r"('[^']*'(?:(?:, | or )'[^']*')*|[^\s,;:)]+)"
+_KEYWORD = re.compile(r"(?<![\w.,-])([a-z][a-z0-9_]*)=" + _VALUE)
+_UNDERSCORED = re.compile(r"(?<![\w.'=-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w'=(-])")
 
 
-def in_flags(message: str) -> str:
-    """``message`` with each ``name='value'`` (or ``name='a', 'b' or 'c'``) of a parameter that is a flag here said
-    as ``--name value`` (``--name a, b or c``)."""
-    return _PARAMETER.sub(lambda m: f"{PARAMETER_FLAGS[m[1]]} {m[2].replace(chr(39), '')}", message)
+def command_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, tuple[str, bool]]:
+    """The options of the command ``args`` ran (its group's and action's parsers included): destination -> (its
+    long flag, whether it is a switch)."""
+    flags: dict[str, tuple[str, bool]] = {}
+    parsers = [parser]
+    while parsers:
+        for action in parsers.pop()._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(args, action.dest, None) or "")
+                parsers += [chosen] if chosen is not None else []
+            elif action.option_strings and action.help != argparse.SUPPRESS:
+                flag = max(action.option_strings, key=len)
+                flags.setdefault(action.dest, (flag, action.nargs == 0))
+    return flags
+
+
+def in_flags(message: str, flags: dict[str, tuple[str, bool]] | None = None) -> str:
+    """``message`` with each parameter the running command has as a flag (``flags``, from :func:`command_flags`; the
+    runtime's parameters always) said as that flag: ``name=value`` as ``--name value`` (``name='a', 'b' or 'c'`` as
+    ``--name a, b or c``, ``switch=True`` as ``--switch``), ``some_name`` alone as ``--some-name``."""
+    flags = {**{name: (flag, False) for name, flag in PARAMETER_FLAGS.items()}, **(flags or {})}
+
+    def option(name: str) -> tuple[str, bool] | None:
+        return flags.get(name) or flags.get(PARAMETER_ALIASES.get(name, ""))
+
+    def keyword(match: re.Match) -> str:
+        found = option(match[1])
+        if found is None:
+            return match[0]
+        flag, switch = found
+        return flag if switch and match[2] == "True" else f"{flag} {match[2].replace(chr(39), '')}"
+
+    message = _KEYWORD.sub(keyword, message)
+    return _UNDERSCORED.sub(lambda m: option(m[1])[0] if option(m[1]) else m[0], message)

@@ -101,7 +101,7 @@ def collection_from_file(dataset: str | Path, column: str = "text", label_column
     for spec in compare:
         a, sep, b = spec.partition(":")
         if not sep or first_label is None:
-            raise PragmeterError(f"--compare {spec!r}: give A:B and a --label-column")
+            raise PragmeterError(f"compare={spec!r}: give A:B and a label_column")
         comparisons.append((first_label, a, b))
     collection = TextCollection(
         name=path.name.split(".")[0], texts=[str(texts[r]) for r in keep],

@@ -245,9 +245,11 @@ def run_eval(tasks: str, output: Path, backend: Callable[[], ChatBackend],
     from pragmeter.io import check_outputs
 
     if limit is not None and limit < 1:
-        raise PragmeterError("--limit must be at least 1")
-    if sample is not None and (sample < 1 or limit is not None):
-        raise PragmeterError("--sample must be at least 1, and not given with --limit")
+        raise PragmeterError(f"limit={limit}: must be at least 1")
+    if sample is not None and sample < 1:
+        raise PragmeterError(f"sample={sample}: must be at least 1")
+    if sample is not None and limit is not None:
+        raise PragmeterError(f"sample={sample} and limit={limit}: give one or the other")
     instances = registry.instantiate(tasks, list(task_args), mode, root)
     check_outputs(filter(None, [finished_results(output)]), overwrite)
     payload = evaluate(EvalConfig(

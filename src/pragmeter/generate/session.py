@@ -70,7 +70,7 @@ class GenerationSession:
     def __init__(self, backend: ChatBackend, cache_path: Path | None, retries: int = 2, progress: bool = True,
                  on_line: Callable[[str], None] | None = None):
         if retries < 0:
-            raise PragmeterError("--retries must be at least 0")
+            raise PragmeterError(f"retries={retries}: must be at least 0")
         self.backend = backend
         self.cache = ResponseCache(cache_path) if cache_path is not None else None
         self.client = CachedClient(backend, self.cache)

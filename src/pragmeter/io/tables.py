@@ -281,7 +281,7 @@ def check_output(path: str | os.PathLike, overwrite: bool) -> Path:
     if path.is_dir():
         raise PragmeterError(f"{path} is a folder; give a file name for the output")
     if path.exists() and not overwrite:
-        raise PragmeterError(f"{path} exists; pass --overwrite to replace it")
+        raise PragmeterError(f"{path} exists; pass overwrite=True to replace it")
     folder = path.parent
     while not folder.exists() and folder != folder.parent:  # the folders that writing it would create
         folder = folder.parent

@@ -86,8 +86,8 @@ class GgufBackend(OpenAIChatBackend):
     def from_args(cls, target: str | None, args: dict[str, str]) -> "GgufBackend":
         reject_unknown_args(args, _KNOWN, "gguf")
         if not target:
-            raise PragmeterError("the gguf backend needs a model: --model gguf:FILE.gguf or "
-                                 f"--model gguf:NAME ({', '.join(sorted(PACKAGED))})")
+            raise PragmeterError("the gguf backend needs a model: gguf:FILE.gguf or "
+                                 f"gguf:NAME ({', '.join(sorted(PACKAGED))})")
         common = cls.common_args(args, default_concurrency=1, kinds=LLAMA_DECODING)
         if not args.get("concurrency") and args.get("parallel"):
             common["concurrency"] = _int_or_float(args, "parallel", int, 1)

@@ -135,7 +135,7 @@ class OpenAIChatBackend(ChatBackend):
         reject_unknown_args(args, _KNOWN, "openai-chat")
         model = args.get("model") or target
         if not args.get("base_url") or not model:
-            raise PragmeterError("openai-chat needs --model-args base_url=URL,model=NAME "
+            raise PragmeterError("openai-chat needs model_args base_url=URL,model=NAME "
                                  "(e.g. base_url=http://localhost:8000/v1)")
         return cls(base_url=args["base_url"], model=model, **cls.common_args(args, default_concurrency=8))
 
