@@ -3,6 +3,8 @@ is sent (the loaders passed in must not be called)."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from pragmeter.errors import PragmeterError
@@ -46,7 +48,7 @@ def test_generation_check_refuses_bad_runs_and_an_existing_output_before_asking(
         list(run_generation_check(lambda: object(), never, None, 1, tmp_path))
 
 
-def test_report_refuses_an_existing_index_then_writes_pages_into_the_default_folder(tmp_path, capsys):
+def test_report_refuses_an_existing_index_then_writes_pages_into_the_default_folder(tmp_path, caplog):
     from pragmeter.analysis.report import make_report
     from pragmeter.analysis.stratify import stratify_input
 
@@ -58,6 +60,7 @@ def test_report_refuses_an_existing_index_then_writes_pages_into_the_default_fol
     (results / "report" / "index.html").write_text("old")
     with pytest.raises(PragmeterError, match="index.html exists"):
         list(make_report(results, stratify=False))
+    caplog.set_level(logging.INFO, logger="pragmeter")
     pages = list(make_report(results, stratify=False, overwrite=True))
     assert len(pages) == 1 and pages[0].parent == results / "report" and pages[0].is_file()
-    assert capsys.readouterr().err.endswith(f"index: {results / 'report' / 'index.html'}\n")
+    assert caplog.messages[-1] == f"index: {results / 'report' / 'index.html'}"

@@ -61,12 +61,19 @@ class _Stderr(logging.Handler):
 _MESSAGES = _Stderr()
 
 
-def show_library_messages() -> None:
-    """The command shows the library's messages from INFO up, each as its text alone (once, however many runs)."""
+@contextlib.contextmanager
+def library_messages():
+    """While a command runs it shows the library's messages from INFO up, each as its text alone; after, the
+    ``pragmeter`` logger is as the program that called :func:`main` had it."""
     library = logging.getLogger("pragmeter")
-    if _MESSAGES not in library.handlers:
-        library.addHandler(_MESSAGES)
+    level = library.level
+    library.addHandler(_MESSAGES)
     library.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        library.removeHandler(_MESSAGES)
+        library.setLevel(level)
 
 
 def _output_lock(args: argparse.Namespace):
@@ -108,12 +115,11 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     else:  # and by pragmeter.encoders.registry.quiet_loading
         os.environ["PRAGMETER_VERBOSE"] = "1"
-    show_library_messages()
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
-        with _output_lock(args):
+        with library_messages(), _output_lock(args):
             code = args.func(args)
     except PragmeterError as error:
         from pragmeter.cli.common import command_flags, in_flags

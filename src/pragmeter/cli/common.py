@@ -4,7 +4,7 @@ command spells it the same way and it means one thing everywhere.
 ``--model`` is always the model under test (a chat backend, a classifier folder, or the ImpScore model that
 ``impscore evaluate`` checks); ``--impscore`` is the ImpScore model used as the instrument (scoring, profiles,
 stratification); ``--cache``/``--no-cache`` are the embedding cache, ``--response-cache``/``--no-response-cache``
-the LLM response cache. Old spellings stay accepted for one release and print the new one on stderr.
+the LLM response cache.
 """
 
 from __future__ import annotations
@@ -20,21 +20,6 @@ from pragmeter.encoders.runtime import BACKEND_CHOICES, PRECISIONS, device_probl
 # Exit status of a run that wrote its output but some requests failed after every retry (eval, generate): the output
 # is marked incomplete, and the same command again asks only what failed.
 INCOMPLETE = 3
-
-
-class RenamedFlag(argparse.Action):
-    """An old flag spelling: stores into the new flag's destination and says the new name on stderr. With
-    ``nargs=0`` it is an old switch and stores ``const`` (True unless given)."""
-
-    def __init__(self, option_strings, dest, new: str, **kwargs):
-        self.new = new
-        if kwargs.get("nargs") == 0:
-            kwargs.setdefault("const", True)
-        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(f"pragmeter: {option_string} is now {self.new}", file=sys.stderr)
-        setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
 
 
 def at_least(kind: type, minimum: float, expected: str, strict: bool = False):
@@ -97,8 +82,6 @@ OPTIONS: dict[str, tuple[str, dict]] = {
     "dtype": ("--dtype", {"choices": ["float32", "float16", "bfloat16"],
                           "help": "torch encoder precision (default: float16 on a GPU, float32 on a CPU)"}),
     "impscore": ("--impscore", {"help": "ImpScore model: shipped name or model folder (default: the shipped default)"}),
-    # --model as the old name of --impscore, where the command has no model under test of that name
-    "impscore_old_name": ("--model", {"dest": "impscore", "action": RenamedFlag, "new": "--impscore"}),
     "model": ("--model", {"help": "ImpScore model under test: shipped name or model folder (default: the shipped "
                                   "default)"}),
     "cache": ("--cache", {"help": "embedding cache folder (default: $PRAGMETER_CACHE/embeddings)"}),
@@ -110,21 +93,16 @@ OPTIONS: dict[str, tuple[str, dict]] = {
     "response_cache": ("--response-cache", {"help": "LLM response cache file (default OUTPUT/cache/responses.jsonl)"}),
     "no_response_cache": ("--no-response-cache", {**SWITCH, "help": "neither read nor write the response cache"}),
 }
-# Old spellings, accepted for one release (hidden; the new one is said on stderr): option name -> old flag.
-OLD_SPELLINGS = {"cache": "--cache-dir", "response_cache": "--cache", "no_response_cache": "--no-cache"}
 RUNTIME = ("backend", "precision")  # how ImpScore's encoder runs, on every command that scores
 INSTRUMENT = ("impscore", "batch_size", "device", *RUNTIME)  # --impscore with its encoder settings
 
 
 def add(parser: argparse.ArgumentParser, *names: str, **overrides: dict) -> None:
     """Add the shared options ``names`` as declared, then those of ``overrides`` (name -> keywords replacing the
-    declared ones, e.g. ``seed={"help": "bootstrap seed"}``), each with its old spelling if it has one."""
+    declared ones, e.g. ``seed={"help": "bootstrap seed"}``)."""
     for name, override in [*((name, {}) for name in names), *overrides.items()]:
         flag, keywords = OPTIONS[name]
         parser.add_argument(flag, **{**keywords, **override})
-        if name in OLD_SPELLINGS:
-            switch = {"nargs": 0} if keywords.get("action") == "store_true" else {}
-            parser.add_argument(OLD_SPELLINGS[name], dest=name, action=RenamedFlag, new=flag, **switch)
 
 
 def add_input_option(parser: argparse.ArgumentParser, help: str, required: bool = True,
