@@ -252,7 +252,7 @@ def build_corpus(sources: list[str] | None = None, seed: int = 0, root=None,
         dropped[(source, "no negative available")] += 1
     frame["negative_pair_id"] = negatives
     frame["pair_id"] = np.arange(len(frame))
-    explicit = frame["explicit"].tolist()  # one column read, not one per row (3 s of a corpus build)
+    explicit = frame["explicit"].tolist()  # one column read, not one per row (a read per row was most of a corpus build)
     frame["negative"] = [explicit[j] if j >= 0 else None for j in negatives]
     frame = frame.loc[~no_negative, COLUMNS + PROVENANCE_COLUMNS].reset_index(drop=True)
     report = source_report(collected, frame, dropped)
