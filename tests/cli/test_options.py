@@ -204,8 +204,9 @@ def test_the_response_cache_has_its_own_flag(capsys, tmp_path, fake_server):
     (["analyze", "stratify", "--input", "run", "--model", "impscore-minilm"], "--model"),
     (["classifier", "drinq-nli", "--model", "folder", "--path", "items.csv"], "--path"),
 ])
-def test_a_flag_a_command_does_not_have_is_refused(argv, flag, capsys):
+def test_a_flag_a_command_does_not_have_is_refused(argv, flag, capsys, tmp_path, monkeypatch):
     """A command knows only its own flags: another spelling is a usage error naming it, before any work."""
+    monkeypatch.chdir(tmp_path)  # the outputs named, were a command to take them
     with pytest.raises(SystemExit) as stopped:
         main(argv)
     assert stopped.value.code == 2 and f"unrecognized arguments: {flag}" in capsys.readouterr().err
