@@ -223,3 +223,19 @@ def test_the_instrument_batch_size_defaults_to_the_library_default(argv, capsys)
         main([*command, "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert f"default {CPU_BATCH_SIZE} on a CPU, {GPU_BATCH_SIZE} on a GPU" in help_text
+
+
+def test_the_library_s_parameters_are_said_as_the_running_command_s_flags():
+    """A library error names parameters; the command rewrites each that it has as a flag, and nothing else."""
+    from pragmeter.cli import build_parser
+    from pragmeter.cli.common import command_flags, in_flags
+
+    parser = build_parser(only="impscore")
+    flags = command_flags(parser, parser.parse_args(["impscore", "train", "--output", "m"]))
+    assert flags["distill_weight"] == ("--distill-weight", False) and flags["overwrite"] == ("--overwrite", True)
+    said = in_flags("teacher='mpnet' needs distill_weight above 0; pass overwrite=True; precision='bf16' or 'fp32'; "
+                    "encoder_rank=4 needs encoder_layers=N; root=/data; model_args base_url=U,model=M; "
+                    "unknown_name=3 and the model", flags)
+    assert said == ("--teacher mpnet needs --distill-weight above 0; pass --overwrite; --precision bf16 or fp32; "
+                    "--encoder-rank 4 needs --encoder-layers N; --data-root /data; model_args base_url=U,model=M; "
+                    "unknown_name=3 and the model")
