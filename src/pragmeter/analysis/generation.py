@@ -191,7 +191,8 @@ def run_generation_check(backend: Callable[[], object], impscore: Callable[[], o
     """``pragmeter analyze generation-check``: :func:`generation_check` on the topics of the file ``topics`` (default:
     the shipped ones), answers cached in ``output/cache/responses.jsonl`` unless not ``response_cache``. Checks
     everything (``runs``, topics, ``backend()``, the output unless ``overwrite``, ``impscore()``) before asking;
-    yields the summary lines, then says the count of valid answers on stderr; no valid answer is an error."""
+    yields the summary lines, then says the count of valid answers (the ``pragmeter`` logger); no valid answer is an
+    error."""
     from pragmeter.io import check_output
 
     if runs < 1:

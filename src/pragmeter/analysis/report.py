@@ -656,8 +656,8 @@ def make_report(results_dir: Path, output: str | Path | None = None, overwrite: 
     """``pragmeter analyze report``: the pages of ``results_dir`` written into ``output`` (default
     ``results_dir/report``; ``index.html`` there is refused unless ``overwrite``), its logged samples stratified first
     into ``output/stratified/`` unless not ``stratify`` (:func:`stratify_logged_samples`, with that ImpScore model);
-    nothing is written into ``results_dir`` outside ``output``. Yields each page's path and
-    says the counts and the index on stderr."""
+    nothing is written into ``results_dir`` outside ``output``. Yields each page's path and says the counts and the
+    index (the ``pragmeter`` logger)."""
     from pragmeter.io import check_output
 
     output = Path(output) if output else results_dir / "report"

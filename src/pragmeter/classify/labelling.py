@@ -56,8 +56,8 @@ def label_table(model: str | os.PathLike, path: str | os.PathLike, output: str |
                 premise_column: str = "premise", hypothesis_column: str = "hypothesis", batch_size: int = 64,
                 device: str | None = None, overwrite: bool = False, progress: bool = True) -> pd.DataFrame:
     """``pragmeter classifier predict``: the table at ``path`` labelled by the classifier folder ``model``
-    (:func:`label_frame`) and written to ``output``, its rows reported on stderr; returns it. The output and the
-    table are checked before the model loads, so a bad file fails fast."""
+    (:func:`label_frame`) and written to ``output``, its rows reported (the ``pragmeter`` logger); returns it. The
+    output and the table are checked before the model loads, so a bad file fails fast."""
     from pragmeter.classify.loading import load_classifier
     from pragmeter.io import check_output, read_table, report_rows, write_table
 
@@ -156,7 +156,7 @@ def interpret_frame(interpreter, frame: pd.DataFrame, path: str | os.PathLike, b
 def interpret_table(load_interpreter, path: str | os.PathLike, output: str | os.PathLike, batch_size: int = 64,
                     overwrite: bool = False, progress: bool = True) -> pd.DataFrame:
     """``pragmeter interpret --input``: :func:`interpret_frame` of the table at ``path``, written atomically to
-    ``output``; rows that could not be read are reported on stderr (the first one by file, row and field). The
+    ``output``; rows that could not be read are reported (the first one by file, row and field). The
     output and the table's columns are checked before ``load_interpreter()`` loads the model: a bad file fails
     fast."""
     from pragmeter.io import check_output, read_table, report_rows, write_table

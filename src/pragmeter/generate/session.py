@@ -121,7 +121,7 @@ class GenerationSession:
 
     async def stage(self, name: str, prompts: list[Messages], parse: Callable[[str], Any] | list[Callable[[str], Any]],
                     max_tokens: int | None = None, templates: dict[str, str] | None = None) -> list[Outcome]:
-        """Answer every prompt; returns one Outcome per prompt, in order, and prints the stage's counts.
+        """Answer every prompt; returns one Outcome per prompt, in order, and says the stage's counts.
 
         ``parse`` turns an answer into its value or raises Malformed; give a list for one parser per prompt.
         ``templates`` (name -> text) are the templates used, whose hashes go into the report.
@@ -141,7 +141,7 @@ class GenerationSession:
 
     def filtered(self, stage: str, reason: str, count: int) -> None:
         """Count items a later, non-LLM check removed from what stage ``stage`` produced (too similar, no
-        negative, duplicate…); printed at once and written to the report with the stage."""
+        negative, duplicate…); said at once and written to the report with the stage."""
         counts = next(c for c in self.stages if c.name == stage)
         counts.filtered[reason] += count
         self.say(f"after stage {stage}: {reason}: {count} removed")
