@@ -149,7 +149,8 @@ def write_generation_check(generations: list[Generation], scores: dict[tuple[int
                       output / png)
     payload = {"kind": "pragmeter-generation-check", "version": 1, "model": model_settings,
                "impscore_model": impscore, "prompt": PROMPT, "prompt_hash": text_hash(PROMPT), "runs": runs,
-               "topics": topics, **summary, "plots": [png], "samples_file": samples_file, "run": RunRecord.now(text_hash(PROMPT)).to_dict()}
+               "topics": topics, **summary, "plots": [png], "samples_file": samples_file,
+               "run": RunRecord.now(text_hash(PROMPT)).to_dict()}
     write_json_atomic(output / "generation_check.json", payload)
     return payload
 

@@ -92,8 +92,8 @@ def collection_from_file(dataset: str | Path, column: str = "text", label_column
             keep.append(row)
     if len(keep) < len(texts):
         first = next(r for r in range(len(texts)) if r not in set(keep))
-        log.warning(f"warning: {len(texts) - len(keep)} row(s) skipped (first: {path} data row {first + 1}: "
-                    f"{invalid_text_reason(texts[first]) or 'paired text: ' + str(invalid_text_reason(paired[first]))})")
+        reason = invalid_text_reason(texts[first]) or "paired text: " + str(invalid_text_reason(paired[first]))
+        log.warning(f"warning: {len(texts) - len(keep)} row(s) skipped (first: {path} data row {first + 1}: {reason})")
     if not keep:
         raise PragmeterError(f"{path}: no row with a text to score in column {column!r}")
     first_label = label_columns[0] if label_columns else None

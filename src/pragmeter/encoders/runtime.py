@@ -182,8 +182,9 @@ def _precision(precision: str, backend: str, device: str, encoder: str | None, b
     if backend == "torch":
         if precision != "auto":
             return precision
-        # fp16 on a CUDA device: half the memory traffic, tensor cores, and within the accuracy bounds where bf16 is not
-        # (docs/results.md); fp32 elsewhere: CPUs without half-precision matrix units gain nothing and would lose accuracy
+        # fp16 on a CUDA device: half the memory traffic, tensor cores, and within the accuracy bounds where bf16 is
+        # not (docs/results.md); fp32 elsewhere: CPUs without half-precision matrix units gain nothing and would lose
+        # accuracy
         chosen = "fp16" if device.startswith("cuda") else "fp32"
         reasons.append(f"{chosen}: torch on {device}")
         return chosen

@@ -301,9 +301,9 @@ def check_outputs(paths: Iterable[str | os.PathLike], overwrite: bool) -> None:
 
 def report_rows(errors: list[str], done: str, output: str | os.PathLike, error_column: str,
                 first: Callable[[int, str], str]) -> int:
-    """Say "DONE n of N rows -> OUTPUT" (the ``pragmeter`` logger) for a table a command wrote row by row (``errors``: each row's
-    reason, empty when it went through) and, where rows failed, a warning naming the first (``first(row,
-    reason)`` says where it is); the number of rows that failed."""
+    """Say "DONE n of N rows -> OUTPUT" (the ``pragmeter`` logger) for a table a command wrote row by row
+    (``errors``: each row's reason, empty when it went through) and, where rows failed, a warning naming the first
+    (``first(row, reason)`` says where it is); the number of rows that failed."""
     failed = sum(map(bool, errors))
     log.info(f"{done} {len(errors) - failed} of {len(errors)} rows -> {output}")
     if failed:

@@ -252,7 +252,7 @@ def build_corpus(sources: list[str] | None = None, seed: int = 0, root=None,
         dropped[(source, "no negative available")] += 1
     frame["negative_pair_id"] = negatives
     frame["pair_id"] = np.arange(len(frame))
-    explicit = frame["explicit"].tolist()  # one column read, not one per row (a read per row was most of a corpus build)
+    explicit = frame["explicit"].tolist()  # one column read, not one per row (most of a corpus build's time)
     frame["negative"] = [explicit[j] if j >= 0 else None for j in negatives]
     frame = frame.loc[~no_negative, COLUMNS + PROVENANCE_COLUMNS].reset_index(drop=True)
     report = source_report(collected, frame, dropped)
@@ -347,7 +347,8 @@ def make_corpus_file(output: str | os.PathLike, sources: str | None = None, offi
                      on_report: Callable[[str], None] | None = None) -> pd.DataFrame:
     """``pragmeter impscore corpus build``: the corpus of ``sources`` (comma-separated names and presets; default
     the paper's), or the official all_data.csv ``official`` converted, written to ``output`` (refused before any
-    work unless ``overwrite``). The per-source table of a build goes to ``on_report`` (default: the ``pragmeter`` logger, as the counts)."""
+    work unless ``overwrite``). The per-source table of a build goes to ``on_report`` (default: the ``pragmeter``
+    logger, as the counts)."""
     from pragmeter.io import check_output
 
     check_output(output, overwrite)
