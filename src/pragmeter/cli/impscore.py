@@ -41,9 +41,9 @@ def _add_corpus(actions) -> None:
     build.add_argument("--sources", default=None,
                        help="comma-separated sources and presets: paper (the Table-6 rebuild, the default), figurative "
                             "(figurative, ironic and indirect everyday pairs), generated (LLM-written data shipped "
-                            "with pragmeter: explicit sides, graded groups), human (people's figurative, ironic and indirect pairs), general "
-                            "(the default's: paper + human + the written groups), all; e.g. paper,figurative or "
-                            "paper,figqa (`pragmeter impscore corpus sources` lists them)")
+                            "with pragmeter: explicit sides, graded groups), human (people's figurative, ironic and "
+                            "indirect pairs), general (the default's: paper + human + the written groups), all; e.g. "
+                            "paper,figurative or paper,figqa (`pragmeter impscore corpus sources` lists them)")
     build.add_argument("--from-official", metavar="ALL_DATA_CSV", default=None,
                        help="convert the official all_data.csv (pos_implicit, pos_explicit, neg_implicit, "
                             "neg_explicit)")
