@@ -171,7 +171,7 @@ PARAMETER_FLAGS = {"backend": "--backend", "precision": "--precision", "device":
 PARAMETER_ALIASES = {"root": "data_root", "n_pairs": "pairs"}
 _VALUE = r"('[^']*'(?:(?:, | or )'[^']*')*|[^\s,;:)]+)"
 _KEYWORD = re.compile(r"(?<![\w.,-])([a-z][a-z0-9_]*)=" + _VALUE)
-_UNDERSCORED = re.compile(r"(?<![\w.'=-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w'=(-])")
+_UNDERSCORED = re.compile(r"(?<![\w.'=/-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w'=(/-])")  # not in a path or name
 
 
 def command_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, tuple[str, bool]]:
