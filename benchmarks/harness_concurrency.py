@@ -29,8 +29,8 @@ def timed_run(url: str, items: int, concurrency: int) -> float:
         start = time.perf_counter()
         backend = {"base_url": url, "model": "fake", "concurrency": str(concurrency)}
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            complete = run_eval("inli", Path(output), lambda: load_backend("openai-chat", backend), limit=items,
-                                progress=False)
+            _, complete = run_eval("inli", Path(output), lambda: load_backend("openai-chat", backend),
+                                   limit=items, progress=False)
         elapsed = time.perf_counter() - start
     if not complete:
         raise SystemExit("the eval run did not answer every request")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import time
 
 import numpy as np
@@ -132,4 +133,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    logging.basicConfig(format="%(message)s")  # the library's messages (the pragmeter logger), as a command shows them
+    logging.getLogger("pragmeter").setLevel(logging.INFO)
     main()

@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import logging
 import shutil
 import sys
 import time
@@ -442,4 +443,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    logging.basicConfig(format="%(message)s")  # the library's messages (the pragmeter logger), as a command shows them
+    logging.getLogger("pragmeter").setLevel(logging.INFO)
     raise SystemExit(main())

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from dataclasses import fields
@@ -142,4 +143,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    logging.basicConfig(format="%(message)s")  # the library's messages (the pragmeter logger), as a command shows them
+    logging.getLogger("pragmeter").setLevel(logging.INFO)
     raise SystemExit(main())

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import random
 import sys
 from dataclasses import replace
@@ -138,4 +139,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    logging.basicConfig(format="%(message)s")  # the library's messages (the pragmeter logger), as a command shows them
+    logging.getLogger("pragmeter").setLevel(logging.INFO)
     main()

@@ -33,7 +33,7 @@ if not os.environ.get(CACHE_ENV):
     os.environ[CACHE_ENV] = str(TEST_CACHE)
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # tools/test.sh runs one pytest-xdist worker per core; a worker whose torch (OpenMP) uses every core spins against the
-# other workers (measured: a test 10x slower beside one busy core). Each worker gets its share of the cores, and the
+# other workers (a test runs many times slower beside one busy core). Each worker gets its share of the cores, and the
 # processes it starts (CLI runs, llama.cpp) inherit it.
 _WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 if _WORKERS > 1:
@@ -41,18 +41,16 @@ if _WORKERS > 1:
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
-# Test files that take ten seconds or more of one worker (seconds measured 2026-11-25 evening, docs/results.md):
-# handed to the xdist workers first, longest first, so that the workers finish together. tools/test.sh passes
-# --no-loadscope-reorder, as xdist otherwise orders files by test count and left the real-model file (two tests) to
-# the end of one worker.
+# The longest test files -> their weight (about their seconds on one worker): handed to the xdist workers first,
+# heaviest first, so that the workers finish together. tools/test.sh passes --no-loadscope-reorder, as xdist
+# otherwise orders files by test count and would leave a file of few long tests (the real model's) to the end.
 HEAVY_FILES = {"tests/llm/test_real_llm.py": 46, "tests/serving/test_ray_engine.py": 37,
                "tests/adversarial/test_interrupts.py": 32, "tests/analysis/test_validity.py": 27,
                "tests/impscore/test_model.py": 27, "tests/classify/test_classify_models.py": 23,
                "tests/eval/test_eval_end_to_end.py": 18, "tests/impscore/test_training.py": 16,
                "tests/llm/test_gguf_backend.py": 13, "tests/adversarial/test_table_readers.py": 12,
                "tests/serving/test_serve_fairness.py": 12, "tests/impscore/test_ood_dev_sets.py": 11,
-               # added 2026-11-27, and remeasured that evening after the suite was sped up (seconds on a shared
-               # machine, halved; files now under ten seconds keep their place ahead of the short ones)
+               # shorter, still ahead of the many short files
                "tests/impscore/test_evaluators.py": 16, "tests/impscore/test_corpus.py": 9,
                "tests/adversarial/test_output_lock.py": 8, "tests/adversarial/test_damaged_caches.py": 8,
                "tests/experiments/test_smoke.py": 15, "tests/adversarial/test_outputs_on_disk.py": 6,
@@ -209,3 +207,54 @@ def on_host(monkeypatch):
             monkeypatch.delenv(name, raising=False)
 
     return become
+
+
+# The model, real sentences and loaded backends that the encoder, service and Ray tests compare.
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory) -> str:
+    """The model the suite scores with (the shipped default, a MiniLM model, or $PRAGMETER_IMPSCORE: the backends are
+    compared on the same heads), else
+    MiniLM with seeded random heads (scores are still a deterministic function of the encoder, which is what these
+    tests compare)."""
+    from pragmeter.impscore.model import default_model, shipped_models
+
+    if default_model() in shipped_models():
+        return default_model()
+    import torch
+
+    from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+    from pragmeter.impscore.model import ImpScore
+
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("model")
+    ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2").save(folder)
+    return str(folder)
+
+
+@pytest.fixture(scope="session")
+def posts(data_root: Path) -> list[tuple[str, str]]:
+    """(implicit post, its implied statement) pairs from Latent Hatred stage 3, a fixed sample."""
+    from pragmeter.datasets.latent_hatred import read_stage
+
+    frame = read_stage(3, data_root, dtype=str, keep_default_na=False, na_values=[""]).dropna(subset=["post", "implied_statement"])
+    frame = frame[frame["post"].str.len().between(20, 280)].sample(120, random_state=7)
+    return list(zip(frame["post"], frame["implied_statement"]))
+
+
+@pytest.fixture(scope="session")
+def sentences(posts) -> list[str]:
+    return [text for pair in posts for text in pair]
+
+
+@pytest.fixture(scope="session")
+def onnx_model(model_dir):
+    from pragmeter.impscore.model import ImpScore
+
+    return ImpScore.load(model_dir, backend="onnx")
+
+
+@pytest.fixture(scope="session")
+def torch_model(model_dir):
+    from pragmeter.impscore.model import ImpScore
+
+    return ImpScore.load(model_dir, backend="torch")

@@ -39,7 +39,7 @@ def small_files(limit: int):
 def test_a_write_that_does_not_fit_names_the_file(tmp_path, fake_server):
     server = fake_server(constant("Neutral"))
     done = subprocess.run([*CLI, "eval", "--tasks", "inli", "--limit", "4", "--output", str(tmp_path / "out"),
-                           "--no-progress", "--no-cache", "--model-args", f"base_url={server.url},model=m"],
+                           "--no-progress", "--no-response-cache", "--model-args", f"base_url={server.url},model=m"],
                           env=environment(), capture_output=True, text=True, timeout=300,
                           preexec_fn=small_files(2000))  # results.json is larger than 2 kB
     assert done.returncode == 2, done.stderr

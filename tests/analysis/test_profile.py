@@ -36,7 +36,7 @@ def test_random_distinct_pairs_are_distinct_and_seeded():
 def test_profile_of_a_file(tmp_path, posts_file, throwaway_model, capsys):
     out = tmp_path / "out"
     argv = ["analyze", "profile", "--input", posts_file, "--column", "post", "--label-column", "target", "--pair-column",
-            "implied_statement", "--pairs", "500", "--model", throwaway_model, "--output", str(out)]
+            "implied_statement", "--pairs", "500", "--impscore", throwaway_model, "--output", str(out)]
     assert main(argv) == 0
     assert "1 row(s) skipped (first: " in capsys.readouterr().err
     payload = json.loads((out / "profile_posts.json").read_text())

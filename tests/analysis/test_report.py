@@ -29,7 +29,7 @@ def results_dir(tmp_path_factory, throwaway_model) -> object:
             assert main(["eval", "--tasks", "hate_detection", "--model-args", f"base_url={fake.url},model={name}",
                          "--task-arg", f"hate_detection.path={table}", "--log-samples", "--no-progress",
                          "--output", str(root / name)]) == 0
-    assert main(["analyze", "profile", "--input", str(table), "--label-column", "label", "--pairs", "300", "--model", throwaway_model,
+    assert main(["analyze", "profile", "--input", str(table), "--label-column", "label", "--pairs", "300", "--impscore", throwaway_model,
                  "--output", str(root / "profiles")]) == 0
     assert main(["analyze", "report", "--input", str(root), "--impscore", throwaway_model]) == 0
     return root

@@ -82,7 +82,7 @@ def test_harness_samples_are_stratified(tmp_path, throwaway_model, data_root):
         assert main(["eval", "--tasks", "hate_detection", "--model-args", f"base_url={fake.url},model=fake-llm",
                      "--task-arg", f"hate_detection.path={table}", "--log-samples", "--no-progress",
                      "--output", str(tmp_path / "run")]) == 0
-    assert main(["analyze", "stratify", "--input", str(tmp_path / "run"), "--model", throwaway_model]) == 0
+    assert main(["analyze", "stratify", "--input", str(tmp_path / "run"), "--impscore", throwaway_model]) == 0
     payload = json.loads((tmp_path / "run" / "stratified_hate_detection.json").read_text())
     expected = sum(1 for n, i in enumerate(items) if n % 3 and i.label != 0)  # "yes" on a hateful text
     assert payload["n"] == 60 and payload["correct"] == expected

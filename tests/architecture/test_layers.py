@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,48 @@ def test_no_import_cycles_between_modules():
     """A package's parent is left out (``pragmeter.io.tables`` may use ``pragmeter.io``); a module that imports
     another, even lazily inside a function, and is imported back by it, is a cycle."""
     assert _cycles(_import_graph()) == []
+
+
+def _library_files():
+    """The package's modules outside the command layer and ``python -m pragmeter``, with their parsed source."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "cli" not in path.relative_to(PACKAGE).parts and path.name != "__main__.py":
+            yield path, ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def _entry_point_nodes(tree: ast.Module) -> set[int]:
+    """The nodes a script runs as a process entry point: its ``if __name__ == '__main__':`` block and the functions
+    that block calls by name (a test server's ``main``)."""
+    blocks = [node for node in tree.body
+              if isinstance(node, ast.If) and ast.unparse(node.test) == "__name__ == '__main__'"]
+    called = {ast.unparse(node.func) for block in blocks for node in ast.walk(block) if isinstance(node, ast.Call)}
+    roots = blocks + [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in called]
+    return {id(node) for root in roots for node in ast.walk(root)}
+
+
+def test_the_library_prints_nothing():
+    """Only the command layer prints (and a process entry point's ``main``); the library says what happens through
+    the ``pragmeter`` logger and returns what a command shows, so a program that imports it decides what is shown."""
+    offenders = []
+    for path, tree in _library_files():
+        entry = _entry_point_nodes(tree)
+        offenders += [f"{path.relative_to(PACKAGE)}:{node.lineno}" for node in ast.walk(tree)
+                      if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+                      and id(node) not in entry]
+    assert offenders == []
+
+
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")
+
+
+def test_the_library_raises_errors_that_name_parameters_not_flags():
+    """An error raised below cli/ names the function's parameters (``precision='bf16'``); the command layer says them
+    as flags (``cli/common.py: in_flags``)."""
+    offenders = []
+    for path, tree in _library_files():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Raise) and node.exc is not None:
+                text = " ".join(part.value for part in ast.walk(node.exc)
+                                if isinstance(part, ast.Constant) and isinstance(part.value, str))
+                offenders += [f"{path.relative_to(PACKAGE)}:{node.lineno}: {flag}" for flag in FLAG.findall(text)]
+    assert offenders == []

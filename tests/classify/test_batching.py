@@ -45,7 +45,7 @@ def test_grouped_batches_pad_much_less_and_stay_shuffled():
 
 
 def test_unknown_precision_is_a_clear_error():
-    with pytest.raises(PragmeterError, match="--precision"):
+    with pytest.raises(PragmeterError, match="precision='fp8': must be one of"):
         FineTuneConfig(precision="fp8")
 
 

@@ -35,8 +35,9 @@ def refused(capsys, *argv) -> str:
     (["impscore", "train", "--encode-batch-size", "0"], "argument --encode-batch-size: must be a whole number"),
     (["impscore", "train", "--in-batch-negatives", "-1"], "argument --in-batch-negatives: expected a number >= 0"),
     (["impscore", "train", "--output", "m", "--teacher", "impscore-mpnet-general"],
-     "--teacher and --distill-weight go together"),
-    (["impscore", "train", "--output", "m", "--distill-weight", "2"], "--teacher and --distill-weight go together"),
+     "--teacher impscore-mpnet-general needs --distill-weight above 0"),
+    (["impscore", "train", "--output", "m", "--distill-weight", "2"],
+     "--distill-weight 2 needs a teacher model (--teacher NAME)"),
     (["impscore", "train", "--output", "m", "--backend", "torch", "--precision", "bf16"],
      "--precision bf16 needs --backend openvino"),
     (["classifier", "predict", "--batch-size", "0"], "argument --batch-size: must be a whole number >= 1"),
@@ -44,7 +45,7 @@ def refused(capsys, *argv) -> str:
     (["score", "--device", "gpu7", "hi"], "argument --device: 'gpu7' is not a torch device"),
     (["score", "--backend", "tensorrt", "hi"], "argument --backend: invalid choice: 'tensorrt'"),
     (["score", "--actors", "0", "--engine", "ray", "hi"], "argument --actors: must be a whole number >= 1"),
-    (["serve", "--port", "70000"], "--port must be in 0..65535, got 70000"),
+    (["serve", "--port", "70000"], "--port 70000: must be in 0..65535"),
     (["serve", "--max-queued-texts", "0"], "--max-queued-texts must be positive, got 0"),
     (["serve", "--max-buffered-bytes", "0"], "--max-buffered-bytes must be positive, got 0"),
     (["serve", "--request-timeout", "0"], "--request-timeout must be a positive number of seconds, got 0.0"),
@@ -193,25 +194,36 @@ def test_the_old_positional_input_still_works_and_names_the_new_form(tmp_path, c
     assert again.err == "" and json.loads(again.out) == json.loads(captured.out)
 
 
-def test_the_response_cache_has_its_own_flag_and_the_old_spelling_still_works(capsys, tmp_path, fake_server):
-    """--cache means the embedding cache everywhere; the LLM response cache is --response-cache (--cache and
-    --no-cache keep working on the LLM commands for one release, with the new name on stderr)."""
+def test_the_response_cache_has_its_own_flag(capsys, tmp_path, fake_server):
+    """--cache means the embedding cache everywhere; the LLM response cache is --response-cache (--no-response-cache:
+    none)."""
     server = fake_server(lambda request: "yes")
     common = ["eval", "--tasks", "inli", "--limit", "2", "--model-args", f"base_url={server.url},model=fake",
               "--no-progress"]
     new = tmp_path / "new.jsonl"
     assert main([*common, "--output", str(tmp_path / "a"), "--response-cache", str(new)]) in (0, 1)
-    assert "is now" not in capsys.readouterr().err and new.is_file()
-    old = tmp_path / "old.jsonl"
-    assert main([*common, "--output", str(tmp_path / "b"), "--cache", str(old)]) in (0, 1)
-    assert "pragmeter: --cache is now --response-cache" in capsys.readouterr().err and old.is_file()
-    assert main([*common, "--output", str(tmp_path / "c"), "--no-cache"]) in (0, 1)
-    assert "pragmeter: --no-cache is now --no-response-cache" in capsys.readouterr().err
+    assert new.is_file()
+    assert main([*common, "--output", str(tmp_path / "c"), "--no-response-cache"]) in (0, 1)
     assert not (tmp_path / "c" / "cache").exists()
     calls = server.total_calls
     assert main([*common, "--output", str(tmp_path / "d"), "--response-cache", str(new)]) in (0, 1)
     assert server.total_calls == calls  # answered from the cache the first run wrote
 
+
+@pytest.mark.parametrize("argv, flag", [
+    (["eval", "--tasks", "inli", "--output", "out", "--cache", "responses.jsonl"], "--cache"),
+    (["eval", "--tasks", "inli", "--output", "out", "--no-cache"], "--no-cache"),
+    (["impscore", "train", "--output", "m", "--cache-dir", "embeddings"], "--cache-dir"),
+    (["score", "--model", "impscore-minilm", "hi"], "--model"),
+    (["analyze", "stratify", "--input", "run", "--model", "impscore-minilm"], "--model"),
+    (["classifier", "drinq-nli", "--model", "folder", "--path", "items.csv"], "--path"),
+])
+def test_a_flag_a_command_does_not_have_is_refused(argv, flag, capsys, tmp_path, monkeypatch):
+    """A command knows only its own flags: another spelling is a usage error naming it, before any work."""
+    monkeypatch.chdir(tmp_path)  # the outputs named, were a command to take them
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2 and f"unrecognized arguments: {flag}" in capsys.readouterr().err
 
 @pytest.mark.parametrize("argv", [["score", "hi"], ["distance", "a", "b"], ["analyze", "stratify", "--input", "x"]])
 def test_the_instrument_batch_size_defaults_to_the_library_default(argv, capsys):
@@ -225,3 +237,19 @@ def test_the_instrument_batch_size_defaults_to_the_library_default(argv, capsys)
         main([*command, "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert f"default {CPU_BATCH_SIZE} on a CPU, {GPU_BATCH_SIZE} on a GPU" in help_text
+
+
+def test_the_library_s_parameters_are_said_as_the_running_command_s_flags():
+    """A library error names parameters; the command rewrites each that it has as a flag, and nothing else."""
+    from pragmeter.cli import build_parser
+    from pragmeter.cli.common import command_flags, in_flags
+
+    parser = build_parser(only="impscore")
+    flags = command_flags(parser, parser.parse_args(["impscore", "train", "--output", "m"]))
+    assert flags["distill_weight"] == ("--distill-weight", False) and flags["overwrite"] == ("--overwrite", True)
+    said = in_flags("teacher='mpnet' needs distill_weight above 0; pass overwrite=True; precision='bf16' or 'fp32'; "
+                    "encoder_rank=4 needs encoder_layers=N; root=/data; model_args base_url=U,model=M; "
+                    "unknown_name=3 and the model", flags)
+    assert said == ("--teacher mpnet needs --distill-weight above 0; pass --overwrite; --precision bf16 or fp32; "
+                    "--encoder-rank 4 needs --encoder-layers N; --data-root /data; model_args base_url=U,model=M; "
+                    "unknown_name=3 and the model")

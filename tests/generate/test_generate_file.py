@@ -18,7 +18,7 @@ def never():
 def test_an_existing_output_is_refused_before_the_backend_is_built(tmp_path):
     output = tmp_path / "pairs.csv"
     output.write_text("x\n")
-    with pytest.raises(PragmeterError, match="pairs.csv exists; pass --overwrite"):
+    with pytest.raises(PragmeterError, match="pairs.csv exists; pass overwrite=True"):
         generate_file("pairs:generate_pairs", tmp_path / "posts.csv", output, never, None)
 
 
@@ -51,6 +51,6 @@ def test_the_command_says_failed_requests_and_exits_3(tmp_path, fake_server, cap
 
 def test_drinq_options_refuse_a_similarity_bound_outside_0_1():
     for bad in (0.0, 1.5):
-        with pytest.raises(PragmeterError, match=r"--max-similarity must be in \(0, 1\]"):
+        with pytest.raises(PragmeterError, match=r"max_similarity must be in \(0, 1\]"):
             DrinqOptions(max_similarity=bad)
     assert DrinqOptions(max_similarity=1.0).max_similarity == 1.0

@@ -49,7 +49,7 @@ def test_pairs_corpus_accepted_by_loader_and_trainer(tmp_path, fake_server, caps
     assert (corpus["negative"] != corpus["explicit"]).all() and {"train", "val", "test"} == set(corpus["split"])
     model = tmp_path / "model"
     assert main(["impscore", "train", "--corpus", str(output), "--output", str(model), "--epochs", "1",
-                 "--cache-dir", str(tmp_path / "emb")]) == 0
+                 "--cache", str(tmp_path / "emb")]) == 0
     assert (model / "config.json").exists()
 
 

@@ -174,7 +174,7 @@ def test_train_goes_from_a_corpus_to_a_model_folder_as_the_separate_steps_do(sma
         train(config(epochs=1), result.folder, small_corpus, cache_root=embedding_cache, show_progress=False)
     with pytest.raises(PragmeterError, match="no 'val' rows"):
         train(config(), None, small_corpus[small_corpus["split"] != "val"], cache_root=embedding_cache)
-    with pytest.raises(PragmeterError, match="--source-weight: source weights name sources not in the corpus: nope"):
+    with pytest.raises(PragmeterError, match="source_weights: source weights name sources not in the corpus: nope"):
         train(config(source_weights={"nope": 2.0}), None, small_corpus, cache_root=embedding_cache)
 
 

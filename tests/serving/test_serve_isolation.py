@@ -41,7 +41,7 @@ def server(model_dir):
     """The real service on a free loopback port (port 0: the command prints the port it got)."""
     # ONNX Runtime (fp32): batched answers equal onnx_model's one-by-one scores to 1e-5 (bf16 kernels may round
     # differently with the batch's shape)
-    process = _serve("--port", "0", "--model", model_dir, "--max-wait-ms", "200", "--backend", "onnx")
+    process = _serve("--port", "0", "--impscore", model_dir, "--max-wait-ms", "200", "--backend", "onnx")
     seen = ""
     while not (match := re.search(r"on (http://127\.0\.0\.1:\d+/)", seen)):
         line = process.stderr.readline()

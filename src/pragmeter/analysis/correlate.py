@@ -22,7 +22,7 @@ def paired_columns(path: str | os.PathLike, x: str, y: str, y_table: str | os.Pa
     if y_table is None:
         return pd.DataFrame({"_x": x_values, "_y": numeric_column(require_column(left, y, path), y, path)}), None
     if not on:
-        raise PragmeterError("--y-table needs --on KEY (the column that identifies a row in both tables)")
+        raise PragmeterError("y_table needs on=KEY (the column that identifies a row in both tables)")
     right = read_table(y_table)
     for key in on:
         require_column(left, key, path)

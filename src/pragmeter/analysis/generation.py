@@ -8,8 +8,8 @@ given, is offset per run), so the model should sample (temperature > 0; the comm
 
 from __future__ import annotations
 
+import logging
 import re
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -19,6 +19,8 @@ import numpy as np
 
 from pragmeter.metrics.correlation import kendall_tau
 from pragmeter.errors import PragmeterError
+
+log = logging.getLogger("pragmeter")
 
 PROMPT = ("Given the topic {topic}, please generate four sentences about it, ranging from most explicit to most "
           "implicit. Output each sentence on a new line.")
@@ -131,8 +133,8 @@ def write_generation_check(generations: list[Generation], scores: dict[tuple[int
 
     output.mkdir(parents=True, exist_ok=True)
     summary = summarise(generations, scores, runs)
-    log = "generations.jsonl"
-    with atomic_path(output / log) as tmp, open(tmp, "w", encoding="utf-8") as handle:
+    samples_file = "generations.jsonl"
+    with atomic_path(output / samples_file) as tmp, open(tmp, "w", encoding="utf-8") as handle:
         for g in generations:
             key = (g.run, g.topic)
             record = {"run": g.run, "topic": g.topic, "prompt": PROMPT.format(topic=g.topic), "response": g.response,
@@ -147,7 +149,8 @@ def write_generation_check(generations: list[Generation], scores: dict[tuple[int
                       output / png)
     payload = {"kind": "pragmeter-generation-check", "version": 1, "model": model_settings,
                "impscore_model": impscore, "prompt": PROMPT, "prompt_hash": text_hash(PROMPT), "runs": runs,
-               "topics": topics, **summary, "plots": [png], "samples_file": log, "run": RunRecord.now(text_hash(PROMPT)).to_dict()}
+               "topics": topics, **summary, "plots": [png], "samples_file": samples_file,
+               "run": RunRecord.now(text_hash(PROMPT)).to_dict()}
     write_json_atomic(output / "generation_check.json", payload)
     return payload
 
@@ -189,11 +192,12 @@ def run_generation_check(backend: Callable[[], object], impscore: Callable[[], o
     """``pragmeter analyze generation-check``: :func:`generation_check` on the topics of the file ``topics`` (default:
     the shipped ones), answers cached in ``output/cache/responses.jsonl`` unless not ``response_cache``. Checks
     everything (``runs``, topics, ``backend()``, the output unless ``overwrite``, ``impscore()``) before asking;
-    yields the summary lines, then says the count of valid answers on stderr; no valid answer is an error."""
+    yields the summary lines, then says the count of valid answers (the ``pragmeter`` logger); no valid answer is an
+    error."""
     from pragmeter.io import check_output
 
     if runs < 1:
-        raise PragmeterError("--runs must be at least 1")
+        raise PragmeterError(f"runs={runs}: must be at least 1")
     topic_list = read_topics(topics) if topics else default_topics()
     chat = backend()
     check_output(output / "generation_check.json", overwrite)
@@ -201,7 +205,6 @@ def run_generation_check(backend: Callable[[], object], impscore: Callable[[], o
     cache = output / "cache" / "responses.jsonl" if response_cache else None
     payload = generation_check(chat, model, topic_list, runs, output, cache, progress=progress)
     yield from summary_lines(payload)
-    print(f"valid {payload['n_valid']} of {payload['n_requests']} answers -> {output / 'generation_check.json'}",
-          file=sys.stderr)
+    log.info(f"valid {payload['n_valid']} of {payload['n_requests']} answers -> {output / 'generation_check.json'}")
     if payload["n_valid"] == 0:
         raise PragmeterError("no answer had four sentences; see generations.jsonl")

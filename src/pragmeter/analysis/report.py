@@ -20,8 +20,8 @@ from __future__ import annotations
 import base64
 import html
 import json
+import logging
 import os
-import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -32,6 +32,8 @@ from pragmeter import __version__
 from pragmeter.errors import DataError, PragmeterError
 from pragmeter.io.untrusted import folder_inside, read_inside, refusal, safe_name
 from pragmeter.provenance import read_run_record
+
+log = logging.getLogger("pragmeter")
 
 UNASSIGNED = "predictions"  # page for stratified files that name no model (plain predictions tables)
 OWN = "stratified"  # the report's own stratification of logged samples, under the report: OWN/<run path>/
@@ -579,7 +581,7 @@ def render(results_dir: Path, output: Path) -> list[Path]:
         raise PragmeterError(f"{results_dir}: not a folder")
     found = scan_report(results_dir, output)
     for line in found.skipped:
-        print(f"warning: {line}", file=sys.stderr)
+        log.warning(f"warning: {line}")
     models = found.models()
     if not models and not found.profiles and not found.overviews:
         raise PragmeterError(f"{results_dir}: no results.json, stratified_*.json, generation_check.json or "
@@ -621,19 +623,19 @@ def stratify_logged_samples(results_dir: Path, output: Path, impscore: str | Non
         try:
             logs = stratify.sample_logs(run)
         except DataError as error:  # e.g. a truncated results.json: said here, and again by the page writer
-            print(f"warning: {error}; its sample logs are not stratified", file=sys.stderr)
+            log.warning(f"warning: {error}; its sample logs are not stratified")
             continue
-        for log, settings in logs:
-            task = log.stem.removeprefix("samples_")
+        for sample_log, settings in logs:
+            task = sample_log.stem.removeprefix("samples_")
             if any(os.path.lexists(stratify.stratified_path(folder, task)) for folder in (run, output / relative)):
                 continue
             try:
-                records = read_records(log)
+                records = read_records(sample_log)
                 if not records or not isinstance(records[0][1].get("text"), str):
                     continue  # a task that logs no text cannot be stratified
-                predictions = stratify.from_samples(log, GOLD_FILTER.get(task), settings)
+                predictions = stratify.from_samples(sample_log, GOLD_FILTER.get(task), settings)
             except DataError as error:
-                print(f"warning: {error}; not stratified", file=sys.stderr)
+                log.warning(f"warning: {error}; not stratified")
                 continue
             if not predictions.texts:
                 continue
@@ -654,8 +656,8 @@ def make_report(results_dir: Path, output: str | Path | None = None, overwrite: 
     """``pragmeter analyze report``: the pages of ``results_dir`` written into ``output`` (default
     ``results_dir/report``; ``index.html`` there is refused unless ``overwrite``), its logged samples stratified first
     into ``output/stratified/`` unless not ``stratify`` (:func:`stratify_logged_samples`, with that ImpScore model);
-    nothing is written into ``results_dir`` outside ``output``. Yields each page's path and
-    says the counts and the index on stderr."""
+    nothing is written into ``results_dir`` outside ``output``. Yields each page's path and says the counts and the
+    index (the ``pragmeter`` logger)."""
     from pragmeter.io import check_output
 
     output = Path(output) if output else results_dir / "report"
@@ -665,6 +667,6 @@ def make_report(results_dir: Path, output: str | Path | None = None, overwrite: 
     if stratify and results_dir.is_dir():
         count = stratify_logged_samples(results_dir, output, impscore, device, batch_size, backend, precision)
         if count:
-            print(f"stratified {count} per-sample log(s)", file=sys.stderr)
+            log.info(f"stratified {count} per-sample log(s)")
     yield from render(results_dir, output)
-    print(f"index: {output / 'index.html'}", file=sys.stderr)
+    log.info(f"index: {output / 'index.html'}")

@@ -10,8 +10,8 @@ Inputs: a predictions table (text, gold, prediction; or a 0/1 correctness column
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -24,6 +24,8 @@ from pragmeter.metrics.correlation import logistic_slope, spearman
 from pragmeter.metrics.intervals import wilson_interval
 from pragmeter.errors import DataError, PragmeterError
 from pragmeter.text import is_blank
+
+log = logging.getLogger("pragmeter")
 
 BIN_EDGES = np.round(np.linspace(0.0, 2.0, 9), 4)
 SCORE_RANGE = (0.0, 2.0)
@@ -55,8 +57,8 @@ def _warn_without_gold(path: Path, where: str, column: str, numbers: list[int]) 
     if not numbers:
         return
     shown = ", ".join(map(str, numbers[:10])) + (", …" if len(numbers) > 10 else "")
-    print(f"warning: {path}: {where}{'s' if len(numbers) > 1 else ''} {shown}: field {column!r} is missing; "
-          f"{len(numbers)} such item(s) left out of the accuracy", file=sys.stderr)
+    log.warning(f"warning: {path}: {where}{'s' if len(numbers) > 1 else ''} {shown}: field {column!r} is missing; "
+                f"{len(numbers)} such item(s) left out of the accuracy")
 
 
 def assign_bins(scores: np.ndarray, edges: np.ndarray = BIN_EDGES) -> np.ndarray:
@@ -119,7 +121,7 @@ def from_table(path: Path, text_column: str, gold_column: str | None, prediction
         golds = require_column(frame, gold_column, path).tolist() if needs_gold else [None] * len(texts)
     else:
         if not gold_column or not prediction_column:
-            raise PragmeterError("give --gold-column and --prediction-column, or --correct-column")
+            raise PragmeterError("give gold_column and prediction_column, or correct_column")
         golds = require_column(frame, gold_column, path).tolist()
         predictions = require_column(frame, prediction_column, path).tolist()
         # A missing prediction is wrong, as an invalid answer is in the harness metrics.
@@ -168,7 +170,7 @@ def _check_vocabulary(path: Path, column: str, predictions: list, golds: list) -
                f"({labels})")
     if len(outside) == sum(_norm(p) is not None for p in predictions):
         raise DataError(f"{message}; no prediction is a gold label: wrong column or label names?")
-    print(f"warning: {message}; {len(outside)} such row(s) count as wrong", file=sys.stderr)
+    log.warning(f"warning: {message}; {len(outside)} such row(s) count as wrong")
 
 
 def from_samples(path: Path, gold_value: str | None = None, model: dict | None = None) -> Predictions:
@@ -242,7 +244,7 @@ def sample_logs(results_dir: Path) -> list[tuple[Path, dict | None]]:
         if problem is None:
             logs.append(path)
         else:
-            print(f"warning: {path}: {problem}; not read", file=sys.stderr)
+            log.warning(f"warning: {path}: {problem}; not read")
     model = results_model(results_dir) if logs else None
     return [(path, model) for path in logs]
 
@@ -354,24 +356,24 @@ def load_predictions(input_path: str | Path, gold_value: str | None = None, text
     if path.is_dir() and os.access(path, os.R_OK | os.X_OK):
         logs = sample_logs(path)
         if not logs:
-            raise PragmeterError(f"{path}: no samples_<task>.jsonl (run `pragmeter eval … --log-samples`)")
+            raise PragmeterError(f"{path}: no samples_<task>.jsonl (an eval run that logs its samples writes them)")
         # A run folder holds one log per task: stratify every task that can be, say why for the others.
         inputs, skipped = [], []
-        for log, model in logs:
+        for sample_log, model in logs:
             try:
-                predictions = from_samples(log, gold_value, model)
+                predictions = from_samples(sample_log, gold_value, model)
             except DataError as error:
                 skipped.append(str(error))
                 continue
             if predictions.texts:
                 inputs.append(predictions)
             else:
-                skipped.append(f"{log}: no items left to stratify ({predictions.filter})")
+                skipped.append(f"{sample_log}: no items left to stratify ({predictions.filter})")
         if not inputs:  # nothing to stratify: the reasons are the error (one line, naming the files)
             raise PragmeterError(skipped[0] if len(skipped) == 1 else
                                  f"{path}: no task log could be stratified: {'; '.join(skipped)}")
         for reason in skipped:
-            print(f"pragmeter analyze stratify: skipped {reason}", file=sys.stderr)
+            log.info(f"pragmeter analyze stratify: skipped {reason}")
         return inputs
     if not path.exists():
         raise PragmeterError(f"{path}: no such file or folder")
@@ -396,7 +398,7 @@ def stratify_input(input_path: str | Path, output: str | Path | None, impscore: 
                               score_column)
     if name:
         if len(inputs) > 1:
-            raise PragmeterError("--name needs a single input (this folder holds several sample logs)")
+            raise PragmeterError(f"name={name!r} needs a single input (this folder holds several sample logs)")
         inputs[0].name = name
     path = Path(input_path)
     output = Path(output) if output else path if path.is_dir() else path.parent

@@ -75,7 +75,7 @@ class LocalClassifierBackend(ChatBackend):
     def from_args(cls, target: str | None, args: dict[str, str]) -> "LocalClassifierBackend":
         reject_unknown_args(args, _KNOWN, "local")
         if not target:
-            raise PragmeterError("the local backend needs a classifier folder: --model local:PATH")
+            raise PragmeterError("the local backend needs a classifier folder: local:PATH")
         try:
             batch_size = int(args.get("batch_size") or 64)
         except ValueError:

@@ -4,8 +4,8 @@ of sources)."""
 
 from __future__ import annotations
 
+import logging
 import platform
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -18,6 +18,8 @@ from pragmeter.classify.training import (Trainer, FineTuneConfig, FineTuneResult
 from pragmeter.encoders import canonical_name
 from pragmeter.errors import PragmeterError
 from pragmeter.metrics.classification import accuracy_by_group, classification_report, correct
+
+log = logging.getLogger("pragmeter")
 
 
 def group_accuracies(golds, predictions, groups, report_groups: dict[str, list[str]]) -> dict:
@@ -71,8 +73,8 @@ def run_svm_recipe(data: RecipeData, encoder: str, c_values: list[float], output
     from pragmeter.classify.svm import EmbeddingSVMClassifier, embedding_runtime
 
     if data.input_kind != "single":
-        raise PragmeterError("--head svm classifies single texts; INLI's (premise, hypothesis) pairs need the "
-                             "fine-tuned head (--head linear)")
+        raise PragmeterError("head='svm' classifies single texts; INLI's (premise, hypothesis) pairs need the "
+                             "fine-tuned head (head='linear')")
     backend, precision = embedding_runtime(precision, device, canonical_name(encoder))
     # max_length 0 here: fit records the encoder's own max_seq_length (embeddings are cached per encoder name)
     classifier, history = EmbeddingSVMClassifier.fit(recipe_settings(data, encoder, 0), data.train,
@@ -102,7 +104,7 @@ def test_and_save(data: RecipeData, classifier, training: dict, output: Path, co
         bias_info = {"decision_bias": {"bias": bias, "selected_on": select_on, "val_before": before,
                                        "val_after": after, "test_without_bias": plain}}
         classifier.settings.decision_bias = bias
-        print(f"decision bias {bias}: validation {select_on} {before:.4f} -> {after:.4f}", file=sys.stderr)
+        log.info(f"decision bias {bias}: validation {select_on} {before:.4f} -> {after:.4f}")
     predictions = classifier.decide(test_probabilities)
     test = classification_report(data.test.labels, predictions, classifier.labels)
     run = RunRecord.now()
@@ -118,7 +120,7 @@ def test_and_save(data: RecipeData, classifier, training: dict, output: Path, co
         "paper": data.paper, **bias_info,
     }
     classifier.save(output, model_card(info), info)
-    print(f"test accuracy {test['accuracy']:.4f}, macro-F1 {test['macro_f1']:.4f} -> {output}", file=sys.stderr)
+    log.info(f"test accuracy {test['accuracy']:.4f}, macro-F1 {test['macro_f1']:.4f} -> {output}")
     return info
 
 
@@ -131,11 +133,11 @@ def train_classifier(data: RecipeData, encoder: str, output: str | Path, config:
     first examples (smoke runs); ``work_dir`` (default OUTPUT.work) holds the checkpoints a rerun resumes from."""
     output = Path(output)
     if (output / "config.json").exists() and not overwrite:
-        raise PragmeterError(f"{output} already holds a model; pass --overwrite to replace it")
+        raise PragmeterError(f"{output} already holds a model; pass overwrite=True to replace it")
     data.train = data.train.head(limit_train)
     data.val, data.test = data.val.head(limit_eval), data.test.head(limit_eval)
     if not len(data.train) or not len(data.val):
-        raise PragmeterError("no training or validation examples (check --limit-train / --limit-eval)")
+        raise PragmeterError("no training or validation examples (check limit_train / limit_eval)")
     work = Path(work_dir) if work_dir else output.with_name(output.name + ".work")
     if svm_c is not None:
         return run_svm_recipe(data, encoder, svm_c, output, config.select_on, device, config.precision, command,

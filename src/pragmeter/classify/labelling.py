@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 from typing import TYPE_CHECKING
+
+log = logging.getLogger("pragmeter")
 
 if TYPE_CHECKING:  # pandas and numpy load when a table is labelled: building the CLI parser stays fast
     import pandas as pd
@@ -54,8 +56,8 @@ def label_table(model: str | os.PathLike, path: str | os.PathLike, output: str |
                 premise_column: str = "premise", hypothesis_column: str = "hypothesis", batch_size: int = 64,
                 device: str | None = None, overwrite: bool = False, progress: bool = True) -> pd.DataFrame:
     """``pragmeter classifier predict``: the table at ``path`` labelled by the classifier folder ``model``
-    (:func:`label_frame`) and written to ``output``, its rows reported on stderr; returns it. The output and the
-    table are checked before the model loads, so a bad file fails fast."""
+    (:func:`label_frame`) and written to ``output``, its rows reported (the ``pragmeter`` logger); returns it. The
+    output and the table are checked before the model loads, so a bad file fails fast."""
     from pragmeter.classify.loading import load_classifier
     from pragmeter.io import check_output, read_table, report_rows, write_table
 
@@ -68,8 +70,7 @@ def label_table(model: str | os.PathLike, path: str | os.PathLike, output: str |
     report_rows(out[ERROR_COLUMN].tolist(), "labelled", output, ERROR_COLUMN,
                 lambda row, reason: f"{path}: data row {row + 1}: {reason}")
     if classifier.truncated:  # labelled on their first max_length tokens only: say so, as `score` does
-        print(f"note: {classifier.truncated} row(s) exceeded the classifier's token limit and were truncated",
-              file=sys.stderr)
+        log.info(f"note: {classifier.truncated} row(s) exceeded the classifier's token limit and were truncated")
     return out
 
 
@@ -155,7 +156,7 @@ def interpret_frame(interpreter, frame: pd.DataFrame, path: str | os.PathLike, b
 def interpret_table(load_interpreter, path: str | os.PathLike, output: str | os.PathLike, batch_size: int = 64,
                     overwrite: bool = False, progress: bool = True) -> pd.DataFrame:
     """``pragmeter interpret --input``: :func:`interpret_frame` of the table at ``path``, written atomically to
-    ``output``; rows that could not be read are reported on stderr (the first one by file, row and field). The
+    ``output``; rows that could not be read are reported (the first one by file, row and field). The
     output and the table's columns are checked before ``load_interpreter()`` loads the model: a bad file fails
     fast."""
     from pragmeter.io import check_output, read_table, report_rows, write_table

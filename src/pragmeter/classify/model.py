@@ -27,7 +27,7 @@ INFERENCE_PRECISIONS = (*PRECISIONS, "fp16")
 
 def check_precision(precision: str, allowed: tuple[str, ...] = PRECISIONS) -> str:
     if precision not in allowed:
-        raise PragmeterError(f"--precision must be one of {', '.join(allowed)}")
+        raise PragmeterError(f"precision={precision!r}: must be one of {', '.join(allowed)}")
     return precision
 
 

@@ -46,7 +46,7 @@ def parse_c_values(text: str) -> list[float]:
     except ValueError:
         values = []
     if not values or any(not v > 0 for v in values):
-        raise PragmeterError(f"--svm-c {text!r}: expected comma-separated positive numbers, e.g. 1,4,16")
+        raise PragmeterError(f"svm_c={text!r}: expected comma-separated positive numbers, e.g. 1,4,16")
     return values
 
 def embedding_runtime(precision: str, device: str | None, encoder: str) -> tuple[str, str]:
@@ -336,10 +336,10 @@ class _Checkpoints:
                 state = json.loads(state_path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as error:
                 raise PragmeterError(f"{state_path} is not readable ({error}); delete the folder or pass another "
-                                     f"--work-dir") from None
+                                     "work_dir") from None
             if state.get("fingerprint") != key or state.get("head") != "svm":
                 raise PragmeterError(f"{self.folder} holds checkpoints of a different run (other settings or data); "
-                                     f"pass another --work-dir or delete it")
+                                     "pass another work_dir or delete it")
             self.fitted = state.get("fitted", {})
 
     def _file(self, c: float) -> Path:

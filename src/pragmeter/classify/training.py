@@ -15,6 +15,7 @@ the same path as an uninterrupted one.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import sys
 from collections.abc import Mapping
@@ -32,6 +33,8 @@ from pragmeter.errors import PragmeterError
 from pragmeter.metrics.classification import classification_report
 from pragmeter.io import write_json_atomic
 from pragmeter.io.atomic import naming
+
+log = logging.getLogger("pragmeter")
 
 SELECT_ON = ("macro_f1", "accuracy")
 LENGTH_WINDOW = 50  # batches per sorted window: large enough to pad little, small enough to stay random
@@ -57,7 +60,7 @@ class FineTuneConfig:
         from pragmeter.classify.model import check_precision
 
         if self.select_on not in SELECT_ON:
-            raise PragmeterError(f"--select-on must be one of {', '.join(SELECT_ON)}")
+            raise PragmeterError(f"select_on={self.select_on!r}: must be one of {', '.join(SELECT_ON)}")
         check_precision(self.precision)
         for name in ("epochs", "batch_size", "grad_accumulation", "max_length", "eval_batch_size"):
             if getattr(self, name) < 1:
@@ -234,14 +237,14 @@ class Trainer:
         state = json.loads(state_path.read_text(encoding="utf-8"))
         if state.get("fingerprint") != key:
             raise PragmeterError(f"{self.work_dir} holds a checkpoint of a different run (other settings or "
-                                 f"data); pass another --work-dir or delete it")
+                                 "data); pass another work_dir or delete it")
         done = state["epochs_done"]
         device = self.classifier.device
         self.classifier.model.load_state_dict(
             {k: v.to(device) for k, v in load_file(self.work_dir / f"last-{done}.safetensors").items()})
         _load_optimizer_tensors(self.classifier.model, optimizer,
                                 load_file(self.work_dir / f"optimizer-{done}.safetensors"))
-        print(f"resuming after epoch {done} from {self.work_dir}", file=sys.stderr)
+        log.info(f"resuming after epoch {done} from {self.work_dir}")
         return done, FineTuneResult(state["history"], state["best_epoch"], state["best_val"])
 
     def best_weights_path(self, result: FineTuneResult) -> Path:
@@ -303,8 +306,8 @@ class Trainer:
             result.history.append({"epoch": epoch, "train_loss": float(np.mean(losses)),
                                    "train_seconds": round(train_seconds, 2), "examples": len(train),
                                    "val_accuracy": report["accuracy"], "val_macro_f1": report["macro_f1"]})
-            print(f"epoch {epoch}: train loss {np.mean(losses):.4f}, val accuracy {report['accuracy']:.4f}, "
-                  f"val macro-F1 {report['macro_f1']:.4f}{' (best)' if improved else ''}", file=sys.stderr)
+            log.info(f"epoch {epoch}: train loss {np.mean(losses):.4f}, val accuracy {report['accuracy']:.4f}, "
+                     f"val macro-F1 {report['macro_f1']:.4f}{' (best)' if improved else ''}")
             self._save_checkpoint(optimizer, result, epoch, key, improved)
         return result
 

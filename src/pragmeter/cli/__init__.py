@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import logging
 import os
 import signal
 import sys
@@ -44,6 +45,35 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for module in dict.fromkeys(COMMANDS.values()) if only is None else [only]:
         importlib.import_module(f"pragmeter.cli.{module}").register(subparsers)
     return parser
+
+
+class _Stderr(logging.Handler):
+    """The library's messages (the ``pragmeter`` logger: notes, warnings, what a long step is doing) as lines on
+    standard error, looked up when each is written (a test's captured stream, a redirected one)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(self.format(record), file=sys.stderr, flush=True)
+        except Exception:  # noqa: BLE001  (logging's own rule: a message that cannot be written never stops the run)
+            self.handleError(record)
+
+
+_MESSAGES = _Stderr()
+
+
+@contextlib.contextmanager
+def library_messages():
+    """While a command runs it shows the library's messages from INFO up, each as its text alone; after, the
+    ``pragmeter`` logger is as the program that called :func:`main` had it."""
+    library = logging.getLogger("pragmeter")
+    level = library.level
+    library.addHandler(_MESSAGES)
+    library.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        library.removeHandler(_MESSAGES)
+        library.setLevel(level)
 
 
 def _output_lock(args: argparse.Namespace):
@@ -89,12 +119,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        with _output_lock(args):
+        with library_messages(), _output_lock(args):
             code = args.func(args)
     except PragmeterError as error:
-        from pragmeter.cli.common import in_flags
+        from pragmeter.cli.common import command_flags, in_flags
 
-        print(f"pragmeter {args.command}: error: {in_flags(str(error))}", file=sys.stderr)
+        print(f"pragmeter {args.command}: error: {in_flags(str(error), command_flags(parser, args))}", file=sys.stderr)
         return error.exit_code
     except OSError as error:  # the file system refused (permission, full disk, a folder as a file): one line, no trace
         if isinstance(error, BrokenPipeError) and _reader_gone():

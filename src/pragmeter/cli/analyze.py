@@ -44,7 +44,7 @@ def _add_profile(actions) -> None:
                         help="random distinct pairs for diversity (default 2000)")
     add(parser, seed={"help": "seed of sampling and pairs (default 0)"},
         output={"default": "profiles", "help": "output folder (default: profiles)"})
-    add(parser, "overwrite", "no_cache", "impscore_old_name", *INSTRUMENT, "data_root")
+    add(parser, "overwrite", "no_cache", *INSTRUMENT, "data_root")
     parser.set_defaults(func=run_profile)
 
 
@@ -81,7 +81,7 @@ def _add_stratify(actions) -> None:
                         help="only items with this gold label (e.g. yes: the paper's detection rate on hate speech)")
     parser.add_argument("--name", default=None, help="name of the outputs (default: file stem or task name)")
     add(parser, output={"help": "output folder (default: the results folder, or the input file's folder)"})
-    add(parser, "overwrite", "no_cache", "impscore_old_name", *INSTRUMENT)
+    add(parser, "overwrite", "no_cache", *INSTRUMENT)
     parser.set_defaults(func=run_stratify)
 
 

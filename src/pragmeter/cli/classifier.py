@@ -8,7 +8,7 @@ import shlex
 import sys
 
 from pragmeter.classify.labelling import ERROR_COLUMN, PREDICTION_COLUMN
-from pragmeter.cli.common import RenamedFlag, add, add_group, add_input_option, positive_int
+from pragmeter.cli.common import add, add_group, add_input_option, positive_int
 
 
 def register(subparsers) -> None:
@@ -156,7 +156,6 @@ def _add_drinq_nli(actions) -> None:
     parser.add_argument("--predictions", default=None, help="per-item table to write (csv, jsonl, parquet…)")
     add_input_option(parser, "your own file in the DRInQ CSV schema (default: the release)", required=False,
                      legacy_positional=False)
-    parser.add_argument("--path", dest="input", action=RenamedFlag, new="--input")
     add(parser, "limit", "device", "no_progress", "data_root", seed={"help": "bootstrap seed (default 0)"},
         batch_size={"default": 64, "help": "option pairs per batch (default 64)"},
         overwrite={"help": "replace --predictions and the output files if they exist"})

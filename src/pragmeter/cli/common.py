@@ -4,7 +4,7 @@ command spells it the same way and it means one thing everywhere.
 ``--model`` is always the model under test (a chat backend, a classifier folder, or the ImpScore model that
 ``impscore evaluate`` checks); ``--impscore`` is the ImpScore model used as the instrument (scoring, profiles,
 stratification); ``--cache``/``--no-cache`` are the embedding cache, ``--response-cache``/``--no-response-cache``
-the LLM response cache. Old spellings stay accepted for one release and print the new one on stderr.
+the LLM response cache.
 """
 
 from __future__ import annotations
@@ -20,21 +20,6 @@ from pragmeter.encoders.runtime import BACKEND_CHOICES, PRECISIONS, device_probl
 # Exit status of a run that wrote its output but some requests failed after every retry (eval, generate): the output
 # is marked incomplete, and the same command again asks only what failed.
 INCOMPLETE = 3
-
-
-class RenamedFlag(argparse.Action):
-    """An old flag spelling: stores into the new flag's destination and says the new name on stderr. With
-    ``nargs=0`` it is an old switch and stores ``const`` (True unless given)."""
-
-    def __init__(self, option_strings, dest, new: str, **kwargs):
-        self.new = new
-        if kwargs.get("nargs") == 0:
-            kwargs.setdefault("const", True)
-        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(f"pragmeter: {option_string} is now {self.new}", file=sys.stderr)
-        setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
 
 
 def at_least(kind: type, minimum: float, expected: str, strict: bool = False):
@@ -97,8 +82,6 @@ OPTIONS: dict[str, tuple[str, dict]] = {
     "dtype": ("--dtype", {"choices": ["float32", "float16", "bfloat16"],
                           "help": "torch encoder precision (default: float16 on a GPU, float32 on a CPU)"}),
     "impscore": ("--impscore", {"help": "ImpScore model: shipped name or model folder (default: the shipped default)"}),
-    # --model as the old name of --impscore, where the command has no model under test of that name
-    "impscore_old_name": ("--model", {"dest": "impscore", "action": RenamedFlag, "new": "--impscore"}),
     "model": ("--model", {"help": "ImpScore model under test: shipped name or model folder (default: the shipped "
                                   "default)"}),
     "cache": ("--cache", {"help": "embedding cache folder (default: $PRAGMETER_CACHE/embeddings)"}),
@@ -110,21 +93,16 @@ OPTIONS: dict[str, tuple[str, dict]] = {
     "response_cache": ("--response-cache", {"help": "LLM response cache file (default OUTPUT/cache/responses.jsonl)"}),
     "no_response_cache": ("--no-response-cache", {**SWITCH, "help": "neither read nor write the response cache"}),
 }
-# Old spellings, accepted for one release (hidden; the new one is said on stderr): option name -> old flag.
-OLD_SPELLINGS = {"cache": "--cache-dir", "response_cache": "--cache", "no_response_cache": "--no-cache"}
 RUNTIME = ("backend", "precision")  # how ImpScore's encoder runs, on every command that scores
 INSTRUMENT = ("impscore", "batch_size", "device", *RUNTIME)  # --impscore with its encoder settings
 
 
 def add(parser: argparse.ArgumentParser, *names: str, **overrides: dict) -> None:
     """Add the shared options ``names`` as declared, then those of ``overrides`` (name -> keywords replacing the
-    declared ones, e.g. ``seed={"help": "bootstrap seed"}``), each with its old spelling if it has one."""
+    declared ones, e.g. ``seed={"help": "bootstrap seed"}``)."""
     for name, override in [*((name, {}) for name in names), *overrides.items()]:
         flag, keywords = OPTIONS[name]
         parser.add_argument(flag, **{**keywords, **override})
-        if name in OLD_SPELLINGS:
-            switch = {"nargs": 0} if keywords.get("action") == "store_true" else {}
-            parser.add_argument(OLD_SPELLINGS[name], dest=name, action=RenamedFlag, new=flag, **switch)
 
 
 def add_input_option(parser: argparse.ArgumentParser, help: str, required: bool = True,
@@ -184,13 +162,49 @@ def load_model(args: argparse.Namespace, cache: bool = False):
                          option["dtype"])
 
 
-# The library's parameters as this command line spells them: an error raised below cli/ names ``precision='bf16'``,
-# the user reads ``--precision bf16``.
+# How the library's errors name what a caller gave: keyword arguments, ``name=value`` (``precision='bf16'``,
+# ``limit=0``, ``overwrite=True``; ``name='a', 'b' or 'c'`` for a choice), and a parameter alone by a name with an
+# underscore (``distill_weight``). The command says each as the flag that sets it (``--precision bf16``,
+# ``--overwrite``, ``--distill-weight``): :func:`in_flags`, with the running command's options (:func:`command_flags`).
 PARAMETER_FLAGS = {"backend": "--backend", "precision": "--precision", "device": "--device", "dtype": "--dtype"}
-_PARAMETER = re.compile(r"\b(" + "|".join(PARAMETER_FLAGS) + r")=('[^']*'(?:(?:, | or )'[^']*')*)")
+# Library parameters that a command's option of another name sets.
+PARAMETER_ALIASES = {"root": "data_root", "n_pairs": "pairs"}
+_VALUE = r"('[^']*'(?:(?:, | or )'[^']*')*|[^\s,;:)]+)"
+_KEYWORD = re.compile(r"(?<![\w.,-])([a-z][a-z0-9_]*)=" + _VALUE)
+_UNDERSCORED = re.compile(r"(?<![\w.'=/-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w'=(/-])")  # not in a path or name
 
 
-def in_flags(message: str) -> str:
-    """``message`` with each ``name='value'`` (or ``name='a', 'b' or 'c'``) of a parameter that is a flag here said
-    as ``--name value`` (``--name a, b or c``)."""
-    return _PARAMETER.sub(lambda m: f"{PARAMETER_FLAGS[m[1]]} {m[2].replace(chr(39), '')}", message)
+def command_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, tuple[str, bool]]:
+    """The options of the command ``args`` ran (its group's and action's parsers included): destination -> (its
+    long flag, whether it is a switch)."""
+    flags: dict[str, tuple[str, bool]] = {}
+    parsers = [parser]
+    while parsers:
+        for action in parsers.pop()._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(args, action.dest, None) or "")
+                parsers += [chosen] if chosen is not None else []
+            elif action.option_strings and action.help != argparse.SUPPRESS:
+                flag = max(action.option_strings, key=len)
+                flags.setdefault(action.dest, (flag, action.nargs == 0))
+    return flags
+
+
+def in_flags(message: str, flags: dict[str, tuple[str, bool]] | None = None) -> str:
+    """``message`` with each parameter the running command has as a flag (``flags``, from :func:`command_flags`; the
+    runtime's parameters always) said as that flag: ``name=value`` as ``--name value`` (``name='a', 'b' or 'c'`` as
+    ``--name a, b or c``, ``switch=True`` as ``--switch``), ``some_name`` alone as ``--some-name``."""
+    flags = {**{name: (flag, False) for name, flag in PARAMETER_FLAGS.items()}, **(flags or {})}
+
+    def option(name: str) -> tuple[str, bool] | None:
+        return flags.get(name) or flags.get(PARAMETER_ALIASES.get(name, ""))
+
+    def keyword(match: re.Match) -> str:
+        found = option(match[1])
+        if found is None:
+            return match[0]
+        flag, switch = found
+        return flag if switch and match[2] == "True" else f"{flag} {match[2].replace(chr(39), '')}"
+
+    message = _KEYWORD.sub(keyword, message)
+    return _UNDERSCORED.sub(lambda m: option(m[1])[0] if option(m[1]) else m[0], message)

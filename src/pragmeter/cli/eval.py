@@ -51,10 +51,12 @@ def run(args: argparse.Namespace) -> int:
     output = Path(args.output)
     judge = (lambda: load_chat_backend(args.judge_model, args.judge_model_args, temperature="1") if args.judge_model
              else None)
-    complete = run_eval(args.tasks, output, lambda: load_chat_backend(args.model, args.model_args), judge,
-                        args.task_arg, args.mode, args.data_root, args.overwrite, args.limit, args.sample,
-                        args.sample_seed, args.log_samples, response_cache(args, output / "cache" / "responses.jsonl"),
-                        not args.no_progress, list(sys.argv))
+    summary, complete = run_eval(args.tasks, output, lambda: load_chat_backend(args.model, args.model_args), judge,
+                                 args.task_arg, args.mode, args.data_root, args.overwrite, args.limit, args.sample,
+                                 args.sample_seed, args.log_samples,
+                                 response_cache(args, output / "cache" / "responses.jsonl"), not args.no_progress,
+                                 list(sys.argv))
+    print(*summary, sep="\n")
     return 0 if complete else INCOMPLETE
 
 

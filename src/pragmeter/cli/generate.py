@@ -117,7 +117,7 @@ def _run(args: argparse.Namespace, pipeline: str, options: dict) -> int:
     output = Path(args.output)
     failed = generate_file(pipeline, Path(args.input), output, lambda: load_chat_backend(args.model, args.model_args),
                            response_cache(args, default_cache(output)), args.retries, not args.no_progress,
-                           args.overwrite, **options)
+                           args.overwrite, on_line=lambda line: print(line, flush=True), **options)
     if failed:
         print(f"warning: {failed} request(s) failed after retries and were left out; the output is marked "
               "incomplete: rerun the same command to retry them (answers already received are reused; no "

@@ -40,10 +40,10 @@ def _add_corpus(actions) -> None:
     add(build, output={"default": "corpus.parquet", "help": "output file (.parquet, .csv, .jsonl)"})
     build.add_argument("--sources", default=None,
                        help="comma-separated sources and presets: paper (the Table-6 rebuild, the default), figurative "
-                            "(the 2026-11-22 sources), generated (LLM-written data shipped with pragmeter: explicit "
-                            "sides, graded groups), human (people's figurative, ironic and indirect pairs), general "
-                            "(the default's: paper + human + the written groups), all; e.g. paper,figurative or "
-                            "paper,figqa (`pragmeter impscore corpus sources` lists them)")
+                            "(figurative, ironic and indirect everyday pairs), generated (LLM-written data shipped "
+                            "with pragmeter: explicit sides, graded groups), human (people's figurative, ironic and "
+                            "indirect pairs), general (the default's: paper + human + the written groups), all; e.g. "
+                            "paper,figurative or paper,figqa (`pragmeter impscore corpus sources` lists them)")
     build.add_argument("--from-official", metavar="ALL_DATA_CSV", default=None,
                        help="convert the official all_data.csv (pos_implicit, pos_explicit, neg_implicit, "
                             "neg_explicit)")
@@ -59,7 +59,8 @@ def _add_corpus(actions) -> None:
 def run_build(args: argparse.Namespace) -> int:
     from pragmeter.impscore.corpus import make_corpus_file
 
-    make_corpus_file(args.output, args.sources, args.from_official, args.seed, args.data_root, args.cap, args.overwrite)
+    make_corpus_file(args.output, args.sources, args.from_official, args.seed, args.data_root, args.cap, args.overwrite,
+                     on_report=print)
     return 0
 
 

@@ -32,7 +32,7 @@ def register(subparsers) -> None:
         output={"help": "output file (format from its extension)"}, overwrite={"help": "replace --output if it exists"})
     add(parser, "no_progress")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any row could not be scored")
-    add(parser, "no_cache", "impscore_old_name", *INSTRUMENT)
+    add(parser, "no_cache", *INSTRUMENT)
     group = parser.add_argument_group("Ray engine (--engine ray; needs the 'ray' extra)")
     group.add_argument("--engine", choices=["local", "ray"], default="local",
                        help="local: this process (default); ray: Ray Data actors, --input a file or folder, "
@@ -51,7 +51,7 @@ def register(subparsers) -> None:
                                      description="Print the pragmatic distance ‖h_p(A) − h_p(B)‖ of two sentences.")
     distance.add_argument("a", help="first sentence")
     distance.add_argument("b", help="second sentence")
-    add(distance, "impscore_old_name", *INSTRUMENT)
+    add(distance, *INSTRUMENT)
     distance.set_defaults(func=lambda args: print(f"{load_model(args).pragmatic_distance(args.a, args.b):.4f}"))
 
 

@@ -16,7 +16,7 @@ def register(subparsers) -> None:
                     "name). Needs the 'serve' extra.")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port, printed)")
-    add(parser, "impscore", "impscore_old_name", *RUNTIME,
+    add(parser, "impscore", *RUNTIME,
         device={"help": "torch device for --backend torch, e.g. cuda"})
     for flag, kind, default, help in (
             ("--max-texts", int, 128, "texts per request (default 128; more → 413)"),

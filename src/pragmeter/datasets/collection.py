@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,6 +10,8 @@ import numpy as np
 
 from pragmeter.errors import PragmeterError
 from pragmeter.text import is_blank
+
+log = logging.getLogger("pragmeter")
 
 
 @dataclass
@@ -90,9 +92,8 @@ def collection_from_file(dataset: str | Path, column: str = "text", label_column
             keep.append(row)
     if len(keep) < len(texts):
         first = next(r for r in range(len(texts)) if r not in set(keep))
-        print(f"warning: {len(texts) - len(keep)} row(s) skipped (first: {path} data row {first + 1}: "
-              f"{invalid_text_reason(texts[first]) or 'paired text: ' + str(invalid_text_reason(paired[first]))})",
-              file=sys.stderr)
+        reason = invalid_text_reason(texts[first]) or "paired text: " + str(invalid_text_reason(paired[first]))
+        log.warning(f"warning: {len(texts) - len(keep)} row(s) skipped (first: {path} data row {first + 1}: {reason})")
     if not keep:
         raise PragmeterError(f"{path}: no row with a text to score in column {column!r}")
     first_label = label_columns[0] if label_columns else None
@@ -100,7 +101,7 @@ def collection_from_file(dataset: str | Path, column: str = "text", label_column
     for spec in compare:
         a, sep, b = spec.partition(":")
         if not sep or first_label is None:
-            raise PragmeterError(f"--compare {spec!r}: give A:B and a --label-column")
+            raise PragmeterError(f"compare={spec!r}: give A:B and a label_column")
         comparisons.append((first_label, a, b))
     collection = TextCollection(
         name=path.name.split(".")[0], texts=[str(texts[r]) for r in keep],

@@ -215,7 +215,7 @@ def load_collections(source: str, root: Root = None, column: str = "text", label
 
     if source == "all" or source in BUILTINS:
         if label_columns or pair_column or compare:
-            raise PragmeterError("--label-column/--pair-column/--compare apply to files; built-in sets have their own")
+            raise PragmeterError("label_column/pair_column/comparisons apply to files; built-in sets have their own")
         cap = max_per_label if max_per_label is not None else DEFAULT_CAP
         return [load_builtin(name, root, cap, seed) for name in (list(BUILTINS) if source == "all" else [source])]
     if Path(source).exists():  # the reader names what is wrong with it (a folder, unreadable...)

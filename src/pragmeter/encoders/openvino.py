@@ -3,12 +3,12 @@
 The graph is converted once from the very SentenceTransformer that the torch path uses (transformer + pooling +
 normalisation) with ``openvino.convert_model`` and saved as OpenVINO IR (``model.xml`` + ``model.bin``, fp32
 weights) under ``$PRAGMETER_CACHE/openvino/<encoder>-<content hash>/``. The conversion runs in a child process, so
-the scoring process never imports torch, and its peak memory is about 1.1 GB for all-mpnet-base-v2 (the ONNX
-exporter needed 2.3 GB); it prints one line on stderr before and after (10–30 s, once per encoder and machine).
+the scoring process never imports torch and gets the conversion's memory back when it ends; it says one line (the
+``pragmeter`` logger) before and after (once per encoder and machine).
 
 Precision is chosen when the graph is compiled (``INFERENCE_PRECISION_HINT``): one export serves fp32 and bf16.
-Texts are batched by token length with a small token budget: on CPU, bf16 matrix kernels run fastest on batches
-that stay in cache (measured 1024 tokens: 341 sentences/CPU-s vs 292 at 4096 and 149 unsorted batches of 32).
+Texts are batched by token length with a small token budget (``TOKENS_PER_BATCH``): on CPU, bf16 matrix kernels run
+fastest on batches that stay in cache, faster than larger budgets or unsorted fixed-size batches (docs/results.md).
 The graph is compiled for throughput (one stream per core or so, ``PERFORMANCE_HINT=THROUGHPUT``) and the batches
 of one call run on all streams at once (one infer request per stream, without Python callbacks): small batches,
 every core busy, same numbers.
@@ -16,6 +16,7 @@ every core busy, same numbers.
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -28,6 +29,8 @@ import numpy as np
 from pragmeter.encoders.graph import DEFAULT_MAX_BATCH, INPUT_NAMES, GraphEncoder
 from pragmeter.encoders.runtime import Runtime
 from pragmeter.errors import PragmeterError
+
+log = logging.getLogger("pragmeter")
 
 TOKENS_PER_BATCH = 1024
 OV_PRECISION = {"fp32": "f32", "bf16": "bf16"}
@@ -65,8 +68,7 @@ class OpenVinoEncoder(GraphEncoder):
         if sealed_export(path.parent):
             return path
         path.parent.parent.mkdir(parents=True, exist_ok=True)
-        print(f"pragmeter: preparing encoder {self.encoder_name} for fast CPU scoring (once; 10-30 s) ...",
-              file=sys.stderr, flush=True)
+        log.info(f"pragmeter: preparing encoder {self.encoder_name} for fast CPU scoring (once; 10-30 s) ...")
         started = time.monotonic()
         # Converted in a child process: torch stays out of this one, and its memory is returned when it ends.
         child = subprocess.run([sys.executable, "-m", "pragmeter.encoders.openvino", self.encoder_name, str(path)],
@@ -76,8 +78,7 @@ class OpenVinoEncoder(GraphEncoder):
             raise PragmeterError(f"could not convert encoder {self.encoder_name!r} for OpenVINO "
                                  f"({lines[-1].strip() if lines else f'exit {child.returncode}'}); "
                                  "use backend='onnx' or 'torch'")
-        print(f"pragmeter: encoder ready in {time.monotonic() - started:.0f} s ({path.parent})", file=sys.stderr,
-              flush=True)
+        log.info(f"pragmeter: encoder ready in {time.monotonic() - started:.0f} s ({path.parent})")
         return path
 
     def _compile(self, threads: int | None):

@@ -9,13 +9,13 @@ SSE4.1, OpenVINO's CPU plugin cannot run the encoder (its LayerNorm kernel fails
 there and an explicit ``openvino`` is refused.
 
 Precision. fp32 everywhere; bf16 on OpenVINO where the CPU has bf16 matrix instructions (AVX-512 BF16 or AMX),
-about twice as fast. Whether it has them, OpenVINO's CPU plugin says itself (``BF16`` in its
+faster. Whether it has them, OpenVINO's CPU plugin says itself (``BF16`` in its
 ``OPTIMIZATION_CAPABILITIES``, which it reports where its oneDNN may use AVX-512 BF16, so on AMX hosts too, and
 not on AVX2-only ones); without OpenVINO installed nothing runs bf16 on a CPU through this module, so the answer
 is no. ``auto`` picks bf16 only for encoders whose bf16 scores were measured within the accuracy
 bounds against the official fp32 path (max |Δscore| ≤ 0.02, Kendall τ ≥ 0.99; benchmarks/bench_speed.py,
-tests/encoders/test_precision.py): all-MiniLM-L6-v2 (0.009, 0.996). all-mpnet-base-v2 misses the first bound in bf16
-(0.025, τ 0.995), so ``auto`` keeps it in fp32 (an explicit ``bf16`` still runs it, and its signature says so). An
+tests/encoders/test_precision.py; figures in docs/results.md): all-MiniLM-L6-v2. all-mpnet-base-v2 misses the first
+bound in bf16, so ``auto`` keeps it in fp32 (an explicit ``bf16`` still runs it, and its signature says so). An
 encoder whose layers a model fine-tuned is another encoder: ``auto`` runs it in bf16 only when the model's config
 records that check (``bf16_check``, measured at release the same way). On a CPU without bf16 instructions (e.g.
 AVX2-only AMD Zen 1) bf16 would only be emulated, so ``auto`` is fp32 there and an explicit ``bf16`` is refused; the
@@ -190,9 +190,9 @@ def _precision(precision: str, backend: str, device: str, encoder: str | None, b
     if backend == "torch":
         if precision != "auto":
             return precision
-        # fp16 on a CUDA device: half the memory traffic, tensor cores, and within the bounds (on an H200, MiniLM's fp16
-        # scores were within 0.002 of the official fp32 path, τ 0.9993, where bf16's were 0.029 off; docs/results.md,
-        # run G1); fp32 elsewhere: CPUs without half-precision matrix units gain nothing and would lose accuracy
+        # fp16 on a CUDA device: half the memory traffic, tensor cores, and within the accuracy bounds where bf16 is
+        # not (docs/results.md); fp32 elsewhere: CPUs without half-precision matrix units gain nothing and would lose
+        # accuracy
         chosen = "fp16" if device.startswith("cuda") else "fp32"
         reasons.append(f"{chosen}: torch on {device}")
         return chosen

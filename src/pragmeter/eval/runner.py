@@ -4,7 +4,7 @@ score each run, combine runs, and write the results JSON (and per-sample JSONL w
 from __future__ import annotations
 
 import asyncio
-import sys
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +18,8 @@ from pragmeter.eval.results import model_signature, write_results, write_samples
 from pragmeter.eval.task import Sample, ScoreContext, Task
 from pragmeter.text import text_hash
 from pragmeter.llm import choice
+
+log = logging.getLogger("pragmeter")
 
 
 UNASKABLE = "unaskable"  # the sample field (and results key) of prompts the model can never take, with the reason
@@ -228,37 +230,33 @@ def failure_lines(payload: dict, output: Path) -> list[str]:
     return lines
 
 
-def print_summary(payload: dict, stream=None) -> None:
-    stream = stream or sys.stdout  # looked up per call: a default bound at import outlives a replaced stdout
-    for line in summary_lines(payload):
-        print(line, file=stream)
-
-
 def run_eval(tasks: str, output: Path, backend: Callable[[], ChatBackend],
              judge: Callable[[], ChatBackend | None] = lambda: None, task_args: Sequence[str] = (),
              mode: str | None = None, root: str | Path | None = None, overwrite: bool = False,
              limit: int | None = None, sample: int | None = None, sample_seed: int = 0, log_samples: bool = False,
-             cache_path: Path | None = None, progress: bool = True, command: list[str] | None = None) -> bool:
+             cache_path: Path | None = None, progress: bool = True,
+             command: list[str] | None = None) -> tuple[list[str], bool]:
     """``pragmeter eval``: the tasks ``tasks`` names (``registry.instantiate`` with ``task_args`` and ``mode``), run
     by :func:`evaluate` into ``output``. Everything is checked before ``backend()`` and ``judge()`` build the chat
     backends: ``limit`` and ``sample`` (not both), the tasks, and a finished ``results.json`` (refused unless
-    ``overwrite``). Prints the summary on stdout, the results file and any failure lines on stderr; True when
-    every request was answered (else the output is marked incomplete)."""
+    ``overwrite``). Returns the summary (a line per task) and whether every request was answered (else the output
+    is marked incomplete); the results file and any failures are said through the ``pragmeter`` logger."""
     from pragmeter.eval import registry
     from pragmeter.io import check_outputs
 
     if limit is not None and limit < 1:
-        raise PragmeterError("--limit must be at least 1")
-    if sample is not None and (sample < 1 or limit is not None):
-        raise PragmeterError("--sample must be at least 1, and not given with --limit")
+        raise PragmeterError(f"limit={limit}: must be at least 1")
+    if sample is not None and sample < 1:
+        raise PragmeterError(f"sample={sample}: must be at least 1")
+    if sample is not None and limit is not None:
+        raise PragmeterError(f"sample={sample} and limit={limit}: give one or the other")
     instances = registry.instantiate(tasks, list(task_args), mode, root)
     check_outputs(filter(None, [finished_results(output)]), overwrite)
     payload = evaluate(EvalConfig(
         tasks=instances, backend=backend(), judge=judge(), output=output, limit=limit, sample=sample,
         sample_seed=sample_seed, log_samples=log_samples, progress=progress, cache_path=cache_path, command=command))
-    print_summary(payload)
-    print(f"results: {output / 'results.json'}", file=sys.stderr)
+    log.info(f"results: {output / 'results.json'}")
     failures = failure_lines(payload, output)
     for line in failures:
-        print(line, file=sys.stderr)
-    return not failures
+        log.warning(line)
+    return summary_lines(payload), not failures

@@ -96,7 +96,8 @@ class Task(ABC):
             raise PragmeterError(f"task {self.name}: unknown argument(s) {', '.join(sorted(unknown))} (known: {known})")
         self.args = {**self.arguments, **args}
         if self.mode not in self.MODES:
-            raise PragmeterError(f"task {self.name}: mode={self.mode!r} is not one of {', '.join(self.MODES)}")
+            raise PragmeterError(f"task {self.name}: {self.name}.mode={self.mode!r} is not one of "
+                                 f"{', '.join(self.MODES)}")
         if self.mode == "logprob":
             self.max_tokens = 1  # only the first token's alternatives are read
         self.data_root = data_root

@@ -58,11 +58,11 @@ async def filter_agreement(session: GenerationSession, input_path: Path, output:
                                            "words": judged}}
     words_in = sum(len(v["emphasis"]) for v in data.values())
     words_out = sum(len(v["emphasis"]) for v in kept.values())
-    print(f"agreement: words in {words_in} -> out {words_out} ({words_in - len(asked)} single-annotation words kept "
-          f"unasked); dialogues in {len(data)} -> out {len(kept)}", file=session.stream)
+    session.say(f"agreement: words in {words_in} -> out {words_out} ({words_in - len(asked)} single-annotation words "
+                f"kept unasked); dialogues in {len(data)} -> out {len(kept)}")
     check_output(output, overwrite)
     write_json_atomic(output, kept)
     write_report(output, session, "agreement", len(kept),
                  {"input": str(input_path), "words_in": words_in, "words_out": words_out})
-    print(f"agreement: wrote {len(kept)} dialogues to {output} (report {report_path(output)})", file=session.stream)
+    session.say(f"agreement: wrote {len(kept)} dialogues to {output} (report {report_path(output)})")
     return kept

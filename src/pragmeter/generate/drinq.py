@@ -53,7 +53,7 @@ class DrinqOptions:
 
     def __post_init__(self) -> None:
         if not 0 < self.max_similarity <= 1:
-            raise PragmeterError("--max-similarity must be in (0, 1]")
+            raise PragmeterError("max_similarity must be in (0, 1]")
 
 
 @cache
@@ -175,8 +175,8 @@ async def generate_drinq(session: GenerationSession, input_path: Path, column: s
     from pragmeter.encoders import load_encoder
 
     if options.keep_intents < 1:
-        raise PragmeterError("--keep-intents must be at least 1")
-    rows, texts = read_texts(input_path, column, session.stream)
+        raise PragmeterError("keep_intents must be at least 1")
+    rows, texts = read_texts(input_path, column, session.say)
     seen, questions = set(), []
     for row, text in zip(rows, texts):  # a question asked twice is generated once
         if normalise(text) not in seen:

@@ -91,7 +91,7 @@ def level_parser(level: int, lower_levels: list[str]):
 
 async def generate_graded(session: GenerationSession, input_path: Path, column: str, output: Path,
                           overwrite: bool, id_column: str | None = None) -> pd.DataFrame:
-    rows, texts = read_texts(input_path, column, session.stream)
+    rows, texts = read_texts(input_path, column, session.say)
     ids = None
     if id_column is not None:
         from pragmeter.io import read_table, require_column

@@ -73,7 +73,7 @@ def cross_validated(items: list[InliItem], seed: int = 0) -> dict:
 def run_hypothesis_baseline(file: str | None, train_file: str | None, root=None, seed: int = 0) -> dict:
     if file is None:
         if train_file is not None:
-            raise PragmeterError("--train needs a FILE to test on")
+            raise PragmeterError(f"train={train_file!r} needs a FILE to test on")
         result = hypothesis_only(load_inli("train", root), load_inli("test", root), seed)
         return {**result, "setting": "trained on INLI train, tested on INLI test"}
     test = load_inli("test", path=Path(file))

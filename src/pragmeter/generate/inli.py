@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,7 +64,7 @@ def _meaning(value: str) -> str | None:
     return word if word in ("yes", "no") else None
 
 
-def read_frames(path: Path, frame_type: str, seed: int, stream) -> list[Frame]:
+def read_frames(path: Path, frame_type: str, seed: int, say: Callable[[str], None]) -> list[Frame]:
     table = read_table(path)
     columns = [require_column(table, c, path).fillna("").astype(str) for c in COLUMNS[frame_type]]
     stage1 = python_prompts(AUGMENTATION)[PROMPTS[frame_type][0]]
@@ -93,7 +94,7 @@ def read_frames(path: Path, frame_type: str, seed: int, stream) -> list[Frame]:
         else:
             frames.append(Frame(row, fill(stage1, *values), None))
     if skipped:
-        print(f"input {path}: {skipped} frame(s) without a plain yes/no meaning skipped", file=stream)
+        say(f"input {path}: {skipped} frame(s) without a plain yes/no meaning skipped")
     return frames
 
 
@@ -135,7 +136,7 @@ async def generate_inli(session: GenerationSession, input_path: Path, frame_type
     stage1_template = python_prompts(AUGMENTATION)[stage1_name]
     stage2_template = python_prompts(ALTERNATIVES)[stage2_name]
     paraphrase_template = python_prompts(PARAPHRASING)["paraphrase_prompt"]
-    frames = read_frames(input_path, frame_type, seed, session.stream)
+    frames = read_frames(input_path, frame_type, seed, session.say)
 
     augmented = await session.stage("augmentation", [_user(f.prompt) for f in frames],
                                     _augmentation_parser(conversational), MAX_TOKENS,

@@ -64,14 +64,13 @@ def write_rows(frame: pd.DataFrame, output: Path, overwrite: bool, session: Gene
                extra: dict | None = None) -> None:
     write_table(frame, output, overwrite=overwrite or incomplete(output))
     write_report(output, session, pipeline, len(frame), extra)
-    print(f"{pipeline}: wrote {len(frame)} rows to {output}", file=session.stream)
+    session.say(f"{pipeline}: wrote {len(frame)} rows to {output}")
 
 
-def read_texts(path: str | Path, column: str, stream=None) -> tuple[list[int], list[str]]:
-    """(data rows, texts) of the non-empty cells of ``column``; empty cells are counted and skipped."""
+def read_texts(path: str | Path, column: str, say: Callable[[str], None]) -> tuple[list[int], list[str]]:
+    """(data rows, texts) of the non-empty cells of ``column``; empty cells are counted, said and skipped."""
     from pragmeter.io import read_table, require_column
 
-    stream = stream or sys.stdout
     values = require_column(read_table(path), column, path)
     rows, texts = [], []
     for row, value in enumerate(values):
@@ -79,7 +78,7 @@ def read_texts(path: str | Path, column: str, stream=None) -> tuple[list[int], l
             rows.append(row)
             texts.append(" ".join(value.split()))
     if len(texts) < len(values):
-        print(f"input {path}: {len(values) - len(texts)} row(s) with empty {column!r} skipped", file=stream)
+        say(f"input {path}: {len(values) - len(texts)} row(s) with empty {column!r} skipped")
     if not texts:
         raise PragmeterError(f"{path}: no non-empty values in column {column!r}")
     return rows, texts
@@ -87,15 +86,16 @@ def read_texts(path: str | Path, column: str, stream=None) -> tuple[list[int], l
 
 def generate_file(pipeline: str, input_path: Path, output: Path, backend: Callable[[], ChatBackend],
                   cache_path: Path | None, retries: int = 2, progress: bool = True, overwrite: bool = False,
-                  **options) -> int:
+                  on_line: Callable[[str], None] | None = None, **options) -> int:
     """``pragmeter generate PIPELINE``: the pipeline coroutine ``pipeline`` (``MODULE:NAME`` in pragmeter.generate),
     called with the session, ``input_path``, ``output``, ``overwrite`` and ``options``, run by :func:`run_pipeline`.
-    The output is checked before ``backend()`` builds the chat backend. Returns the number of requests that failed
+    The output is checked before ``backend()`` builds the chat backend; ``on_line`` receives the run's counts, a
+    line at a time (default: the ``pragmeter`` logger). Returns the number of requests that failed
     after every retry (the output is then marked incomplete, and a rerun retries them)."""
     module, name = pipeline.split(":")
     function = getattr(importlib.import_module(f"pragmeter.generate.{module}"), name)
     check_output(output, overwrite)
     _, session = run_pipeline(lambda session, out: function(session, input_path=input_path, output=out,
                                                             overwrite=overwrite, **options),
-                              backend(), output, cache_path, retries, progress=progress)
+                              backend(), output, cache_path, retries, progress=progress, on_line=on_line)
     return session.failed_requests()

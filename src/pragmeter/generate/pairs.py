@@ -113,7 +113,7 @@ async def generate_pairs(session: GenerationSession, input_path: Path, column: s
                          paper_source: str | None = None, seed: int = 0) -> pd.DataFrame:
     name = prompt_source(source_type, paper_source)
     system = system_prompts()[name]
-    rows, texts = read_texts(input_path, column, session.stream)
+    rows, texts = read_texts(input_path, column, session.say)
     prompts = [[{"role": "system", "content": system}, {"role": "user", "content": text}] for text in texts]
     outcomes = await session.stage("explicit", prompts, [explicit_parser(text) for text in texts], MAX_TOKENS,
                                    templates={"explicit": system})

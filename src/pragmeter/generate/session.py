@@ -9,7 +9,7 @@ sends no request that had been answered — retries included, since retry ``k`` 
 from __future__ import annotations
 
 import asyncio
-import sys
+import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +23,8 @@ from pragmeter.llm.backends.base import ChatBackend, Messages
 from pragmeter.llm.batch import run_batch
 from pragmeter.llm.cache import ResponseCache
 from pragmeter.llm.client import CachedClient, Counters
+
+log = logging.getLogger("pragmeter")
 
 DROP_REASONS = ("empty", "refused", "malformed", "failed")
 
@@ -66,20 +68,16 @@ class StageCounts:
 
 class GenerationSession:
     def __init__(self, backend: ChatBackend, cache_path: Path | None, retries: int = 2, progress: bool = True,
-                 stream=None):
+                 on_line: Callable[[str], None] | None = None):
         if retries < 0:
-            raise PragmeterError("--retries must be at least 0")
+            raise PragmeterError(f"retries={retries}: must be at least 0")
         self.backend = backend
         self.cache = ResponseCache(cache_path) if cache_path is not None else None
         self.client = CachedClient(backend, self.cache)
-        self.retries, self.progress, self._stream = retries, progress, stream
+        self.retries, self.progress = retries, progress
+        self.say = on_line or log.info  # the run's counts, a line at a time (the command shows them on stdout)
         self.stages: list[StageCounts] = []
         self.prompt_hashes: dict[str, str] = {}
-
-    @property
-    def stream(self):
-        """Where counts are printed (stdout unless given; looked up at print time)."""
-        return self._stream or sys.stdout
 
     @property
     def model(self) -> str:
@@ -123,7 +121,7 @@ class GenerationSession:
 
     async def stage(self, name: str, prompts: list[Messages], parse: Callable[[str], Any] | list[Callable[[str], Any]],
                     max_tokens: int | None = None, templates: dict[str, str] | None = None) -> list[Outcome]:
-        """Answer every prompt; returns one Outcome per prompt, in order, and prints the stage's counts.
+        """Answer every prompt; returns one Outcome per prompt, in order, and says the stage's counts.
 
         ``parse`` turns an answer into its value or raises Malformed; give a list for one parser per prompt.
         ``templates`` (name -> text) are the templates used, whose hashes go into the report.
@@ -143,13 +141,13 @@ class GenerationSession:
 
     def filtered(self, stage: str, reason: str, count: int) -> None:
         """Count items a later, non-LLM check removed from what stage ``stage`` produced (too similar, no
-        negative, duplicate…); printed at once and written to the report with the stage."""
+        negative, duplicate…); said at once and written to the report with the stage."""
         counts = next(c for c in self.stages if c.name == stage)
         counts.filtered[reason] += count
-        print(f"after stage {stage}: {reason}: {count} removed", file=self.stream)
+        self.say(f"after stage {stage}: {reason}: {count} removed")
 
     def report(self, counts: StageCounts) -> None:
-        print(counts.line(), file=self.stream, flush=True)
+        self.say(counts.line())
 
     def why_empty(self) -> str:
         """Where the items were lost, for a run that produced no rows: the first stage with nothing out (or after
@@ -171,11 +169,12 @@ class GenerationSession:
 
 
 def run_pipeline(pipeline: Callable[[GenerationSession, Path], Any], backend: ChatBackend, output: Path,
-                 cache_path: Path | None, retries: int = 2, progress: bool = True) -> tuple[Any, GenerationSession]:
+                 cache_path: Path | None, retries: int = 2, progress: bool = True,
+                 on_line: Callable[[str], None] | None = None) -> tuple[Any, GenerationSession]:
     """Run one generation pipeline (``pipeline(session, output)``, a coroutine) to its end with a fresh session,
     closing the backend after; (its result, the session: its failed requests). A run that generated no rows is an
     error naming where the items were lost, never a silent success."""
-    session = GenerationSession(backend, cache_path, retries=retries, progress=progress)
+    session = GenerationSession(backend, cache_path, retries=retries, progress=progress, on_line=on_line)
 
     async def main():
         try:

@@ -13,7 +13,7 @@ Training all of an encoder's layers needs an accelerator in practice; on a CPU i
 from __future__ import annotations
 
 import copy
-import sys
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -305,8 +305,8 @@ def finetune(result, corpus: pd.DataFrame, show_progress: bool = True):
     texts, rows = triplet_rows(corpus)
     encoder = TrainableEncoder(require_encoder(config.encoder), config.device, texts)
     base = {name: tensor.detach().clone() for name, tensor in encoder.bert.state_dict().items()}
-    log = (lambda line: print(line, file=sys.stderr, flush=True)) if show_progress else None
-    tuned = train_layers(encoder, result.heads, rows, config, bf16=config.device.startswith("cuda"), log=log)
+    tuned = train_layers(encoder, result.heads, rows, config, bf16=config.device.startswith("cuda"),
+                         log=logging.getLogger("pragmeter").info if show_progress else None)
     weights = (compress_layers(encoder, base, tuned.weights, config.encoder_rank)
                if config.encoder_rank and not config.encoder_adapters else tuned.weights)
     table = encoder.table(rows_used(rows[rows["split"].isin(["val", "test"])])).cpu()

@@ -122,16 +122,19 @@ def config_from_options(options: Mapping[str, Any]) -> TrainConfig:
     values.update(encoder=canonical_name(values.get("encoder", TrainConfig.encoder)),
                   source_weights=dict(values.get("source_weights", {})))
     config = TrainConfig(**values)
-    if bool(config.teacher) != (config.distill_weight > 0):
-        raise PragmeterError("--teacher and --distill-weight go together (a teacher, and its weight above 0)")
+    if config.teacher and not config.distill_weight > 0:
+        raise PragmeterError(f"teacher={config.teacher!r} needs distill_weight above 0 (the weight of its scores)")
+    if config.distill_weight > 0 and not config.teacher:
+        raise PragmeterError(f"distill_weight={config.distill_weight:g} needs a teacher model (teacher=NAME)")
     if config.encoder_layers and not (config.encoder_lr > 0 and config.encoder_epochs > 0
                                       and config.encoder_batch_size > 0):
-        raise PragmeterError("--encoder-layers needs --encoder-lr above 0, --encoder-epochs and "
-                             "--encoder-batch-size of at least 1")
+        raise PragmeterError(f"encoder_layers={config.encoder_layers} needs encoder_lr above 0, encoder_epochs and "
+                             "encoder_batch_size of at least 1")
     if config.encoder_rank and not config.encoder_layers:
-        raise PragmeterError("--encoder-rank compresses trained encoder layers: it needs --encoder-layers N")
+        raise PragmeterError(f"encoder_rank={config.encoder_rank} compresses trained encoder layers: it needs "
+                             "encoder_layers=N")
     if config.encoder_adapters and not config.encoder_rank:
-        raise PragmeterError("--encoder-adapters trains rank-R adapters: it needs --encoder-rank R")
+        raise PragmeterError("encoder_adapters=True trains rank-R adapters: it needs encoder_rank=R")
     if not config.encoder_layers:  # the frozen encoder: the joint phase's settings do not apply
         config = replace(config, encoder_lr=0.0, encoder_epochs=0, encoder_batch_size=0)
     return config
@@ -382,7 +385,7 @@ def train(config: TrainConfig, output: str | Path | None = None, corpus: pd.Data
     from pragmeter.impscore.distillation import distillation_targets
 
     if output is not None and (Path(output) / "config.json").exists() and not overwrite:
-        raise PragmeterError(f"{output} already holds a model; pass --overwrite to replace it")
+        raise PragmeterError(f"{output} already holds a model; pass overwrite=True to replace it")
     if isinstance(corpus, pd.DataFrame):
         info = {"file": "given as a table"}
     elif corpus is not None:
@@ -400,7 +403,7 @@ def train(config: TrainConfig, output: str | Path | None = None, corpus: pd.Data
     try:
         check_source_weights(config.source_weights, corpus["source"].unique(), "the corpus")
     except ValueError as error:
-        raise PragmeterError(f"--source-weight: {error}") from None
+        raise PragmeterError(f"source_weights: {error}") from None
     if config.teacher:  # a missing teacher fails now, not after the long embedding step
         from pragmeter.impscore.model import resolve_model_dir
 

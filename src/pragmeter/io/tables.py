@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import os
 import re
 import sys
@@ -25,6 +26,8 @@ import pandas as pd
 from pragmeter.errors import DataError, PragmeterError
 from pragmeter.io.atomic import atomic_path
 from pragmeter.text import is_blank
+
+log = logging.getLogger("pragmeter")
 
 FORMATS = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
 
@@ -278,7 +281,7 @@ def check_output(path: str | os.PathLike, overwrite: bool) -> Path:
     if path.is_dir():
         raise PragmeterError(f"{path} is a folder; give a file name for the output")
     if path.exists() and not overwrite:
-        raise PragmeterError(f"{path} exists; pass --overwrite to replace it")
+        raise PragmeterError(f"{path} exists; pass overwrite=True to replace it")
     folder = path.parent
     while not folder.exists() and folder != folder.parent:  # the folders that writing it would create
         folder = folder.parent
@@ -298,15 +301,15 @@ def check_outputs(paths: Iterable[str | os.PathLike], overwrite: bool) -> None:
 
 def report_rows(errors: list[str], done: str, output: str | os.PathLike, error_column: str,
                 first: Callable[[int, str], str]) -> int:
-    """Say on stderr "DONE n of N rows -> OUTPUT" for a table a command wrote row by row (``errors``: each row's
-    reason, empty when it went through) and, where rows failed, a warning naming the first (``first(row,
-    reason)`` says where it is); the number of rows that failed."""
+    """Say "DONE n of N rows -> OUTPUT" (the ``pragmeter`` logger) for a table a command wrote row by row
+    (``errors``: each row's reason, empty when it went through) and, where rows failed, a warning naming the first
+    (``first(row, reason)`` says where it is); the number of rows that failed."""
     failed = sum(map(bool, errors))
-    print(f"{done} {len(errors) - failed} of {len(errors)} rows -> {output}", file=sys.stderr)
+    log.info(f"{done} {len(errors) - failed} of {len(errors)} rows -> {output}")
     if failed:
         row = next(i for i, error in enumerate(errors) if error)
-        print(f"warning: {failed} row(s) not {done} (reason in column '{error_column}'; first: "
-              f"{first(row, errors[row])})", file=sys.stderr)
+        log.warning(f"warning: {failed} row(s) not {done} (reason in column '{error_column}'; first: "
+                    f"{first(row, errors[row])})")
     return failed
 
 

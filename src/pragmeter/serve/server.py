@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
-import sys
 
 import uvicorn
 
@@ -46,20 +46,20 @@ def check_settings(port: int, limits: Limits, max_batch: int, max_wait_ms: float
     for name in ("max_texts", "max_chars", "max_body_bytes", "max_batch", "max_queued_texts", "max_buffered_bytes",
                  "max_connections"):
         if counts[name] < 1:
-            raise PragmeterError(f"--{name.replace('_', '-')} must be positive, got {counts[name]}")
+            raise PragmeterError(f"{name} must be positive, got {counts[name]}")
     for name in ("request_timeout", "body_timeout", "header_timeout", "keep_alive_timeout"):
         if not (math.isfinite(counts[name]) and counts[name] > 0):
-            raise PragmeterError(f"--{name.replace('_', '-')} must be a positive number of seconds, got {counts[name]}")
+            raise PragmeterError(f"{name} must be a positive number of seconds, got {counts[name]}")
     if not 0 <= port <= 65535:
-        raise PragmeterError(f"--port must be in 0..65535, got {port}")
+        raise PragmeterError(f"port={port}: must be in 0..65535")
     if not (math.isfinite(max_wait_ms) and max_wait_ms >= 0):
-        raise PragmeterError(f"--max-wait-ms must be >= 0, got {max_wait_ms}")
+        raise PragmeterError(f"max_wait_ms must be >= 0, got {max_wait_ms}")
 
 
 def serve(model: str | None, host: str, port: int, limits: Limits, *, backend: str = "auto", precision: str = "auto",
           device: str | None = None, max_batch: int = 256, max_wait_ms: float = 2.0, log_level: str = "warning") -> None:
-    """Serve the ImpScore ``model`` on ``host:port`` (0: any free port) until stopped; the URL served is printed on
-    stderr once the model is loaded and warm."""
+    """Serve the ImpScore ``model`` on ``host:port`` (0: any free port) until stopped; the URL served is said (the
+    ``pragmeter`` logger) once the model is loaded and warm."""
     from pragmeter.impscore.model import load_impscore
 
     check_settings(port, limits, max_batch, max_wait_ms)
@@ -73,7 +73,7 @@ def serve(model: str | None, host: str, port: int, limits: Limits, *, backend: s
                          loopback_only=is_loopback(host))
         server = service_server(app, log_level=log_level)
         shown = f"[{host}]" if ":" in host else host
-        print(f"pragmeter serve: {impscore.signature()} on http://{shown}:{port}/", file=sys.stderr, flush=True)
+        logging.getLogger("pragmeter").info("pragmeter serve: %s on http://%s:%s/", impscore.signature(), shown, port)
         server.run(sockets=[sock])
     finally:
         sock.close()

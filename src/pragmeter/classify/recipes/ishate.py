@@ -8,7 +8,7 @@ Augmentation (training split only; dev and test are never touched), comma-separa
   all five), grown from the train split's minority class until it balances the explicit / non-subtle class, as
   in the paper.
 
-The released sets hold rewrites of dev and test posts too (found 2026-11-25: in Task B's back-translations, 34 of
+The released sets hold rewrites of dev and test posts too (in Task B's back-translations, 34 of
 179 texts are closer to a dev or test post than to any training post, 3 of them verbatim; Task A's ALL holds 147
 such texts), which would let a model see rewritten evaluation posts in training. They are dropped by default: an
 added text goes when its word Jaccard with some dev or test post is at least ``HELDOUT_JACCARD`` and higher than

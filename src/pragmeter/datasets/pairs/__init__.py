@@ -15,7 +15,7 @@ from pragmeter.datasets.pairs.isarcasmeval import isarcasmeval
 from pragmeter.datasets.pairs.pets_euphemisms import pets_euphemisms
 from pragmeter.datasets.pairs.sarcasm_sign import sarcasm_sign
 
-# Figurative, ironic and indirect everyday language (SOURCES.md, "Added 2026-11-22"); the ``figurative`` preset.
+# Figurative, ironic and indirect everyday language (SOURCES.md); the ``figurative`` preset.
 PAIR_SOURCES: dict[str, Callable[..., SourcePairs]] = {
     "impli": impli,
     "flute": flute,

@@ -40,8 +40,8 @@ GRADED = {
         "written_graded_everyday.parquet", None, "the Claude (Anthropic) language model",
         "everyday speech acts and figures in 32 domains, each meaning written at 4 levels of explicitness, with "
         "word-sharing distractors as hard negatives (graded groups)"),
-    # a later round (2026-11-25) with a prompt that asks above all for a clear indirect (level 3) -> off-record
-    # (level 4) step, the step the default ranked worst; its own source so the groups above keep their splits
+    # written with a prompt that asks above all for a clear indirect (level 3) -> off-record (level 4) step, the step
+    # the default model ranks worst; its own source so the groups above keep their splits
     "written_graded_offrecord": (
         "written_graded_offrecord.parquet", None, "the Claude (Anthropic) language model",
         "everyday speech acts and figures in 16 more domains, 4 levels of explicitness written to separate the "

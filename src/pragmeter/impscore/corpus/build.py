@@ -13,9 +13,9 @@ The official ``all_data.csv`` schema (pos_implicit, pos_explicit, neg_implicit, 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
-import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +28,8 @@ from pragmeter.datasets.pairs.official import OFFICIAL_COLUMNS, is_official, off
 from pragmeter.text import normalise
 from pragmeter.errors import DataError
 from pragmeter.datasets.pairs.registry import DEFAULT_SOURCES, FOLDERS, PRESETS, SOURCES
+
+log = logging.getLogger("pragmeter")
 
 COLUMNS = ["pair_id", "source", "implicit", "explicit", "negative", "negative_pair_id", "split", "pragmatic"]
 PROVENANCE_COLUMNS = ["origin", "licence", "group", "hard_negative"]
@@ -250,7 +252,7 @@ def build_corpus(sources: list[str] | None = None, seed: int = 0, root=None,
         dropped[(source, "no negative available")] += 1
     frame["negative_pair_id"] = negatives
     frame["pair_id"] = np.arange(len(frame))
-    explicit = frame["explicit"].tolist()  # one column read, not one per row (3 s of a corpus build)
+    explicit = frame["explicit"].tolist()  # one column read, not one per row (most of a corpus build's time)
     frame["negative"] = [explicit[j] if j >= 0 else None for j in negatives]
     frame = frame.loc[~no_negative, COLUMNS + PROVENANCE_COLUMNS].reset_index(drop=True)
     report = source_report(collected, frame, dropped)
@@ -342,22 +344,23 @@ def write_corpus(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool =
 
 def make_corpus_file(output: str | os.PathLike, sources: str | None = None, official: str | os.PathLike | None = None,
                      seed: int = 0, root=None, cap: int | None = None, overwrite: bool = False,
-                     on_report: Callable[[str], None] = print) -> pd.DataFrame:
+                     on_report: Callable[[str], None] | None = None) -> pd.DataFrame:
     """``pragmeter impscore corpus build``: the corpus of ``sources`` (comma-separated names and presets; default
     the paper's), or the official all_data.csv ``official`` converted, written to ``output`` (refused before any
-    work unless ``overwrite``). The per-source table of a build goes to ``on_report``; counts are said on stderr."""
+    work unless ``overwrite``). The per-source table of a build goes to ``on_report`` (default: the ``pragmeter``
+    logger, as the counts)."""
     from pragmeter.io import check_output
 
     check_output(output, overwrite)
     if official:
         frame = load_corpus(official, seed=seed)
-        print(f"{len(frame):,} pairs from {official}", file=sys.stderr)
+        log.info(f"{len(frame):,} pairs from {official}")
     else:
         names = [s.strip() for s in sources.split(",")] if sources else None
         frame, report = build_corpus(names, seed=seed, root=root, cap=cap)
-        on_report(format_report(report))
+        (on_report or log.info)(format_report(report))
     write_corpus(frame, output, overwrite=overwrite)
-    print(f"wrote {len(frame):,} pairs -> {output}", file=sys.stderr)
+    log.info(f"wrote {len(frame):,} pairs -> {output}")
     return frame
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import sys
+import logging
 from pathlib import Path
 
 from pragmeter.errors import PragmeterError
@@ -27,6 +27,8 @@ from pragmeter.llm.backends.base import BackendFatal, reject_unknown_args
 from pragmeter.llm.backends.openai_chat import OPENAI_DECODING, OpenAIChatBackend
 from pragmeter.llm.gguf_server import GgufServer, ServerSettings
 from pragmeter.llm.packaged import PACKAGED, llm_cache_dir, packaged_model_path
+
+log = logging.getLogger("pragmeter")
 
 LLAMA_DECODING = {**OPENAI_DECODING, "top_k": int, "min_p": float, "repeat_penalty": float}
 _SERVER = {"threads": int, "ctx_size": int, "parallel": int, "cache_ram": int, "start_timeout": float}
@@ -84,8 +86,8 @@ class GgufBackend(OpenAIChatBackend):
     def from_args(cls, target: str | None, args: dict[str, str]) -> "GgufBackend":
         reject_unknown_args(args, _KNOWN, "gguf")
         if not target:
-            raise PragmeterError("the gguf backend needs a model: --model gguf:FILE.gguf or "
-                                 f"--model gguf:NAME ({', '.join(sorted(PACKAGED))})")
+            raise PragmeterError("the gguf backend needs a model: gguf:FILE.gguf or "
+                                 f"gguf:NAME ({', '.join(sorted(PACKAGED))})")
         common = cls.common_args(args, default_concurrency=1, kinds=LLAMA_DECODING)
         if not args.get("concurrency") and args.get("parallel"):
             common["concurrency"] = _int_or_float(args, "parallel", int, 1)
@@ -152,8 +154,7 @@ class GgufBackend(OpenAIChatBackend):
             if self.restarts >= 1:
                 raise BackendFatal(f"the gguf server died again after a restart; log: {self.server.log_path}")
             self.restarts += 1
-            print(f"warning: the gguf server died (log: {self.server.log_path}); restarting it once",
-                  file=sys.stderr)
+            log.warning(f"warning: the gguf server died (log: {self.server.log_path}); restarting it once")
             await self._launch(self.server)
             return True
 

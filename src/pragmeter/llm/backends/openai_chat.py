@@ -23,9 +23,9 @@ import asyncio
 import datetime
 import email.utils
 import json
+import logging
 import os
 import random
-import sys
 import time
 
 from pragmeter.errors import PragmeterError
@@ -35,6 +35,8 @@ try:
 except ImportError:  # pragma: no cover - depends on the install
     raise PragmeterError("the openai-chat backend needs httpx: pip install 'pragmeter[harness]'") from None
 from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages, reject_unknown_args
+
+log = logging.getLogger("pragmeter")
 
 _RETRY_STATUS = {408, 409, 425, 429}
 _FATAL_STATUS = {401, 403, 404}
@@ -133,7 +135,7 @@ class OpenAIChatBackend(ChatBackend):
         reject_unknown_args(args, _KNOWN, "openai-chat")
         model = args.get("model") or target
         if not args.get("base_url") or not model:
-            raise PragmeterError("openai-chat needs --model-args base_url=URL,model=NAME "
+            raise PragmeterError("openai-chat needs model_args base_url=URL,model=NAME "
                                  "(e.g. base_url=http://localhost:8000/v1)")
         return cls(base_url=args["base_url"], model=model, **cls.common_args(args, default_concurrency=8))
 
@@ -225,8 +227,8 @@ class OpenAIChatBackend(ChatBackend):
                     continue
                 if not self._said_unreachable and self.max_retries:  # retries take minutes: say why, once
                     self._said_unreachable = True
-                    print(f"warning: cannot reach {url} ({type(error).__name__}); retrying up to "
-                          f"{self.max_retries} times (model argument max_retries)", file=sys.stderr, flush=True)
+                    log.warning(f"warning: cannot reach {url} ({type(error).__name__}); retrying up to "
+                                f"{self.max_retries} times (model argument max_retries)")
             else:
                 text = "" if raw is None else raw[:200].decode("utf-8", errors="replace")
                 if status == 200 and raw is None:
