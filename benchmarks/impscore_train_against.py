@@ -23,7 +23,10 @@ import threading
 import time
 from pathlib import Path
 
+from impscore_train_fast_path import subset
 from machine import MachineWatch
+
+from pragmeter.impscore.corpus.build import load_corpus
 
 THIS_CHECKOUT = Path(__file__).resolve().parents[1]
 RECIPE = ["--encoder", "all-MiniLM-L6-v2", "--alpha", "16", "--source-weight", "written_graded_everyday=4"]
@@ -78,11 +81,6 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=0, help="pairs drawn from the corpus, every split in proportion "
                                                              "(default 0: all)")
     args = parser.parse_args()
-
-    sys.path.insert(0, str(THIS_CHECKOUT / "src"))
-    from impscore_train_fast_path import subset
-
-    from pragmeter.impscore.corpus.build import load_corpus
 
     corpus = subset(load_corpus(args.corpus), args.pairs, 0)
     checkouts = {f"{args.against} (before)": args.against.resolve(), "this checkout": THIS_CHECKOUT}
