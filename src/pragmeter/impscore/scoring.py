@@ -20,12 +20,13 @@ SCORE_COLUMN, ERROR_COLUMN = "impscore", "impscore_error"
 CHUNK_ENV, DEFAULT_CHUNK = "PRAGMETER_CHUNK_SIZE", 256
 
 
-def chunk_size() -> int:
-    """Texts encoded per step of a long job (``$PRAGMETER_CHUNK_SIZE``, default 256): each step's embeddings reach
-    the on-disk cache at once, so an interrupted job keeps every finished step and the progress bar moves per step."""
+def chunk_size(default: int = DEFAULT_CHUNK) -> int:
+    """Texts encoded per step of a long job (``$PRAGMETER_CHUNK_SIZE``, else ``default``): each step's embeddings
+    reach the on-disk cache at once, so an interrupted job keeps every finished step and the progress bar moves per
+    step."""
     value = os.environ.get(CHUNK_ENV, "").strip()
     if not value:
-        return DEFAULT_CHUNK
+        return default
     if not value.isdigit() or int(value) < 1:
         raise PragmeterError(f"${CHUNK_ENV}={value!r} must be a whole number >= 1 (texts per step; default "
                              f"{DEFAULT_CHUNK})")

@@ -18,6 +18,11 @@ from pragmeter.impscore.heads import ImpScoreHeads
 from pragmeter.impscore.losses import triplet_outputs
 
 
+# Texts per step of the corpus embedding (unless $PRAGMETER_CHUNK_SIZE says otherwise): the graph encoder keeps more
+# batches in flight and drains its queue less often than in scoring's smaller steps, and a step is still seconds.
+CORPUS_STEP = 4096
+
+
 def corpus_runtime(backend: str, precision: str, encoder: str, device: str | None = None) -> tuple[str, str]:
     """(backend, precision) that embed a corpus, ``auto`` resolved by scoring's rules
     (pragmeter.encoders.runtime): OpenVINO on a CPU, torch on a GPU ``device`` or where OpenVINO cannot run (ONNX
@@ -58,7 +63,7 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
     """Embeddings per split, computing only texts missing from the on-disk cache (``batch_size`` None: the
     device's default, see pragmeter.encoders.default_batch_size; ``backend`` torch or openvino, ``precision`` the
     openvino graph's fp32 or bf16; either "auto" as :func:`corpus_runtime` resolves it). The texts go through the
-    encoder in steps of scoring's chunk size (pragmeter.impscore.scoring.chunk_size), each committed to the cache:
+    encoder in steps of CORPUS_STEP texts ($PRAGMETER_CHUNK_SIZE overrides it), each committed to the cache:
     ``show_progress`` draws a bar on stderr (counts, rate, ETA) at once and moves it every step."""
     from tqdm import tqdm
 
@@ -97,7 +102,7 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
             return model.encode(batch, batch_size=batch_size or default_batch_size(str(model.device)),
                                 convert_to_numpy=True, show_progress_bar=False)
 
-        matrix = cache.get_or_compute(texts, encode, chunk_size=chunk_size(), progress=bar.update)
+        matrix = cache.get_or_compute(texts, encode, chunk_size=chunk_size(CORPUS_STEP), progress=bar.update)
     row_of = {text: i for i, text in enumerate(texts)}
     table = torch.from_numpy(np.ascontiguousarray(matrix, dtype=np.float32))
     splits = {}
