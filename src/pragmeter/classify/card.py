@@ -126,7 +126,8 @@ def interpreter_card(metrics: dict) -> str:
         *([f"The rank was chosen on validation accuracy: " + ", ".join(
             f"rank {rank} {accuracy:.4f}" for rank, accuracy in metrics["val_by_rank"].items()) + ".", ""]
           if metrics.get("val_by_rank") else []),
-        f"bf16 on the CPU against fp32 ({check['pairs']} validation pairs): largest change of a label probability "
+        f"bf16 on the CPU ({'OpenVINO' if check.get('path') == 'openvino' else 'torch autocast'}) against fp32 "
+        f"({check['pairs']} validation pairs): largest change of a label probability "
         f"{check['max_abs_probability_diff']} and of a reading's score {check['max_abs_score_diff']}, same label on "
         f"{check['label_agreement']:.4f} of pairs — {'within' if check['within_bounds'] else 'outside'} the bounds "
         f"(≤ {check['bounds']['max_abs_score_diff']}, the same label on every pair); `--precision auto` runs bf16 on "

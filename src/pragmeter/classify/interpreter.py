@@ -169,10 +169,11 @@ class Interpreter:
 
 
 def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Sequence[int], val, test=None,
-         bf16_pairs: int = 512, batch_size: int = 64, progress: bool = True) -> dict:
+         bf16_pairs: int = 4096, batch_size: int = 64, progress: bool = True) -> dict:
     """The shipped form (:mod:`pragmeter.classify.shipped`) of the ``classifier train inli`` folder ``source`` at
     ``rank``, written to ``output`` with its card: validation accuracy of the whole and of the compressed model
-    (``val``: Examples), bf16 checked on the first ``bf16_pairs`` validation pairs, the test report of the
+    (``val``: Examples), bf16 checked on the first ``bf16_pairs`` validation pairs (through OpenVINO, the path
+    ``auto`` runs, where the CPU has bf16; else torch's autocast), the test report of the
     compressed model when ``test`` is given. Several ranks: each one's compressed validation accuracy is measured
     and the best ships (the smallest among equals); the test split is read once, for that one. Returns the metrics
     (also in metrics.json)."""
@@ -218,4 +219,17 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
 
             metrics["test_compressed"]["per_source"] = accuracy_by_group(test.labels, predictions, test.groups)
     save_shipped(classifier, factors, head, output, interpreter_card(metrics), metrics, check)
+    from pragmeter.encoders.runtime import cpu_has_bf16
+
+    if cpu_has_bf16():  # what ``auto`` runs here is OpenVINO's bf16: the check is measured on that path instead
+        from pragmeter.classify.openvino import OpenVinoClassifier
+        from pragmeter.classify.shipped import bf16_bounds
+        from pragmeter.encoders.runtime import Runtime
+
+        texts, hypotheses = val.texts[:pairs], val.pairs[:pairs]
+        graph = OpenVinoClassifier(output, Runtime("openvino", "bf16"), progress=progress)
+        check = {**bf16_bounds(classifier.probabilities(texts, hypotheses, batch_size),
+                               graph.probabilities(texts, hypotheses, batch_size), meant), "path": "openvino"}
+        metrics["bf16_check"] = check
+        save_shipped(classifier, factors, head, output, interpreter_card(metrics), metrics, check)
     return metrics
