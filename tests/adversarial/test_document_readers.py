@@ -39,7 +39,7 @@ class DocumentReader:
 
 def ranking_ok(work: Path, out: str, err: str) -> None:
     assert "| kendall_tau | " in out and " n=2 |" in out
-    assert len(json.loads((work / "out.json").read_text())["per_group"]) == 2
+    assert len(json.loads((work / "out.json").read_text())["details"]["per_group"]) == 2
 
 
 def choice_ok(work: Path, out: str, err: str) -> None:
