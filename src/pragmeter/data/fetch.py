@@ -22,6 +22,7 @@ from pathlib import Path
 from pragmeter.data.check import OK, check_data_root, require_known
 from pragmeter.data.root import DATA_ROOT_ENV, candidate_roots, manifest, sha256_of
 from pragmeter.errors import DataError
+from pragmeter.io.atomic import promote
 
 FETCHED, BUILT, FAILED = "fetched", "built", "failed"
 BLOCK = 1 << 16
@@ -132,7 +133,7 @@ def _download(base: Path, relative: str, advance: Callable[[int], object]) -> Ou
         return Outcome(relative, FAILED, f"checksum mismatch: {entry['url']} gave {size} bytes with sha256 "
                                          f"{digest[:12]}…, the manifest pins {entry['size']} bytes with sha256 "
                                          f"{entry['sha256'][:12]}…; not kept")
-    os.replace(part, target)
+    promote(part, target)
     return Outcome(relative, FETCHED)
 
 

@@ -97,6 +97,15 @@ def naming(target: Path) -> Iterator[None]:
         raise OSError(number, os.strerror(number), str(target)) from error
 
 
+def promote(finished: str | os.PathLike, target: str | os.PathLike) -> None:
+    """Put a file finished under another name beside ``target`` (a download's resumable ``.part``) in its place in
+    one step: the file synced, renamed over ``target``, then its folder synced, as :func:`atomic_path` does."""
+    finished, target = Path(finished), Path(target)
+    _fsync(finished)
+    os.replace(finished, target)
+    _fsync(target.parent, directory=True)
+
+
 def write_json_atomic(target: str | os.PathLike, payload: object) -> None:
     with atomic_path(target) as tmp:
         tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
