@@ -26,6 +26,9 @@ def main(argv: list[str] | None = None) -> None:
                         help=f"rank of the shipped factors, or comma-separated ranks: the best on validation ships "
                              f"(default {DEFAULT_RANK})")
     parser.add_argument("--evaluate-test", action="store_true", help="test the shipped interpreter once on INLI test")
+    parser.add_argument("--bf16-pairs", type=int, default=4096,
+                        help="validation pairs of the bf16 check of the shipped form (0: not checked, so `auto` "
+                             "runs it in fp32)")
     parser.add_argument("--limit-eval", type=int, default=None, help="first N validation and test pairs")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--data-root", default=None)
@@ -35,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.limit_eval:
         data.val, data.test = data.val.head(args.limit_eval), data.test.head(args.limit_eval)
     shipped = ship(Path(args.run), Path(args.output), args.rank, data.val, data.test if args.evaluate_test else None,
-                   progress=not args.no_progress)
+                   bf16_pairs=args.bf16_pairs, progress=not args.no_progress)
     summary = {"rank": shipped["rank"], "val_whole": shipped["val_whole"]["accuracy"],
                "val_shipped": shipped["val_compressed"]["accuracy"], **({"val_by_rank": shipped["val_by_rank"]}
                                                                       if "val_by_rank" in shipped else {})}

@@ -97,6 +97,9 @@ def main(argv: list[str] | None = None) -> None:
                         help=f"rank of the shipped factors, or comma-separated ranks: the best on validation ships "
                              f"(default {DEFAULT_RANK})")
     parser.add_argument("--evaluate-test", action="store_true", help="test the shipped interpreter once on INLI test")
+    parser.add_argument("--bf16-pairs", type=int, default=4096,
+                        help="validation pairs of the bf16 check of the shipped form (0: not checked, so `auto` "
+                             "runs it in fp32)")
     parser.add_argument("--device", default=None)
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--data-root", default=None)
@@ -129,7 +132,8 @@ def main(argv: list[str] | None = None) -> None:
     write_json_atomic(out / "summary.json", summary)
     data = data_for(tuple(chosen["extras"]), args)
     shipped = ship(out / "runs" / chosen["run"], out / "interpreter", args.rank, data.val,
-                   data.test if args.evaluate_test else None, progress=not args.no_progress)
+                   data.test if args.evaluate_test else None, bf16_pairs=args.bf16_pairs,
+                   progress=not args.no_progress)
     summary["shipped"] = {k: shipped[k] for k in ("val_whole", "val_compressed", "bf16_check")}
     if "test_compressed" in shipped:
         summary["shipped"]["test"] = shipped["test_compressed"]

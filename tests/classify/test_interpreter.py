@@ -100,8 +100,11 @@ def test_shipped_form_reloads_to_the_compressed_model_and_refuses_a_damaged_shar
     card = (tmp_path / "shipped" / "README.md").read_text()
     assert "Written by an LLM" in card and "rank-384" in card
 
-    small = ship(folder, tmp_path / "rank2", 2, data.val, progress=False)  # rank 2 changes the model, measurably
+    assert metrics["val_compressed"]["predicted"] == "".join(str(LABELS.index(p)) for p in predicted)
+    small = ship(folder, tmp_path / "rank2", 2, data.val, bf16_pairs=0, progress=False)  # rank 2 changes the model
     assert small["val_whole"] == metrics["val_whole"]
+    assert small["bf16_check"]["pairs"] == 0 and not small["bf16_check"]["within_bounds"]  # not measured: fp32
+    assert "bf16 was not checked" in (tmp_path / "rank2" / "README.md").read_text()
     shard = tmp_path / "rank2" / "encoder-1.safetensors"
     shard.write_bytes(shard.read_bytes()[:-8] + b"\0" * 8)
     with pytest.raises(DataError, match="encoder-1.safetensors: sha256 differs"):
@@ -123,7 +126,8 @@ def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bound
         return runtime.backend, runtime.precision
 
     assert chosen(folder, bf16_cpu) == ("openvino", "fp32")  # no check recorded
-    ship(folder, tmp_path / "shipped", 8, data.val.head(8), progress=False)
+    ship(folder, tmp_path / "shipped", 8, data.val.head(8), bf16_pairs=0, progress=False)
+    assert chosen(tmp_path / "shipped", bf16_cpu) == ("openvino", "fp32")  # shipped without a measured check
     config_path = tmp_path / "shipped" / "config.json"
     config = json.loads(config_path.read_text())
     within = {"max_abs_probability_diff": 0.01, "max_abs_score_diff": 0.015, "label_agreement": 1.0,
@@ -185,7 +189,7 @@ def test_openvino_fp32_gives_torch_fp32_probabilities_on_inli_pairs(tiny, tmp_pa
     assert fast.classifier.truncated == torch_fp32.classifier.truncated >= 1  # the long pairs, cut alike
     assert {GRAPH_FILE, SEAL_FILE, "tokenizer.json"} <= {p.name for p in export_folder(folder).iterdir()}
 
-    ship(folder, tmp_path / "shipped", 8, data.val.head(8), progress=False)  # the shipped form, on its base encoder
+    ship(folder, tmp_path / "shipped", 8, data.val.head(8), bf16_pairs=0, progress=False)  # on its base encoder
     shipped = Interpreter.load(tmp_path / "shipped", "cpu", "fp32", backend="torch")
     fast = Interpreter.load(tmp_path / "shipped", backend="openvino", precision="fp32", progress=False)
     assert np.abs(fast.probabilities(premises, hypotheses)
@@ -216,6 +220,7 @@ def test_a_damaged_or_foreign_openvino_export_is_set_aside_and_converted_again(t
     import shutil
 
     from pragmeter.classify.openvino import export_folder
+    from pragmeter.encoders.fingerprint import seal
     from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF
 
     data, folder = tiny
@@ -233,10 +238,12 @@ def test_a_damaged_or_foreign_openvino_export_is_set_aside_and_converted_again(t
     other = tmp_path / "other"  # a sealed export of another model, copied in under this model's key
     shutil.copytree(folder, other)
     (other / "config.json").write_text((other / "config.json").read_text().replace("\n", "\n ", 1))
-    Interpreter.load(other, precision="fp32", progress=False)
     assert export_folder(other) != export
+    foreign = tmp_path / "foreign"  # sealed as its conversion seals it (built from its own key), not converted here
+    shutil.copytree(export, foreign)
+    seal(foreign, export_folder(other).name)
     shutil.rmtree(export)
-    shutil.copytree(export_folder(other), export)
+    shutil.copytree(foreign, export)
     caplog.clear()
     with caplog.at_level("WARNING", logger="pragmeter"):
         again = Interpreter.load(folder, precision="fp32", progress=False)

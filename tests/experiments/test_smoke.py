@@ -75,7 +75,7 @@ def test_interpreter_train_smoke_run_ships_a_loadable_interpreter(tmp_path, data
 
     out = run_script("interpreter_train.py", "--out", tmp_path, "--encoders", "all-MiniLM-L6-v2", "--seeds", "0",
                      "--extras", "none", "--max-steps", "2", "--batch-size", "8", "--limit-eval", "16", "--rank", "8",
-                     "--device", "cpu", "--no-progress", "--data-root", data_root)
+                     "--bf16-pairs", "0", "--device", "cpu", "--no-progress", "--data-root", data_root)
     result = json.loads(out.strip().splitlines()[-1])
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert result["chosen"] == summary["chosen"] == "all-MiniLM-L6-v2-inli-s0"
@@ -87,7 +87,8 @@ def test_interpreter_train_smoke_run_ships_a_loadable_interpreter(tmp_path, data
 
     # the trained run shipped again, the rank chosen on validation among two: the best of them ships
     out = run_script("interpreter_ship.py", "--run", tmp_path / "runs" / "all-MiniLM-L6-v2-inli-s0", "--output",
-                     tmp_path / "shipped", "--rank", "8,2", "--limit-eval", "16", "--evaluate-test", "--no-progress",
+                     tmp_path / "shipped", "--rank", "8,2", "--limit-eval", "16", "--evaluate-test", "--bf16-pairs", "0",
+                     "--no-progress",
                      "--data-root", data_root)
     result = json.loads(out.strip().splitlines()[-1])
     by_rank = result["val_by_rank"]

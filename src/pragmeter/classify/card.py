@@ -93,6 +93,19 @@ BASE_LICENCES = {"all-MiniLM-L6-v2": "Apache-2.0", "all-mpnet-base-v2": "Apache-
                  "embeddinggemma-300m": "Gemma Terms of Use (ai.google.dev/gemma/terms)"}
 
 
+def bf16_line(check: dict) -> str:
+    """The card's sentence on the bf16 check (pragmeter.classify.shipped.bf16_bounds, ``path`` where it ran)."""
+    if not check.get("pairs"):
+        return ("bf16 was not checked against fp32 for this folder: `--precision auto` runs it in fp32 on a CPU "
+                "(`--precision bf16` still runs bf16 where asked).")
+    return (f"bf16 on the CPU ({'OpenVINO' if check.get('path') == 'openvino' else 'torch autocast'}) against fp32 "
+            f"({check['pairs']} validation pairs): largest change of a label probability "
+            f"{check['max_abs_probability_diff']} and of a reading's score {check['max_abs_score_diff']}, same label "
+            f"on {check['label_agreement']:.4f} of pairs — {'within' if check['within_bounds'] else 'outside'} the "
+            f"bounds (≤ {check['bounds']['max_abs_score_diff']}, the same label on every pair); `--precision auto` "
+            "runs bf16 on a CPU only when within.")
+
+
 def interpreter_card(metrics: dict) -> str:
     """Markdown card of a shipped interpreter from :func:`pragmeter.classify.interpreter.ship`'s metrics."""
     training = metrics.get("training") or {}
@@ -126,12 +139,7 @@ def interpreter_card(metrics: dict) -> str:
         *([f"The rank was chosen on validation accuracy: " + ", ".join(
             f"rank {rank} {accuracy:.4f}" for rank, accuracy in metrics["val_by_rank"].items()) + ".", ""]
           if metrics.get("val_by_rank") else []),
-        f"bf16 on the CPU ({'OpenVINO' if check.get('path') == 'openvino' else 'torch autocast'}) against fp32 "
-        f"({check['pairs']} validation pairs): largest change of a label probability "
-        f"{check['max_abs_probability_diff']} and of a reading's score {check['max_abs_score_diff']}, same label on "
-        f"{check['label_agreement']:.4f} of pairs — {'within' if check['within_bounds'] else 'outside'} the bounds "
-        f"(≤ {check['bounds']['max_abs_score_diff']}, the same label on every pair); `--precision auto` runs bf16 on "
-        "a CPU only when within.", "",
+        bf16_line(check), "",
     ]
     test = metrics.get("test_compressed")
     if test:

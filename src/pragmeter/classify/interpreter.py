@@ -173,13 +173,13 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
     """The shipped form (:mod:`pragmeter.classify.shipped`) of the ``classifier train inli`` folder ``source`` at
     ``rank``, written to ``output`` with its card: validation accuracy of the whole and of the compressed model
     (``val``: Examples), bf16 checked on the first ``bf16_pairs`` validation pairs (through OpenVINO, the path
-    ``auto`` runs, where the CPU has bf16; else torch's autocast), the test report of the
-    compressed model when ``test`` is given. Several ranks: each one's compressed validation accuracy is measured
+    ``auto`` runs, where the CPU has bf16; else torch's autocast; 0: not measured, recorded as outside the bounds, so
+    ``auto`` runs the model in fp32), the test report of the compressed model when ``test`` is given. Several ranks: each one's compressed validation accuracy is measured
     and the best ships (the smallest among equals); the test split is read once, for that one. Returns the metrics
     (also in metrics.json)."""
     from pragmeter.classify.card import interpreter_card
     from pragmeter.classify.model import TextClassifier
-    from pragmeter.classify.shipped import bf16_check, compress, save_shipped
+    from pragmeter.classify.shipped import bf16_bounds, bf16_check, compress, save_shipped
     from pragmeter.classify.training import evaluate
 
     source = Path(source)
@@ -189,20 +189,30 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
     classifier = TextClassifier.load(source, "cpu", "fp32")
     meant = Interpreter(classifier, source.name).meant  # an interpreter, before any work
     whole, _ = evaluate(classifier, val, batch_size, progress)
-    by_rank = {}
+    by_rank, predicted = {}, {}
     for candidate in ranks[:-1]:  # compress() replaces the encoder: each candidate starts from the whole model
         trial = TextClassifier.load(source, "cpu", "fp32")
         compress(trial, candidate)
-        by_rank[candidate] = evaluate(trial, val, batch_size, progress)[0]
+        by_rank[candidate], predicted[candidate] = evaluate(trial, val, batch_size, progress)
     factors, head = compress(classifier, ranks[-1])
-    by_rank[ranks[-1]] = evaluate(classifier, val, batch_size, progress)[0]
+    by_rank[ranks[-1]], predicted[ranks[-1]] = evaluate(classifier, val, batch_size, progress)
     rank = max(ranks, key=lambda r: (by_rank[r]["accuracy"], -r))
     if rank != ranks[-1]:
         classifier = TextClassifier.load(source, "cpu", "fp32")
         factors, head = compress(classifier, rank)
-    compressed = by_rank[rank]
-    pairs = min(bf16_pairs, len(val))
-    check = bf16_check(classifier, val.texts[:pairs], val.pairs[:pairs], meant, batch_size)
+    # each validation pair's label as the shipped model predicts it (in fp32 on the CPU), one digit per pair, the
+    # index in ``labels``: what a check of the shipped folder compares a few pairs against
+    compressed = {**by_rank[rank], "predicted": "".join(str(classifier.labels.index(p)) for p in predicted[rank]),
+                  "labels": list(classifier.labels)}
+    pairs = max(0, min(bf16_pairs, len(val)))
+    texts, hypotheses = val.texts[:pairs], val.pairs[:pairs]
+    from pragmeter.encoders.runtime import cpu_has_bf16
+
+    on_openvino = pairs > 0 and cpu_has_bf16()  # what ``auto`` runs here is OpenVINO's bf16: measured on that path
+    if pairs and not on_openvino:
+        check = {**bf16_check(classifier, texts, hypotheses, meant, batch_size), "path": "torch"}
+    else:  # not measured (yet): outside the bounds until it is
+        check = {**bf16_bounds([], [], meant), "path": "none"}
     try:
         trained = json.loads((source / "metrics.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -219,14 +229,10 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
 
             metrics["test_compressed"]["per_source"] = accuracy_by_group(test.labels, predictions, test.groups)
     save_shipped(classifier, factors, head, output, interpreter_card(metrics), metrics, check)
-    from pragmeter.encoders.runtime import cpu_has_bf16
-
-    if cpu_has_bf16():  # what ``auto`` runs here is OpenVINO's bf16: the check is measured on that path instead
+    if on_openvino:  # the graph is converted from the shipped folder, then the check is written beside it
         from pragmeter.classify.openvino import OpenVinoClassifier
-        from pragmeter.classify.shipped import bf16_bounds
         from pragmeter.encoders.runtime import Runtime
 
-        texts, hypotheses = val.texts[:pairs], val.pairs[:pairs]
         graph = OpenVinoClassifier(output, Runtime("openvino", "bf16"), progress=progress)
         check = {**bf16_bounds(classifier.probabilities(texts, hypotheses, batch_size),
                                graph.probabilities(texts, hypotheses, batch_size), meant), "path": "openvino"}

@@ -219,6 +219,8 @@ class TextClassifier:
         from tqdm import tqdm
 
         self.model.eval()
+        if not len(texts):
+            return np.zeros((0, len(self.labels)), dtype=np.float32)
         # Batches of similar length pad less; rows go back to input order at the end.
         full = self.token_lengths(texts, pairs, truncation=False)
         self.truncated += int((full > self.settings.max_length).sum())
