@@ -76,7 +76,7 @@ def teacher_targets(teacher: str | Path, corpus: pd.DataFrame, cache_root: Path,
     training = model.config.get("training", {})
     splits = embed_corpus(corpus, model.encoder_name, cache_root, show_progress=show_progress,
                           backend=training.get("encoder_backend", "torch"),
-                          precision=training.get("encoder_precision", "fp32"))
+                          precision=training.get("encoder_precision", "fp32"), hard_negatives=False)
     with torch.no_grad():  # plain tensors: the student's loss subtracts them under autograd
         return {name: TeacherTargets(triplet_outputs(model.heads, data.e1, data.e2, data.e3))
                 for name, data in splits.items()}

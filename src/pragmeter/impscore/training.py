@@ -159,6 +159,11 @@ def mine_hard_negatives(data: TripletEmbeddings, pool: int = 8192, paraphrase_co
     return data.e2[chosen]
 
 
+def uses_source_hard_negatives(config: TrainConfig) -> bool:
+    """Whether the objective reads the corpus's hard_negative column (else its texts need no embedding)."""
+    return config.hard_negatives in ("source", "both") and config.hard_alpha > 0
+
+
 def hard_negative_batch(data: TripletEmbeddings, config: TrainConfig) -> tuple[torch.Tensor, torch.Tensor] | None:
     """(e4, mask) for the train split under ``config.hard_negatives``, or None for the paper's objective."""
     mode = config.hard_negatives
@@ -207,6 +212,10 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
                          f"the corpus {len(train)}")
 
     best_accuracy, best_state, best_epoch, history = -1.0, None, 0, []
+    # each batch's rows are gathered into these (a fresh tensor per batch costs more than the gather itself); a
+    # batch's tensors are done with once its backward pass has run
+    buffers = [torch.empty((min(config.batch_size, len(train)), *t.shape[1:]), dtype=t.dtype, device=t.device)
+               for t in device_data]
     started = time.perf_counter()
     epochs = tqdm(range(1, config.epochs + 1), desc="training the heads", unit="epoch", disable=not show_progress,
                   file=sys.stderr)
@@ -216,7 +225,8 @@ def train_heads(splits: dict[str, TripletEmbeddings], config: TrainConfig, show_
         total, batches = 0.0, 0
         for start in range(0, len(train), config.batch_size):
             batch = order[start : start + config.batch_size]
-            parts = [t[batch] for t in device_data]
+            parts = [torch.index_select(t, 0, batch, out=buffer[: len(batch)])
+                     for t, buffer in zip(device_data, buffers)]
             batch_weights = None if weights is None else weights[batch]
             hard_terms = {} if hard is None else {"e4": parts[4], "hard": parts[5], "hard_alpha": config.hard_alpha}
             loss = loss_fn(*parts[:4], weights=batch_weights, in_batch=config.in_batch_negatives, **hard_terms)
@@ -411,7 +421,7 @@ def train(config: TrainConfig, output: str | Path | None = None, corpus: pd.Data
     cache_root = Path(cache_root) if cache_root else embeddings_dir()
     splits = embed_corpus(corpus, config.encoder, cache_root, config.encode_batch_size, None,
                           show_progress=show_progress, backend=config.encoder_backend,
-                          precision=config.encoder_precision)
+                          precision=config.encoder_precision, hard_negatives=uses_source_hard_negatives(config))
     targets = distillation_targets(config, corpus, cache_root, show_progress=show_progress)
     result = train_heads(splits, config, show_progress=show_progress, targets=targets)
     encoder_weights = None

@@ -59,12 +59,14 @@ class TripletEmbeddings:
 
 def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_size: int | None = None,
                  device: str | None = None, show_progress: bool = True, backend: str = "torch",
-                 precision: str = "fp32") -> dict[str, TripletEmbeddings]:
+                 precision: str = "fp32", hard_negatives: bool = True) -> dict[str, TripletEmbeddings]:
     """Embeddings per split, computing only texts missing from the on-disk cache (``batch_size`` None: the
     device's default, see pragmeter.encoders.default_batch_size; ``backend`` torch or openvino, ``precision`` the
     openvino graph's fp32 or bf16; either "auto" as :func:`corpus_runtime` resolves it). The texts go through the
     encoder in steps of CORPUS_STEP texts ($PRAGMETER_CHUNK_SIZE overrides it), each committed to the cache:
-    ``show_progress`` draws a bar on stderr (counts, rate, ETA) at once and moves it every step."""
+    ``show_progress`` draws a bar on stderr (counts, rate, ETA) at once and moves it every step. ``hard_negatives``:
+    embed the corpus's ``hard_negative`` column too (e4, hard); only an objective with source hard negatives reads
+    it, and its texts are a twelfth of the README's corpus."""
     from tqdm import tqdm
 
     from pragmeter.encoders import default_batch_size, load_encoder
@@ -79,7 +81,8 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
         raise ValueError(str(error)) from None
     torch_variant = f"torch-{'fp32' if device in (None, 'cpu') else device}"
     variant = f"openvino-{precision}" if backend == "openvino" else torch_variant
-    hard_texts = corpus["hard_negative"].fillna("") if "hard_negative" in corpus.columns else None
+    hard_texts = (corpus["hard_negative"].fillna("") if hard_negatives and "hard_negative" in corpus.columns
+                  else None)
     columns = [corpus["implicit"], corpus["explicit"], corpus["negative"]]
     if hard_texts is not None:
         columns.append(hard_texts[hard_texts != ""])
