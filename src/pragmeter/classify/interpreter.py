@@ -172,11 +172,12 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
          bf16_pairs: int = 4096, batch_size: int = 64, progress: bool = True) -> dict:
     """The shipped form (:mod:`pragmeter.classify.shipped`) of the ``classifier train inli`` folder ``source`` at
     ``rank``, written to ``output`` with its card: validation accuracy of the whole and of the compressed model
-    (``val``: Examples), bf16 checked on the first ``bf16_pairs`` validation pairs (through OpenVINO, the path
-    ``auto`` runs, where the CPU has bf16; else torch's autocast; 0: not measured, recorded as outside the bounds, so
-    ``auto`` runs the model in fp32), the test report of the compressed model when ``test`` is given. Several ranks: each one's compressed validation accuracy is measured
-    and the best ships (the smallest among equals); the test split is read once, for that one. Returns the metrics
-    (also in metrics.json)."""
+    (``val``: Examples) with each validation pair's predicted label, bf16 checked on the first ``bf16_pairs``
+    validation pairs (through OpenVINO, the path ``auto`` runs, where the CPU has bf16; else torch's autocast; 0: not
+    measured, recorded as outside the bounds, so ``auto`` runs the model in fp32), the test report of the compressed
+    model when ``test`` is given. Several ranks: each one's compressed validation accuracy is measured and the best
+    ships (the smallest among equals); the test split is read once, for that one. Returns the metrics (also in
+    metrics.json)."""
     from pragmeter.classify.card import interpreter_card
     from pragmeter.classify.model import TextClassifier
     from pragmeter.classify.shipped import bf16_bounds, bf16_check, compress, save_shipped
