@@ -97,11 +97,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)) + 1)
     args = parser.parse_args(argv)
     pytest_args = shlex.split(args.pytest_args)
-    theirs, ours = collect(args.against, pytest_args), collect(THIS_CHECKOUT, pytest_args)
-    common, missing = matched(theirs, ours)
-    report = {"tests": {"theirs": len(theirs), "ours": len(ours), "ours_of_theirs": len(common),
-                        "theirs_without_a_match": missing}}
+    # watched from the start: the load before is the machine's, not that of the collection runs
     with tempfile.TemporaryDirectory() as work, MachineWatch() as watch:
+        theirs, ours = collect(args.against, pytest_args), collect(THIS_CHECKOUT, pytest_args)
+        common, missing = matched(theirs, ours)
+        report = {"tests": {"theirs": len(theirs), "ours": len(ours), "ours_of_theirs": len(common),
+                            "theirs_without_a_match": missing}}
         selection = Path(work) / "selection.txt"
         selection.write_text("\n".join(common) + "\n", encoding="utf-8")
         report["theirs"] = run_suite(args.against, pytest_args, args.workers)
