@@ -209,6 +209,22 @@ def on_host(monkeypatch):
     return become
 
 
+@pytest.fixture
+def benchmark_script(monkeypatch):
+    """``benchmark_script("interpreter_speed")``: that benchmarks/ script as a module, its sibling ``machine``
+    importable as the script imports it."""
+    import importlib.util
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, CHECKOUT / "benchmarks" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    monkeypatch.setitem(sys.modules, "machine", load("machine"))
+    return load
+
+
 # The model, real sentences and loaded backends that the encoder, service and Ray tests compare.
 @pytest.fixture(scope="session")
 def model_dir(tmp_path_factory) -> str:

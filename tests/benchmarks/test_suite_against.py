@@ -1,29 +1,16 @@
 """benchmarks/suite_against.py: the other checkout's tests are found in this one (by id, or by name where a file
-moved), and the three runs report pytest's counts and the machine state."""
+moved), and a run of a selection runs only the tests it names."""
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import sys
 from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
-
-
-def script(name):
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 @pytest.fixture
-def suite_against(monkeypatch):
-    monkeypatch.setitem(sys.modules, "machine", script("machine"))  # the benchmark imports its sibling
-    return script("suite_against")
+def suite_against(benchmark_script):
+    return benchmark_script("suite_against")
 
 
 def test_a_moved_test_is_found_by_its_name_and_an_ambiguous_or_gone_one_is_named(suite_against):

@@ -363,26 +363,13 @@ def test_local_backend_answers_the_floyd_battery_with_its_scenario_through_the_i
         assert sample["parsed"] == item.keys[chosen]
 
 
-def test_the_speed_benchmark_runs_every_setting_on_one_folder(tiny, monkeypatch):
+def test_the_speed_benchmark_runs_every_setting_on_one_folder(tiny, benchmark_script):
     """benchmarks/interpreter_speed.py, a quick run: torch fp32, OpenVINO fp32 and bf16 (where the CPU has it) on the
     same pairs, each with its runtime and its distance from torch fp32 (no timing is asserted)."""
-    import importlib.util
-    import sys
-    from pathlib import Path
-
     from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF, MAX_ABS_DIFF, cpu_has_bf16
 
-    scripts = Path(__file__).parents[2] / "benchmarks"
-
-    def script(name):
-        spec = importlib.util.spec_from_file_location(name, scripts / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
-    monkeypatch.setitem(sys.modules, "machine", script("machine"))  # the benchmark imports its sibling
     data, folder = tiny
-    result = script("interpreter_speed").measure(str(folder), list(data.val.texts), list(data.val.pairs),
+    result = benchmark_script("interpreter_speed").measure(str(folder), list(data.val.texts), list(data.val.pairs),
                                                  batch_size=8, repeats=1, warmup=4)
     runs = result["runs"]
     assert list(runs) == ["torch fp32 (before)", "openvino fp32", "openvino bf16", "torch fp32 (after)"]
