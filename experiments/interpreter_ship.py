@@ -11,25 +11,17 @@ import argparse
 import json
 from pathlib import Path
 
-from interpreter_train import parse_ranks
+from interpreter_train import add_ship_arguments
 
 from pragmeter.classify.interpreter import ship
 from pragmeter.classify.recipes.inli import build
-from pragmeter.classify.shipped import DEFAULT_RANK
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", required=True, help="a `pragmeter classifier train inli` output folder")
     parser.add_argument("--output", required=True, help="the shipped interpreter's folder")
-    parser.add_argument("--rank", type=parse_ranks, default=[DEFAULT_RANK],
-                        help=f"rank of the shipped factors, or comma-separated ranks: the best on validation ships "
-                             f"(default {DEFAULT_RANK})")
-    parser.add_argument("--evaluate-test", action="store_true", help="test the shipped interpreter once on INLI test")
-    parser.add_argument("--bf16-pairs", type=int, default=4096,
-                        help="validation pairs of the bf16 check of the shipped form (0: not checked, so `auto` "
-                             "runs it in fp32)")
-    parser.add_argument("--limit-eval", type=int, default=None, help="first N validation and test pairs")
+    add_ship_arguments(parser)
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--data-root", default=None)
     args = parser.parse_args(argv)

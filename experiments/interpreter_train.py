@@ -75,6 +75,18 @@ def data_for(extras: tuple[str, ...], args) -> object:
     return data
 
 
+def add_ship_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of shipping a trained run: this script's winner, or interpreter_ship.py's ``--run``."""
+    parser.add_argument("--limit-eval", type=int, default=None, help="first N validation and test pairs")
+    parser.add_argument("--rank", type=parse_ranks, default=[DEFAULT_RANK],
+                        help=f"rank of the shipped factors, or comma-separated ranks: the best on validation ships "
+                             f"(default {DEFAULT_RANK})")
+    parser.add_argument("--evaluate-test", action="store_true", help="test the shipped interpreter once on INLI test")
+    parser.add_argument("--bf16-pairs", type=int, default=4096,
+                        help="validation pairs of the bf16 check of the shipped form (0: not checked, so `auto` "
+                             "runs it in fp32)")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="output folder (runs, checkpoints, summary, the interpreter)")
@@ -92,14 +104,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="one epoch of this many optimizer steps on a seeded sample of the training split (smoke "
                              "and CPU runs)")
     parser.add_argument("--seed-sample", type=int, default=0, help="seed of the --max-steps sample")
-    parser.add_argument("--limit-eval", type=int, default=None, help="first N validation and test pairs")
-    parser.add_argument("--rank", type=parse_ranks, default=[DEFAULT_RANK],
-                        help=f"rank of the shipped factors, or comma-separated ranks: the best on validation ships "
-                             f"(default {DEFAULT_RANK})")
-    parser.add_argument("--evaluate-test", action="store_true", help="test the shipped interpreter once on INLI test")
-    parser.add_argument("--bf16-pairs", type=int, default=4096,
-                        help="validation pairs of the bf16 check of the shipped form (0: not checked, so `auto` "
-                             "runs it in fp32)")
+    add_ship_arguments(parser)
     parser.add_argument("--device", default=None)
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--data-root", default=None)

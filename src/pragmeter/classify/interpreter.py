@@ -181,7 +181,8 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
     from pragmeter.classify.card import interpreter_card
     from pragmeter.classify.model import TextClassifier
     from pragmeter.classify.shipped import bf16_bounds, bf16_check, compress, save_shipped
-    from pragmeter.classify.training import evaluate
+    from pragmeter.classify.training import evaluate, evaluate_with_probabilities
+    from pragmeter.encoders.runtime import cpu_has_bf16
 
     source = Path(source)
     ranks = sorted({rank} if isinstance(rank, int) else set(rank))
@@ -190,13 +191,15 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
     classifier = TextClassifier.load(source, "cpu", "fp32")
     meant = Interpreter(classifier, source.name).meant  # an interpreter, before any work
     whole, _ = evaluate(classifier, val, batch_size, progress)
-    by_rank, predicted = {}, {}
+    by_rank, predicted, fp32 = {}, {}, {}  # per rank: report, labels and fp32 probabilities of the validation pairs
     for candidate in ranks[:-1]:  # compress() replaces the encoder: each candidate starts from the whole model
         trial = TextClassifier.load(source, "cpu", "fp32")
         compress(trial, candidate)
-        by_rank[candidate], predicted[candidate] = evaluate(trial, val, batch_size, progress)
+        by_rank[candidate], predicted[candidate], fp32[candidate] = evaluate_with_probabilities(
+            trial, val, batch_size, progress)
     factors, head = compress(classifier, ranks[-1])
-    by_rank[ranks[-1]], predicted[ranks[-1]] = evaluate(classifier, val, batch_size, progress)
+    by_rank[ranks[-1]], predicted[ranks[-1]], fp32[ranks[-1]] = evaluate_with_probabilities(
+        classifier, val, batch_size, progress)
     rank = max(ranks, key=lambda r: (by_rank[r]["accuracy"], -r))
     if rank != ranks[-1]:
         classifier = TextClassifier.load(source, "cpu", "fp32")
@@ -206,12 +209,10 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
     compressed = {**by_rank[rank], "predicted": "".join(str(classifier.labels.index(p)) for p in predicted[rank]),
                   "labels": list(classifier.labels)}
     pairs = max(0, min(bf16_pairs, len(val)))
-    texts, hypotheses = val.texts[:pairs], val.pairs[:pairs]
-    from pragmeter.encoders.runtime import cpu_has_bf16
-
+    texts, hypotheses, checked_fp32 = val.texts[:pairs], val.pairs[:pairs], fp32[rank][:pairs]
     on_openvino = pairs > 0 and cpu_has_bf16()  # what ``auto`` runs here is OpenVINO's bf16: measured on that path
     if pairs and not on_openvino:
-        check = {**bf16_check(classifier, texts, hypotheses, meant, batch_size), "path": "torch"}
+        check = {**bf16_check(classifier, texts, hypotheses, meant, checked_fp32, batch_size), "path": "torch"}
     else:  # not measured (yet): outside the bounds until it is
         check = {**bf16_bounds([], [], meant), "path": "none"}
     try:
@@ -235,8 +236,8 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
         from pragmeter.encoders.runtime import Runtime
 
         graph = OpenVinoClassifier(output, Runtime("openvino", "bf16"), progress=progress)
-        check = {**bf16_bounds(classifier.probabilities(texts, hypotheses, batch_size),
-                               graph.probabilities(texts, hypotheses, batch_size), meant), "path": "openvino"}
+        check = {**bf16_bounds(checked_fp32, graph.probabilities(texts, hypotheses, batch_size), meant),
+                 "path": "openvino"}
         metrics["bf16_check"] = check
         save_shipped(classifier, factors, head, output, interpreter_card(metrics), metrics, check)
     return metrics

@@ -230,13 +230,11 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     return TextClassifier(model, tokenizer, settings, pick_device(device), precision)
 
 
-def bf16_check(classifier, premises: list[str], hypotheses: list[str], meant: list[int],
+def bf16_check(classifier, premises: list[str], hypotheses: list[str], meant: list[int], fp32,
                batch_size: int = 64) -> dict:
-    """bf16 autocast against fp32 on the CPU on these pairs (:func:`bf16_bounds`)."""
+    """bf16 autocast on the CPU on these pairs against their ``fp32`` probabilities (:func:`bf16_bounds`)."""
     saved = classifier.precision
     try:
-        classifier.precision = "fp32"
-        fp32 = classifier.probabilities(premises, hypotheses, batch_size)
         classifier.precision = "bf16"
         bf16 = classifier.probabilities(premises, hypotheses, batch_size)
     finally:

@@ -84,8 +84,16 @@ class FineTuneResult:
 def evaluate(classifier: TextClassifier, examples: Examples, batch_size: int = 128,
              progress: bool = False) -> tuple[dict, list[str]]:
     """The harness's classification report of ``examples`` and the predictions."""
-    predictions = classifier.predict(examples.texts, examples.pairs, batch_size, progress)
-    return classification_report(examples.labels, predictions, classifier.labels), predictions
+    report, predictions, _ = evaluate_with_probabilities(classifier, examples, batch_size, progress)
+    return report, predictions
+
+
+def evaluate_with_probabilities(classifier: TextClassifier, examples: Examples, batch_size: int = 128,
+                                progress: bool = False) -> tuple[dict, list[str], np.ndarray]:
+    """:func:`evaluate`, and the class probabilities its predictions were decided from (rows in input order)."""
+    probabilities = classifier.probabilities(examples.texts, examples.pairs, batch_size, progress)
+    predictions = classifier.decide(probabilities)
+    return classification_report(examples.labels, predictions, classifier.labels), predictions, probabilities
 
 
 BIAS_GRID = sorted(np.round(np.arange(-4.0, 4.0001, 0.1), 1), key=lambda v: (abs(v), v))  # small biases first
