@@ -331,12 +331,34 @@ def test_local_backend_answers_drinq_through_the_interpreter(tiny, tmp_path, dat
     result = json.loads((tmp_path / "results.json").read_text())["results"]["drinq_vanilla"]
     assert result["n_items"] == 6 and result["errors"] == 0 and result["invalid"] == 0
     samples = [json.loads(line) for line in (tmp_path / "samples_drinq_vanilla.jsonl").read_text().splitlines()]
-    model = Interpreter.load(folder, device="cpu", backend="torch")  # as the local backend runs it
+    model = Interpreter.load(folder, device="cpu")  # as the local backend runs it: OpenVINO on a CPU
     items = {item.id: item for item in load_drinq(data_root)}
     for sample in samples:
         item = items[sample["item_id"]]
         scores = model.rank_many([drinq_premise(item)], [[text for _, text in item.options]])[0]
         assert sample["parsed"] == item.options[int(np.argmax(scores))][0]
+
+
+def test_local_backend_runs_an_interpreter_as_interpreter_load_resolves_it_and_keys_answers_by_runtime(tiny):
+    """On a CPU, ``auto`` is OpenVINO (fp32: this folder records no bf16 check); ``backend=torch`` is asked for
+    with a model argument; the runtime is part of the identity (the answer cache's key), so the two never share
+    answers; a backend the model lacks is refused in one line."""
+    from pragmeter.classify.backend import LocalClassifierBackend
+    from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF
+
+    _, folder = tiny
+    graph = LocalClassifierBackend.from_args(str(folder), {"device": "cpu"})
+    plain = LocalClassifierBackend.from_args(str(folder), {"device": "cpu", "backend": "torch"})
+    assert (graph.runtime.backend, graph.runtime.precision) == ("openvino", "fp32")
+    assert (plain.runtime.backend, plain.runtime.precision) == ("torch", "fp32")
+    assert graph.identity()["runtime"] == "openvino fp32" and plain.identity()["runtime"] == "torch fp32"
+    assert {k: v for k, v in graph.identity().items() if k != "runtime"} == \
+        {k: v for k, v in plain.identity().items() if k != "runtime"}
+    pairs = [premise(CONTEXT, UTTERANCE)] * len(READINGS)
+    assert np.abs(graph.classifier.probabilities(pairs, READINGS) - plain.classifier.probabilities(pairs, READINGS)
+                  ).max() < FP32_MAX_ABS_DIFF
+    with pytest.raises(PragmeterError, match="precision must be one of"):
+        LocalClassifierBackend.from_args(str(folder), {"device": "cpu", "precision": "int4"})
 
 
 def test_load_without_a_model_names_what_is_missing(monkeypatch, tmp_path):
@@ -356,7 +378,7 @@ def test_local_backend_answers_the_floyd_battery_with_its_scenario_through_the_i
     assert result["n_items"] == 5 and result["errors"] == 0 and result["invalid"] == 0
     samples = [json.loads(line) for line in (tmp_path / "samples_floyd.jsonl").read_text().splitlines()]
     items = {item.id: item for item in registry.instantiate("floyd", [], data_root=data_root)[0].items()}
-    model = Interpreter.load(folder, device="cpu", backend="torch")  # as the local backend runs it
+    model = Interpreter.load(folder, device="cpu")  # as the local backend runs it: OpenVINO on a CPU
     for sample in samples:
         item = items[sample["item_id"]]
         chosen = model.choose(item.context, item.utterance, item.readings)

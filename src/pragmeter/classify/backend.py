@@ -13,7 +13,11 @@ utterance, each option a reading — and answers with the task's text for the re
 (P(implied) + P(explicit)); an item whose options are utterances (Snarks) has no reading to rank and fails. Requests are batched: every request waiting at the same moment goes through one
 forward pass. The folder may also be a packaged interpreter's name.
 
-Model arguments: ``device`` (default cuda when available), ``batch_size`` (default 64).
+An interpreter runs as :meth:`pragmeter.classify.interpreter.Interpreter.load` resolves it (OpenVINO on a CPU, in bf16
+only where its recorded check allows; torch on a GPU); any other classifier runs through torch.
+
+Model arguments: ``device`` (default cuda when available), ``batch_size`` (default 64), ``backend`` (auto, openvino or
+torch; default auto) and ``precision`` (auto, fp32 or bf16; default auto).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pragmeter.eval.multiple_choice import prompt_item
 from pragmeter.llm.backends import register_backend
 from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages, reject_unknown_args
 
-_KNOWN = {"device", "batch_size"}
+_KNOWN = {"device", "batch_size", "backend", "precision"}
 _PAIR = re.compile(r"Premise:[ \t]*(?P<premise>.*?)\n\s*Hypothesis:[ \t]*(?P<hypothesis>.*?)\s*\Z", re.DOTALL)
 
 
@@ -54,16 +58,34 @@ def classifier_input(messages: Messages, input_kind: str) -> tuple[str, str | No
     return found.group("premise").strip(), found.group("hypothesis").strip()
 
 
+def open_classifier(folder: Path, device: str | None, backend: str = "auto", precision: str = "auto"):
+    """(the classifier of ``folder``, its Runtime or None): an interpreter as Interpreter.load resolves ``backend``
+    and ``precision`` (``device`` None: cuda when available, else the CPU's fast path), any other classifier through
+    torch (``backend`` auto or torch)."""
+    from pragmeter.classify.interpreter import Interpreter, is_interpreter
+    from pragmeter.classify.loading import load_classifier
+    from pragmeter.classify.model import read_settings
+    from pragmeter.encoders.registry import default_device
+
+    if is_interpreter(read_settings(folder)[2]):
+        interpreter = Interpreter.load(folder, device or default_device(), precision, backend)
+        return interpreter.classifier, interpreter.runtime
+    if backend not in ("auto", "torch"):
+        raise PragmeterError(f"model argument backend={backend!r}: only an interpreter runs through OpenVINO; "
+                             f"{folder} runs backend=torch")
+    return load_classifier(folder, device, precision), None
+
+
 class LocalClassifierBackend(ChatBackend):
-    def __init__(self, path: str, device: str | None = None, batch_size: int = 64):
-        from pragmeter.classify.loading import load_classifier
+    def __init__(self, path: str, device: str | None = None, batch_size: int = 64, backend: str = "auto",
+                 precision: str = "auto"):
         from pragmeter.classify.shipped import resolve_interpreter
 
         self.path = path
         if not (Path(path) / "config.json").is_file():  # a packaged interpreter's name
             path = str(resolve_interpreter(path))
         self.folder = path
-        self.classifier = load_classifier(path, device)
+        self.classifier, self.runtime = open_classifier(Path(path), device, backend, precision)
         self.batch_size = batch_size
         self.concurrency = batch_size  # so that a full batch of requests can wait together
         # Per waiting request: its (text, hypothesis or None) inputs, how its answer follows from their
@@ -82,12 +104,15 @@ class LocalClassifierBackend(ChatBackend):
             raise PragmeterError(f"model argument batch_size={args['batch_size']!r} is not an integer") from None
         if batch_size < 1:
             raise PragmeterError("model argument batch_size must be at least 1")
-        return cls(target, args.get("device") or None, batch_size)
+        return cls(target, args.get("device") or None, batch_size, args.get("backend") or "auto",
+                   args.get("precision") or "auto")
 
     def identity(self) -> dict:
         settings = self.classifier.settings
+        # how it runs is part of what answers: a bf16 answer is not an fp32 one's cache hit
+        run = {"runtime": f"{self.runtime.backend} {self.runtime.precision}"} if self.runtime else {}
         return {"backend": "local", "model": self.path, "base_encoder": settings.base_encoder,
-                "recipe": settings.recipe, "weights_sha256": self._weights_digest()}
+                "recipe": settings.recipe, "weights_sha256": self._weights_digest(), **run}
 
     def _weights_digest(self) -> str:
         from pragmeter.classify.loading import weights_file

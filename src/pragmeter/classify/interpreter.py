@@ -64,6 +64,15 @@ def meant_columns(settings, name: str = "") -> list[int]:
     return meant
 
 
+def is_interpreter(settings) -> bool:
+    """Whether a classifier with these settings reads as an interpreter (:func:`meant_columns` accepts it)."""
+    try:
+        meant_columns(settings)
+    except PragmeterError:
+        return False
+    return True
+
+
 class Interpreter:
     """An INLI pair classifier read as an interpreter: :meth:`classify` pairs, :meth:`rank` and :meth:`choose`
     readings of an utterance in context. ``runtime`` (pragmeter.encoders.runtime.Runtime): how it runs, when
