@@ -72,15 +72,17 @@ def main(argv: list[str] | None = None) -> None:
             report["rows"].append(row)
             print(json.dumps(row), flush=True)
         if args.corpus:
-            import pandas as pd
+            import random
 
-            corpus = pd.read_parquet(args.corpus)
-            texts = pd.unique(pd.concat([corpus["implicit"], corpus["explicit"], corpus["negative"]]))
-            sample = pd.Series(texts).sample(min(args.corpus_texts, len(texts)), random_state=0).tolist()
+            from pragmeter.impscore.corpus.build import load_corpus
+            from pragmeter.impscore.triplets import corpus_texts
+
+            texts = corpus_texts(load_corpus(args.corpus))  # what training embeds (without source hard negatives)
+            sample = random.Random(0).sample(texts, min(args.corpus_texts, len(texts)))
             row = {"what": f"corpus sample ({len(sample):,} of {len(texts):,} texts)",
                    **measure(encoder, sample, config)}
             # the whole corpus's arithmetic, and the encoder's time for it at the sample's rate
-            lengths = [len(ids) for ids in encoder.tokenizer.tokenize(list(texts))[0]]
+            lengths = [len(ids) for ids in encoder.tokenizer.tokenize(texts)[0]]
             whole = sum(cost_per_text(config, n) for n in lengths)
             row.update(corpus_texts=len(texts), corpus_tokens=sum(lengths), corpus_tmac=round(whole / 1e12, 2),
                        corpus_seconds_at_sample_rate=round(whole / (row["gmac_per_s"] * 1e9), 1))

@@ -57,6 +57,15 @@ class TripletEmbeddings:
         return self.e1.shape[0]
 
 
+def corpus_texts(corpus: pd.DataFrame, hard_texts: pd.Series | None = None) -> list[str]:
+    """The distinct texts of ``corpus``'s triplets and of the non-empty ``hard_texts``, as :func:`embed_corpus` embeds
+    them: shortest first, so each step of the encoder holds texts of one length and its batches pad little."""
+    columns = [corpus["implicit"], corpus["explicit"], corpus["negative"]]
+    if hard_texts is not None:
+        columns.append(hard_texts[hard_texts != ""])
+    return sorted(pd.unique(pd.concat(columns)).tolist(), key=len)
+
+
 def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_size: int | None = None,
                  device: str | None = None, show_progress: bool = True, backend: str = "torch",
                  precision: str = "fp32", hard_negatives: bool = True) -> dict[str, TripletEmbeddings]:
@@ -66,7 +75,7 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
     encoder in steps of CORPUS_STEP texts ($PRAGMETER_CHUNK_SIZE overrides it), each committed to the cache:
     ``show_progress`` draws a bar on stderr (counts, rate, ETA) at once and moves it every step. ``hard_negatives``:
     embed the corpus's ``hard_negative`` column too (e4, hard); only an objective with source hard negatives reads
-    it, and its texts are a twelfth of the README's corpus."""
+    it (impscore.training.uses_source_hard_negatives)."""
     from tqdm import tqdm
 
     from pragmeter.encoders import default_batch_size, load_encoder
@@ -83,11 +92,7 @@ def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_siz
     variant = f"openvino-{precision}" if backend == "openvino" else torch_variant
     hard_texts = (corpus["hard_negative"].fillna("") if hard_negatives and "hard_negative" in corpus.columns
                   else None)
-    columns = [corpus["implicit"], corpus["explicit"], corpus["negative"]]
-    if hard_texts is not None:
-        columns.append(hard_texts[hard_texts != ""])
-    # shortest first: each step of the encoder then holds texts of one length, so its batches pad little
-    texts = sorted(pd.unique(pd.concat(columns)).tolist(), key=len)
+    texts = corpus_texts(corpus, hard_texts)
     runtime = f"{backend} {precision}" if backend == "openvino" else f"torch {torch_variant[6:]}"
     # drawn before the cache is read: a large corpus's lookups take seconds
     with tqdm(total=len(texts), desc=f"embedding the corpus ({encoder}, {runtime})", unit="text",
