@@ -39,17 +39,21 @@ def recipe_settings(data: RecipeData, encoder: str, max_length: int) -> Classifi
 
 def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: Path, work_dir: Path,
                device: str | None = None, command: str = "", progress: bool = True,
-               stop_after: int | None = None, tune_bias: bool = False) -> dict | None:
+               stop_after: int | None = None, tune_bias: bool = False, init_from: Path | None = None) -> dict | None:
     """Train, select, test and save. Returns the metrics (also in OUTPUT/metrics.json), or None when
     ``stop_after`` ended the run early (the work folder then holds the checkpoint to resume from).
     ``tune_bias``: after selection, per-label decision biases are tuned on validation (``tune_decision_bias``) and
-    saved with the model; the test report is then the biased one, the plain argmax's beside it."""
+    saved with the model; the test report is then the biased one, the plain argmax's beside it.
+    ``init_from``: a classifier folder of the same encoder and labels whose weights training starts from (a stage of
+    a multi-stage recipe); the base encoder recorded stays ``encoder``, so the result ships over it."""
     import torch
     import transformers
 
     torch.manual_seed(config.seed)
     classifier = TextClassifier.from_encoder(encoder, recipe_settings(data, encoder, config.max_length), device,
                                              seed=config.seed, precision=config.precision)
+    if init_from is not None:
+        start_from(classifier, Path(init_from))
     trainer = Trainer(classifier, config, work_dir, progress)
     result: FineTuneResult = trainer.fit(data.train, data.val, stop_after)
     if len(result.history) < config.epochs:
@@ -61,6 +65,26 @@ def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: P
                          config.eval_batch_size)
     remove_checkpoints(work_dir)
     return info
+
+
+def start_from(classifier: TextClassifier, folder: Path) -> None:
+    """Load ``folder``'s whole weights into ``classifier``: refused in one line unless the folder is a classifier of
+    the same labels whose weights name exactly the classifier's tensors, with the same shapes, all finite."""
+    import torch
+    from safetensors.torch import load_file
+
+    from pragmeter.classify.model import read_settings
+
+    _, _, settings = read_settings(folder)
+    if settings.labels != classifier.labels:
+        raise PragmeterError(f"{folder}: labels {settings.labels} differ from the recipe's {classifier.labels}")
+    weights = load_file(folder / TextClassifier.WEIGHTS_FILE)
+    own = classifier.model.state_dict()
+    if set(weights) != set(own) or any(weights[k].shape != own[k].shape for k in own):
+        raise PragmeterError(f"{folder}: its weights are not those of a {classifier.settings.base_encoder} classifier")
+    if not all(bool(torch.isfinite(v).all()) for v in weights.values() if v.is_floating_point()):
+        raise PragmeterError(f"{folder}: a weight tensor holds NaN or infinity")
+    classifier.model.load_state_dict({k: v.to(classifier.device) for k, v in weights.items()})
 
 
 def run_svm_recipe(data: RecipeData, encoder: str, c_values: list[float], output: Path, select_on: str = "macro_f1",

@@ -1,0 +1,137 @@
+"""The interpreter's multi-source recipe (``classify/recipes/interpreter.py``): a general stage (general NLI,
+monotonicity, presupposition) and a pragmatic stage (INLI with FLUTE and Circa) started from its weights, each a
+resumable ``classifier train`` run; selection on INLI validation, with the Circa development split's yes/no choice
+accuracy beside it. Families and sources are chosen per variant, so one command per ablation row:
+
+    # every family, then INLI + FLUTE + Circa (2 cores: run under nice, in the background)
+    OMP_NUM_THREADS=2 nice -n 10 python experiments/interpreter_multisource.py --out runs/ms --variant all \\
+        --families nli,monotonicity,presupposition --sources flute,circa --epochs-general 1 --epochs-pragmatic 2
+    # the ablation rows: no general stage; general stage, INLI alone
+    python experiments/interpreter_multisource.py --out runs/ms --variant implicature --families none --sources flute,circa
+    python experiments/interpreter_multisource.py --out runs/ms --variant general --sources none
+    # smoke run
+    python experiments/interpreter_multisource.py --out /tmp/ms --variant smoke --max-steps 2 --limit-eval 16
+
+Each variant writes ``OUT/runs/<variant>-general`` and ``OUT/runs/<variant>-pragmatic`` (whole-weight classifier
+folders), checkpoints under ``OUT/work`` (an interrupted stage resumes after its last finished epoch; a finished one is
+skipped) and its validation figures to ``OUT/<variant>.json``. Test splits are not read for selection.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import random
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from pragmeter.classify.job import run_recipe
+from pragmeter.classify.recipes.interpreter import (GENERAL, PRAGMATIC, build, circa_items, training_files,
+                                                    yes_no_accuracy)
+from pragmeter.data.root import dataset_checksums
+from pragmeter.classify.training import FineTuneConfig
+from pragmeter.io import write_json_atomic
+
+
+def names(value: str, allowed) -> tuple[str, ...]:
+    chosen = () if value.strip() in ("", "none") else tuple(v.strip() for v in value.split(","))
+    unknown = sorted(set(chosen) - set(allowed))
+    if unknown:
+        raise SystemExit(f"unknown name {unknown[0]!r}; choose none or among {', '.join(allowed)}")
+    return chosen
+
+
+def sample(data, args):
+    if args.max_steps:
+        wanted = args.max_steps * args.batch_size
+        rows = sorted(random.Random("max-steps").sample(range(len(data.train)), min(wanted, len(data.train))))
+        data.train = data.train.subset(rows)
+    if args.limit_eval:
+        data.val, data.test = data.val.head(args.limit_eval), data.test.head(args.limit_eval)
+    return data
+
+
+def digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    with open(folder / "model.safetensors", "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def stage(name: str, data, epochs: int, init_from: Path | None, args) -> dict:
+    out = Path(args.out)
+    folder, work = out / "runs" / f"{args.variant}-{name}", out / "work" / f"{args.variant}-{name}"
+    if init_from is not None:  # the starting weights are part of what a resumed run must share
+        data.arguments["init_from"] = {"folder": init_from.name, "sha256": digest(init_from)}
+    if not (folder / "metrics.json").is_file():
+        print(f"{args.variant}-{name}: {len(data.train)} training pairs", file=sys.stderr)
+        config = FineTuneConfig(epochs=1 if args.max_steps else epochs, batch_size=args.batch_size, lr=args.lr,
+                                max_length=args.max_length, precision=args.precision, select_on="accuracy",
+                                seed=args.seed)
+        run_recipe(data, args.encoder, config, folder, work, args.device,
+                   " ".join(["python", "experiments/interpreter_multisource.py", *sys.argv[1:]]),
+                   not args.no_progress, init_from=init_from)
+    metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+    best = metrics["history"][metrics["best_epoch"] - 1]
+    return {"run": folder.name, "train_pairs": len(data.train), "best_epoch": metrics["best_epoch"],
+            "val_accuracy": best["val_accuracy"], "val_macro_f1": best["val_macro_f1"],
+            "history": metrics["history"]}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--variant", required=True, help="name of this variant's runs")
+    parser.add_argument("--encoder", default="all-MiniLM-L6-v2")
+    parser.add_argument("--families", default=",".join(GENERAL), help="general stage's families, or none")
+    parser.add_argument("--sources", default=",".join(PRAGMATIC), help="pragmatic stage's sources besides INLI")
+    parser.add_argument("--cap", type=int, default=6000, help="pairs per general set and split (seeded sample)")
+    parser.add_argument("--circa-cap", type=int, default=4000, help="Circa items in training (3 pairs each)")
+    parser.add_argument("--epochs-general", type=int, default=1)
+    parser.add_argument("--epochs-pragmatic", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--lr", type=float, default=3e-5)
+    parser.add_argument("--max-length", type=int, default=128)
+    parser.add_argument("--precision", default="bf16", choices=["auto", "fp32", "bf16"])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-steps", type=int, default=None, help="one epoch of this many steps per stage (smoke)")
+    parser.add_argument("--limit-eval", type=int, default=None)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--data-root", default=None)
+    args = parser.parse_args(argv)
+
+    families, sources = names(args.families, GENERAL), names(args.sources, PRAGMATIC)
+    summary = {"variant": args.variant, "families": list(families), "sources": list(sources),
+               "encoder": args.encoder, "selected_on": "INLI validation accuracy"}
+    init = None
+    if families:
+        data = sample(build("general", families=families, cap=args.cap, seed=args.seed, root=args.data_root), args)
+        summary["general"] = stage("general", data, args.epochs_general, None, args)
+        init = Path(args.out) / "runs" / f"{args.variant}-general"
+    data = sample(build("pragmatic", sources=sources, circa_cap=args.circa_cap, seed=args.seed, root=args.data_root),
+                  args)
+    if families:  # the final weights derive from the general stage's data too: its files go on the card
+        data.data_files = {**data.data_files, **dataset_checksums(training_files("general", families))}
+    summary["pragmatic"] = stage("pragmatic", data, args.epochs_pragmatic, init, args)
+    from pragmeter.classify.interpreter import Interpreter
+
+    dev = circa_items(args.data_root)[1]
+    if args.limit_eval:
+        dev = dev[:args.limit_eval]
+    interpreter = Interpreter.load(Path(args.out) / "runs" / f"{args.variant}-pragmatic", device=args.device,
+                                   precision="fp32")
+    summary["circa_dev_yes_no_accuracy"] = yes_no_accuracy(interpreter, dev)
+    summary["circa_dev_items"] = len(dev)
+    write_json_atomic(Path(args.out) / f"{args.variant}.json", summary)
+    print(json.dumps({k: summary[k] for k in ("variant", "circa_dev_yes_no_accuracy")}
+                     | {"val_accuracy": summary["pragmatic"]["val_accuracy"]}))
+
+
+if __name__ == "__main__":
+    logging.basicConfig(format="%(message)s")
+    logging.getLogger("pragmeter").setLevel(logging.INFO)
+    main()

@@ -1,0 +1,160 @@
+"""The interpreter's multi-source recipe: general NLI, monotonicity and presupposition first (stage ``general``), then
+INLI with the implicature sets (stage ``pragmatic``, started from the general stage's weights).
+
+Every set is read as INLI's four labels, so one head serves every stage and the interpreter's reading score
+(P(implied) + P(explicit)) means the same after each:
+
+- NLI ``entailment`` → ``explicit`` (what the premise says, in other words), ``neutral`` → ``neutral``,
+  ``contradiction`` → ``contradiction``; 2-way sets whose "no" is not split (DNC) are not read;
+- IMPPRES implicature, read with its pragmatic label: ``entailment`` → ``implied`` (a scalar implicature is meant,
+  not said);
+- FLUTE's training files: the figurative sentence, quoted, implies its literal meaning and contradicts FLUTE's
+  opposite reading (:func:`pragmeter.classify.recipes.inli.flute_examples`);
+- Circa's question-answer pairs outside INLI's premises with a yes or no relaxed label: premise = the question with
+  the quoted answer (as the interpreter writes LUDWIG's and DRInQ's premises), hypotheses = the question as a
+  statement and the bare answers "yes" and "no": the meant one ``implied``, the other ``contradiction``.
+
+Validation is INLI's, plus a development split cut from Circa (seeded, by dialogue: never in training) that is scored
+as a two-way choice between "yes" and "no", the form of LUDWIG's items.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass
+
+from pragmeter.classify.examples import Examples, RecipeData
+from pragmeter.classify.recipes.inli import ANSWER_WORDS, PAPER, flute_examples, split_examples
+from pragmeter.data.root import dataset_checksums
+from pragmeter.datasets.inli import FILES as INLI_FILES
+from pragmeter.datasets.inli import LABELS
+from pragmeter.errors import PragmeterError
+
+STAGES = ("general", "pragmatic")
+# The general stage's sets, by family (the ablation reads them so): set name -> split.
+GENERAL = {"nli": {"taxinli": "train", "esnli": ("dev", "test"), "cad_nli": "train", "sick": "train",
+                   "conjnli": "train"},
+           "monotonicity": {"med": "train", "help": "train", "monli": "train", "scone": "train"},
+           "presupposition": {"imppres": ("presupposition", "implicature")}}
+PRAGMATIC = ("flute", "circa")
+NLI_TO_INLI = {"entailment": "explicit", "neutral": "neutral", "contradiction": "contradiction"}
+CIRCA_DEV_ITEMS = 500
+CIRCA_LABELS = ("yes", "no")
+
+
+def general_examples(families: tuple[str, ...] = tuple(GENERAL), cap: int | None = 6000, seed: int = 0,
+                     root: str | os.PathLike | None = None) -> Examples:
+    """The general stage's pairs as INLI labels: each set (and split) sampled to at most ``cap`` pairs (seeded)."""
+    from pragmeter.datasets.nli import load_nli
+
+    texts, pairs, labels, groups = [], [], [], []
+    for family in families:
+        if family not in GENERAL:
+            raise PragmeterError(f"unknown family {family!r}; choose among {', '.join(GENERAL)}")
+        for name, splits in GENERAL[family].items():
+            for split in (splits,) if isinstance(splits, str) else splits:
+                rows = load_nli(name, split, root)
+                if cap is not None and len(rows) > cap:
+                    rows = random.Random(f"{seed}-{name}-{split}").sample(rows, cap)
+                for row in rows:
+                    label = ("implied" if row.source == "imppres_implicature" and row.label == "entailment"
+                             else NLI_TO_INLI.get(row.label))
+                    if label is None:
+                        continue
+                    texts.append(row.premise), pairs.append(row.hypothesis), labels.append(label)
+                    groups.append(row.source)
+    return Examples(texts=texts, pairs=pairs, labels=labels, groups=groups)
+
+
+@dataclass(frozen=True)
+class YesNoItem:
+    premise: str
+    statement: str
+    label: str  # "yes" or "no"
+
+
+def circa_items(root: str | os.PathLike | None = None) -> tuple[list[YesNoItem], list[YesNoItem]]:
+    """(train, dev) of Circa's yes/no pairs whose dialogue is not one of INLI's premises; dev is ``CIRCA_DEV_ITEMS``
+    items drawn by a fixed seed, and a dialogue (question, answer) never appears on both sides."""
+    from pragmeter.classify.interpreter import premise
+    from pragmeter.datasets.circa import load_circa
+
+    items = [YesNoItem(premise(item.question, item.answer), item.statement or item.question, item.label)
+             for item in load_circa(root) if not item.in_inli and item.label in CIRCA_LABELS]
+    dialogues = sorted({item.premise for item in items})
+    dev = set(random.Random("circa-dev").sample(dialogues, min(CIRCA_DEV_ITEMS, len(dialogues))))
+    return [i for i in items if i.premise not in dev], [i for i in items if i.premise in dev]
+
+
+def circa_examples(items: list[YesNoItem], cap: int | None = 4000, seed: int = 0) -> Examples:
+    """Three pairs per item: the statement and the meant bare answer ``implied``, the other answer
+    ``contradiction``."""
+    if cap is not None and len(items) > cap:
+        items = random.Random(f"{seed}-circa").sample(items, cap)
+    texts, pairs, labels = [], [], []
+    for item in items:
+        other = "no" if item.label == "yes" else "yes"
+        for hypothesis, label in ((item.statement, "implied" if item.label == "yes" else "contradiction"),
+                                  (item.label, "implied"), (other, "contradiction")):
+            texts.append(item.premise), pairs.append(hypothesis), labels.append(label)
+    return Examples(texts=texts, pairs=pairs, labels=labels, groups=["circa"] * len(texts))
+
+
+def pragmatic_examples(sources: tuple[str, ...] = PRAGMATIC, circa_cap: int | None = 4000, seed: int = 0,
+                       root: str | os.PathLike | None = None) -> Examples:
+    """INLI train and the implicature sets in ``sources``."""
+    unknown = sorted(set(sources) - set(PRAGMATIC))
+    if unknown:
+        raise PragmeterError(f"unknown pragmatic source {unknown[0]!r}; choose among {', '.join(PRAGMATIC)}")
+    train = split_examples("train", "4way", None, root)
+    if "flute" in sources:
+        train = train.extend(flute_examples(root))
+    if "circa" in sources:
+        train = train.extend(circa_examples(circa_items(root)[0], circa_cap, seed))
+    return train
+
+
+def training_files(stage: str, families: tuple[str, ...] = (), sources: tuple[str, ...] = ()) -> list[str]:
+    """The data-root files a stage trains on besides INLI (their licences go on the card of every model made from
+    it)."""
+    import importlib
+
+    from pragmeter.datasets import circa
+    from pragmeter.datasets.nli import files
+
+    flute = importlib.import_module("pragmeter.datasets.pairs.flute")
+    if stage == "general":
+        return list(dict.fromkeys(f for family in families for name, splits in GENERAL[family].items()
+                                  for split in ((splits,) if isinstance(splits, str) else splits)
+                                  for f in files(name, split)))
+    return ([f"{flute.NAME}/{f}" for f in flute.FIGURATIVE + flute.SARCASM if "testgolddata/" not in f]
+            if "flute" in sources else []) + (list(circa.FILES) if "circa" in sources else [])
+
+
+def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
+          sources: tuple[str, ...] = PRAGMATIC, cap: int | None = 6000, circa_cap: int | None = 4000,
+          seed: int = 0, root: str | os.PathLike | None = None) -> RecipeData:
+    """The recipe's data for one ``stage``: ``general`` (the ``families`` of GENERAL) or ``pragmatic`` (INLI train
+    with ``sources``); both validate and test on INLI."""
+    if stage not in STAGES:
+        raise PragmeterError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
+    if stage == "general":
+        train = general_examples(tuple(families), cap, seed, root)
+        arguments = {"stage": stage, "families": list(families), "cap": cap}
+    else:
+        train = pragmatic_examples(tuple(sources), circa_cap, seed, root)
+        arguments = {"stage": stage, "sources": list(sources), "circa_cap": circa_cap}
+    read = list(INLI_FILES) + training_files(stage, families, sources)
+    return RecipeData(
+        name="interpreter", labels=list(LABELS), input_kind="pair", train=train,
+        val=split_examples("val", "4way", None, root), test=split_examples("test", "4way", None, root),
+        arguments=arguments, answer_words=ANSWER_WORDS, data_files=dataset_checksums(read),
+        description=f"interpreter, {stage} stage ({len(train)} training pairs)",
+        paper={"label_scheme": {k: list(v) for k, v in PAPER["4way"].items()}})
+
+
+def yes_no_accuracy(interpreter, items: list[YesNoItem], batch_size: int = 64) -> float:
+    """Accuracy of choosing between the readings "yes" and "no" (LUDWIG's form) on ``items``."""
+    scores = interpreter.rank_many([item.premise for item in items], [list(CIRCA_LABELS)] * len(items), batch_size)
+    return sum(CIRCA_LABELS[0 if s[0] >= s[1] else 1] == item.label for s, item in zip(scores, items)) / max(1, len(items))
