@@ -16,7 +16,8 @@ SIZES = {("taxinli", "train"): 10071, ("esnli", "dev"): 9842, ("esnli", "test"):
          ("cad_nli", "dev"): 1000, ("cad_nli", "test"): 2000, ("conjnli", "train"): 15000, ("conjnli", "dev"): 623,
          ("med", "train"): 5382, ("help", "train"): 6076 + 438, ("monli", "train"): 1002 + 1476,
          ("monli", "test"): 200, ("scone", "train"): 6 * 1002, ("scone", "test"): 6 * 200,
-         ("imppres", "presupposition"): 17100, ("xnli_en", "validation"): 2490, ("xnli_en", "test"): 5010}
+         ("imppres", "presupposition"): 17100, ("xnli_en", "validation"): 2490, ("xnli_en", "test"): 5010,
+         ("control", "dev"): 799, ("control", "test"): 805, ("breaking_nli", "test"): 8193}
 
 
 @pytest.mark.parametrize("name,split", sorted(SIZES))
@@ -68,3 +69,14 @@ def test_a_bad_row_is_named_by_file_row_and_field():
         load_nli("mnli")
     with pytest.raises(DataError, match="SICK has no split 'dev'"):
         load_nli("sick", "dev")
+
+
+def test_grice_turns_are_choice_items_with_their_dialogue_so_far(data_root):
+    from pragmeter.datasets.grice import load_grice
+
+    turns = load_grice(data_root)
+    assert len(turns) == 17492 and {t.kind for t in turns} == {"cb", "ig", "li", "re", "st"}
+    assert all(len(t.options) == 4 and 0 <= t.meant < 4 for t in turns)
+    second = next(t for t in turns if t.id == "grice-cb-1-2")
+    assert second.history == (("did you leave the cucumber in the den", "I was in the dining_room"),)
+    assert second.options[second.meant] == "Mia didn't place the cucumber in the den"

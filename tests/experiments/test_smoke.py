@@ -32,7 +32,7 @@ def classifier_runs(tmp_path_factory, data_root) -> Path:
 def test_every_experiment_has_a_smoke_test():
     tested = {"classifier_table.py", "ishate_method_table.py", "inli_split_overlap.py", "impscore_ablation.py",
               "impscore_human_selection.py", "impscore_encoder_finetune.py", "interpreter_contamination.py",
-              "interpreter_train.py", "interpreter_ship.py"}
+              "interpreter_train.py", "interpreter_ship.py", "interpreter_multisource.py", "interpreter_nli_eval.py"}
     assert set(SCRIPTS) == tested
 
 
@@ -189,3 +189,30 @@ def test_the_recorded_selection_variants_name_known_sources_and_settings():
             if variant.get("teacher"):  # a teacher the checkout has (the shipped mpnet model is the run's teacher)
                 assert (resolve_model_dir(variant["teacher"]) / "heads.safetensors").is_file()
         assert any(v["name"] == "phgo-a16" for v in variants)  # the shipped default's recipe
+
+
+def test_interpreter_multisource_smoke_run_trains_both_stages_and_scores_circa_dev(tmp_path, data_root, run_script):
+    """Two stages of 2 steps each; the second starts from the first's weights, and its card lists the general
+    stage's files with their licences."""
+    out = run_script("interpreter_multisource.py", "--out", tmp_path, "--variant", "smoke", "--families",
+                     "presupposition", "--sources", "circa", "--cap", "50", "--circa-cap", "20", "--max-steps", "2",
+                     "--batch-size", "8", "--limit-eval", "16", "--precision", "fp32", "--no-progress",
+                     "--data-root", data_root)
+    result = json.loads(out.strip().splitlines()[-1])
+    summary = json.loads((tmp_path / "smoke.json").read_text())
+    assert result["variant"] == "smoke" and 0 <= result["circa_dev_yes_no_accuracy"] <= 1
+    assert summary["general"]["train_pairs"] == summary["pragmatic"]["train_pairs"] == 16
+    config = json.loads((tmp_path / "runs" / "smoke-pragmatic" / "config.json").read_text())
+    assert config["pragmeter"]["recipe"]["init_from"]["folder"] == "smoke-general"
+    card = (tmp_path / "runs" / "smoke-pragmatic" / "README.md").read_text()
+    assert "imppres/dataset/presupposition/only_presupposition.jsonl" in card and "circa/data/CIRCA" in card
+
+
+def test_interpreter_nli_eval(tmp_path, data_root, run_script):
+    out = run_script("interpreter_nli_eval.py", "--sets", "xnli_en:validation,monli:test,grice", "--limit", "12",
+                     "--output", tmp_path / "eval.json", "--data-root", data_root)
+    results = json.loads((tmp_path / "eval.json").read_text())["results"]
+    assert json.loads(out.strip().splitlines()[-1])["results"] == results
+    assert {k: (v["n"], v["form"]) for k, v in results.items()} == {
+        "xnli_en:validation": (12, "3-way"), "monli:test": (12, "2-way"), "grice": (12, "4-way choice")}
+    assert all(0 <= v["accuracy"] <= 1 for v in results.values())

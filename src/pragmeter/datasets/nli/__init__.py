@@ -13,7 +13,7 @@ from pragmeter.errors import DataError
 # name -> (module, default split)
 SETS = {"taxinli": "train", "esnli": "dev", "cad_nli": "train", "sick": "train", "conjnli": "train", "med": "train",
         "help": "train", "monli": "train", "scone": "train", "imppres": "presupposition", "dnc": "train",
-        "xnli_en": "test"}
+        "xnli_en": "test", "control": "test", "breaking_nli": "test"}
 
 
 def load_nli(name: str, split: str | None = None, root: str | os.PathLike | None = None) -> list[NliPair]:

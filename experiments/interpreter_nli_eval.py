@@ -1,0 +1,92 @@
+"""An interpreter on the general NLI sets and GRICE: 3-way accuracy (P(implied) + P(explicit) as entailment, against
+neutral and contradiction) on 3-way sets, entailed-or-not accuracy on 2-way sets, and GRICE's four-way choice of the
+meant reading. The evaluation-only splits (XNLI-en test, SICK test, MoNLI test, ScoNe test, DNC test, ConjNLI dev,
+Breaking NLI, ConTRoL) are for the shipped model, once; ``--sets`` chooses (XNLI-en validation and GRICE's held-out
+dialogues serve selection).
+
+    python experiments/interpreter_nli_eval.py --model src/pragmeter/classify/models/interpreter-minilm-inli \\
+        --sets xnli_en:validation,grice --output runs/nli-eval.json
+    python experiments/interpreter_nli_eval.py --model M --sets xnli_en:test --limit 50     # smoke run
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+
+import numpy as np
+
+from pragmeter.classify.interpreter import Interpreter, premise
+from pragmeter.io import write_json_atomic
+
+DEFAULT_SETS = ("xnli_en:validation", "grice")
+GRICE_DEV_TURNS = 1000
+
+
+def nli_accuracy(interpreter: Interpreter, pairs, batch_size: int) -> dict:
+    """Accuracy on ``pairs`` (NliPair rows): 3-way where the set has contradictions, else entailed or not."""
+    probabilities = interpreter.probabilities([p.premise for p in pairs], [p.hypothesis for p in pairs], batch_size)
+    labels = interpreter.labels
+    column = {label: labels.index(label) for label in labels}
+    entailed = probabilities[:, [column[label] for label in interpreter.meant_labels]].sum(axis=1)
+    three_way = any(p.label == "contradiction" for p in pairs)
+    if three_way:
+        scores = np.stack([entailed, probabilities[:, column["neutral"]], probabilities[:, column["contradiction"]]], 1)
+        predicted = np.array(["entailment", "neutral", "contradiction"])[scores.argmax(axis=1)]
+        gold = np.array([p.label for p in pairs])
+    else:
+        predicted = np.where(entailed >= 0.5, "entailment", "not")
+        gold = np.array(["entailment" if p.label == "entailment" else "not" for p in pairs])
+    return {"accuracy": float((predicted == gold).mean()), "n": len(pairs), "form": "3-way" if three_way else "2-way"}
+
+
+def grice_dev(root, limit: int | None):
+    """GRICE's held-out turns: ``GRICE_DEV_TURNS`` drawn by a fixed seed (the recipe trains on none of GRICE)."""
+    from pragmeter.datasets.grice import load_grice
+
+    turns = load_grice(root)
+    turns = random.Random("grice-dev").sample(turns, min(GRICE_DEV_TURNS, len(turns)))
+    return turns[:limit] if limit else turns
+
+
+def grice_accuracy(interpreter: Interpreter, turns, batch_size: int) -> dict:
+    premises = [premise(" ".join(f'"{q}" "{a}"' for q, a in t.history) + f" {t.question}?".strip(), t.answer)
+                for t in turns]
+    scores = interpreter.rank_many(premises, [list(t.options) for t in turns], batch_size)
+    correct = [int(np.argmax(s)) == t.meant for s, t in zip(scores, turns)]
+    return {"accuracy": float(np.mean(correct)), "n": len(turns), "form": "4-way choice", "chance": 0.25}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=None, help="interpreter folder or packaged name (default: the default)")
+    parser.add_argument("--sets", default=",".join(DEFAULT_SETS), help="NAME:SPLIT of datasets/nli, or grice")
+    parser.add_argument("--limit", type=int, default=None, help="first N pairs of each set (smoke runs)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--precision", default="fp32")
+    parser.add_argument("--output", default=None)
+    parser.add_argument("--data-root", default=None)
+    args = parser.parse_args(argv)
+
+    from pragmeter.datasets.nli import load_nli
+
+    interpreter = Interpreter.load(args.model, precision=args.precision)
+    results = {}
+    for entry in [s.strip() for s in args.sets.split(",") if s.strip()]:
+        if entry == "grice":
+            results[entry] = grice_accuracy(interpreter, grice_dev(args.data_root, args.limit), args.batch_size)
+        else:
+            name, _, split = entry.partition(":")
+            pairs = load_nli(name, split or None, args.data_root)
+            results[entry] = nli_accuracy(interpreter, pairs[:args.limit] if args.limit else pairs, args.batch_size)
+        print(f"{entry}: {results[entry]['accuracy']:.4f} ({results[entry]['form']}, n={results[entry]['n']})",
+              file=sys.stderr)
+    report = {"model": str(args.model or "default"), "precision": args.precision, "results": results}
+    if args.output:
+        write_json_atomic(args.output, report)
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
