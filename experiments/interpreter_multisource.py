@@ -81,6 +81,22 @@ def stage(name: str, data, epochs: int, init_from: Path | None, args) -> dict:
             "history": metrics["history"]}
 
 
+def whole_weights(name: str, out: Path) -> Path:
+    """A classifier folder with whole weights for interpreter ``name`` (a shipped form is written out once)."""
+    from pragmeter.classify.loading import load_classifier
+    from pragmeter.classify.shipped import resolve_interpreter
+
+    folder = resolve_interpreter(name)
+    if (folder / "model.safetensors").is_file():
+        return folder
+    whole = out / f"init-{folder.name}"
+    if not (whole / "model.safetensors").is_file():
+        classifier = load_classifier(folder, device="cpu", precision="fp32")
+        classifier.save(whole, card=f"# {folder.name}, whole weights\n\nWritten out from the shipped form in "
+                                    f"{folder} to start training from.\n")
+    return whole
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
@@ -90,6 +106,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sources", default=",".join(PRAGMATIC), help="pragmatic stage's sources besides INLI")
     parser.add_argument("--cap", type=int, default=6000, help="pairs per general set and split (seeded sample)")
     parser.add_argument("--circa-cap", type=int, default=4000, help="Circa items in training (3 pairs each)")
+    parser.add_argument("--inli-cap", type=int, default=None, help="INLI training pairs in the pragmatic stage "
+                                                                   "(seeded sample; default all)")
+    parser.add_argument("--init-from", default=None,
+                        help="start the pragmatic stage from this interpreter (folder or packaged name; a shipped "
+                             "form is first written out whole to OUT/init-<name>) instead of the general stage")
     parser.add_argument("--epochs-general", type=int, default=1)
     parser.add_argument("--epochs-pragmatic", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
@@ -108,13 +129,16 @@ def main(argv: list[str] | None = None) -> None:
     summary = {"variant": args.variant, "families": list(families), "sources": list(sources),
                "encoder": args.encoder, "selected_on": "INLI validation accuracy"}
     init = None
-    if families:
+    if args.init_from:
+        init = whole_weights(args.init_from, Path(args.out))
+        summary["init_from"] = str(args.init_from)
+    elif families:
         data = sample(build("general", families=families, cap=args.cap, seed=args.seed, root=args.data_root), args)
         summary["general"] = stage("general", data, args.epochs_general, None, args)
         init = Path(args.out) / "runs" / f"{args.variant}-general"
-    data = sample(build("pragmatic", sources=sources, circa_cap=args.circa_cap, seed=args.seed, root=args.data_root),
-                  args)
-    if families:  # the final weights derive from the general stage's data too: its files go on the card
+    data = sample(build("pragmatic", families=families, sources=sources, cap=args.cap, circa_cap=args.circa_cap,
+                        seed=args.seed, root=args.data_root, inli_cap=args.inli_cap), args)
+    if families and not args.init_from:  # the final weights derive from the general stage's data: its files too
         data.data_files = {**data.data_files, **dataset_checksums(training_files("general", families))}
     summary["pragmatic"] = stage("pragmatic", data, args.epochs_pragmatic, init, args)
     from pragmeter.classify.interpreter import Interpreter

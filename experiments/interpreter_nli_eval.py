@@ -1,8 +1,8 @@
 """An interpreter on the general NLI sets and GRICE: 3-way accuracy (P(implied) + P(explicit) as entailment, against
 neutral and contradiction) on 3-way sets, entailed-or-not accuracy on 2-way sets, and GRICE's four-way choice of the
 meant reading. The evaluation-only splits (XNLI-en test, SICK test, MoNLI test, ScoNe test, DNC test, ConjNLI dev,
-Breaking NLI, ConTRoL) are for the shipped model, once; ``--sets`` chooses (XNLI-en validation and GRICE's held-out
-dialogues serve selection).
+Breaking NLI, ConTRoL) are for the shipped model, once; ``--sets`` chooses (XNLI-en validation, GRICE's held-out
+turns and the recipe's Circa development split, ``circa_dev``, serve selection).
 
     python experiments/interpreter_nli_eval.py --model src/pragmeter/classify/models/interpreter-minilm-inli \\
         --sets xnli_en:validation,grice --output runs/nli-eval.json
@@ -20,7 +20,7 @@ import numpy as np
 from pragmeter.classify.interpreter import Interpreter, premise
 from pragmeter.io import write_json_atomic
 
-DEFAULT_SETS = ("xnli_en:validation", "grice")
+DEFAULT_SETS = ("xnli_en:validation", "grice", "circa_dev")
 GRICE_DEV_TURNS = 1000
 
 
@@ -76,6 +76,12 @@ def main(argv: list[str] | None = None) -> None:
     for entry in [s.strip() for s in args.sets.split(",") if s.strip()]:
         if entry == "grice":
             results[entry] = grice_accuracy(interpreter, grice_dev(args.data_root, args.limit), args.batch_size)
+        elif entry == "circa_dev":
+            from pragmeter.classify.recipes.interpreter import circa_items, yes_no_accuracy
+
+            items = circa_items(args.data_root)[1][:args.limit]
+            results[entry] = {"accuracy": yes_no_accuracy(interpreter, items, args.batch_size), "n": len(items),
+                              "form": "yes/no choice", "chance": 0.5}
         else:
             name, _, split = entry.partition(":")
             pairs = load_nli(name, split or None, args.data_root)

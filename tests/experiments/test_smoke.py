@@ -209,10 +209,11 @@ def test_interpreter_multisource_smoke_run_trains_both_stages_and_scores_circa_d
 
 
 def test_interpreter_nli_eval(tmp_path, data_root, run_script):
-    out = run_script("interpreter_nli_eval.py", "--sets", "xnli_en:validation,monli:test,grice", "--limit", "12",
+    out = run_script("interpreter_nli_eval.py", "--sets", "xnli_en:validation,monli:test,grice,circa_dev", "--limit", "12",
                      "--output", tmp_path / "eval.json", "--data-root", data_root)
     results = json.loads((tmp_path / "eval.json").read_text())["results"]
     assert json.loads(out.strip().splitlines()[-1])["results"] == results
     assert {k: (v["n"], v["form"]) for k, v in results.items()} == {
-        "xnli_en:validation": (12, "3-way"), "monli:test": (12, "2-way"), "grice": (12, "4-way choice")}
+        "xnli_en:validation": (12, "3-way"), "monli:test": (12, "2-way"), "grice": (12, "4-way choice"),
+        "circa_dev": (12, "yes/no choice")}
     assert all(0 <= v["accuracy"] <= 1 for v in results.values())

@@ -37,7 +37,7 @@ GENERAL = {"nli": {"taxinli": "train", "esnli": ("dev", "test"), "cad_nli": "tra
                    "conjnli": "train"},
            "monotonicity": {"med": "train", "help": "train", "monli": "train", "scone": "train"},
            "presupposition": {"imppres": ("presupposition", "implicature")}}
-PRAGMATIC = ("flute", "circa")
+PRAGMATIC = ("flute", "circa", "general")  # "general": the general families mixed into this stage
 NLI_TO_INLI = {"entailment": "explicit", "neutral": "neutral", "contradiction": "contradiction"}
 CIRCA_DEV_ITEMS = 500
 CIRCA_LABELS = ("yes", "no")
@@ -98,16 +98,22 @@ def circa_examples(items: list[YesNoItem], cap: int | None = 4000, seed: int = 0
         for hypothesis, label in ((item.statement, "implied" if item.label == "yes" else "contradiction"),
                                   (item.label, "implied"), (other, "contradiction")):
             texts.append(item.premise), pairs.append(hypothesis), labels.append(label)
-    return Examples(texts=texts, pairs=pairs, labels=labels, groups=["circa"] * len(texts))
+    return Examples(texts=texts, pairs=pairs, labels=labels, groups=["circa_yes_no"] * len(texts))
 
 
-def pragmatic_examples(sources: tuple[str, ...] = PRAGMATIC, circa_cap: int | None = 4000, seed: int = 0,
-                       root: str | os.PathLike | None = None) -> Examples:
-    """INLI train and the implicature sets in ``sources``."""
+def pragmatic_examples(sources: tuple[str, ...] = ("flute", "circa"), circa_cap: int | None = 4000, seed: int = 0,
+                       root: str | os.PathLike | None = None, inli_cap: int | None = None,
+                       families: tuple[str, ...] = tuple(GENERAL), cap: int | None = 6000) -> Examples:
+    """INLI train (a seeded sample of ``inli_cap`` pairs; None: all) and the sets in ``sources`` (``general``: the
+    ``families`` at ``cap`` pairs per set, mixed in)."""
     unknown = sorted(set(sources) - set(PRAGMATIC))
     if unknown:
         raise PragmeterError(f"unknown pragmatic source {unknown[0]!r}; choose among {', '.join(PRAGMATIC)}")
     train = split_examples("train", "4way", None, root)
+    if inli_cap is not None and len(train) > inli_cap:
+        train = train.subset(sorted(random.Random(f"{seed}-inli").sample(range(len(train)), inli_cap)))
+    if "general" in sources:
+        train = train.extend(general_examples(families, cap, seed, root))
     if "flute" in sources:
         train = train.extend(flute_examples(root))
     if "circa" in sources:
@@ -129,12 +135,13 @@ def training_files(stage: str, families: tuple[str, ...] = (), sources: tuple[st
                                   for split in ((splits,) if isinstance(splits, str) else splits)
                                   for f in files(name, split)))
     return ([f"{flute.NAME}/{f}" for f in flute.FIGURATIVE + flute.SARCASM if "testgolddata/" not in f]
-            if "flute" in sources else []) + (list(circa.FILES) if "circa" in sources else [])
+            if "flute" in sources else []) + (list(circa.FILES) if "circa" in sources else []) + (
+        training_files("general", families) if "general" in sources else [])
 
 
 def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
-          sources: tuple[str, ...] = PRAGMATIC, cap: int | None = 6000, circa_cap: int | None = 4000,
-          seed: int = 0, root: str | os.PathLike | None = None) -> RecipeData:
+          sources: tuple[str, ...] = ("flute", "circa"), cap: int | None = 6000, circa_cap: int | None = 4000,
+          seed: int = 0, root: str | os.PathLike | None = None, inli_cap: int | None = None) -> RecipeData:
     """The recipe's data for one ``stage``: ``general`` (the ``families`` of GENERAL) or ``pragmatic`` (INLI train
     with ``sources``); both validate and test on INLI."""
     if stage not in STAGES:
@@ -143,9 +150,10 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
         train = general_examples(tuple(families), cap, seed, root)
         arguments = {"stage": stage, "families": list(families), "cap": cap}
     else:
-        train = pragmatic_examples(tuple(sources), circa_cap, seed, root)
-        arguments = {"stage": stage, "sources": list(sources), "circa_cap": circa_cap}
-    read = list(INLI_FILES) + training_files(stage, families, sources)
+        train = pragmatic_examples(tuple(sources), circa_cap, seed, root, inli_cap, tuple(families), cap)
+        arguments = {"stage": stage, "sources": list(sources), "circa_cap": circa_cap, "inli_cap": inli_cap,
+                     **({"families": list(families), "cap": cap} if "general" in sources else {})}
+    read = list(dict.fromkeys(list(INLI_FILES) + training_files(stage, families, sources)))
     return RecipeData(
         name="interpreter", labels=list(LABELS), input_kind="pair", train=train,
         val=split_examples("val", "4way", None, root), test=split_examples("test", "4way", None, root),
