@@ -54,11 +54,14 @@ def open_nofollow(path: str | os.PathLike, append: bool = False, read: bool = Fa
     try:
         fd = os.open(path, flags, 0o666, dir_fd=dir_fd)
     except OSError as error:
-        try:  # O_NOFOLLOW's ELOOP, a folder's EISDIR, a socket's ENXIO: say what is there
+        try:  # O_NOFOLLOW's ELOOP, a folder's EISDIR, a FIFO's or socket's ENXIO: say what is there
             info = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
+            problem = planted(info.st_mode, info.st_nlink)
         except OSError:
-            raise OSError(error.errno, error.strerror or str(error), str(shown)) from None
-        raise _refused(shown, planted(info.st_mode, info.st_nlink) or error.strerror or str(error)) from None
+            problem = None
+        if problem is not None:
+            raise _refused(shown, problem) from None
+        raise OSError(error.errno, error.strerror or str(error), str(shown)) from None
     info = os.fstat(fd)
     problem = planted(info.st_mode, info.st_nlink)
     if problem is not None:
@@ -67,6 +70,19 @@ def open_nofollow(path: str | os.PathLike, append: bool = False, read: bool = Fa
     if not append:  # emptied only now: a file refused above keeps its content
         os.ftruncate(fd, 0)
     return fd
+
+
+def refuse_planted(*paths: str | os.PathLike) -> None:
+    """A PlantedFile naming the first of ``paths`` that is there but is not a regular file with one link: for a file
+    a library opens by name and cannot be told not to follow a link (SQLite's database and its journals)."""
+    for path in paths:
+        try:
+            info = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        problem = planted(info.st_mode, info.st_nlink)
+        if problem is not None:
+            raise _refused(path, problem)
 
 
 def folder_fd(root: str | os.PathLike, relative: str | PurePath = ".", make: bool = True) -> int:
@@ -91,10 +107,12 @@ def folder_fd(root: str | os.PathLike, relative: str | PurePath = ".", make: boo
                 inner = os.open(part, flags | getattr(os, "O_NOFOLLOW", 0), dir_fd=fd)
             except OSError as error:
                 try:
-                    info = os.stat(part, dir_fd=fd, follow_symlinks=False)
+                    problem = planted(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode, folder=True)
                 except OSError:
-                    raise OSError(error.errno, error.strerror or str(error), str(where)) from None
-                raise _refused(where, planted(info.st_mode, folder=True) or error.strerror or str(error)) from None
+                    problem = None
+                if problem is not None:
+                    raise _refused(where, problem) from None
+                raise OSError(error.errno, error.strerror or str(error), str(where)) from None
             os.close(fd)
             fd = inner
     except BaseException:
