@@ -59,7 +59,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         body, mode = server.files[relative], server.modes.get(relative)
         start = int(asked.removeprefix("bytes=").rstrip("-")) if asked else 0
         if mode == "endless":
-            self.send_response(200)
+            self.send_response(206 if asked else 200)
+            if asked:  # an honest Content-Range, then more bytes than it says
+                self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
             self.end_headers()
             self.close_connection = True
             self._stream(lambda: b"x" * 65536, seconds=10)
@@ -218,14 +220,14 @@ def test_a_part_file_with_a_second_name_is_not_appended_to(upstream, tmp_path, v
 def test_a_link_swapped_in_after_the_check_is_not_followed(upstream, tmp_path, victim, monkeypatch):
     """A link that appears between the scan of the root and the download is met by O_NOFOLLOW."""
     root = tmp_path / "data"
-    scan = fetch_module.refuse_planted
+    scan = fetch_module.scan_root
 
     def scan_then_plant(base, names):
         scan(base, names)
         (root / "toy").mkdir(parents=True, exist_ok=True)
         (root / (README + ".part")).symlink_to(victim)
 
-    monkeypatch.setattr(fetch_module, "refuse_planted", scan_then_plant)
+    monkeypatch.setattr(fetch_module, "scan_root", scan_then_plant)
     with pytest.raises(PlantedFile, match=r"README\.md\.part: a symbolic link; nothing is written through it"):
         fetch_data(root, ["toy"], progress=False)
     assert victim.read_bytes() == VICTIM
@@ -241,6 +243,19 @@ def test_a_download_stops_one_byte_past_its_pinned_size(upstream, tmp_path):
     result = outcome(root, TABLE)
     assert time.monotonic() - started < 8  # not the server's 10 s of bytes
     size = len(FILES[TABLE])
+    assert result.status == FAILED and result.reason == (f"{upstream.url}{TABLE} sent more than the pinned {size} "
+                                                          f"bytes (stopped at {size + 1}); not kept")
+    assert not (root / TABLE).exists() and not (root / (TABLE + ".part")).exists()
+
+
+def test_a_resumed_download_stops_one_byte_past_its_pinned_size(upstream, tmp_path):
+    upstream.modes[TABLE] = "cut"
+    root = tmp_path / "data"
+    assert outcome(root, TABLE).status == FAILED
+    upstream.modes[TABLE] = "endless"
+    size = len(FILES[TABLE])
+    result = outcome(root, TABLE)
+    assert upstream.requests[-1] == (TABLE, f"bytes={size // 2}-")
     assert result.status == FAILED and result.reason == (f"{upstream.url}{TABLE} sent more than the pinned {size} "
                                                           f"bytes (stopped at {size + 1}); not kept")
     assert not (root / TABLE).exists() and not (root / (TABLE + ".part")).exists()

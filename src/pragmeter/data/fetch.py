@@ -99,7 +99,7 @@ def fetch_data(root: str | os.PathLike | None = None, only: Sequence[str] = (),
     relatives = selected(only)
     with output_lock(base):
         names = sorted({r.split("/", 1)[0] for r in relatives})
-        refuse_planted(base, names)
+        scan_root(base, names)
         status = {item.relative: item.status for item in check_data_root(base, names)}
         missing = [r for r in relatives if status[r] != OK and "from" not in manifest()[r]]
         outcomes = {r: Outcome(r, OK) for r in relatives if status[r] == OK}
@@ -118,7 +118,7 @@ def fetch_data(root: str | os.PathLike | None = None, only: Sequence[str] = (),
     return base, [outcomes[r] for r in relatives]
 
 
-def refuse_planted(base: Path, names: Sequence[str]) -> None:
+def scan_root(base: Path, names: Sequence[str]) -> None:
     """A PlantedFile naming the first symbolic link, FIFO, socket or device found in the folders ``names`` of the
     data root ``base`` (or such a folder that is itself a link or a file): nothing of a root holding one is read or
     written, since it may carry a write to someone else's file."""
@@ -255,7 +255,7 @@ def _receive(url: str, size: int, have: int, directory: int, part: str, shown: P
                            f"({room} still to come)")
         fd = open_nofollow(part, append=bool(have), read=True, dir_fd=directory, shown=shown)
         try:
-            _copy(response, fd, room, advance, deadline, url,
+            _copy(response, fd, have, size, advance, deadline, url,
                   zlib.decompressobj(wbits=31) if encoding != "identity" else None)
         except BaseException:
             os.close(fd)
@@ -263,11 +263,12 @@ def _receive(url: str, size: int, have: int, directory: int, part: str, shown: P
         return fd, have
 
 
-def _copy(response, fd: int, room: int, advance: Callable[[int], object], deadline: float, url: str,
+def _copy(response, fd: int, have: int, size: int, advance: Callable[[int], object], deadline: float, url: str,
           gzip: zlib._Decompress | None) -> None:
-    """Append the response's bytes (decoded when ``gzip``) to ``fd`` as they come, keeping those that came before a
-    dropped connection; _Refused at the first byte past ``room``, _Stopped past ``deadline``."""
-    written = 0
+    """Append the response's bytes (decoded when ``gzip``) to ``fd``, which holds ``have`` of the file's ``size``,
+    as they come, keeping those that came before a dropped connection; _Refused at the first byte past ``size``,
+    _Stopped past ``deadline``."""
+    written, room = 0, size - have
     while True:
         if time.monotonic() > deadline:
             raise _Stopped(f"download from {url} took more than {DEADLINE} s (stopped after {written} bytes)")
@@ -284,7 +285,7 @@ def _copy(response, fd: int, room: int, advance: Callable[[int], object], deadli
             except zlib.error as error:
                 raise _Refused(f"{url} sent gzip-encoded bytes that do not decode ({error})") from None
         if written + len(block) > room:
-            raise _Refused(f"{url} sent more than the pinned {room} bytes (stopped at {room + 1})")
+            raise _Refused(f"{url} sent more than the pinned {size} bytes (stopped at {size + 1})")
         _write_all(fd, block)
         written += len(block)
         advance(len(block))
