@@ -245,7 +245,7 @@ def _receive(url: str, size: int, have: int, directory: int, part: str, shown: P
                 have = 0
         else:
             raise _Refused(f"{url} answered HTTP {response.status}, not the file")
-        encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+        encoding = response.headers.get("Content-Encoding", "").strip().lower() or "identity"
         if encoding not in ("identity", "gzip", "x-gzip") or (encoding != "identity" and response.status == 206):
             raise _Refused(f"{url} sent its bytes with Content-Encoding {encoding!r}, which was not asked for")
         room = size - have
