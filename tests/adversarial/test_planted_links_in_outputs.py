@@ -79,7 +79,8 @@ def _writes(call: ast.Call) -> ast.AST | None:
     name = ast.unparse(call.func).rsplit(".", 1)[-1]
     text = ast.unparse(call.func)
     if text == "os.open":
-        flags = {node.attr for node in ast.walk(call.args[1]) if isinstance(node, ast.Attribute)} if len(call.args) > 1 else set()
+        given = call.args[1] if len(call.args) > 1 else ast.Constant(0)
+        flags = {node.attr for node in ast.walk(given) if isinstance(node, ast.Attribute)}
         return call.args[0] if flags & WRITE_FLAGS else None
     if name not in WRITERS or (name == "connect" and not text.startswith("sqlite3")):
         return None

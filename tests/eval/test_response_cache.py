@@ -104,4 +104,5 @@ def test_a_cache_folder_planted_as_a_link_in_the_output_is_refused(tmp_path, cap
                      f"base_url={server.url},model=fake-model", "--output", str(output), "--no-progress"])
         assert server.total_calls == 0
     assert code == 2 and (elsewhere / "responses.jsonl").read_bytes() == b""
-    assert f"{output / 'cache'}: a symbolic link or not a folder; nothing is written through it" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"{output / 'cache'}: a symbolic link or not a folder; nothing is written through it" in err
