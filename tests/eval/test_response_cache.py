@@ -71,3 +71,38 @@ def test_identical_requests_in_one_run_are_asked_once(tmp_path):
     task = result["results"]["drinq_vanilla"]
     assert task["n_items"] == 2 and task["errors"] == 0 and task["invalid"] == 0
     assert task["metrics"]["accuracy"]["mean"] == 1.0 and task["cache_hits"] == 4
+
+
+def test_a_cache_planted_as_a_link_in_the_output_is_refused_and_never_appended_to(tmp_path, capsys):
+    from pragmeter.cli import main
+
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"someone else's file\n")
+    output = tmp_path / "runs" / "v"
+    (output / "cache").mkdir(parents=True)
+    (output / "cache" / "responses.jsonl").symlink_to(victim)
+    with FakeChatServer(gold_responder(["inli"], N)) as server:
+        code = main(["eval", "--tasks", "inli", "--limit", str(N), "--model-args",
+                     f"base_url={server.url},model=fake-model", "--output", str(output), "--no-progress"])
+        assert server.total_calls == 0
+    assert code == 2 and victim.read_bytes() == b"someone else's file\n"
+    err = capsys.readouterr().err
+    assert f"{output / 'cache' / 'responses.jsonl'}: a symbolic link; nothing is written through it" in err
+
+
+def test_a_cache_folder_planted_as_a_link_in_the_output_is_refused(tmp_path, capsys):
+    from pragmeter.cli import main
+
+    elsewhere = tmp_path / "someone-elses-run" / "cache"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "responses.jsonl").write_bytes(b"")
+    output = tmp_path / "runs" / "v"
+    output.mkdir(parents=True)
+    (output / "cache").symlink_to(elsewhere, target_is_directory=True)
+    with FakeChatServer(gold_responder(["inli"], N)) as server:
+        code = main(["eval", "--tasks", "inli", "--limit", str(N), "--model-args",
+                     f"base_url={server.url},model=fake-model", "--output", str(output), "--no-progress"])
+        assert server.total_calls == 0
+    assert code == 2 and (elsewhere / "responses.jsonl").read_bytes() == b""
+    err = capsys.readouterr().err
+    assert f"{output / 'cache'}: a symbolic link or not a folder; nothing is written through it" in err

@@ -163,6 +163,11 @@ def generation_check(backend, impscore, topics: list[str], runs: int, output: Pa
     import asyncio
 
     settings = backend.settings()  # as configured, before any request
+    if cache is not None and cache.parent == output / "cache":
+        from pragmeter.io.untrusted import folder_inside
+
+        output.mkdir(parents=True, exist_ok=True)
+        folder_inside(output, "cache")  # the output's own cache folder: never a link to someone else's
     generations = asyncio.run(generate(backend, topics, runs, cache, progress=progress))
     valid = [g for g in generations if g.sentences is not None]
     flat = [s for g in valid for s in g.sentences]

@@ -317,9 +317,11 @@ def _arrays_of(svm, n_labels: int) -> dict[str, np.ndarray]:
 
 
 def _save_arrays(arrays: dict[str, np.ndarray], path: Path) -> None:
+    """Write ``arrays`` to ``path`` through a new temporary file renamed into place (never through a link)."""
     from safetensors.numpy import save_file
 
-    save_file({name: np.ascontiguousarray(value) for name, value in arrays.items()}, str(path))
+    with atomic_path(path) as tmp:
+        save_file({name: np.ascontiguousarray(value) for name, value in arrays.items()}, str(tmp))
 
 
 class _Checkpoints:
@@ -357,7 +359,6 @@ class _Checkpoints:
         if self.folder is None:
             return
         # The arrays first, then the state that names them: a crash between the two only loses this C.
-        with atomic_path(self._file(c)) as tmp:
-            _save_arrays(arrays, tmp)
+        _save_arrays(arrays, self._file(c))
         self.fitted[repr(float(c))] = {"gamma": gamma, "row": row}
         write_json_atomic(self.folder / "state.json", {"head": "svm", "fingerprint": self.key, "fitted": self.fitted})

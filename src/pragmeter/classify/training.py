@@ -32,7 +32,7 @@ from pragmeter.classify.model import TextClassifier, decide
 from pragmeter.errors import PragmeterError
 from pragmeter.metrics.classification import classification_report
 from pragmeter.io import write_json_atomic
-from pragmeter.io.atomic import naming
+from pragmeter.io.atomic import atomic_path, naming
 
 log = logging.getLogger("pragmeter")
 
@@ -225,11 +225,16 @@ class Trainer:
         weights = _weights(self.classifier.model)
         # Epoch-stamped files first, state.json (which names the epoch) last, old files removed after it: a
         # crash anywhere leaves a state.json whose files are complete.
+        # each through a new temporary file renamed into place: a link planted at a checkpoint's name is replaced,
+        # never written through
         last = f"last-{epoch}.safetensors"
-        save_file(weights, self.work_dir / last)
-        save_file(_optimizer_tensors(self.classifier.model, optimizer), self.work_dir / f"optimizer-{epoch}.safetensors")
+        with atomic_path(self.work_dir / last) as tmp:
+            save_file(weights, tmp)
+        with atomic_path(self.work_dir / f"optimizer-{epoch}.safetensors") as tmp:
+            save_file(_optimizer_tensors(self.classifier.model, optimizer), tmp)
         if improved:
-            save_file(weights, self.work_dir / f"best-{epoch}.safetensors")
+            with atomic_path(self.work_dir / f"best-{epoch}.safetensors") as tmp:
+                save_file(weights, tmp)
         state = {"fingerprint": key, "epochs_done": epoch, "history": result.history,
                  "best_epoch": result.best_epoch, "best_val": result.best_val}
         write_json_atomic(self.work_dir / "state.json", state)

@@ -30,7 +30,8 @@ def register(subparsers) -> None:
                     "not kept), and prepare the files made from others (the Floyd battery from floyd_dev/raw/). "
                     "One tab-separated line per file (ok: already there, fetched, built, failed with why) and one per "
                     "data set with the licence it carries; exit 2 when any file failed. Then `pragmeter data check` "
-                    "passes.")
+                    "passes. A symbolic link or other non-regular file in the data root is refused in one line and "
+                    "never written through; a download stops at its pinned size; one run at a time fills a root.")
     fetch.add_argument("--only", nargs="+", default=[], metavar="DATASET",
                        help="fetch only these data sets (first folder of the path: inli, ishate, …; default: all)")
     add(fetch, "no_progress")

@@ -25,8 +25,30 @@ _verified: set[Path] = set()
 def manifest() -> dict[str, dict]:
     """Relative path -> {"sha256", "size", "url", "licence", "source"} for every known upstream file ("source": the
     repository and commit, ``owner/name@commit``; a file prepared from others has "from", the files it is made of,
-    and no URL to download)."""
-    return json.loads(_MANIFEST.read_text(encoding="utf-8"))
+    and no URL to download). Every path is checked to stay inside the data root (:func:`check_paths`)."""
+    entries = json.loads(_MANIFEST.read_text(encoding="utf-8"))
+    check_paths(entries, _MANIFEST)
+    return entries
+
+
+def inside_root(relative: object) -> bool:
+    """Whether ``relative`` names a file inside a data root: a relative POSIX path of plain parts (no empty part,
+    ``.``, ``..``, backslash, drive or control character), so joined to the root it cannot leave it."""
+    if not isinstance(relative, str) or not relative or relative.startswith("/") or len(relative) > 4096:
+        return False
+    if any(ord(char) < 32 or char in "\\\x7f" for char in relative) or ":" in relative.split("/", 1)[0]:
+        return False
+    return all(part not in ("", ".", "..") for part in relative.split("/"))
+
+
+def check_paths(entries: dict, source: str | os.PathLike) -> None:
+    """A DataError naming the entry when a path of the manifest ``entries`` (read from ``source``), or a file one
+    is prepared ``from``, is not inside the data root (:func:`inside_root`): a manifest may be the user's own."""
+    for relative, entry in entries.items():
+        for path in (relative, *(entry.get("from", ()) if isinstance(entry, dict) else ())):
+            if not inside_root(path):
+                raise DataError(f"{source}: entry {relative!r} names {path!r}, not a path inside the data root "
+                                "(a relative path without '..'); refused")
 
 
 def candidate_roots() -> list[Path]:

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from pragmeter.errors import PragmeterError
+from pragmeter.io.nofollow import refuse_planted
 
 log = logging.getLogger("pragmeter")
 
@@ -56,6 +57,7 @@ class EmbeddingCache:
             log.warning("embedding cache %s: %s", self.path, message)
 
     def _connect(self) -> sqlite3.Connection:
+        refuse_planted(self.path, *(Path(f"{self.path}{suffix}") for suffix in ("-wal", "-shm", "-journal")))
         db = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
         try:
             # Pages large enough for several 1.5 kB vectors each (set before the file is created; else ignored).

@@ -110,9 +110,11 @@ def encoder_key(name: str) -> str:
 
 def seal(folder: Path, built_from: str) -> None:
     """Record in ``folder`` what it was built from and the hash of its files (every one), as it is now."""
-    (folder / SEAL_FILE).write_text(json.dumps({"built_from": built_from,
-                                                "content": folder_fingerprint(folder, everything=True)}) + "\n",
-                                    encoding="utf-8")
+    from pragmeter.io.atomic import atomic_path
+
+    record = json.dumps({"built_from": built_from, "content": folder_fingerprint(folder, everything=True)}) + "\n"
+    with atomic_path(folder / SEAL_FILE) as tmp:
+        tmp.write_text(record, encoding="utf-8")
 
 
 def seal_problem(folder: Path, built_from: str) -> str | None:

@@ -164,6 +164,10 @@ async def _task_results(task: Task, samples: list[Sample], context: ScoreContext
 def evaluate(config: EvalConfig) -> dict:
     """Run everything and write ``results.json``; returns the results payload."""
     config.output.mkdir(parents=True, exist_ok=True)
+    if config.cache_path is not None and config.cache_path.parent == config.output / "cache":
+        from pragmeter.io.untrusted import folder_inside
+
+        folder_inside(config.output, "cache")  # the output's own cache folder: never a link to someone else's
     results = asyncio.run(_evaluate(config))
     signature = " || ".join(r["signature"] for r in results.values())
     payload = {

@@ -239,6 +239,7 @@ class ImpScore:
         from safetensors.torch import save_file
 
         from pragmeter.encoders.finetuned import WEIGHTS_KEY, shard_files
+        from pragmeter.io import atomic_path
 
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
@@ -251,16 +252,18 @@ class ImpScore:
             config["encoder"] = self.config["encoder"]
             for shard in self.config[WEIGHTS_KEY]:
                 if self.config_path is not None and self.config_path.parent.resolve() != folder.resolve():
-                    shutil.copy2(self.config_path.parent / shard["file"], folder / shard["file"])
-        from pragmeter.io import atomic_path
+                    with atomic_path(folder / shard["file"]) as tmp:
+                        shutil.copyfile(self.config_path.parent / shard["file"], tmp)
 
         # safetensors writes through a private temporary file (mode 0600): write via our atomic path, which
         # gives the file the user's umask like every other output.
         with atomic_path(folder / WEIGHTS_FILE) as tmp:
             save_file({k: v.detach().cpu().contiguous() for k, v in self.heads.state_dict().items()}, tmp)
-        (folder / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+        with atomic_path(folder / CONFIG_FILE) as tmp:
+            tmp.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
         if card is not None:
-            (folder / CARD_FILE).write_text(card, encoding="utf-8")
+            with atomic_path(folder / CARD_FILE) as tmp:
+                tmp.write_text(card, encoding="utf-8")
         self.config = config
         return folder
 

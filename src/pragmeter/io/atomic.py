@@ -97,9 +97,18 @@ def naming(target: Path) -> Iterator[None]:
         raise OSError(number, os.strerror(number), str(target)) from error
 
 
-def promote(finished: str | os.PathLike, target: str | os.PathLike) -> None:
+def promote(finished: str | os.PathLike, target: str | os.PathLike, dir_fd: int | None = None) -> None:
     """Put a file finished under another name beside ``target`` (a download's resumable ``.part``) in its place in
-    one step: the file synced, renamed over ``target``, then its folder synced, as :func:`atomic_path` does."""
+    one step: the file synced, renamed over ``target``, then its folder synced, as :func:`atomic_path` does. With
+    ``dir_fd`` both names are relative to that open folder (see :func:`pragmeter.io.nofollow.folder_fd`), and the
+    caller has synced the file."""
+    if dir_fd is not None:
+        os.replace(finished, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        try:
+            os.fsync(dir_fd)
+        except OSError:  # a file system that cannot flush a folder: the rename is still atomic there
+            pass
+        return
     finished, target = Path(finished), Path(target)
     _fsync(finished)
     os.replace(finished, target)

@@ -92,10 +92,15 @@ class GgufServer:
         self.port = free_port()
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.log_dir / f"gguf-server-{os.getpid()}-{self.port}.log"
-        with open(self.log_path, "wb") as log:
+        from pragmeter.io.nofollow import open_nofollow
+
+        log = open_nofollow(self.log_path)  # the log folder may be shared: never written through a link
+        try:
             self.process = subprocess.Popen(self._command(), stdin=subprocess.DEVNULL, stdout=log,
                                             stderr=subprocess.STDOUT, env=self._environment(),
                                             start_new_session=True)
+        finally:
+            os.close(log)
         try:
             await self._wait_healthy()
         except BaseException:  # timeout, early exit, or the run cancelled meanwhile (Ctrl-C): no child left over

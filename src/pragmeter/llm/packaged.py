@@ -85,7 +85,10 @@ def _stamp(path: Path, sha256: str) -> str:
 
 
 def _remember(path: Path, sha256: str) -> None:
-    Path(f"{path}.sha256").write_text(_stamp(path, sha256))
+    from pragmeter.io.atomic import atomic_path
+
+    with atomic_path(f"{path}.sha256") as tmp:  # a new file renamed into place: a planted link is not followed
+        tmp.write_text(_stamp(path, sha256))
 
 
 def verified(path: Path, size: int, sha256: str) -> bool:
