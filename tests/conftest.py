@@ -10,6 +10,7 @@ resolved, ``pragmeter.data.root.data_root``), and the data-free tests still run.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import runpy
@@ -73,6 +74,7 @@ NO_DATA_REASON = "needs the upstream data, and no data root was found: get it wi
 
 
 def _skip_without_data_root(resolve):
+    @functools.wraps(resolve)  # ``data_root.__wrapped__``: the resolution itself, for tests of its errors
     def data_root(root=None):
         try:
             return resolve(root)

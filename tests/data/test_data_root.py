@@ -80,3 +80,18 @@ def test_the_data_page_gives_each_data_sets_files_repositories_and_licence_as_th
         row[2].add(entry["licence"])
     assert rows == {name: (count, sources, " / ".join(sorted(licences))) for name, (count, sources, licences)
                     in expected.items()}
+
+
+def test_a_default_folder_of_empty_folders_is_not_a_data_root(tmp_path, monkeypatch):
+    """What a fetch that got nothing used to leave: ../shared/data with a folder per data set and no file in any."""
+    skeleton = tmp_path / "shared" / "data"
+    for relative in manifest():
+        (skeleton / relative).parent.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setattr(data_root_module, "candidate_roots", lambda: [skeleton])
+    monkeypatch.delenv("PRAGMETER_DATA", raising=False)
+    resolve = getattr(data_root_module.data_root, "__wrapped__", data_root_module.data_root)
+    with pytest.raises(DataError, match=rf"no data root found \({skeleton.resolve()} holds no data file\): get the "
+                                        r"data with `pragmeter data fetch`"):
+        resolve()
+    (skeleton / FILE).write_text("a file of the manifest\n", encoding="utf-8")
+    assert resolve() == skeleton.resolve()
