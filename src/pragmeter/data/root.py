@@ -60,8 +60,8 @@ def data_root(root: str | os.PathLike | None = None) -> Path:
             empty.append(str(candidate.resolve()))
     without = f" ({', '.join(dict.fromkeys(empty))} holds no data file)" if empty else ""
     raise DataError(
-        f"no data root found{without}: get the data with `pragmeter data fetch` (into ../shared/data), or pass data_root=DIR "
-        f"or set ${DATA_ROOT_ENV}; the files and their URLs are listed in pragmeter/data/manifest.json"
+        f"no data root found{without}: get the data with `pragmeter data fetch` (into ../shared/data), or pass "
+        f"data_root=DIR or set ${DATA_ROOT_ENV}; the files and their URLs are listed in pragmeter/data/manifest.json"
     )
 
 
