@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 CHECKOUT = Path(__file__).resolve().parents[2]
-MODULE = "tests/data/test_data_root.py"  # four tests with the data_root fixture, four without
+MODULE = "tests/data/test_data_root.py"  # five tests with the data_root fixture, four without
 READS_WHILE_RUNNING = """from pragmeter.data.root import data_file
 
 
@@ -52,8 +52,8 @@ def test_without_a_data_root_the_data_tests_are_skipped_in_one_line_and_the_othe
     run = _pytest(copy)
     assert run.returncode == 0, run.stdout[-3000:]
     lines = run.stdout.splitlines()
-    assert [line for line in lines if "pragmeter data fetch" in line] == [f"5 {SUMMARY}; docs/data.md)"]
-    assert lines[-1].startswith("4 passed, 5 skipped")  # missing file, root or empty root; data page
+    assert [line for line in lines if "pragmeter data fetch" in line] == [f"6 {SUMMARY}; docs/data.md)"]
+    assert lines[-1].startswith("4 passed, 6 skipped")  # missing file, root or empty root; data page
 
 
 def test_the_tests_that_read_data_in_a_child_process_are_skipped_without_a_data_root(tmp_path):
@@ -70,7 +70,7 @@ def test_the_tests_that_read_data_in_a_child_process_are_skipped_without_a_data_
 def test_with_a_data_root_nothing_is_skipped(tmp_path, data_root):
     run = _pytest(_checkout_copy(tmp_path), PRAGMETER_DATA=str(data_root))
     assert run.returncode == 0, run.stdout[-3000:]
-    assert run.stdout.splitlines()[-1].startswith("9 passed") and "skipped" not in run.stdout
+    assert run.stdout.splitlines()[-1].startswith("10 passed") and "skipped" not in run.stdout
 
 
 def test_the_tests_cache_is_their_own_unless_one_is_set(tmp_path):

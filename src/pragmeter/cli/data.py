@@ -17,8 +17,9 @@ def register(subparsers) -> None:
     check = commands.add_parser(
         "check", help="list each manifest file as ok, missing or checksum mismatch, with its upstream URL",
         description="One tab-separated line per manifest file: status (ok, missing, checksum mismatch), path under "
-                    "the data root and, for a file to download, its pinned upstream URL. Exit 2 when any file is "
-                    "missing or differs.")
+                    "the data root and, for a file to download, its pinned upstream URL; then an 'unknown' line per "
+                    "file the manifest does not list (reported, not an error). Exit 2 when any manifest file is "
+                    "missing or differs, or when the folder holds none of them.")
     check.add_argument("datasets", nargs="*", metavar="DATASET",
                        help="check only these data sets (first folder of the path: inli, ishate, …; default: all)")
     add(check, "data_root")
