@@ -119,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        from pragmeter.cli.common import needed_extras, require_extra
+
+        for extra in needed_extras(args):  # before any work, and before the output is locked (made)
+            require_extra(extra)
         with library_messages(), _output_lock(args):
             code = args.func(args)
     except PragmeterError as error:

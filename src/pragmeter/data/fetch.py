@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 from pragmeter.data.check import OK, check_data_root, require_known
 from pragmeter.data.root import DATA_ROOT_ENV, candidate_roots, manifest, sha256_of
 from pragmeter.errors import DataError
-from pragmeter.io.atomic import promote
+from pragmeter.io.atomic import make_folders, promote, remove_made
 
 FETCHED, BUILT, FAILED, UNREACHABLE = "fetched", "built", "failed", "unreachable"
 BLOCK = 1 << 16
@@ -54,28 +54,8 @@ def fetch_root(root: str | os.PathLike | None = None, made: list[Path] | None = 
     path = Path(chosen).expanduser()
     if path.exists() and not path.is_dir():
         raise DataError(f"data root {path} is not a folder")
-    _make_folder(path, [] if made is None else made)
+    make_folders(path, [] if made is None else made)
     return path.resolve()
-
-
-def _make_folder(path: Path, made: list[Path]) -> None:
-    """``mkdir -p path``, appending each folder it made to ``made``."""
-    absent = []
-    folder = path.absolute()
-    while not folder.exists() and folder != folder.parent:
-        absent.append(folder)
-        folder = folder.parent
-    path.mkdir(parents=True, exist_ok=True)
-    made.extend(reversed(absent))
-
-
-def _remove_empty(made: Sequence[Path]) -> None:
-    """Remove the folders of ``made`` that are still empty, deepest first (one holding a file or a ``.part`` stays)."""
-    for folder in sorted(made, key=lambda path: len(path.parts), reverse=True):
-        try:
-            folder.rmdir()
-        except OSError:  # not empty, or already gone
-            pass
 
 
 def selected(only: Sequence[str] = ()) -> list[str]:
@@ -135,7 +115,7 @@ def fetch_data(root: str | os.PathLike | None = None, only: Sequence[str] = (),
                 outcomes[relative] = _prepare(base, relative, (builders or {}).get(relative), outcomes)
         return base, [outcomes[r] for r in relatives]
     finally:
-        _remove_empty(made)
+        remove_made(made)
 
 
 def _part(path: Path) -> Path:
@@ -153,7 +133,7 @@ def _download(base: Path, relative: str, advance: Callable[[int], object], made:
     entry = manifest()[relative]
     target = base / relative
     part = _part(target)
-    _make_folder(target.parent, made)
+    make_folders(target.parent, made)
     have = part.stat().st_size if part.is_file() else 0
     if have > entry["size"]:  # not a prefix of this file: start again
         part.unlink()
