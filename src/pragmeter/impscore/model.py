@@ -147,6 +147,7 @@ class ImpScore:
         self.batch_size = batch_size  # None: CPU_BATCH_SIZE on a CPU, GPU_BATCH_SIZE on a GPU
         self.embedding_cache = embedding_cache
         self.truncated = 0  # texts longer than the encoder's limit seen so far (truncated by the encoder)
+        self.progress = False  # True: every encode shows a bar, as show_progress_bar=True does for one call
         self.config_path: Path | None = None  # the folder's config.json (named when the encoder does not fit)
         self._encoder = None
 
@@ -343,7 +344,7 @@ class ImpScore:
         texts = self._check(texts)
         if not texts:
             return np.zeros((0, self.heads_config.embedding_dim), dtype=np.float32)
-        if show_progress_bar:
+        if show_progress_bar or self.progress:
             from pragmeter.impscore.scoring import in_steps
 
             embeddings = in_steps(self._encode_or_reuse, texts, "embedding", progress=True)
