@@ -207,9 +207,11 @@ class ImpScore:
 
             # layers a model fine-tuned are another encoder: bf16 as for the base only where the model's config
             # records them within the bf16 bounds
+            from pragmeter.encoders.runtime import NOT_CHECKED
+
             recorded = config.get(BF16_CHECK_KEY)
-            check = (isinstance(recorded, dict) and recorded.get("within_bounds") is True) if WEIGHTS_KEY in config \
-                else None
+            check = None if WEIGHTS_KEY not in config else NOT_CHECKED if recorded is None \
+                else isinstance(recorded, dict) and recorded.get("within_bounds") is True
             runtime = resolve_runtime(backend, precision, threads, config["encoder"], device=device, dtype=dtype,
                                       bf16_check=check)
         encoder_name = model_encoder(folder, config["encoder"])
