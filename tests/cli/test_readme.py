@@ -136,3 +136,22 @@ def test_the_interpret_example_shows_what_fp32_prints(capsys, monkeypatch):
     assert main(shlex.split(command.replace("\\\n", " "))[1:]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed == [line[2:] for line in ("# " + shown).splitlines()]
+
+
+def test_the_exit_codes_the_readme_states_are_the_programs(tmp_path, capsys):
+    """File or column missing → 2; an unusable row kept with its reason in ``impscore_error`` → 0; ``--strict`` → 1."""
+    import pandas as pd
+
+    assert "ends the command with exit code 2" in README and "is kept with the reason in its `*_error` column" in README
+    assert "the command exits 0, and `pragmeter score --strict` exits 1" in README
+    table = tmp_path / "posts.csv"
+    pd.DataFrame({"text": ["You are talking too loudly.", "", "It is cold in here."]}).to_csv(table, index=False)
+    scored = tmp_path / "scored.csv"
+    assert main(["score", "--input", str(table), "--output", str(scored), "--no-progress"]) == 0
+    rows = pd.read_csv(scored, keep_default_na=False)
+    assert len(rows) == 3 and rows["impscore_error"][1] and not rows["impscore_error"][0]
+    assert main(["score", "--input", str(table), "--output", str(scored), "--overwrite", "--strict",
+                 "--no-progress"]) == 1
+    assert main(["score", "--input", str(table), "--column", "body", "--output", str(tmp_path / "b.csv")]) == 2
+    assert main(["score", "--input", str(tmp_path / "absent.csv"), "--output", str(tmp_path / "c.csv")]) == 2
+    capsys.readouterr()
