@@ -275,7 +275,7 @@ def recorded_bf16_check(folder: Path) -> bool | str:
         check = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")).get(BF16_KEY)
     except (OSError, ValueError, AttributeError):
         return False
-    if check is None or isinstance(check, dict) and not check.get("pairs"):
+    if check is None or isinstance(check, dict) and "pairs" in check and not check["pairs"]:  # measured on none
         return NOT_CHECKED
 
     def figure(name: str, default=None):
