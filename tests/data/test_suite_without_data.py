@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from pragmeter.data.root import manifest
+
 CHECKOUT = Path(__file__).resolve().parents[2]
 MODULE = "tests/data/test_data_root.py"  # five tests with the data_root fixture, four without
 READS_WHILE_RUNNING = """from pragmeter.data.root import data_file
@@ -46,9 +50,13 @@ def _pytest(copy: Path, *tests: str, **env: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-def test_without_a_data_root_the_data_tests_are_skipped_in_one_line_and_the_others_run(tmp_path):
+@pytest.mark.parametrize("left", ["nothing", "a failed fetch's empty folders"])
+def test_without_a_data_root_the_data_tests_are_skipped_in_one_line_and_the_others_run(tmp_path, left):
     copy = _checkout_copy(tmp_path)
     assert not (copy.parent / "shared").exists()
+    if left != "nothing":  # what `pragmeter data fetch` left offline before it cleaned up: no data root either
+        for relative in manifest():
+            (copy.parent / "shared" / "data" / relative).parent.mkdir(parents=True, exist_ok=True)
     run = _pytest(copy)
     assert run.returncode == 0, run.stdout[-3000:]
     lines = run.stdout.splitlines()
@@ -69,6 +77,19 @@ def test_the_tests_that_read_data_in_a_child_process_are_skipped_without_a_data_
 
 def test_with_a_data_root_nothing_is_skipped(tmp_path, data_root):
     run = _pytest(_checkout_copy(tmp_path), PRAGMETER_DATA=str(data_root))
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert run.stdout.splitlines()[-1].startswith("10 passed") and "skipped" not in run.stdout
+
+
+def test_a_data_root_with_a_file_of_the_users_own_fails_nothing_outside_ci(tmp_path, data_root):
+    """The default ../shared/data holding every manifest file (links to the real ones) and one more of the user's."""
+    copy = _checkout_copy(tmp_path)
+    shared = copy.parent / "shared" / "data"
+    for relative in manifest():
+        (shared / relative).parent.mkdir(parents=True, exist_ok=True)
+        (shared / relative).symlink_to(data_root / relative)
+    (shared / "r3_sarcasm" / "my-notes.txt").write_text("mine\n", encoding="utf-8")
+    run = _pytest(copy, CI="")
     assert run.returncode == 0, run.stdout[-3000:]
     assert run.stdout.splitlines()[-1].startswith("10 passed") and "skipped" not in run.stdout
 
