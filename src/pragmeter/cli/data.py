@@ -65,8 +65,9 @@ def run_fetch(args: argparse.Namespace) -> int:
         print("\t".join(("licence", name, licence, ", ".join(repositories))))
     failed = sum(item.status == FAILED for item in outcomes)
     counts = ", ".join(f"{sum(i.status == s for i in outcomes)} {s}" for s in sorted({i.status for i in outcomes}))
-    print(f"{len(outcomes)} files under {root}: {counts}; each data set keeps its upstream licence (docs/data.md)"
-          + (f"; run the same command again to resume the {failed} failed" if failed else ""), file=sys.stderr)
+    if len(unreachable) < len(outcomes):  # else the line below says all there is (and the root was not kept)
+        print(f"{len(outcomes)} files under {root}: {counts}; each data set keeps its upstream licence (docs/data.md)"
+              + (f"; run the same command again to resume the {failed} failed" if failed else ""), file=sys.stderr)
     for reason in dict.fromkeys(item.reason for item in unreachable):
         count = sum(item.reason == reason for item in unreachable)
         print(f"pragmeter data fetch: error: {reason}, so {count} file(s) were not fetched; offline, use a copy of "
