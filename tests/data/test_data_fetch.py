@@ -3,9 +3,11 @@ resumed where they broke off, prepared files are built byte for byte, and ``data
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import http.server
 import json
+import os
 import threading
 
 import pytest
@@ -196,11 +198,12 @@ def test_offline_the_host_is_named_once_with_the_offline_routes_and_nothing_is_l
     out, err = capsys.readouterr()
     assert not (tmp_path / "shared").exists()  # no skeleton of empty folders to pass for a data root
     assert out == ""  # no line per file, and no licence of a data set that is not there
-    assert err.splitlines() == [f"pragmeter data fetch: error: 127.0.0.1:{offline} cannot be reached ([Errno 111] Connection "
-                    f"refused), so {len(FILES)} file(s) were not fetched; offline, use a copy of the data: pass "
-                    "--data-root DIR or set $PRAGMETER_DATA to a folder that holds it, or copy a data folder to "
-                    "../shared/data (docs/data.md)"]
+    refused = f"[Errno {errno.ECONNREFUSED}] {os.strerror(errno.ECONNREFUSED)}"
     # one line: nothing was downloaded, nothing to resume, and no summary of a root that was not kept
+    assert err.splitlines() == [
+        f"pragmeter data fetch: error: 127.0.0.1:{offline} cannot be reached ({refused}), so {len(FILES)} file(s) "
+        "were not fetched; offline, use a copy of the data: pass --data-root DIR or set $PRAGMETER_DATA to a folder "
+        "that holds it, or copy a data folder to ../shared/data (docs/data.md)"]
     with pytest.raises(DataError, match="no data root found: get the data"):
         getattr(root_module.data_root, "__wrapped__", root_module.data_root)()
 
