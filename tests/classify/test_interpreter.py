@@ -302,6 +302,13 @@ def test_interpret_file_mode_keeps_every_row_and_names_the_bad_ones(tiny, tmp_pa
     assert out["prediction_error"][2] == "field 'readings' is not a JSON list of texts"
     assert out["prediction_error"][3] == "field 'readings' must be a list of at least two texts"
 
+    lines = tmp_path / "out.jsonl"  # a JSON line holds the scores as a list, not as the text of one
+    assert main(["interpret", "--input", str(source), "--output", str(lines), "--model", str(folder),
+                 "--device", "cpu", "--no-progress"]) == 0
+    records = [json.loads(line) for line in lines.read_text(encoding="utf-8").splitlines()]
+    assert records[0]["scores"] == pytest.approx(model.rank(CONTEXT, UTTERANCE, READINGS), abs=1e-5)
+    assert [record["scores"] for record in records[1:]] == [None, None, None]
+
     pairs = tmp_path / "pairs.jsonl"
     pd.DataFrame({"premise": ["Ann says, \"Coffee?\" Bob responds, \"It would keep me awake.\""],
                   "hypothesis": ["Bob does not want coffee."]}).to_json(pairs, orient="records", lines=True)

@@ -82,3 +82,27 @@ def test_evaluate_politeness_sample(tmp_path, capsys):
     assert main(["impscore", "evaluate", "politeness", "--sample", "40", "--seed", "3", "--baseline", "hedging",
                  "--output", str(again)]) == 0
     assert [r["id"] for r in json.loads(again.read_text())["details"]["per_item"]] == [r["id"] for r in rows]
+
+
+def test_evaluate_ranking_shows_a_bar_and_runs_the_fast_path_in_fp32(tmp_path, capsys):
+    """The file checks embed on this machine's fast path in fp32 (OpenVINO on a CPU), with a bar: the scores are
+    torch fp32's within float rounding."""
+    import numpy as np
+
+    from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF
+    from pragmeter.impscore.model import load_impscore
+
+    payload = json.loads((OOD / "dev_ranking.json").read_text(encoding="utf-8"))
+    path = tmp_path / "groups.json"
+    path.write_text(json.dumps({"groups": payload["groups"][:4]}), encoding="utf-8")
+    out = tmp_path / "out.json"
+    assert main(["impscore", "evaluate", "ranking", "--input", str(path), "--output", str(out)]) == 0
+    printed, bar = capsys.readouterr()
+    assert "|backend=openvino|precision=fp32|device=cpu|" in printed.splitlines()[0]
+    assert "embedding: 100%" in bar
+    scores = [s for group in json.loads(out.read_text())["details"]["per_group"] for s in group["scores"]]
+    reference = load_impscore(None, "torch", "fp32").score([s for g in payload["groups"][:4] for s in g["sentences"]])
+    assert np.abs(np.asarray(scores) - reference).max() <= FP32_MAX_ABS_DIFF
+
+    assert main(["impscore", "evaluate", "ranking", "--input", str(path), "--no-progress"]) == 0
+    assert "embedding" not in capsys.readouterr().err

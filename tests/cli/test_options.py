@@ -225,6 +225,22 @@ def test_a_flag_a_command_does_not_have_is_refused(argv, flag, capsys, tmp_path,
         main(argv)
     assert stopped.value.code == 2 and f"unrecognized arguments: {flag}" in capsys.readouterr().err
 
+@pytest.mark.parametrize("argv", [["score", "--model", "models/my-impscore", "hi"],
+                                  ["score", "--model=models/my-impscore", "hi"],
+                                  ["analyze", "stratify", "--input", "run", "--model", "impscore-minilm"]])
+def test_the_model_flag_where_the_impscore_model_is_the_instrument_names_the_right_flag(argv, capsys):
+    """``--model`` is the model under test everywhere; where the ImpScore model only scores, the error names
+    ``--impscore``, the flag a user guessing ``--model`` wants."""
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    command = " ".join(argv[:2] if argv[0] == "analyze" else argv[:1])
+    given = next(arg for arg in argv if arg.startswith("--model"))  # its value is taken as the text (or input)
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"pragmeter {command}: error: unrecognized arguments: {given}; the ImpScore model that scores is --impscore "
+        f"here (--model names the model under test, in impscore evaluate and eval) (see pragmeter {command} --help)"]
+
+
 @pytest.mark.parametrize("argv", [["score", "hi"], ["distance", "a", "b"], ["analyze", "stratify", "--input", "x"]])
 def test_the_instrument_batch_size_defaults_to_the_library_default(argv, capsys):
     """No --batch-size leaves the encoder's own default (16 on a CPU, 1024 on a GPU), as the help says."""

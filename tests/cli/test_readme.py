@@ -34,14 +34,35 @@ def test_the_command_table_lists_every_command():
     assert table_commands() == leaf_commands(build_parser())
 
 
+def example_lines() -> list[tuple[str, str]]:
+    """(command, its comment) of every ``pragmeter …`` line of the README's bash blocks."""
+    blocks = re.findall(r"```bash\n(.*?)```", README, re.S)
+    lines = [(re.split(r"\s{2,}#", line) + [""])[:2] for block in blocks
+             for line in block.replace("\\\n", " ").splitlines()]
+    return [(line.strip(), comment) for line, comment in lines
+            if line.strip().startswith("pragmeter ") and "|" not in line and "$" not in line]
+
+
 def test_every_example_command_parses():
     parser = build_parser()
-    blocks = re.findall(r"```bash\n(.*?)```", README, re.S)
-    lines = [re.split(r"\s{2,}#", line)[0].strip() for block in blocks for line in block.replace("\\\n", " ").splitlines()]
-    examples = [line for line in lines if line.startswith("pragmeter ") and "|" not in line and "$" not in line]
+    examples = example_lines()
     assert len(examples) >= 10
-    for line in examples:
+    for line, _ in examples:
         parser.parse_args(shlex.split(line)[1:])
+
+
+def test_every_example_command_has_its_extra_from_the_install_line_or_says_which():
+    """The README's commands run in order after its install line: the extras they need are in it, or the line says
+    which extra it needs."""
+    from pragmeter.cli.common import needed_extras
+
+    install = re.search(r'pip install -e "\.\[([a-z,]+)\]"', README)
+    installed = set(install.group(1).split(",")) if install else set()
+    parser = build_parser()
+    lacking = [(line, extra) for line, comment in example_lines()
+               for extra in needed_extras(parser.parse_args(shlex.split(line)[1:]))
+               if extra not in installed and f"{extra} extra" not in comment]
+    assert not lacking
 
 
 def test_the_model_list_shown_is_what_the_program_prints(capsys, monkeypatch):
@@ -115,3 +136,22 @@ def test_the_interpret_example_shows_what_fp32_prints(capsys, monkeypatch):
     assert main(shlex.split(command.replace("\\\n", " "))[1:]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed == [line[2:] for line in ("# " + shown).splitlines()]
+
+
+def test_the_exit_codes_the_readme_states_are_the_programs(tmp_path, capsys):
+    """File or column missing → 2; an unusable row kept with its reason in ``impscore_error`` → 0; ``--strict`` → 1."""
+    import pandas as pd
+
+    assert "ends the command with exit code 2" in README and "is kept with the reason in its `*_error` column" in README
+    assert "the command exits 0, and `pragmeter score --strict` exits 1" in README
+    table = tmp_path / "posts.csv"
+    pd.DataFrame({"text": ["You are talking too loudly.", "", "It is cold in here."]}).to_csv(table, index=False)
+    scored = tmp_path / "scored.csv"
+    assert main(["score", "--input", str(table), "--output", str(scored), "--no-progress"]) == 0
+    rows = pd.read_csv(scored, keep_default_na=False)
+    assert len(rows) == 3 and rows["impscore_error"][1] and not rows["impscore_error"][0]
+    assert main(["score", "--input", str(table), "--output", str(scored), "--overwrite", "--strict",
+                 "--no-progress"]) == 1
+    assert main(["score", "--input", str(table), "--column", "body", "--output", str(tmp_path / "b.csv")]) == 2
+    assert main(["score", "--input", str(tmp_path / "absent.csv"), "--output", str(tmp_path / "c.csv")]) == 2
+    capsys.readouterr()

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from pragmeter.cli import main
-from pragmeter.data.check import MISMATCH, MISSING, OK, check_data_root, check_report
+from pragmeter.data.check import MISMATCH, MISSING, OK, UNKNOWN, check_data_root, check_report
 from pragmeter.data.root import manifest
 from pragmeter.errors import DataError
 
@@ -62,3 +62,28 @@ def test_the_report_has_a_line_per_file_a_summary_and_a_verdict(damaged_root, da
     assert lines[0] == f"{MISSING}\t{FILES[0]}\t{manifest()[FILES[0]]['url']}" and lines[2] == f"{OK}\t{FILES[2]}"
     assert summary.endswith(f": 1 checksum mismatch, 1 missing, {len(FILES) - 2} ok") and not ok
     assert check_report(data_root, [SET])[2]
+
+
+def test_a_file_the_manifest_does_not_know_is_reported_not_an_error(tmp_path, data_root, capsys):
+    root = tmp_path / "data"
+    for relative in FILES:
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(data_root / relative, root / relative)
+    (root / SET / "my-notes.txt").write_text("mine\n", encoding="utf-8")
+    (root / "SOURCES.md").write_text("the folder's provenance\n", encoding="utf-8")
+    (root / (FILES[0] + ".part")).write_bytes(b"half a download")
+    assert main(["data", "check", SET, "--data-root", str(root)]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [f"{OK}\t{f}" for f in FILES] + [f"{UNKNOWN}\t{SET}/my-notes.txt"]
+    assert err.strip().endswith(f"{len(FILES)} ok; 1 unknown (not in the manifest: see docs/data.md to add a file)")
+
+
+def test_a_folder_without_any_manifest_file_is_one_line_not_every_file_missing(tmp_path, capsys):
+    empty = tmp_path / "data"
+    (empty / SET / "data").mkdir(parents=True)  # what a fetch that got nothing used to leave
+    assert main(["data", "check", "--data-root", str(empty)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [f"pragmeter data: error: {empty.resolve()} holds none of the manifest's files, so it "
+                                "is no data root: fetch them into it (`pragmeter data fetch` with --data-root "
+                                f"{empty.resolve()}), or name the folder that holds them (docs/data.md)"]

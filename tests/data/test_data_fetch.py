@@ -3,9 +3,11 @@ resumed where they broke off, prepared files are built byte for byte, and ``data
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import http.server
 import json
+import os
 import threading
 
 import pytest
@@ -168,3 +170,47 @@ def test_a_prepared_file_that_differs_from_its_pin_is_not_kept(upstream, tmp_pat
     assert battery.status == FAILED and battery.reason.startswith(
         f"prepared, it has {manifest()[BATTERY]['size'] + 1} bytes") and battery.reason.endswith("; not kept")
     assert not (root / BATTERY).exists() and all(item.status == FETCHED for item in outcomes if item is not battery)
+
+
+@pytest.fixture
+def offline(monkeypatch):
+    """The manifest's URLs point at a port of 127.0.0.1 where nothing listens: every connection is refused, as
+    offline."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    pinned = {relative: ({**entry, "url": f"http://127.0.0.1:{port}/{relative}"} if relative in DOWNLOADED else entry)
+              for relative, entry in manifest().items()}
+    for module in (root_module, check_module, fetch_module):
+        monkeypatch.setattr(module, "manifest", lambda: pinned)
+    return port
+
+
+def test_offline_the_host_is_named_once_with_the_offline_routes_and_nothing_is_left(offline, tmp_path, monkeypatch,
+                                                                                      capsys):
+    default = tmp_path / "shared" / "data"
+    monkeypatch.setattr(root_module, "candidate_roots", lambda: [default])
+    monkeypatch.setattr(fetch_module, "candidate_roots", lambda: [default])
+    monkeypatch.delenv("PRAGMETER_DATA", raising=False)
+    assert main(["data", "fetch", "--only", *SETS, "--no-progress"]) == 2
+    out, err = capsys.readouterr()
+    assert not (tmp_path / "shared").exists()  # no skeleton of empty folders to pass for a data root
+    assert out == ""  # no line per file, and no licence of a data set that is not there
+    refused = f"[Errno {errno.ECONNREFUSED}] {os.strerror(errno.ECONNREFUSED)}"
+    # one line: nothing was downloaded, nothing to resume, and no summary of a root that was not kept
+    assert err.splitlines() == [
+        f"pragmeter data fetch: error: 127.0.0.1:{offline} cannot be reached ({refused}), so {len(FILES)} file(s) "
+        "were not fetched; offline, use a copy of the data: pass --data-root DIR or set $PRAGMETER_DATA to a folder "
+        "that holds it, or copy a data folder to ../shared/data (docs/data.md)"]
+    with pytest.raises(DataError, match="no data root found: get the data"):
+        getattr(root_module.data_root, "__wrapped__", root_module.data_root)()
+
+
+def test_offline_a_data_root_keeps_its_files_and_only_the_folders_made_go(offline, tmp_path):
+    root = tmp_path / "data"
+    (root / "mine").mkdir(parents=True)
+    _, outcomes = fetch_data(root, SETS, builders={BATTERY: build_battery}, progress=False)
+    assert {item.status for item in outcomes} == {fetch_module.UNREACHABLE}
+    assert [path.name for path in root.iterdir()] == ["mine"]  # the folder was there before: it stays

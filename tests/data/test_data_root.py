@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
 
 from pragmeter.data import root as data_root_module
+from pragmeter.data.check import unknown_files
 from pragmeter.data.root import data_file, manifest
 from pragmeter.data.root import data_root as resolve_root
 from pragmeter.errors import DataError
@@ -14,10 +16,22 @@ from pragmeter.errors import DataError
 FILE = "r3_sarcasm/data/human-sarcasm.txt"
 
 
+def coverage_problems(root, ci: bool) -> list[str]:
+    """What keeps the data folder and the manifest apart: its files the manifest lacks (only in CI, where the data
+    folder is the project's; a user's data root may hold files of their own) and the manifest's files it lacks."""
+    fix = ("add it to SOURCES.md and run `python tools/make_data_manifest.py ../shared/data/SOURCES.md` "
+           "(docs/data.md, 'Adding a data file')")
+    missing = [f"{relative}: in the manifest, not in the data root {root} (`pragmeter data fetch`)"
+               for relative, entry in sorted(manifest().items()) if not (root / relative).is_file()]
+    unknown = [f"{relative}: in the data root, not in the manifest; {fix}" for relative in unknown_files(root)] if ci \
+        else []
+    return missing + unknown
+
+
 def test_manifest_covers_every_shared_file_with_a_pinned_url_and_licence(data_root):
     entries = manifest()
-    on_disk = {str(p.relative_to(data_root)) for p in data_root.rglob("*") if p.is_file()} - {"SOURCES.md"}
-    assert set(entries) == on_disk
+    problems = coverage_problems(data_root, ci=bool(os.environ.get("CI")))
+    assert not problems, "\n".join(problems)
     for relative, entry in entries.items():
         assert len(entry["sha256"]) == 64
         assert entry["licence"]
@@ -80,3 +94,33 @@ def test_the_data_page_gives_each_data_sets_files_repositories_and_licence_as_th
         row[2].add(entry["licence"])
     assert rows == {name: (count, sources, " / ".join(sorted(licences))) for name, (count, sources, licences)
                     in expected.items()}
+
+
+def test_a_default_folder_of_empty_folders_is_not_a_data_root(tmp_path, monkeypatch):
+    """What a fetch that got nothing used to leave: ../shared/data with a folder per data set and no file in any."""
+    skeleton = tmp_path / "shared" / "data"
+    for relative in manifest():
+        (skeleton / relative).parent.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setattr(data_root_module, "candidate_roots", lambda: [skeleton])
+    monkeypatch.delenv("PRAGMETER_DATA", raising=False)
+    resolve = getattr(data_root_module.data_root, "__wrapped__", data_root_module.data_root)
+    with pytest.raises(DataError, match=rf"no data root found \({skeleton.resolve()} holds no data file\): get the "
+                                        r"data with `pragmeter data fetch`"):
+        resolve()
+    (skeleton / FILE).write_text("a file of the manifest\n", encoding="utf-8")
+    assert resolve() == skeleton.resolve()
+
+
+def test_an_extra_file_in_a_users_data_root_fails_only_in_ci_and_the_failure_names_the_fix(tmp_path, data_root):
+    root = tmp_path / "data"
+    for relative in manifest():  # the data root as links to the real files, with one more of the user's
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).symlink_to(data_root / relative)
+    (root / "r3_sarcasm" / "my-notes.txt").write_text("mine\n", encoding="utf-8")
+    assert coverage_problems(root, ci=False) == []
+    assert coverage_problems(root, ci=True) == [
+        "r3_sarcasm/my-notes.txt: in the data root, not in the manifest; add it to SOURCES.md and run `python "
+        "tools/make_data_manifest.py ../shared/data/SOURCES.md` (docs/data.md, 'Adding a data file')"]
+    (root / FILE).unlink()
+    assert coverage_problems(root, ci=False) == [
+        f"{FILE}: in the manifest, not in the data root {root} (`pragmeter data fetch`)"]

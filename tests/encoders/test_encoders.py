@@ -102,6 +102,7 @@ def test_loading_an_encoder_shows_third_party_progress_only_when_asked(capfd, mo
             transformers_logging.disable_progress_bar()
 
 
+@pytest.mark.needs_data  # ISHate, read in the child process, where the data root's skip cannot reach
 def test_openvino_encodes_steps_of_mixed_widths_without_corrupting_memory(tmp_path):
     """Many small calls whose batches differ in width (ISHate posts 16 at a time: a batch of 15 beside one of 1):
     the compiled model's call kept our input arrays after returning, and the next call wrote into them once freed

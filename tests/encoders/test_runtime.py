@@ -35,6 +35,26 @@ def test_resolve_runtime_gives_one_frozen_value_with_its_reason_in_the_signature
     assert resolve_runtime("openvino", "fp32").reason == "as asked"
 
 
+def test_a_classifier_that_records_no_bf16_check_runs_fp32_saying_none_was_measured(on_host, tmp_path):
+    """A freshly trained classifier's folder has no bf16 check: on a bf16 CPU ``auto`` keeps fp32, and says that no
+    check was measured, not that one missed the bounds."""
+    import json
+
+    from pragmeter.classify.shipped import interpreter_runtime
+
+    on_host("zen4")
+    folder = tmp_path / "classifier"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"encoder": "all-MiniLM-L6-v2"}), encoding="utf-8")
+    fresh = interpreter_runtime(folder, "openvino")
+    assert fresh.precision == "fp32" and fresh.reason == "fp32: this model's bf16 scores were not checked against fp32"
+    outside = {"pairs": 8, "max_abs_score_diff": 0.5, "max_abs_probability_diff": 0.5, "label_agreement": 0.5,
+               "within_bounds": False}
+    (folder / "config.json").write_text(json.dumps({"bf16_check": outside}), encoding="utf-8")
+    measured = interpreter_runtime(folder, "openvino")
+    assert measured.precision == "fp32" and "not within the bounds" in measured.reason
+
+
 def test_the_signature_of_every_impscore_result_carries_the_runtime():
     from pragmeter.impscore.model import ImpScore
 

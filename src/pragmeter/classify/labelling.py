@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 log = logging.getLogger("pragmeter")
@@ -160,12 +161,18 @@ def interpret_table(load_interpreter, path: str | os.PathLike, output: str | os.
     output and the table's columns are checked before ``load_interpreter()`` loads the model: a bad file fails
     fast."""
     from pragmeter.io import check_output, read_table, report_rows, write_table
+    from pragmeter.io.tables import table_format
 
     check_output(output, overwrite)
     frame = read_table(path)
     table_kind(frame, path)
     out = interpret_frame(load_interpreter(), frame, path, batch_size, progress)
-    write_table(out, output, overwrite=overwrite)
+    written = out
+    if table_format(Path(output)) == ".jsonl":  # a JSON line holds the list itself (a table cell holds its JSON text)
+        import json
+
+        written = out.assign(**{SCORES_COLUMN: [json.loads(v) if v else None for v in out[SCORES_COLUMN]]})
+    write_table(written, output, overwrite=overwrite)
     report_rows(out[ERROR_COLUMN].tolist(), "interpreted", output, ERROR_COLUMN,
                 lambda row, reason: f"{path}: data row {row + 1}: {reason}")
     return out

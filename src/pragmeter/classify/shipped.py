@@ -265,15 +265,18 @@ def bf16_bounds(fp32, bf16, meant: list[int]) -> dict:
 BACKENDS = ("openvino", "torch")  # how a fine-tuned classifier runs (pragmeter.encoders.runtime.resolve_runtime)
 
 
-def recorded_bf16_check(folder: Path) -> bool:
+def recorded_bf16_check(folder: Path) -> bool | str:
     """Whether the folder's config records a bf16 check (``bf16_check``) within today's bounds: its figures read
-    again (a folder written under other bounds is judged by these), each a number; False without one."""
-    from pragmeter.encoders.runtime import MAX_ABS_DIFF
+    again (a folder written under other bounds is judged by these), each a number; NOT_CHECKED where it records
+    none (no check measured, as for a freshly trained classifier), False where its config cannot be read."""
+    from pragmeter.encoders.runtime import MAX_ABS_DIFF, NOT_CHECKED
 
     try:
         check = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")).get(BF16_KEY)
     except (OSError, ValueError, AttributeError):
         return False
+    if check is None or isinstance(check, dict) and "pairs" in check and not check["pairs"]:  # measured on none
+        return NOT_CHECKED
 
     def figure(name: str, default=None):
         value = check.get(name, default)

@@ -24,11 +24,39 @@ from pragmeter.errors import PragmeterError
 COMMANDS = {"score": "score", "distance": "score", "serve": "serve", "impscore": "impscore", "eval": "eval",
             "tasks": "eval", "classifier": "classifier", "interpret": "interpret", "generate": "generate", "analyze": "analyze", "data": "data"}
 
+# A flag a user guesses on a command that spells its meaning otherwise -> (that command's flag, what each means): the
+# usage error names the right one. One flag keeps one meaning: ``--model`` is the model under test, ``--impscore``
+# the ImpScore model that scores (common.OPTIONS).
+GUESSED_FLAGS = {"--model": ("--impscore", "the ImpScore model that scores is --impscore here (--model names the "
+                                           "model under test, in impscore evaluate and eval)")}
+
+
 class Parser(argparse.ArgumentParser):
     """Usage errors in one line (which option, what is wrong), as every other error of the command."""
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_args(self, args=None, namespace=None):
+        parsed, unknown = self.parse_known_args(args, namespace)
+        if unknown:
+            command = self._command_parser(parsed)
+            known = {flag for action in command._actions for flag in action.option_strings}
+            hints = [hint for guess, (flag, hint) in GUESSED_FLAGS.items()
+                     if any(arg.partition("=")[0] == guess for arg in unknown) and guess not in known
+                     and flag in known]
+            command.error("; ".join([f"unrecognized arguments: {' '.join(unknown)}", *hints]))
+        return parsed
+
+    def _command_parser(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The (sub)parser of the command ``parsed`` runs: its flags, its name in the error."""
+        parser, dest = self, "command"
+        while True:
+            actions = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            name = getattr(parsed, dest, None)
+            if not actions or name not in actions[0].choices:
+                return parser
+            parser, dest = actions[0].choices[name], f"{name}_command"
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -119,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        from pragmeter.cli.common import needed_extras, require_extra
+
+        for extra in needed_extras(args):  # before any work, and before the output is locked (made)
+            require_extra(extra)
         with library_messages(), _output_lock(args):
             code = args.func(args)
     except PragmeterError as error:

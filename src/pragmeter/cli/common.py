@@ -141,6 +141,51 @@ def response_cache(args: argparse.Namespace, default: Path) -> Path | None:
     return None if args.no_response_cache else Path(args.response_cache) if args.response_cache else default
 
 
+# The optional dependencies (pyproject.toml's extras) -> the modules each must find. A command checks what it needs
+# when it starts (:func:`needed_extras`, checked by ``main`` before any work), not when it first imports a module.
+EXTRAS = {"harness": ("httpx",), "llm": ("xllamacpp", "httpx"), "classify": ("transformers", "sklearn"),
+          "generate": ("httpx", "sklearn"), "serve": ("fastapi", "uvicorn"), "analysis": ("matplotlib",)}
+# Command path -> the extra it always needs (the analyses that draw a plot, the local classifiers, the HTTP service,
+# the data pipelines).
+COMMAND_EXTRAS = {"serve": "serve", "analyze profile": "analysis", "analyze stratify": "analysis",
+                  "analyze generation-check": "analysis", "classifier train": "classify",
+                  "classifier predict": "classify", "classifier drinq-nli": "classify",
+                  **{f"generate {name}": "generate" for name in ("pairs", "graded", "inli", "drinq", "agreement",
+                                                                 "inli-hypothesis-baseline")}}
+# The chat backend of ``--model``/``--judge-model`` (the part before ':') -> the extra it runs on, for the commands
+# that ask a chat model to answer benchmark items.
+BACKEND_EXTRAS = {"openai-chat": "harness", "gguf": "llm", "local": "classify"}
+BACKEND_COMMANDS = ("eval", "analyze generation-check")
+
+
+def command_path(args: argparse.Namespace) -> str:
+    """The command the parsed ``args`` run, e.g. ``analyze profile``."""
+    return " ".join(filter(None, [args.command, getattr(args, f"{args.command}_command", None)]))
+
+
+def needed_extras(args: argparse.Namespace) -> list[str]:
+    """The extras the parsed command needs: its own (COMMAND_EXTRAS) and its chat backends' (BACKEND_EXTRAS)."""
+    path = command_path(args)
+    extras = [COMMAND_EXTRAS[path]] if path in COMMAND_EXTRAS else []
+    if path in BACKEND_COMMANDS:
+        backends = [getattr(args, name, None) for name in ("model", "judge_model")]
+        extras += [BACKEND_EXTRAS[spec.partition(":")[0]] for spec in backends
+                   if spec and spec.partition(":")[0] in BACKEND_EXTRAS]
+    return list(dict.fromkeys(extras))
+
+
+def require_extra(extra: str) -> None:
+    """A PragmeterError (one line, exit 2) naming the install command when a module of ``extra`` is not installed."""
+    from importlib.util import find_spec
+
+    from pragmeter.errors import PragmeterError
+
+    missing = [module for module in EXTRAS[extra] if find_spec(module) is None]
+    if missing:
+        raise PragmeterError(f"this needs the '{extra}' extra ({', '.join(missing)} is not installed): "
+                             f'pip install -e ".[{extra}]" in the checkout (or pip install "pragmeter[{extra}]")')
+
+
 def load_chat_backend(spec: str, model_args: str, **defaults: str):
     """The chat backend ``--model``/``--model-args`` name (``defaults``: model arguments unless given). The local
     classifier backend lives in classify/ and joins llm's backend registry here, at the top layer."""

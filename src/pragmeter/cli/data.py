@@ -17,8 +17,9 @@ def register(subparsers) -> None:
     check = commands.add_parser(
         "check", help="list each manifest file as ok, missing or checksum mismatch, with its upstream URL",
         description="One tab-separated line per manifest file: status (ok, missing, checksum mismatch), path under "
-                    "the data root and, for a file to download, its pinned upstream URL. Exit 2 when any file is "
-                    "missing or differs.")
+                    "the data root and, for a file to download, its pinned upstream URL; then an 'unknown' line per "
+                    "file the manifest does not list (reported, not an error). Exit 2 when any manifest file is "
+                    "missing or differs, or when the folder holds none of them.")
     check.add_argument("datasets", nargs="*", metavar="DATASET",
                        help="check only these data sets (first folder of the path: inli, ishate, …; default: all)")
     add(check, "data_root")
@@ -51,17 +52,26 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_fetch(args: argparse.Namespace) -> int:
-    from pragmeter.data.fetch import FAILED, fetch_data, licences
+    from pragmeter.data.fetch import FAILED, UNREACHABLE, fetch_data, licences
     from pragmeter.datasets.floyd import BATTERY, build_battery
 
     root, outcomes = fetch_data(args.data_root, args.only, builders={BATTERY: build_battery},
                                 progress=not args.no_progress)
-    for item in outcomes:
-        print("\t".join(filter(None, (item.status, item.relative, item.reason))))
-    for name, licence, repositories in licences([item.relative for item in outcomes]):
+    unreachable = [item for item in outcomes if item.status == UNREACHABLE]
+    for item in outcomes:  # the files of a host that cannot be reached are said once, below
+        if item.status != UNREACHABLE:
+            print("\t".join(filter(None, (item.status, item.relative, item.reason))))
+    for name, licence, repositories in licences([item.relative for item in outcomes
+                                                 if item.status not in (FAILED, UNREACHABLE)]):
         print("\t".join(("licence", name, licence, ", ".join(repositories))))
     failed = sum(item.status == FAILED for item in outcomes)
     counts = ", ".join(f"{sum(i.status == s for i in outcomes)} {s}" for s in sorted({i.status for i in outcomes}))
-    print(f"{len(outcomes)} files under {root}: {counts}; each data set keeps its upstream licence (docs/data.md)"
-          + (f"; run the same command again to resume the {failed} failed" if failed else ""), file=sys.stderr)
-    return 2 if failed else 0
+    if len(unreachable) < len(outcomes):  # else the line below says all there is (and the root was not kept)
+        print(f"{len(outcomes)} files under {root}: {counts}; each data set keeps its upstream licence (docs/data.md)"
+              + (f"; run the same command again to resume the {failed} failed" if failed else ""), file=sys.stderr)
+    for reason in dict.fromkeys(item.reason for item in unreachable):
+        count = sum(item.reason == reason for item in unreachable)
+        print(f"pragmeter data fetch: error: {reason}, so {count} file(s) were not fetched; offline, use a copy of "
+              "the data: pass --data-root DIR or set $PRAGMETER_DATA to a folder that holds it, or copy a data folder "
+              "to ../shared/data (docs/data.md)", file=sys.stderr)
+    return 2 if failed or unreachable else 0

@@ -14,6 +14,10 @@ file this run wrote is renamed into place. A download is bounded: it stops with 
 one byte, and after ``DEADLINE`` seconds in all (``TIMEOUT`` without a byte); a resume answered for other bytes
 than asked (``Content-Range``) is refused, a gzip-encoded answer is decoded (any other encoding refused). One run
 at a time fills a data root: a second one refuses at once (the lock ``--output`` uses).
+
+A host that cannot be reached (no network, no name resolution, a refused connection) is tried once: the files it
+serves are reported together as UNREACHABLE, not one failure each. The folders a fetch makes and leaves empty are
+removed when it ends, so a fetch that got nothing leaves nothing that could pass for a data root.
 """
 
 from __future__ import annotations
@@ -30,15 +34,16 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse
 
 from pragmeter.data.check import OK, check_data_root, require_known
 from pragmeter.data.root import DATA_ROOT_ENV, candidate_roots, check_paths, manifest
 from pragmeter.errors import DataError
-from pragmeter.io.atomic import promote
+from pragmeter.io.atomic import make_folders, promote, remove_made
 from pragmeter.io.lock import output_lock
 from pragmeter.io.nofollow import PlantedFile, folder_fd, open_nofollow, planted
 
-FETCHED, BUILT, FAILED = "fetched", "built", "failed"
+FETCHED, BUILT, FAILED, UNREACHABLE = "fetched", "built", "failed", "unreachable"
 BLOCK = 1 << 16
 TIMEOUT = 60  # seconds without a byte before a download counts as failed (it resumes on the next run)
 DEADLINE = 30 * 60  # seconds one file's download may take in all (it resumes on the next run)
@@ -46,23 +51,25 @@ DEADLINE = 30 * 60  # seconds one file's download may take in all (it resumes on
 
 @dataclass(frozen=True)
 class Outcome:
-    """One manifest file after a fetch: ``status`` OK (was intact), FETCHED, BUILT or FAILED (``reason`` says why)."""
+    """One manifest file after a fetch: ``status`` OK (was intact), FETCHED, BUILT, FAILED or UNREACHABLE (its host
+    could not be reached; ``reason`` says why, naming the host)."""
 
     relative: str
     status: str
     reason: str = ""
 
 
-def fetch_root(root: str | os.PathLike | None = None) -> Path:
+def fetch_root(root: str | os.PathLike | None = None, made: list[Path] | None = None) -> Path:
     """Where ``fetch`` writes: ``root``, else ``$PRAGMETER_DATA``, else the first ``../shared/data`` found, else
-    ``../shared/data`` beside the current folder (made), where every command then finds it."""
+    ``../shared/data`` beside the current folder (made), where every command then finds it. The folders made are
+    appended to ``made``."""
     chosen = root if root is not None else os.environ.get(DATA_ROOT_ENV)
     if chosen is None:
         chosen = next((path for path in candidate_roots() if path.is_dir()), candidate_roots()[0])
     path = Path(chosen).expanduser()
     if path.exists() and not path.is_dir():
         raise DataError(f"data root {path} is not a folder")
-    path.mkdir(parents=True, exist_ok=True)
+    make_folders(path, [] if made is None else made)
     return path.resolve()
 
 
@@ -92,30 +99,43 @@ def fetch_data(root: str | os.PathLike | None = None, only: Sequence[str] = (),
                ) -> tuple[Path, list[Outcome]]:
     """Download (or resume) every missing or damaged file of the data sets in ``only`` (all when empty) into the
     data root, then prepare the files made from others with ``builders`` (relative path -> function of the root
-    returning the file's bytes). Returns the root and one Outcome per file; a failed file does not stop the others.
-    A symbolic link or non-regular file under a data set's folder is a PlantedFile naming it; another run filling
-    the same root is an OutputBusy (pragmeter.io.lock)."""
-    base = fetch_root(root)
+    returning the file's bytes). Returns the root and one Outcome per file; a failed file does not stop the others,
+    a host that cannot be reached is not asked again for its other files. The folders it made and left empty are
+    removed (the root too: a fetch that got nothing leaves nothing). A symbolic link or non-regular file under a data
+    set's folder is a PlantedFile naming it; another run filling the same root is an OutputBusy
+    (pragmeter.io.lock)."""
     relatives = selected(only)
-    with output_lock(base):
-        names = sorted({r.split("/", 1)[0] for r in relatives})
-        scan_root(base, names)
-        status = {item.relative: item.status for item in check_data_root(base, names)}
-        missing = [r for r in relatives if status[r] != OK and "from" not in manifest()[r]]
-        outcomes = {r: Outcome(r, OK) for r in relatives if status[r] == OK}
-        total = sum(manifest()[r]["size"] for r in missing)
-        done = sum(_part(base / r).stat().st_size for r in missing if _part(base / r).is_file())
-        from tqdm import tqdm
+    made: list[Path] = []
+    base = fetch_root(root, made)
+    try:
+        with output_lock(base):
+            names = sorted({r.split("/", 1)[0] for r in relatives})
+            scan_root(base, names)
+            status = {item.relative: item.status for item in check_data_root(base, names)}
+            missing = [r for r in relatives if status[r] != OK and "from" not in manifest()[r]]
+            outcomes = {r: Outcome(r, OK) for r in relatives if status[r] == OK}
+            total = sum(manifest()[r]["size"] for r in missing)
+            done = sum(_part(base / r).stat().st_size for r in missing if _part(base / r).is_file())
+            unreachable: dict[str, str] = {}  # host -> why it could not be reached
+            from tqdm import tqdm
 
-        with tqdm(total=total, initial=min(done, total), unit="B", unit_scale=True, unit_divisor=1024,
-                  desc=f"{len(missing)} file(s)", disable=not progress or not missing, leave=False) as bar:
-            for relative in missing:
-                bar.set_postfix_str(relative, refresh=False)
-                outcomes[relative] = _download(base, relative, bar.update)
-        for relative in relatives:
-            if relative not in outcomes:
-                outcomes[relative] = _prepare(base, relative, (builders or {}).get(relative), outcomes)
-    return base, [outcomes[r] for r in relatives]
+            with tqdm(total=total, initial=min(done, total), unit="B", unit_scale=True, unit_divisor=1024,
+                      desc=f"{len(missing)} file(s)", disable=not progress or not missing, leave=False) as bar:
+                for relative in missing:
+                    host = urlparse(manifest()[relative]["url"]).netloc
+                    if host in unreachable:
+                        outcomes[relative] = Outcome(relative, UNREACHABLE, unreachable[host])
+                        continue
+                    bar.set_postfix_str(relative, refresh=False)
+                    outcomes[relative] = _download(base, relative, bar.update, made)
+                    if outcomes[relative].status == UNREACHABLE:
+                        unreachable[host] = outcomes[relative].reason
+            for relative in relatives:
+                if relative not in outcomes:
+                    outcomes[relative] = _prepare(base, relative, (builders or {}).get(relative), outcomes)
+        return base, [outcomes[r] for r in relatives]
+    finally:
+        remove_made(made)
 
 
 def scan_root(base: Path, names: Sequence[str]) -> None:
@@ -158,13 +178,23 @@ class _Stopped(Exception):
     """A download that stopped before its end (too slow): what came is kept in the ``.part`` for the next run."""
 
 
-def _download(base: Path, relative: str, advance: Callable[[int], object]) -> Outcome:
+def _unreachable(error: Exception) -> bool:
+    """Whether a download failed before any answer came: the host's name did not resolve, the connection was refused
+    or timed out (urllib wraps these in a URLError whose reason is the OSError; an HTTP error answer is not)."""
+    return (isinstance(error, urllib.error.URLError) and not isinstance(error, urllib.error.HTTPError)
+            and isinstance(error.reason, OSError))
+
+
+def _download(base: Path, relative: str, advance: Callable[[int], object], made: list[Path]) -> Outcome:
     entry = manifest()[relative]
     url, size = entry["url"], entry["size"]
     folder, name = os.path.split(relative)
     part = name + ".part"
     shown = _part(base / relative)
-    directory = folder_fd(base, folder)
+    absent = [base.joinpath(*Path(folder).parts[:depth]) for depth in range(1, len(Path(folder).parts) + 1)]
+    absent = [path for path in absent if not os.path.lexists(path)]
+    directory = folder_fd(base, folder)  # makes the missing folders, never through a link
+    made.extend(absent)
     try:
         have = _size(directory, part, shown)
         if have > size:  # not a prefix of this file: start again
@@ -197,6 +227,8 @@ def _download(base: Path, relative: str, advance: Callable[[int], object]) -> Ou
             return Outcome(relative, FAILED, f"{stop}; run again to resume")
         except (urllib.error.URLError, http.client.HTTPException, OSError) as error:  # the .part stays to resume
             reason = getattr(error, "reason", None) or error
+            if _unreachable(error):
+                return Outcome(relative, UNREACHABLE, f"{urlparse(url).netloc} cannot be reached ({reason})")
             return Outcome(relative, FAILED, f"download from {url} failed ({reason}); run again to resume")
         finally:
             if fd is not None:
@@ -319,7 +351,10 @@ def _promote_own(directory: int, part: str, name: str, written: os.stat_result, 
 def _prepare(base: Path, relative: str, build: Callable[[Path], bytes] | None,
              outcomes: Mapping[str, Outcome]) -> Outcome:
     entry = manifest()[relative]
-    lacking = [source for source in entry["from"] if outcomes[source].status == FAILED]
+    lacking = [source for source in entry["from"] if outcomes[source].status in (FAILED, UNREACHABLE)]
+    unreachable = [outcomes[source].reason for source in lacking if outcomes[source].status == UNREACHABLE]
+    if unreachable:
+        return Outcome(relative, UNREACHABLE, unreachable[0])
     if lacking:
         return Outcome(relative, FAILED, f"not prepared: {', '.join(lacking)} could not be fetched")
     if build is None:

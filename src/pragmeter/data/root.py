@@ -1,7 +1,9 @@
 """Locating and verifying upstream data files.
 
 The data root is, in order: an explicit argument (the CLI's ``--data-root``), the ``PRAGMETER_DATA``
-environment variable, ``../shared/data`` beside the current directory or beside the source checkout.
+environment variable, ``../shared/data`` beside the current directory or beside the source checkout. A default
+folder counts only when it holds data (at least one manifest file): one holding nothing but empty folders is not a
+data root, so a fetch that got nothing never passes for data.
 Every file is verified against the sha256 recorded in ``manifest.json`` (built from SOURCES.md) the first
 time it is read in a process; a missing file's error names its pinned upstream URL so users can fetch it.
 """
@@ -57,8 +59,14 @@ def candidate_roots() -> list[Path]:
     return [Path.cwd() / ".." / "shared" / "data", checkout / ".." / "shared" / "data"]
 
 
+def holds_data(path: Path) -> bool:
+    """Whether ``path`` holds at least one file of the manifest (a folder of empty sub-folders holds none)."""
+    return any((path / relative).is_file() for relative in manifest())
+
+
 def data_root(root: str | os.PathLike | None = None) -> Path:
-    """Resolve the data root folder; raise DataError with guidance when none is found."""
+    """Resolve the data root folder; raise DataError with guidance when none is found (a default folder without any
+    manifest file is not found)."""
     if root is None:
         root = os.environ.get(DATA_ROOT_ENV)
     if root is not None:
@@ -66,12 +74,16 @@ def data_root(root: str | os.PathLike | None = None) -> Path:
         if not path.is_dir():
             raise DataError(f"data root {path} is not a folder (set by data_root or ${DATA_ROOT_ENV})")
         return path.resolve()
+    empty = []
     for candidate in candidate_roots():
         if candidate.is_dir():
-            return candidate.resolve()
+            if holds_data(candidate):
+                return candidate.resolve()
+            empty.append(str(candidate.resolve()))
+    without = f" ({', '.join(dict.fromkeys(empty))} holds no data file)" if empty else ""
     raise DataError(
-        f"no data root found: get the data with `pragmeter data fetch` (into ../shared/data), or pass data_root=DIR "
-        f"or set ${DATA_ROOT_ENV}; the files and their URLs are listed in pragmeter/data/manifest.json"
+        f"no data root found{without}: get the data with `pragmeter data fetch` (into ../shared/data), or pass "
+        f"data_root=DIR or set ${DATA_ROOT_ENV}; the files and their URLs are listed in pragmeter/data/manifest.json"
     )
 
 

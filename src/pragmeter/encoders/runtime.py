@@ -56,6 +56,8 @@ ISA_ENVS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
 # probabilities (the interpreter's labels and its score, P(implied) + P(explicit), all in [0, 1]) keep the same
 # MAX_ABS_DIFF, with the same label (argmax) on every checked pair in place of τ (pragmeter.classify.shipped).
 MAX_ABS_DIFF, MIN_TAU, FP32_MAX_ABS_DIFF = 0.02, 0.99, 1e-4
+# ``bf16_check`` of a fine-tuned model that records no bf16 check (none was measured): fp32 under ``auto``, saying so
+NOT_CHECKED = "not checked"
 BF16_WITHIN_BOUNDS = {"all-MiniLM-L6-v2"}  # canonical encoder names that ``auto`` runs in bf16 (see above)
 # Short names (the precision values) <-> the long names of the torch dtypes, which signatures used
 LONG_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
@@ -95,7 +97,7 @@ class Runtime:
 
 def resolve_runtime(backend: str | None = "auto", precision: str | None = "auto", threads: int | str | None = None,
                     encoder: str | None = None, *, device: str | None = None, dtype: str | None = None,
-                    bf16_check: bool | None = None, backends: tuple[str, ...] = BACKENDS) -> Runtime:
+                    bf16_check: bool | str | None = None, backends: tuple[str, ...] = BACKENDS) -> Runtime:
     """The one resolution of how an encoder runs here.
 
     Args:
@@ -107,7 +109,8 @@ def resolve_runtime(backend: str | None = "auto", precision: str | None = "auto"
         device: a torch device (a GPU needs backend torch); None: cpu, or torch's best device for backend torch.
         dtype: the torch dtype's long name (float32, float16, bfloat16), another spelling of ``precision``.
         bf16_check: for an encoder whose layers a model fine-tuned: whether the model records its bf16 scores as
-            within bounds (None: not fine-tuned, the encoder's name decides).
+            within bounds (None: not fine-tuned, the encoder's name decides; NOT_CHECKED: the model records no
+            check, so fp32 under ``auto``, and the reason says why).
         backends: the backends the model can run (a classifier: openvino and torch); ``auto`` picks among them
             and another is refused.
 
@@ -182,7 +185,7 @@ def _backend(backend: str, device: str | None, reasons: list[str], backends: tup
     return installed[0] if installed else "torch"
 
 
-def _precision(precision: str, backend: str, device: str, encoder: str | None, bf16_check: bool | None,
+def _precision(precision: str, backend: str, device: str, encoder: str | None, bf16_check: bool | str | None,
                reasons: list[str]) -> str:
     if precision == "fp16" and backend != "torch":
         raise PragmeterError("precision='fp16' runs through torch on a GPU (backend='torch', device='cuda'); on a CPU "
@@ -214,6 +217,9 @@ def _precision(precision: str, backend: str, device: str, encoder: str | None, b
         return precision
     if not has_bf16:
         reasons.append(f"fp32: {ISA_ENVS[0]}={cap} rules out bf16" if cap else "fp32: no bf16 instructions on this CPU")
+        return "fp32"
+    if bf16_check == NOT_CHECKED:
+        reasons.append("fp32: this model's bf16 scores were not checked against fp32")
         return "fp32"
     if not _bf16_within_bounds(encoder, bf16_check):
         reasons.append("fp32: this encoder's bf16 scores are not within the bounds")

@@ -16,6 +16,7 @@ from pragmeter.llm.batch import Prompt, answer_all, cached_clients
 from pragmeter.llm.client import Answer
 from pragmeter.eval.results import model_signature, write_results, write_samples
 from pragmeter.eval.task import Sample, ScoreContext, Task
+from pragmeter.io.atomic import make_folders, remove_made
 from pragmeter.text import text_hash
 from pragmeter.llm import choice
 
@@ -163,12 +164,17 @@ async def _task_results(task: Task, samples: list[Sample], context: ScoreContext
 
 def evaluate(config: EvalConfig) -> dict:
     """Run everything and write ``results.json``; returns the results payload."""
-    config.output.mkdir(parents=True, exist_ok=True)
-    if config.cache_path is not None and config.cache_path.parent == config.output / "cache":
-        from pragmeter.io.untrusted import folder_inside
+    made: list[Path] = []
+    make_folders(config.output, made)
+    try:
+        if config.cache_path is not None and config.cache_path.parent == config.output / "cache":
+            from pragmeter.io.untrusted import folder_inside
 
-        folder_inside(config.output, "cache")  # the output's own cache folder: never a link to someone else's
-    results = asyncio.run(_evaluate(config))
+            folder_inside(config.output, "cache")  # the output's own cache folder: never a link to someone else's
+        results = asyncio.run(_evaluate(config))
+    except BaseException:  # a run that got no answer leaves no empty output folder behind (answers cached stay)
+        remove_made(made)
+        raise
     signature = " || ".join(r["signature"] for r in results.values())
     payload = {
         "run": RunRecord.now(signature, config.command).to_dict(),

@@ -147,6 +147,7 @@ class ImpScore:
         self.batch_size = batch_size  # None: CPU_BATCH_SIZE on a CPU, GPU_BATCH_SIZE on a GPU
         self.embedding_cache = embedding_cache
         self.truncated = 0  # texts longer than the encoder's limit seen so far (truncated by the encoder)
+        self.progress = False  # True: every encode shows a bar, as show_progress_bar=True does for one call
         self.config_path: Path | None = None  # the folder's config.json (named when the encoder does not fit)
         self._encoder = None
 
@@ -206,9 +207,11 @@ class ImpScore:
 
             # layers a model fine-tuned are another encoder: bf16 as for the base only where the model's config
             # records them within the bf16 bounds
+            from pragmeter.encoders.runtime import NOT_CHECKED
+
             recorded = config.get(BF16_CHECK_KEY)
-            check = (isinstance(recorded, dict) and recorded.get("within_bounds") is True) if WEIGHTS_KEY in config \
-                else None
+            check = None if WEIGHTS_KEY not in config else NOT_CHECKED if recorded is None \
+                else isinstance(recorded, dict) and recorded.get("within_bounds") is True
             runtime = resolve_runtime(backend, precision, threads, config["encoder"], device=device, dtype=dtype,
                                       bf16_check=check)
         encoder_name = model_encoder(folder, config["encoder"])
@@ -346,7 +349,7 @@ class ImpScore:
         texts = self._check(texts)
         if not texts:
             return np.zeros((0, self.heads_config.embedding_dim), dtype=np.float32)
-        if show_progress_bar:
+        if show_progress_bar or self.progress:
             from pragmeter.impscore.scoring import in_steps
 
             embeddings = in_steps(self._encode_or_reuse, texts, "embedding", progress=True)

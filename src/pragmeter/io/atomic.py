@@ -255,3 +255,41 @@ def _normal_permissions(folder: Path) -> None:
         # only where it differs: a chmod moves the file's ctime, which file-hash memos key on
         if path.is_file() and not path.is_symlink() and path.stat().st_mode & 0o777 != mode:
             os.chmod(path, mode)
+
+
+def make_folders(folder: str | os.PathLike, made: list[Path]) -> None:
+    """``mkdir -p folder``, appending each folder it made (outermost first) to ``made``: what :func:`remove_made`
+    takes away again when the work that needed them got nothing."""
+    absent = []
+    path = Path(folder).absolute()
+    while not path.exists() and path != path.parent:
+        absent.append(path)
+        path = path.parent
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    made.extend(reversed(absent))
+
+
+def remove_made(made: list[Path]) -> None:
+    """Remove the folders of ``made`` (all made by this process) that hold nothing: no file but empty ones (a cache
+    opened and never written), in folders that hold nothing either; deepest first. A folder with any byte written
+    in it, or a link, stays whole."""
+    for folder in sorted(made, key=lambda path: len(path.parts), reverse=True):
+        try:
+            if not _holds_nothing(folder):
+                continue
+            for parent, folders, files in os.walk(folder, topdown=False):
+                for name in files:
+                    os.unlink(os.path.join(parent, name))
+                for name in folders:
+                    os.rmdir(os.path.join(parent, name))
+            folder.rmdir()
+        except OSError:  # gone, not readable, or written meanwhile: left as it is
+            continue
+
+
+def _holds_nothing(folder: Path) -> bool:
+    for entry in folder.iterdir():
+        if entry.is_symlink() or not (entry.is_dir() and _holds_nothing(entry)
+                                      or entry.is_file() and entry.stat().st_size == 0):
+            return False
+    return True

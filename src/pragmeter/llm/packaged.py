@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from pragmeter.encoders import cache_dir
 from pragmeter.errors import PragmeterError
+
+log = logging.getLogger("pragmeter")
 
 LLM_CACHE_ENV = "PRAGMETER_LLM_CACHE"
 
@@ -59,18 +62,28 @@ def part_path(import_name: str, relative: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def join_parts(pieces: list[Path], target: Path, size: int, sha256: str, what: str) -> None:
-    """Concatenate ``pieces`` into ``target`` (atomically), checking the total size and sha256."""
+def join_parts(pieces: list[Path], target: Path, size: int, sha256: str, what: str,
+               progress: bool | None = None) -> None:
+    """Concatenate ``pieces`` into ``target`` (atomically), checking the total size and sha256; a line says so
+    first, and a bar on stderr shows the bytes joined (``progress`` None: only when stderr is a terminal)."""
+    import sys
+
+    from tqdm import tqdm
+
     from pragmeter.io.atomic import atomic_path
 
+    log.info(f"joining the {len(pieces)} parts of {what} ({size:,} bytes) into {target}, once")
     digest, written = hashlib.sha256(), 0
-    with atomic_path(target) as tmp, open(tmp, "wb") as out:
+    with atomic_path(target) as tmp, open(tmp, "wb") as out, \
+            tqdm(total=size, unit="B", unit_scale=True, unit_divisor=1024, desc=f"joining {what}", file=sys.stderr,
+                 disable=None if progress is None else not progress, leave=False) as bar:
         for piece in pieces:
             with open(piece, "rb") as handle:
                 for block in iter(lambda: handle.read(1 << 22), b""):
                     digest.update(block)
                     out.write(block)
                     written += len(block)
+                    bar.update(len(block))
         if written != size or digest.hexdigest() != sha256:
             raise PragmeterError(f"the parts of {what} join into {written:,} bytes with sha256 "
                                  f"{digest.hexdigest()[:12]}…, expected {size:,} bytes and {sha256[:12]}…; "
@@ -106,8 +119,9 @@ def verified(path: Path, size: int, sha256: str) -> bool:
     return True
 
 
-def packaged_model_path(name: str) -> Path:
-    """The joined, verified file of packaged model ``name`` (joined from the installed parts on first use)."""
+def packaged_model_path(name: str, progress: bool | None = None) -> Path:
+    """The joined, verified file of packaged model ``name`` (joined from the installed parts on first use, with a
+    bar: ``progress`` as for :func:`join_parts`)."""
     model = PACKAGED[name]
     target = llm_cache_dir() / model.filename
     if verified(target, model.size, model.sha256):
@@ -117,5 +131,5 @@ def packaged_model_path(name: str) -> Path:
     if missing:
         raise PragmeterError(f"model {name!r}: {len(missing)} of {len(model.parts)} part package(s) not installed "
                              f"({missing[0]}…); install them with: {model.install_command()}")
-    join_parts(pieces, target, model.size, model.sha256, f"model {name!r}")
+    join_parts(pieces, target, model.size, model.sha256, f"model {name!r}", progress)
     return target

@@ -273,16 +273,16 @@ def source_report(collected: list[SourcePairs], frame: pd.DataFrame, dropped: Co
             "generation": source.method,
             "licence": source_licence(source),
             "cap": f"{source.cap:,}" if source.cap is not None else "-",
-            "dropped": ", ".join(f"{reason} {n}" for reason, n in sorted(drops.items())) or "-",
+            "dropped": ", ".join(f"{reason} {n:,}" for reason, n in sorted(drops.items())) or "-",
             "description": source.description,
         })
     total = {"source": "total", "pos_pairs": len(frame), **{s: int((frame["split"] == s).sum()) for s, _ in SPLITS},
-             "generation": "", "licence": "", "cap": "", "dropped": str(sum(dropped.values())), "description": ""}
+             "generation": "", "licence": "", "cap": "", "dropped": f"{sum(dropped.values()):,}", "description": ""}
     return pd.DataFrame(rows + [total])
 
 
 def format_report(report: pd.DataFrame) -> str:
-    """A markdown table like the paper's Table 6."""
+    """A markdown table like the paper's Table 6 (every count with thousands separators, as in the text cells)."""
     columns = ["source", "pos_pairs", "train", "val", "test", "generation", "licence", "cap", "dropped"]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for _, row in report.iterrows():
