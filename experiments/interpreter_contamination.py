@@ -9,6 +9,7 @@ is at least ``--threshold`` (default 0.8; 0.5 reported too).
 
     python experiments/interpreter_contamination.py --output overlaps.csv
     python experiments/interpreter_contamination.py --limit 50          # smoke run: first 50 items of each set
+    python experiments/interpreter_contamination.py --recipe           # and the multi-source recipe's training text
 """
 from __future__ import annotations
 
@@ -57,9 +58,26 @@ def evaluation_sets(root, limit: int | None) -> dict[str, pd.DataFrame]:
             for name, frame in sets.items()}
 
 
-def training_texts(root, extra: list[str]) -> pd.DataFrame:
+def recipe_texts(root) -> list[pd.DataFrame]:
+    """The multi-source recipe's training text besides INLI: every pair of the general sets, Circa's yes/no
+    training exchanges and FLUTE's training files (premises and hypotheses)."""
+    from pragmeter.classify.recipes.inli import flute_examples
+    from pragmeter.classify.recipes.interpreter import circa_examples, circa_items, general_examples
+
+    rows = []
+    for name, examples in (("general", general_examples(cap=None, root=root)),
+                           ("circa_yes_no", circa_examples(circa_items(root)[0], cap=None)),
+                           ("flute", flute_examples(root))):
+        rows.append(pd.DataFrame({"source": f"{name}:premise", "text": examples.texts}))
+        rows.append(pd.DataFrame({"source": f"{name}:hypothesis", "text": examples.pairs}))
+    return rows
+
+
+def training_texts(root, extra: list[str], recipe: bool = False) -> pd.DataFrame:
     train = read_split("train", root)
     rows = [pd.DataFrame({"source": "inli_train:" + train["dataset"] + ":premise", "text": train["premise"]})]
+    if recipe:
+        rows += recipe_texts(root)
     for column in ("implied_entailment", "explicit_entailment", "neutral", "contradiction"):
         rows.append(pd.DataFrame({"source": f"inli_train:{column}", "text": train[column]}))
     for path in extra:  # tables of more training text: column text (premise and hypothesis too, when present)
@@ -113,13 +131,21 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threshold", type=float, default=0.8, help="word Jaccard of a near copy (default 0.8)")
     parser.add_argument("--extra", action="append", default=[], help="a table of more training text (repeatable)")
+    parser.add_argument("--recipe", action="store_true",
+                        help="also the multi-source recipe's training text (general NLI sets, Circa, FLUTE), and "
+                             "XNLI-en test among the evaluation sets")
     parser.add_argument("--limit", type=int, default=None, help="first N items of each evaluation set (smoke runs)")
     parser.add_argument("--output", default=None, help="table of the overlapping items (csv, jsonl, parquet)")
     parser.add_argument("--overwrite", action="store_true")
     parser.add_argument("--data-root", default=None)
     args = parser.parse_args(argv)
-    overlaps, lines = audit(evaluation_sets(args.data_root, args.limit), training_texts(args.data_root, args.extra),
-                           args.threshold)
+    sets = evaluation_sets(args.data_root, args.limit)
+    if args.recipe:
+        from pragmeter.datasets.nli import load_nli
+
+        xnli = load_nli("xnli_en", "test", args.data_root)[:args.limit]
+        sets["xnli_en_test"] = pd.DataFrame({"item": [p.origin for p in xnli], "text": [p.premise for p in xnli]})
+    overlaps, lines = audit(sets, training_texts(args.data_root, args.extra, args.recipe), args.threshold)
     print("\n".join(lines))
     if args.output:
         write_table(overlaps, args.output, overwrite=args.overwrite)

@@ -69,6 +69,11 @@ def test_interpreter_contamination(tmp_path, data_root, run_script):
     assert len(seen) == int(out[5].split("exchange inside a training premise: ")[1].split(";")[0]) > 0
 
 
+def test_interpreter_contamination_with_the_recipes_training_text(data_root, run_script):
+    out = run_script("interpreter_contamination.py", "--recipe", "--limit", "20", "--data-root", data_root).splitlines()
+    assert [line.split(":")[0] for line in out][-1] == "xnli_en_test" and ": 20 items;" in out[-1]
+
+
 def test_interpreter_train_smoke_run_ships_a_loadable_interpreter(tmp_path, data_root, run_script):
     """The GPU script on a CPU: 2 optimizer steps, then the best run shipped as low-rank factors that load."""
     from pragmeter.classify.interpreter import Interpreter
