@@ -53,7 +53,7 @@ def test_interpreter_classifies_ranks_and_chooses(tiny):
     rows = model.classify([premise(CONTEXT, UTTERANCE)] * 3, READINGS)
     assert [list(row) for row in rows] == [list(LABELS)] * 3
     assert all(abs(sum(row.values()) - 1) < 1e-5 for row in rows)
-    scores = model.rank(CONTEXT, UTTERANCE, READINGS)
+    scores = model.scores(CONTEXT, UTTERANCE, READINGS)
     assert scores == pytest.approx([row["implied"] + row["explicit"] for row in rows], abs=1e-6)
     assert model.choose(CONTEXT, UTTERANCE, READINGS) == int(np.argmax(scores))
     with pytest.raises(PragmeterError, match="2 premises for 1 hypotheses"):
@@ -297,7 +297,7 @@ def test_interpret_file_mode_keeps_every_row_and_names_the_bad_ones(tiny, tmp_pa
     out = pd.read_csv(output, keep_default_na=False)
     assert list(out.columns[:3]) == ["context", "utterance", "readings"] and len(out) == 4
     model = Interpreter.load(folder, device="cpu")
-    assert json.loads(out["scores"][0]) == pytest.approx(model.rank(CONTEXT, UTTERANCE, READINGS), abs=1e-5)
+    assert json.loads(out["scores"][0]) == pytest.approx(model.scores(CONTEXT, UTTERANCE, READINGS), abs=1e-5)
     assert list(out["choice"]) == [model.choose(CONTEXT, UTTERANCE, READINGS), -1, -1, -1]
     assert out["prediction_error"][2] == "field 'readings' is not a JSON list of texts"
     assert out["prediction_error"][3] == "field 'readings' must be a list of at least two texts"
@@ -335,7 +335,7 @@ def test_local_backend_answers_drinq_through_the_interpreter(tiny, tmp_path, dat
     items = {item.id: item for item in load_drinq(data_root)}
     for sample in samples:
         item = items[sample["item_id"]]
-        scores = model.rank_many([drinq_premise(item)], [[text for _, text in item.options]])[0]
+        scores = model.scores_many([drinq_premise(item)], [[text for _, text in item.options]])[0]
         assert sample["parsed"] == item.options[int(np.argmax(scores))][0]
 
 

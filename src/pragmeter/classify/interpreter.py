@@ -8,15 +8,22 @@ The premise joins the context and the utterance as INLI's conversational premise
 items read: the context, then the utterance in double quotes (``PREMISE_TEMPLATE``). Premises already written as
 INLI's are classified as they are (:meth:`Interpreter.classify`).
 
-A reading's score (:meth:`Interpreter.rank`) is P(implied) + P(explicit): the probability that the speaker meant it,
+A reading's score (:meth:`Interpreter.scores`) is P(implied) + P(explicit): the probability that the speaker meant it,
 implicitly or in so many words. A direct utterance's meaning is ``explicit``, an indirect one's ``implied``, and
 a reading that is neither (``neutral``, ``contradiction``) is not what was meant, so summing the two entailment
 classes ranks the meant reading first whether the utterance is direct or indirect. A 3-way model (``entailed``)
 scores P(entailed).
 
-Model folders: a ``classifier train inli`` folder (whole weights, ``model.safetensors``), or the shipped form
+Model folders: a ``classifier train inli`` folder (whole weights, ``model.safetensors``), the shipped form
 (:mod:`pragmeter.classify.shipped`: low-rank changes over an installable base encoder plus the classification
-layer). :meth:`Interpreter.load` without a name opens the default that ships in the package.
+layer), or any NLI cross-encoder (a plain Hugging Face sequence-classification folder whose ``id2label`` names NLI's
+labels: :func:`pragmeter.classify.model.plain_settings`), local or, with a connection, by its Hub name.
+:meth:`Interpreter.load` without a name opens the default that ships in the package; :meth:`Interpreter.save` writes
+whole weights that ``sentence_transformers.CrossEncoder`` opens.
+
+The names it shares with ``sentence_transformers.CrossEncoder`` keep their contracts: :meth:`Interpreter.predict`
+takes (premise, hypothesis) pairs (it returns probabilities, as ``CrossEncoder.predict(..., apply_softmax=True)``),
+:meth:`Interpreter.rank` returns the readings sorted by score as ``[{"corpus_id", "score", "text"}]``.
 """
 
 from __future__ import annotations
@@ -74,11 +81,13 @@ def is_interpreter(settings) -> bool:
 
 
 class Interpreter:
-    """An INLI pair classifier read as an interpreter: :meth:`classify` pairs, :meth:`rank` and :meth:`choose`
-    readings of an utterance in context. ``runtime`` (pragmeter.encoders.runtime.Runtime): how it runs, when
-    :meth:`load` made it."""
+    """An INLI (or NLI) pair classifier read as an interpreter: :meth:`predict` and :meth:`classify` pairs,
+    :meth:`scores`, :meth:`rank` and :meth:`choose` readings of an utterance in context. ``runtime``
+    (pragmeter.encoders.runtime.Runtime): how it runs, when :meth:`load` made it; ``folder``: the model folder it
+    was opened from."""
 
     runtime = None
+    folder = None
 
     def __init__(self, classifier, name: str = ""):
         self.classifier = classifier
@@ -89,9 +98,10 @@ class Interpreter:
     @classmethod
     def load(cls, name: str | os.PathLike | None = None, device: str | None = None, precision: str = "auto",
              backend: str = "auto", threads: int | str | None = None, progress: bool = True) -> "Interpreter":
-        """The packaged default (``name`` None), a packaged interpreter by name, or a model folder (shipped form
-        or a ``classifier train inli`` folder), run as :func:`pragmeter.classify.shipped.interpreter_runtime`
-        resolves ``backend``, ``precision``, ``device`` and ``threads``: ``auto`` is OpenVINO on a CPU
+        """The packaged default (``name`` None), a packaged interpreter by name, a model folder (shipped form,
+        a ``classifier train inli`` folder or a plain NLI cross-encoder) or, with a connection, an NLI
+        cross-encoder's Hub name (e.g. ``cross-encoder/nli-deberta-v3-base``), run as
+        :func:`pragmeter.classify.shipped.interpreter_runtime` resolves ``backend``, ``precision``, ``device`` and ``threads``: ``auto`` is OpenVINO on a CPU
         (:mod:`pragmeter.classify.openvino`: converted once per model content, with a bar unless ``progress`` is
         False), in bf16 where the CPU has bf16 instructions and the folder records a bf16 check within bounds, else
         fp32; torch on a GPU ``device``. :attr:`runtime` says which."""
@@ -110,8 +120,31 @@ class Interpreter:
             from pragmeter.classify.loading import load_classifier
 
             interpreter = cls(load_classifier(folder, runtime.device, runtime.precision), label)
-        interpreter.runtime = runtime
+        interpreter.runtime, interpreter.folder = runtime, folder
         return interpreter
+
+    def save(self, folder: str | os.PathLike, card: str | None = None) -> Path:
+        """Write the interpreter as whole weights (``model.safetensors``, fp32), config with its settings, tokenizer
+        (its ``model_max_length`` the interpreter's) and README.md card, atomically: a folder that :meth:`load`
+        opens and ``sentence_transformers.CrossEncoder(folder)`` loads, giving the same probabilities with
+        ``predict(pairs, apply_softmax=True)``. ``card``: the card's text (default: :func:`export_card`)."""
+        from pragmeter.classify.card import export_card
+        from pragmeter.classify.loading import load_classifier
+        from pragmeter.classify.model import TextClassifier
+
+        classifier = self.classifier
+        if not isinstance(classifier, TextClassifier):  # another runtime (OpenVINO): the torch model of its folder
+            if self.folder is None:
+                raise PragmeterError(f"{self.name or 'this interpreter'} has no torch model to save: load it from a "
+                                     f"folder with Interpreter.load")
+            classifier = load_classifier(self.folder, "cpu", "fp32")
+        tokenizer_limit = classifier.tokenizer.model_max_length
+        classifier.tokenizer.model_max_length = classifier.settings.max_length  # CrossEncoder truncates there too
+        try:
+            return classifier.save(folder, card if card is not None else export_card(self.name, classifier.settings,
+                                                                                     self.folder))
+        finally:
+            classifier.tokenizer.model_max_length = tokenizer_limit
 
     @property
     def labels(self) -> list[str]:
@@ -144,15 +177,28 @@ class Interpreter:
         rows = self.probabilities(premises, hypotheses, batch_size, progress)
         return [dict(zip(self.labels, map(float, row))) for row in rows]
 
+    def predict(self, pairs: Sequence[Sequence[str]], batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        """Rows of label probabilities (columns in :attr:`labels` order), one per (premise, hypothesis) pair: what
+        ``CrossEncoder.predict(pairs, apply_softmax=True)`` gives."""
+        if isinstance(pairs, str):
+            raise PragmeterError("pairs must be a list of (premise, hypothesis) pairs, not one string")
+        pairs = list(pairs)
+        for index, pair in enumerate(pairs):
+            if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
+                raise PragmeterError(f"pair {index}: not a (premise, hypothesis) pair ({pair!r})")
+        return self.probabilities([p for p, _ in pairs], [h for _, h in pairs], batch_size, progress)
+
     def meant_scores(self, probabilities: np.ndarray) -> np.ndarray:
         """Each row's score as a meant reading: P(implied) + P(explicit) (P(entailed) for a 3-way model)."""
         return probabilities[:, self.meant].sum(axis=1)
 
-    def rank_many(self, premises: Sequence[str], readings: Sequence[Sequence[str]], batch_size: int = 64,
-                  progress: bool = False) -> list[list[float]]:
-        """Scores of each premise's readings (:meth:`meant_scores`), all pairs in one batched pass."""
-        if len(premises) != len(readings):
-            raise PragmeterError(f"{len(premises)} premises for {len(readings)} lists of readings")
+    def scores_many(self, premises: Sequence[str], readings: Sequence[Sequence[str]], batch_size: int = 64,
+                    progress: bool = False) -> list[list[float]]:
+        """Scores of each premise's readings (:meth:`meant_scores`) in the order given, all pairs in one batched
+        pass."""
+        if isinstance(premises, str) or isinstance(readings, str) or len(premises) != len(readings):
+            raise PragmeterError(f"give one list of readings per premise ({len(premises)} premises for "
+                                 f"{len(readings)} lists of readings)")
         for index, options in enumerate(readings):
             if isinstance(options, str) or len(options) < 1:
                 raise PragmeterError(f"item {index}: readings must be a non-empty list of texts")
@@ -165,16 +211,30 @@ class Interpreter:
             start += len(options)
         return out
 
-    def rank(self, context: str, utterance: str, readings: Sequence[str], batch_size: int = 64) -> list[float]:
+    def scores(self, context: str, utterance: str, readings: Sequence[str], batch_size: int = 64) -> list[float]:
         """Each reading's score as what the speaker meant by ``utterance`` in ``context``: P(implied) + P(explicit)
         (see the module notes), in the order given."""
         if not isinstance(utterance, str) or not utterance.strip():
             raise PragmeterError("the utterance is empty")
-        return self.rank_many([premise(context, utterance)], [list(readings)], batch_size)[0]
+        if isinstance(readings, str):
+            raise PragmeterError("readings must be a list of texts, not one string")
+        return self.scores_many([premise(context, utterance)], [list(readings)], batch_size)[0]
+
+    def rank(self, context: str, utterance: str, readings: Sequence[str], top_k: int | None = None,
+             batch_size: int = 64) -> list[dict]:
+        """The readings sorted by score (:meth:`scores`), highest first (equal scores in the order given), as
+        ``CrossEncoder.rank`` returns documents: ``[{"corpus_id": index in readings, "score", "text"}]``, the first
+        ``top_k`` only when given."""
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+            raise PragmeterError(f"top_k must be a positive whole number, got {top_k!r}")
+        readings = list(readings) if not isinstance(readings, str) else readings
+        scores = self.scores(context, utterance, readings, batch_size)
+        order = sorted(range(len(scores)), key=lambda index: -scores[index])
+        return [{"corpus_id": index, "score": scores[index], "text": readings[index]} for index in order[:top_k]]
 
     def choose(self, context: str, utterance: str, readings: Sequence[str], batch_size: int = 64) -> int:
-        """The index of the reading most likely meant (:meth:`rank`'s highest; the first among equal scores)."""
-        return int(np.argmax(self.rank(context, utterance, readings, batch_size)))
+        """The index of the reading most likely meant (:meth:`scores`' highest; the first among equal scores)."""
+        return int(np.argmax(self.scores(context, utterance, readings, batch_size)))
 
 
 def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Sequence[int], val, test=None,

@@ -3,6 +3,10 @@
 A model folder holds ``model.safetensors`` + the transformers ``config.json`` (with ``pragmeter`` settings:
 labels, base encoder, max length, input kind, recipe, answer words), the tokenizer files and a README.md
 model card. Weights are only ever read from and written as safetensors (never pickles).
+
+A plain Hugging Face sequence-classification folder without ``pragmeter`` settings (an NLI cross-encoder such as
+``cross-encoder/nli-deberta-v3-base``) reads as a pair classifier when its ``id2label`` names NLI's labels
+(:func:`nli_label`): the settings are derived from its config and tokenizer (:func:`plain_settings`).
 """
 
 from __future__ import annotations
@@ -50,6 +54,11 @@ class ClassifierSettings:
             raise PragmeterError(f"input kind {self.input_kind!r} is not one of {', '.join(INPUT_KINDS)}")
 
 
+# Label names of NLI models, matched case-insensitively, -> the name pragmeter uses: a 3-way model's ``entailment``
+# is the interpreter's ``entailed``; INLI's four keep theirs.
+NLI_LABELS = {"entailment": "entailed", "entailed": "entailed", "neutral": "neutral", "contradiction": "contradiction",
+              "implied": "implied", "explicit": "explicit"}
+PLAIN_MAX_LENGTH = 512  # the longest input a plain folder's settings allow (its tokenizer's or position limit below)
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model",
                    "tokenizer.model")  # any one of them holds a vocabulary; without all, transformers makes up one
 
@@ -73,7 +82,7 @@ def read_settings(folder: Path) -> tuple[Path, dict, ClassifierSettings]:
         raise DataError(f"{path}: not a JSON object")
     raw = config.get("pragmeter")
     if not raw:
-        raise PragmeterError(f"{path} has no 'pragmeter' settings; train it with `pragmeter classifier train`")
+        return path, config, plain_settings(folder, config)
     try:
         settings = ClassifierSettings(**raw)
     except (TypeError, PragmeterError) as error:
@@ -85,6 +94,42 @@ def read_settings(folder: Path) -> tuple[Path, dict, ClassifierSettings]:
     if not isinstance(settings.max_length, int) or not isinstance(settings.decision_bias, dict):
         raise DataError(f"{path}: 'pragmeter' max_length must be a number and decision_bias an object")
     return path, config, settings
+
+
+def nli_label(name) -> str | None:
+    """pragmeter's name of an NLI model's label (``NLI_LABELS``, case-insensitive), None for another label."""
+    return NLI_LABELS.get(name.strip().lower()) if isinstance(name, str) else None
+
+
+def plain_settings(folder: Path, config: dict) -> ClassifierSettings:
+    """The settings of a plain sequence-classification folder (no ``pragmeter`` settings) whose ``id2label`` names
+    NLI's labels: a pair classifier with those labels (:func:`nli_label`), base encoder the folder's name, max length
+    its tokenizer's ``model_max_length`` within its position embeddings (at most ``PLAIN_MAX_LENGTH``). Any other
+    folder is refused naming config.json."""
+    path = folder / "config.json"
+    id2label = config.get("id2label")
+    try:
+        names = {int(key): value for key, value in id2label.items()}
+    except (AttributeError, TypeError, ValueError):
+        names = {}
+    labels = [nli_label(names.get(i)) for i in range(len(names))]
+    if len(labels) < 2 or None in labels or len(set(labels)) != len(labels):
+        shown = [names[i] for i in sorted(names)] if names else id2label
+        raise PragmeterError(f"{path} has no 'pragmeter' settings and its id2label {shown!r} are not NLI's labels "
+                             f"(entailment, neutral, contradiction, or INLI's four); train a classifier with "
+                             f"`pragmeter classifier train`")
+
+    def limit(value) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+    try:
+        tokenizer = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        tokenizer = {}
+    limits = [PLAIN_MAX_LENGTH, limit(config.get("max_position_embeddings")),
+              limit(tokenizer.get("model_max_length")) if isinstance(tokenizer, dict) else None]
+    return ClassifierSettings(labels=labels, base_encoder=Path(folder).resolve().name,
+                              max_length=min(value for value in limits if value), input_kind="pair")
 
 
 def decide(probabilities: np.ndarray, labels: Sequence[str], decision_bias: dict[str, float]) -> list[str]:
@@ -162,6 +207,8 @@ class TextClassifier:
             outputs = {int(key): value for key, value in id2label.items()}
         except (AttributeError, TypeError, ValueError):
             outputs = None
+        if outputs is not None and not config.get("pragmeter"):  # a plain NLI folder: its labels by pragmeter's names
+            outputs = {index: nli_label(name) for index, name in outputs.items()}
         if outputs != dict(enumerate(settings.labels)):
             raise DataError(f"{config_path}: 'pragmeter' labels {settings.labels} do not match the model's id2label "
                             f"{id2label} (predictions would be renamed)")
@@ -186,6 +233,8 @@ class TextClassifier:
                                       ("mismatched_keys", "of another shape")) if info.get(key)]
         if mismatch:
             raise DataError(f"{weights}: the weights do not match {config_path.name}: {'; '.join(map(str, mismatch))}")
+        model.config.id2label = dict(enumerate(settings.labels))  # a plain NLI folder's labels by pragmeter's names
+        model.config.label2id = {label: index for index, label in enumerate(settings.labels)}
         return cls(model, tokenizer, settings, pick_device(device), precision)
 
     def save(self, folder: str | os.PathLike, card: str, metrics: dict | None = None) -> Path:
