@@ -77,7 +77,7 @@ def test_the_trained_interpreter_reads_inli_better_than_its_untrained_start(tiny
 
 
 def test_shipped_form_reloads_to_the_compressed_model_and_refuses_a_damaged_shard(tiny, tmp_path):
-    from pragmeter.classify.interpreter import ship
+    from pragmeter.classify.release import ship
     from pragmeter.classify.shipped import SHARD_BYTES, load_shipped
 
     data, folder = tiny
@@ -114,7 +114,7 @@ def test_shipped_form_reloads_to_the_compressed_model_and_refuses_a_damaged_shar
 def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bounds(tiny, tmp_path, on_host):
     """The rule, on any machine (the host kind simulated): OpenVINO on a CPU, bf16 only with bf16 instructions and a
     recorded check within bounds; torch on a GPU device; a backend that cannot run the model refused in one line."""
-    from pragmeter.classify.interpreter import ship
+    from pragmeter.classify.release import ship
     from pragmeter.classify.shipped import interpreter_runtime
 
     data, folder = tiny
@@ -173,7 +173,7 @@ def _inli_pairs(data) -> tuple[list[str], list[str]]:
 
 
 def test_openvino_fp32_gives_torch_fp32_probabilities_on_inli_pairs(tiny, tmp_path):
-    from pragmeter.classify.interpreter import ship
+    from pragmeter.classify.release import ship
     from pragmeter.classify.openvino import GRAPH_FILE, export_folder
     from pragmeter.encoders.fingerprint import SEAL_FILE
     from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF

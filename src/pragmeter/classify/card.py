@@ -129,7 +129,7 @@ def bf16_line(check: dict) -> str:
 
 
 def interpreter_card(metrics: dict) -> str:
-    """Markdown card of a shipped interpreter from :func:`pragmeter.classify.interpreter.ship`'s metrics."""
+    """Markdown card of a shipped interpreter from :func:`pragmeter.classify.release.ship`'s metrics."""
     training = metrics.get("training") or {}
     settings = training.get("settings") or {}
     base = settings.get("base_encoder", "?")
@@ -176,7 +176,7 @@ def interpreter_card(metrics: dict) -> str:
                   f"{_percent(per_label.get('implied', {}).get('recall'))}", "",
                   *[f"- {source}: {v['accuracy']:.4f} (n={v['n']})" for source, v in test.get("per_source", {}).items()],
                   ""]
-    return "\n".join(lines)
+    return metadata + "\n".join(lines)
 
 
 def export_card(name: str, settings, source=None) -> str:
@@ -186,11 +186,12 @@ def export_card(name: str, settings, source=None) -> str:
     from pathlib import Path
 
     source_card, source_metadata = "", {}
-    if source is not None and (Path(source) / "README.md").is_file():
+    card_path = Path(source) / "README.md" if source is not None else None
+    if card_path is not None and card_path.is_file() and not card_path.is_symlink():  # a planted link is not read
         try:
             from huggingface_hub import ModelCard
 
-            parsed = ModelCard.load(Path(source) / "README.md")
+            parsed = ModelCard.load(card_path)
             source_card, source_metadata = parsed.text.strip(), parsed.data.to_dict()
         except Exception:  # noqa: BLE001  (an unreadable source card: this card without it)
             source_card, source_metadata = "", {}

@@ -132,6 +132,41 @@ def plain_settings(folder: Path, config: dict) -> ClassifierSettings:
                               max_length=min(value for value in limits if value), input_kind="pair")
 
 
+def warm_start_head(model, folder: Path, labels: Sequence[str]) -> list[str]:
+    """Start the classification layer of ``model`` (labels ``labels``) from the one of the NLI cross-encoder in
+    ``folder`` it was built on: each label's output row is the cross-encoder's row of the same NLI label (INLI's
+    ``implied`` and ``explicit`` both its ``entailed``); a label it lacks keeps its new row. Nothing for a sentence
+    encoder (no NLI labels) or a Hub name. Returns the labels started from the cross-encoder's rows."""
+    from safetensors import safe_open
+
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        source = [nli_label(config["id2label"][key]) for key in sorted(config["id2label"], key=int)]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return []
+    if not source or None in source or not (folder / TextClassifier.WEIGHTS_FILE).is_file():
+        return []
+    meant = {"implied": "entailed", "explicit": "entailed"}
+    rows = [source.index(label) if label in source else source.index(meant[label])
+            if meant.get(label) in source else None for label in labels]
+    prefix = model.base_model_prefix + "."
+    state = model.state_dict()
+    with safe_open(str(folder / TextClassifier.WEIGHTS_FILE), "pt") as weights:
+        outputs = {name: weights.get_tensor(name) for name in weights.keys()
+                   if not name.startswith(prefix) and name in state and weights.get_slice(name).get_shape()[:1]
+                   == [len(source)] and state[name].shape[:1] == (len(labels),)}
+    if not outputs:
+        return []
+    with torch.no_grad():
+        for name, tensor in outputs.items():
+            if tensor.shape[1:] != state[name].shape[1:]:
+                return []
+            for target, row in enumerate(rows):
+                if row is not None:
+                    state[name][target] = tensor[row].to(state[name].dtype)
+    return [label for label, row in zip(labels, rows) if row is not None]
+
+
 def decide(probabilities: np.ndarray, labels: Sequence[str], decision_bias: dict[str, float]) -> list[str]:
     """Labels of rows of class probabilities (columns in ``labels`` order): the argmax after ``decision_bias`` (label
     -> number) is added to the log-probabilities; without a bias, the plain argmax."""
@@ -180,10 +215,12 @@ class TextClassifier:
         try:
             with quiet_loading():  # the new classification layer is reported missing: it is what training makes
                 tokenizer = AutoTokenizer.from_pretrained(location)
+                # an NLI cross-encoder's own head has its labels' rows: replaced here, then started from them
                 model = AutoModelForSequenceClassification.from_pretrained(
-                    location, num_labels=len(settings.labels), use_safetensors=True,
+                    location, num_labels=len(settings.labels), use_safetensors=True, ignore_mismatched_sizes=True,
                     id2label=dict(enumerate(settings.labels)), label2id={l: i for i, l in enumerate(settings.labels)})
-        except (OSError, ValueError) as error:
+            warm_start_head(model, Path(location), settings.labels)
+        except (OSError, ValueError, RuntimeError) as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise PragmeterError(f"cannot load encoder {encoder!r} from {location} with safetensors weights "
                                  f"({first})") from None
