@@ -13,6 +13,7 @@ import torch
 
 from pragmeter.classify.interpreter import Interpreter, premise
 from pragmeter.errors import PragmeterError
+from pragmeter.testing.tiny_nli import tiny_nli_folder as nli_folder
 
 CONTEXT = "Ann offers Bob a coffee at eleven at night."
 UTTERANCE = "It would keep me awake."
@@ -22,28 +23,10 @@ PAIRS = [(premise(CONTEXT, UTTERANCE), reading) for reading in READINGS] + [
     ("Two dogs run across a snowy field, chasing a ball that a child threw.", "The animals are indoors.")]
 
 
-def nli_folder(path, labels, seed=0):
-    """A random-weight BERT sequence classifier (2 layers, 32 wide) with ``labels`` as its id2label, saved as a plain
-    Hugging Face folder with the MiniLM tokenizer: what an NLI cross-encoder from the Hub looks like, only tiny."""
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    from pragmeter.encoders import resolve_encoder
-
-    tokenizer = AutoTokenizer.from_pretrained(resolve_encoder("all-MiniLM-L6-v2"))
-    torch.manual_seed(seed)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=128, id2label=dict(enumerate(labels)),
-                        label2id={label: i for i, label in enumerate(labels)}, initializer_range=0.5)
-    model = BertForSequenceClassification(config).eval()
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
-
-
 @pytest.fixture(scope="module")
 def three_way(tmp_path_factory):
     """A 3-way NLI folder in the labels' Hub spelling (MNLI cross-encoders: contradiction, entailment, neutral)."""
-    return nli_folder(tmp_path_factory.mktemp("nli") / "tiny-nli", ["CONTRADICTION", "Entailment", "neutral"])
+    return nli_folder(tmp_path_factory.mktemp("nli") / "tiny-nli")
 
 
 def test_a_plain_3way_nli_folder_is_an_interpreter_scoring_p_entailed(three_way):
