@@ -386,15 +386,19 @@ def test_local_backend_answers_the_floyd_battery_with_its_scenario_through_the_i
 
 
 def test_the_speed_benchmark_runs_every_setting_on_one_folder(tiny, benchmark_script):
-    """benchmarks/interpreter_speed.py, a quick run: torch fp32, OpenVINO fp32 and bf16 (where the CPU has it) on the
-    same pairs, each with its runtime and its distance from torch fp32 (no timing is asserted)."""
+    """benchmarks/interpreter_speed.py, a quick run: torch fp32, OpenVINO fp32 and bf16 (where the CPU has it) and
+    sentence-transformers' CrossEncoder on the exported folder, on the same pairs, each with its runtime and its
+    distance from torch fp32 (no timing is asserted)."""
     from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF, MAX_ABS_DIFF, cpu_has_bf16
 
     data, folder = tiny
     result = benchmark_script("interpreter_speed").measure(str(folder), list(data.val.texts), list(data.val.pairs),
                                                  batch_size=8, repeats=1, warmup=4)
     runs = result["runs"]
-    assert list(runs) == ["torch fp32 (before)", "openvino fp32", "openvino bf16", "torch fp32 (after)"]
+    assert list(runs) == ["torch fp32 (before)", "openvino fp32", "openvino bf16", "crossencoder fp32",
+                          "torch fp32 (after)"]
+    assert runs["crossencoder fp32"]["runtime"].startswith("sentence-transformers CrossEncoder|precision=fp32")
+    assert runs["crossencoder fp32"]["max_abs_probability_diff"] < FP32_MAX_ABS_DIFF  # the same model, exported
     assert runs["openvino fp32"]["runtime"].startswith("backend=openvino|precision=fp32")
     assert runs["openvino fp32"]["max_abs_probability_diff"] < FP32_MAX_ABS_DIFF
     assert runs["torch fp32 (after)"]["max_abs_probability_diff"] < FP32_MAX_ABS_DIFF

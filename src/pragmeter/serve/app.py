@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from contextlib import asynccontextmanager
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 from fastapi import FastAPI, HTTPException, Request
@@ -246,8 +247,8 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
 
     @app.get("/version", summary="package, model, interpreter and limits")
     async def version() -> dict:
-        described = None if interpreter is None else {
-            "name": interpreter.name, "labels": interpreter.labels, "meant_labels": interpreter.meant_labels,
+        described = None if interpreter is None else {  # a local folder by its name alone, not where it lies
+            "name": Path(interpreter.name).name if Path(interpreter.name).exists() else interpreter.name, "labels": interpreter.labels, "meant_labels": interpreter.meant_labels,
             "backend": getattr(interpreter.runtime, "backend", None)}
         return {"pragmeter": __version__, "model": model.signature(), "encoder": model.encoder_name,
                 "backend": model.backend, "interpreter": described, "limits": limits.to_dict()}
