@@ -188,3 +188,16 @@ def test_interpret_export_and_ship_commands(three_way, tmp_path, capsys):
     assert main(["interpret", UTTERANCE, "--context", CONTEXT, "--reading", READINGS[0], "--reading", READINGS[1],
                  "--model", str(three_way), "--backend", "torch", "--device", "cpu"]) == 0
     assert READINGS[1] in capsys.readouterr().out
+
+
+def test_a_plain_nli_folder_runs_through_openvino_as_through_torch(three_way, private_cache, tmp_path):
+    """``auto`` on a CPU converts the cross-encoder to an OpenVINO graph, as it does pragmeter's own folders."""
+    from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF
+
+    fast = Interpreter.load(three_way, precision="fp32", progress=False)
+    assert fast.runtime.backend == "openvino" and fast.labels == ["contradiction", "entailed", "neutral"]
+    plain = Interpreter.load(three_way, device="cpu", precision="fp32", backend="torch")
+    assert np.abs(fast.predict(PAIRS) - plain.predict(PAIRS)).max() < FP32_MAX_ABS_DIFF
+    fast.save(tmp_path / "export")  # from the torch model of its folder
+    assert np.abs(Interpreter.load(tmp_path / "export", device="cpu", backend="torch").predict(PAIRS)
+                  - plain.predict(PAIRS)).max() <= 1e-6
