@@ -202,7 +202,7 @@ def export_card(name: str, settings, source=None) -> str:
                             [str(d) for d in datasets] if isinstance(datasets, list) else (),
                             "text-classification", DATA_METRICS, "sentence-transformers", INTERPRETER_TAGS)
     labels = ", ".join(f"`{label}`" for label in settings.labels)
-    title = name if base_model_id(name) == name else Path(name or "pragmeter interpreter").name  # a Hub name, or a folder's
+    title = name if base_model_id(name) == name else Path(name or "pragmeter interpreter").name  # Hub name or folder
     lines = [
         f"# {title} (whole weights)", "",
         f"An NLI cross-encoder read as pragmeter's interpreter: premise = a context and the quoted utterance, "

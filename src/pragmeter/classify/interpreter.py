@@ -100,10 +100,11 @@ class Interpreter:
         """The packaged default (``name`` None), a packaged interpreter by name, a model folder (shipped form,
         a ``classifier train inli`` folder or a plain NLI cross-encoder) or, with a connection, an NLI
         cross-encoder's Hub name (e.g. ``cross-encoder/nli-deberta-v3-base``), run as
-        :func:`pragmeter.classify.shipped.interpreter_runtime` resolves ``backend``, ``precision``, ``device`` and ``threads``: ``auto`` is OpenVINO on a CPU
-        (:mod:`pragmeter.classify.openvino`: converted once per model content, with a bar unless ``progress`` is
-        False), in bf16 where the CPU has bf16 instructions and the folder records a bf16 check within bounds, else
-        fp32; torch on a GPU ``device``. :attr:`runtime` says which."""
+        :func:`pragmeter.classify.shipped.interpreter_runtime` resolves ``backend``, ``precision``, ``device`` and
+        ``threads``: ``auto`` is OpenVINO on a CPU (:mod:`pragmeter.classify.openvino`: converted once per model
+        content, with a bar unless ``progress`` is False), in bf16 where the CPU has bf16 instructions and the
+        folder records a bf16 check within bounds, else fp32; torch on a GPU ``device``. :attr:`runtime` says
+        which."""
         from pragmeter.classify.model import read_settings
         from pragmeter.classify.shipped import interpreter_runtime, resolve_interpreter
 
