@@ -6,6 +6,7 @@ one, `Interpreter.save` writes a folder `CrossEncoder` opens to the same probabi
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -201,3 +202,38 @@ def test_a_plain_nli_folder_runs_through_openvino_as_through_torch(three_way, pr
     fast.save(tmp_path / "export")  # from the torch model of its folder
     assert np.abs(Interpreter.load(tmp_path / "export", device="cpu", backend="torch").predict(PAIRS)
                   - plain.predict(PAIRS)).max() <= 1e-6
+
+
+def test_a_hub_name_in_the_hugging_face_cache_opens_and_trains_as_its_folder(three_way, tmp_path):
+    """Offline, with the model in the Hugging Face cache (laid out as a download leaves it): `Interpreter.load` and
+    a classifier built on the Hub name read it, the new head started from its rows (a fresh process, so that the
+    cache location is read from the environment as at any start)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    snapshot = tmp_path / "hub" / "models--owner--tiny-nli" / "snapshots" / "0123abcd"
+    shutil.copytree(three_way, snapshot)
+    (tmp_path / "hub" / "models--owner--tiny-nli" / "refs").mkdir()
+    (tmp_path / "hub" / "models--owner--tiny-nli" / "refs" / "main").write_text("0123abcd")
+    code = (
+        "import torch\n"
+        "from safetensors.torch import load_file\n"
+        "from pragmeter.classify.interpreter import Interpreter\n"
+        "from pragmeter.classify.model import ClassifierSettings, TextClassifier\n"
+        "m = Interpreter.load('owner/tiny-nli', device='cpu', backend='torch')\n"
+        "print(m.labels, round(float(m.predict([('A man sleeps.', 'A person rests.')])[0, 1]), 6))\n"
+        "s = ClassifierSettings(labels=['implied', 'explicit', 'neutral', 'contradiction'], base_encoder='x',"
+        " max_length=64, input_kind='pair')\n"
+        "built = TextClassifier.from_encoder('owner/tiny-nli', s, 'cpu')\n"
+        f"source = load_file({str(three_way / 'model.safetensors')!r})['classifier.weight']\n"
+        "print(torch.equal(built.model.classifier.weight[0], source[1]))\n")
+    env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2] / "src"),
+                                                       os.environ.get("PYTHONPATH")]))}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    expected = Interpreter.load(three_way, device="cpu", backend="torch").predict([("A man sleeps.", "A person rests.")])
+    assert run.stdout.splitlines() == [f"['contradiction', 'entailed', 'neutral'] {round(float(expected[0, 1]), 6)}",
+                                       "True"]

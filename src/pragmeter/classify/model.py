@@ -136,9 +136,20 @@ def warm_start_head(model, folder: Path, labels: Sequence[str]) -> list[str]:
     """Start the classification layer of ``model`` (labels ``labels``) from the one of the NLI cross-encoder in
     ``folder`` it was built on: each label's output row is the cross-encoder's row of the same NLI label (INLI's
     ``implied`` and ``explicit`` both its ``entailed``); a label it lacks keeps its new row. Nothing for a sentence
-    encoder (no NLI labels) or a Hub name. Returns the labels started from the cross-encoder's rows."""
+    encoder (no NLI labels). A Hub name is read from the Hugging Face cache, where loading the model put it. Returns
+    the labels started from the cross-encoder's rows."""
     from safetensors import safe_open
 
+    if not (folder / "config.json").is_file():
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            cached = try_to_load_from_cache(folder.as_posix(), "config.json")
+        except Exception:  # noqa: BLE001  (not a Hub name: no head to start from)
+            cached = None
+        if not isinstance(cached, str):
+            return []
+        folder = Path(cached).parent
     try:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         source = [nli_label(config["id2label"][key]) for key in sorted(config["id2label"], key=int)]
