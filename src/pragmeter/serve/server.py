@@ -82,7 +82,9 @@ def serve(model: str | None, host: str, port: int, limits: Limits, *, backend: s
                          loopback_only=is_loopback(host), interpreter=reader)
         server = service_server(app, log_level=log_level)
         shown = f"[{host}]" if ":" in host else host
-        logging.getLogger("pragmeter").info("pragmeter serve: %s on http://%s:%s/", impscore.signature(), shown, port)
+        said = "" if reader is None else f"; interpreter {reader.name} ({reader.runtime.signature()})"
+        logging.getLogger("pragmeter").info("pragmeter serve: %s%s on http://%s:%s/", impscore.signature(), said, shown,
+                                            port)
         server.run(sockets=[sock])
     finally:
         sock.close()
