@@ -2,14 +2,17 @@
 batches of --batch-size sorted by length), as an OpenVINO graph in fp32 and in bf16 (batches by a token budget, on all
 infer requests at once), side by side in one run on the same INLI validation pairs, with the machine state. Also how
 far each path's probabilities lie from torch fp32's (largest change of a label probability, share of pairs whose
-label stays), so a faster path that answers differently shows.
+label stays), so a faster path that answers differently shows. Beside them, sentence-transformers'
+``CrossEncoder.predict(pairs, apply_softmax=True)`` on the folder as ``Interpreter.save`` exports it (whole fp32
+weights): what a user of that library gets from the same model.
 
     python benchmarks/interpreter_speed.py --model FOLDER              # 1024 INLI validation pairs
     python benchmarks/interpreter_speed.py --model FOLDER --pairs 4096 --output speed.json
 
 Each setting is loaded (and its graph converted, once per model) before the clock starts, warmed up on the first
 --warmup pairs, then times --repeats passes over the pairs; its figure is the best pass. Order: torch fp32, OpenVINO
-fp32, OpenVINO bf16 (where the CPU has bf16 instructions), torch fp32 again; the torch figure is the mean of its two
+fp32, OpenVINO bf16 (where the CPU has bf16 instructions), CrossEncoder fp32 (batches of --batch-size), torch fp32
+again; the torch figure is the mean of its two
 runs, so drift in the machine shows as their gap. A figure is valid only where the machine was quiet (machine.py).
 """
 
@@ -28,7 +31,25 @@ from pragmeter.classify.shipped import bf16_bounds
 from pragmeter.encoders.runtime import cpu_has_bf16
 
 SETTINGS = (("torch fp32 (before)", "torch", "fp32"), ("openvino fp32", "openvino", "fp32"),
-            ("openvino bf16", "openvino", "bf16"), ("torch fp32 (after)", "torch", "fp32"))
+            ("openvino bf16", "openvino", "bf16"), ("crossencoder fp32", "crossencoder", "fp32"),
+            ("torch fp32 (after)", "torch", "fp32"))
+
+
+class ExportedCrossEncoder:
+    """sentence-transformers' CrossEncoder on the folder ``Interpreter.save`` writes of ``model`` (in a temporary
+    folder, written before the clock starts), answering ``probabilities`` as the interpreter does."""
+
+    def __init__(self, model: str | None, folder: Path) -> None:
+        from sentence_transformers import CrossEncoder
+
+        source = Interpreter.load(model, "cpu", "fp32", "torch", progress=False)
+        source.save(folder)
+        self.meant, self.cross = source.meant, CrossEncoder(str(folder), device="cpu")
+        self.signature = f"sentence-transformers CrossEncoder|precision=fp32|device=cpu|folder={folder.name}"
+
+    def probabilities(self, premises: list[str], hypotheses: list[str], batch_size: int) -> np.ndarray:
+        return self.cross.predict(list(zip(premises, hypotheses)), batch_size=batch_size, apply_softmax=True,
+                                  show_progress_bar=False)
 
 
 def inli_pairs(count: int, data_root: str | None = None) -> tuple[list[str], list[str]]:
@@ -42,13 +63,19 @@ def inli_pairs(count: int, data_root: str | None = None) -> tuple[list[str], lis
 def measure(model: str, premises: list[str], hypotheses: list[str], batch_size: int = 64, repeats: int = 2,
             warmup: int = 32) -> dict:
     """Each setting's pairs/s (best of ``repeats`` passes) and its probabilities' distance from torch fp32's."""
+    import tempfile
+
     runs, reference = {}, None
+    staging = tempfile.TemporaryDirectory(prefix="pragmeter-crossencoder-")
     for name, backend, precision in SETTINGS:
         if precision == "bf16" and not cpu_has_bf16():
             runs[name] = {"skipped": "this CPU has no bf16 instructions"}
             continue
-        interpreter = Interpreter.load(model, "cpu" if backend == "torch" else None, precision, backend,
-                                       progress=False)
+        if backend == "crossencoder":
+            interpreter = ExportedCrossEncoder(model, Path(staging.name) / "exported")
+        else:
+            interpreter = Interpreter.load(model, "cpu" if backend == "torch" else None, precision, backend,
+                                           progress=False)
         interpreter.probabilities(premises[:warmup], hypotheses[:warmup], batch_size)
         seconds = []
         for _ in range(repeats):
@@ -58,12 +85,15 @@ def measure(model: str, premises: list[str], hypotheses: list[str], batch_size: 
         if reference is None:
             reference = probabilities
         check = bf16_bounds(reference, probabilities, interpreter.meant)
-        runs[name] = {"runtime": interpreter.runtime.signature(), "seconds": [round(s, 3) for s in seconds],
+        runtime = interpreter.signature if backend == "crossencoder" else interpreter.runtime.signature()
+        runs[name] = {"runtime": runtime, "seconds": [round(s, 3) for s in seconds],
                       "pairs_per_second": len(premises) / min(seconds),
                       "max_abs_probability_diff": check["max_abs_probability_diff"],
                       "label_agreement": check["label_agreement"]}
+    staging.cleanup()
     torch_runs = [runs[name]["pairs_per_second"] for name, backend, _ in SETTINGS if backend == "torch"]
-    return {"runs": runs, "torch_fp32_mean": float(np.mean(torch_runs))}
+    return {"runs": runs, "torch_fp32_mean": float(np.mean(torch_runs)),
+            "crossencoder": runs["crossencoder fp32"]["pairs_per_second"]}
 
 
 def main() -> None:
@@ -84,13 +114,15 @@ def main() -> None:
     plain = result["torch_fp32_mean"]
     print(f"interpreter {args.model or 'default'}, {len(premises)} INLI validation pairs, torch batch "
           f"{args.batch_size}, best of {args.repeats}")
-    print(f"{'setting':20s} {'pairs/s':>9s} {'x torch':>8s} {'max |dp|':>9s} {'same label':>10s}  runtime")
+    cross = result["crossencoder"]
+    print(f"{'setting':20s} {'pairs/s':>9s} {'x torch':>8s} {'x CE':>6s} {'max |dp|':>9s} {'same label':>10s}  runtime")
     for name, run in result["runs"].items():
         if "skipped" in run:
             print(f"{name:20s} skipped: {run['skipped']}")
             continue
         print(f"{name:20s} {run['pairs_per_second']:9.1f} {run['pairs_per_second'] / plain:8.2f} "
-              f"{run['max_abs_probability_diff']:9.5f} {run['label_agreement']:10.4f}  {run['runtime']}")
+              f"{run['pairs_per_second'] / cross:6.2f} {run['max_abs_probability_diff']:9.5f} "
+              f"{run['label_agreement']:10.4f}  {run['runtime']}")
     print(watch.summary())
     if args.output:
         Path(args.output).write_text(json.dumps({"arguments": vars(args), **result, "machine": watch.record},

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from pragmeter.classify.job import run_recipe
 from pragmeter.classify.recipes.inli import EXTRA_SOURCES, build
-from pragmeter.classify.interpreter import ship
+from pragmeter.classify.release import ship
 from pragmeter.classify.shipped import DEFAULT_RANK
 from pragmeter.classify.training import FineTuneConfig
 from pragmeter.io import write_json_atomic

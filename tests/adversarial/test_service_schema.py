@@ -1,4 +1,4 @@
-"""Schemathesis against the ImpScore service's own OpenAPI schema, served by uvicorn on loopback: generated valid
+"""Schemathesis against the ImpScore service's own OpenAPI schema (its interpreter's /interpret included), served by uvicorn on loopback: generated valid
 and invalid requests to every operation (bounded examples per operation) get no server error, and the
 documented responses match their schemas."""
 
@@ -19,13 +19,16 @@ EXAMPLES_PER_OPERATION = 30
 
 @pytest.fixture(scope="module")
 def service():
-    """The real service (shipped default model, torch encoder, small limits) on 127.0.0.1 in this process."""
+    """The real service (shipped default model, torch encoder, small limits; the packaged interpreter on torch) on
+    127.0.0.1 in this process."""
+    from pragmeter.classify.interpreter import Interpreter
     from pragmeter.impscore.model import ImpScore
     from pragmeter.serve.app import create_app
     from pragmeter.serve.limits import Limits
     from pragmeter.testing.asgi import running
 
-    app = create_app(ImpScore.load(), Limits(max_texts=8, max_chars=300, max_body_bytes=8000), max_wait_ms=5)
+    app = create_app(ImpScore.load(), Limits(max_texts=8, max_chars=300, max_body_bytes=8000), max_wait_ms=5,
+                     interpreter=Interpreter.load(device="cpu", precision="fp32", backend="torch"))
     with running(app) as base:
         yield base
 

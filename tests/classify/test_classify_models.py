@@ -70,6 +70,13 @@ def test_saved_model_reloads_to_identical_predictions(inli_run):
     assert config["max_length"] == 64 and config["recipe"]["name"] == "inli"
     card = (output / "README.md").read_text()
     assert info["commit"] in card and "inli/INLI_Data/train.csv" in card and "Test metrics" in card
+    from huggingface_hub import ModelCard
+
+    hub = ModelCard.load(output / "README.md").data  # the front matter, as the Hub reads it
+    assert (hub.license, hub.base_model, hub.datasets) == ("cc-by-sa-4.0", "sentence-transformers/all-MiniLM-L6-v2",
+                                                           ["inli"])
+    assert hub.pipeline_tag == "text-classification" and hub.metrics == ["accuracy", "f1"]
+    assert hub.library_name == "transformers"
     first = TextClassifier.load(output, "cpu").probabilities(data.test.texts, data.test.pairs)
     second = TextClassifier.load(output, "cpu").probabilities(data.test.texts, data.test.pairs)
     assert np.array_equal(first, second)

@@ -53,7 +53,7 @@ def test_interpreter_classifies_ranks_and_chooses(tiny):
     rows = model.classify([premise(CONTEXT, UTTERANCE)] * 3, READINGS)
     assert [list(row) for row in rows] == [list(LABELS)] * 3
     assert all(abs(sum(row.values()) - 1) < 1e-5 for row in rows)
-    scores = model.rank(CONTEXT, UTTERANCE, READINGS)
+    scores = model.scores(CONTEXT, UTTERANCE, READINGS)
     assert scores == pytest.approx([row["implied"] + row["explicit"] for row in rows], abs=1e-6)
     assert model.choose(CONTEXT, UTTERANCE, READINGS) == int(np.argmax(scores))
     with pytest.raises(PragmeterError, match="2 premises for 1 hypotheses"):
@@ -77,7 +77,7 @@ def test_the_trained_interpreter_reads_inli_better_than_its_untrained_start(tiny
 
 
 def test_shipped_form_reloads_to_the_compressed_model_and_refuses_a_damaged_shard(tiny, tmp_path):
-    from pragmeter.classify.interpreter import ship
+    from pragmeter.classify.release import ship
     from pragmeter.classify.shipped import SHARD_BYTES, load_shipped
 
     data, folder = tiny
@@ -114,7 +114,7 @@ def test_shipped_form_reloads_to_the_compressed_model_and_refuses_a_damaged_shar
 def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bounds(tiny, tmp_path, on_host):
     """The rule, on any machine (the host kind simulated): OpenVINO on a CPU, bf16 only with bf16 instructions and a
     recorded check within bounds; torch on a GPU device; a backend that cannot run the model refused in one line."""
-    from pragmeter.classify.interpreter import ship
+    from pragmeter.classify.release import ship
     from pragmeter.classify.shipped import interpreter_runtime
 
     data, folder = tiny
@@ -173,7 +173,7 @@ def _inli_pairs(data) -> tuple[list[str], list[str]]:
 
 
 def test_openvino_fp32_gives_torch_fp32_probabilities_on_inli_pairs(tiny, tmp_path):
-    from pragmeter.classify.interpreter import ship
+    from pragmeter.classify.release import ship
     from pragmeter.classify.openvino import GRAPH_FILE, export_folder
     from pragmeter.encoders.fingerprint import SEAL_FILE
     from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF
@@ -297,7 +297,7 @@ def test_interpret_file_mode_keeps_every_row_and_names_the_bad_ones(tiny, tmp_pa
     out = pd.read_csv(output, keep_default_na=False)
     assert list(out.columns[:3]) == ["context", "utterance", "readings"] and len(out) == 4
     model = Interpreter.load(folder, device="cpu")
-    assert json.loads(out["scores"][0]) == pytest.approx(model.rank(CONTEXT, UTTERANCE, READINGS), abs=1e-5)
+    assert json.loads(out["scores"][0]) == pytest.approx(model.scores(CONTEXT, UTTERANCE, READINGS), abs=1e-5)
     assert list(out["choice"]) == [model.choose(CONTEXT, UTTERANCE, READINGS), -1, -1, -1]
     assert out["prediction_error"][2] == "field 'readings' is not a JSON list of texts"
     assert out["prediction_error"][3] == "field 'readings' must be a list of at least two texts"
@@ -342,7 +342,7 @@ def test_local_backend_answers_drinq_through_the_interpreter(tiny, tmp_path, dat
     items = {item.id: item for item in load_drinq(data_root)}
     for sample in samples:
         item = items[sample["item_id"]]
-        scores = model.rank_many([drinq_premise(item)], [[text for _, text in item.options]])[0]
+        scores = model.scores_many([drinq_premise(item)], [[text for _, text in item.options]])[0]
         assert sample["parsed"] == item.options[int(np.argmax(scores))][0]
 
 
@@ -393,15 +393,19 @@ def test_local_backend_answers_the_floyd_battery_with_its_scenario_through_the_i
 
 
 def test_the_speed_benchmark_runs_every_setting_on_one_folder(tiny, benchmark_script):
-    """benchmarks/interpreter_speed.py, a quick run: torch fp32, OpenVINO fp32 and bf16 (where the CPU has it) on the
-    same pairs, each with its runtime and its distance from torch fp32 (no timing is asserted)."""
+    """benchmarks/interpreter_speed.py, a quick run: torch fp32, OpenVINO fp32 and bf16 (where the CPU has it) and
+    sentence-transformers' CrossEncoder on the exported folder, on the same pairs, each with its runtime and its
+    distance from torch fp32 (no timing is asserted)."""
     from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF, MAX_ABS_DIFF, cpu_has_bf16
 
     data, folder = tiny
     result = benchmark_script("interpreter_speed").measure(str(folder), list(data.val.texts), list(data.val.pairs),
                                                  batch_size=8, repeats=1, warmup=4)
     runs = result["runs"]
-    assert list(runs) == ["torch fp32 (before)", "openvino fp32", "openvino bf16", "torch fp32 (after)"]
+    assert list(runs) == ["torch fp32 (before)", "openvino fp32", "openvino bf16", "crossencoder fp32",
+                          "torch fp32 (after)"]
+    assert runs["crossencoder fp32"]["runtime"].startswith("sentence-transformers CrossEncoder|precision=fp32")
+    assert runs["crossencoder fp32"]["max_abs_probability_diff"] < FP32_MAX_ABS_DIFF  # the same model, exported
     assert runs["openvino fp32"]["runtime"].startswith("backend=openvino|precision=fp32")
     assert runs["openvino fp32"]["max_abs_probability_diff"] < FP32_MAX_ABS_DIFF
     assert runs["torch fp32 (after)"]["max_abs_probability_diff"] < FP32_MAX_ABS_DIFF

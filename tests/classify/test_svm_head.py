@@ -69,6 +69,11 @@ def test_c_is_chosen_on_validation_and_the_folder_holds_no_pickle(svm_folder):
     assert names == {"svm.safetensors", "config.json", "README.md", "metrics.json"}
     card = (folder / "README.md").read_text()
     assert "support-vector machine" in card and "| C | support vectors |" in card
+    from huggingface_hub import ModelCard
+
+    hub = ModelCard.load(folder / "README.md").data  # the front matter, as the Hub reads it
+    assert hub.license == "bsl-1.0" and hub.datasets == ["ishate"] and hub.pipeline_tag == "text-classification"
+    assert hub.library_name is None  # an SVM on embeddings: not a transformers classifier
 
 
 def test_reloaded_folder_reproduces_its_test_report(svm_folder, data_root):

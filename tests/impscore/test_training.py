@@ -79,7 +79,12 @@ def test_saved_model_reloads_to_identical_scores(splits, tmp_path):
     embeddings = splits["test"].e1.numpy()
     direct = result.heads(torch.as_tensor(embeddings))[0].detach().numpy()
     assert np.array_equal(loaded.score_embeddings(embeddings), direct)
-    assert (folder / "README.md").read_text(encoding="utf-8").startswith("# tiny")
+    from huggingface_hub import ModelCard
+
+    card = ModelCard.load(folder / "README.md")  # the Hub's reader: front matter, then the card
+    assert card.text.lstrip().startswith("# tiny")
+    assert card.data.license == "other" and card.data.base_model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert card.data.datasets == ["test"] and card.data.pipeline_tag and card.data.metrics == ["accuracy"]
     assert loaded.config["training"]["seed"] == 3
 
 

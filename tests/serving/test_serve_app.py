@@ -135,3 +135,67 @@ def test_a_body_that_is_not_utf8_is_a_400_that_says_so(client, body, bad):
     assert answer.json()["detail"] == (f"body: not UTF-8 (byte {byte} is 0x{body[byte]:02x}); send JSON encoded "
                                        "as UTF-8")
     assert client.post("/score", json={"texts": ["un café"]}).status_code == 200  # UTF-8 accents are fine
+
+
+@pytest.fixture(scope="module")
+def interpreting(onnx_model, tmp_path_factory):
+    """The service with an interpreter: a tiny NLI cross-encoder written here (random weights, torch on the CPU)."""
+    from pragmeter.classify.interpreter import Interpreter
+    from pragmeter.testing.tiny_nli import tiny_nli_folder
+
+    interpreter = Interpreter.load(tiny_nli_folder(tmp_path_factory.mktemp("nli") / "tiny-nli"), device="cpu",
+                                   backend="torch")
+    with TestClient(create_app(onnx_model, LIMITS, max_wait_ms=50, interpreter=interpreter)) as test_client:
+        yield test_client, interpreter
+
+
+CONTEXT, UTTERANCE = "Ann offers Bob a coffee at eleven at night.", "It would keep me awake."
+READINGS = ["Bob does not want a coffee.", "Bob wants a coffee.", "Bob likes tea."]
+
+
+def test_interpret_answers_readings_and_pairs_as_the_library(interpreting):
+    client, interpreter = interpreting
+    answer = client.post("/interpret", json={"context": CONTEXT, "utterance": UTTERANCE, "readings": READINGS})
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["labels"] == interpreter.labels == ["contradiction", "entailed", "neutral"]
+    assert body["premise"] == f'{CONTEXT} "{UTTERANCE}"'
+    assert np.allclose(body["scores"], interpreter.scores(CONTEXT, UTTERANCE, READINGS), atol=1e-6)
+    assert body["choice"] == interpreter.choose(CONTEXT, UTTERANCE, READINGS)
+    assert np.allclose(body["probabilities"], interpreter.predict([(body["premise"], r) for r in READINGS]), atol=1e-6)
+    pairs = [["A man sleeps on a bench.", "A person rests."], ["Two dogs run in the snow.", "The animals are inside."]]
+    body = client.post("/interpret", json={"pairs": pairs}).json()
+    expected = interpreter.predict([tuple(pair) for pair in pairs])
+    assert np.allclose(body["probabilities"], expected, atol=1e-6) and body["choice"] is None
+    assert np.allclose(body["scores"], expected[:, 1], atol=1e-6)  # P(entailed)
+    version = client.get("/version").json()["interpreter"]
+    assert version["labels"] == interpreter.labels and version["meant_labels"] == ["entailed"]
+    assert "/interpret" in client.get("/openapi.json").json()["paths"]
+    assert "interpreter_batcher" in client.get("/health").json()
+
+
+@pytest.mark.parametrize("body, status, message", [
+    ({"utterance": UTTERANCE}, 422, "'readings' is missing"),
+    ({"readings": READINGS}, 422, "'utterance' is missing"),
+    ({"pairs": [["a", "b"]], "utterance": UTTERANCE, "readings": READINGS}, 422, "give either 'pairs' or 'utterance'"),
+    ({"pairs": [["a", "b"]], "context": CONTEXT}, 422, "give either 'pairs' or 'utterance'"),
+    ({}, 422, "give either 'pairs' or 'utterance'"),
+    ({"utterance": "  ", "readings": READINGS}, 422, "utterance is empty"),
+    ({"utterance": UTTERANCE, "readings": ["fine", ""]}, 422, "readings[1] is empty"),
+    ({"utterance": UTTERANCE, "readings": []}, 422, "readings: List should have at least 1 item"),
+    ({"utterance": UTTERANCE, "readings": ["r"] * 9}, 413, "too many texts: 9 in 'readings'"),
+    ({"utterance": UTTERANCE, "context": "x" * 301, "readings": READINGS}, 413, "context has 301 characters"),
+    ({"pairs": [["a", "b"]] * 5}, 413, "too many texts: 10 in 'pairs'"),
+    ({"pairs": [["a", " "]]}, 422, "pairs[0][1] is empty"),
+    ({"pairs": [["only one"]]}, 422, "pairs.0.1: Field required"),
+])
+def test_a_bad_interpret_request_gets_a_4xx_naming_the_field(interpreting, body, status, message):
+    client, _ = interpreting
+    answer = client.post("/interpret", json=body)
+    assert answer.status_code == status and message in answer.json()["detail"], answer.text
+
+
+def test_without_an_interpreter_there_is_no_interpret_endpoint(client):
+    assert client.post("/interpret", json={"pairs": [["a", "b"]]}).status_code == 404
+    assert client.get("/version").json()["interpreter"] is None
+    assert "/interpret" not in client.get("/openapi.json").json()["paths"]

@@ -1,9 +1,28 @@
-"""The model card (README.md) of a trained classifier: data, code commit, settings, metrics, command."""
+"""The model card (README.md) of a trained classifier: data, code commit, settings, metrics, command; of a shipped
+interpreter; and of an interpreter exported as a CrossEncoder folder. Each opens with the YAML front matter the
+Hugging Face Hub reads (:mod:`pragmeter.io.model_card`)."""
 
 from __future__ import annotations
 
-
 import pragmeter
+from pragmeter.io.model_card import base_model_id, combined_licence, front_matter
+
+DATA_METRICS = ["accuracy", "f1"]
+INTERPRETER_TAGS = ("pragmeter", "nli", "cross-encoder", "implicature")
+
+
+def data_metadata(data_files) -> tuple[str, list[str]]:
+    """(the Hub licence identifier of the data files, their data sets: the folders under the data root), licences as
+    the data manifest records them; ``other`` for files it does not list or several licences."""
+    from pragmeter.data.root import manifest
+
+    try:
+        entries = manifest()
+    except Exception:  # noqa: BLE001  (a card is written without the manifest's licences rather than not at all)
+        entries = {}
+    files = sorted(data_files or ())
+    licences = [(entries.get(path) or {}).get("licence") for path in files]
+    return (combined_licence(licences) if files else "other"), list(dict.fromkeys(path.split("/")[0] for path in files))
 
 
 def _percent(value) -> str:
@@ -20,6 +39,9 @@ def model_card(info: dict) -> str:
     versions = "" if svm else f"transformers {info['transformers']}; "
     chosen = (f"- C = {info['history'][info['best_epoch'] - 1]['C']:g} of {len(info['history'])} values"
               if svm else f"- best epoch {info['best_epoch']} of {len(info['history'])}")
+    licence, datasets = data_metadata(info.get("data_files"))
+    metadata = front_matter(licence, base_model_id(settings["base_encoder"]), datasets, "text-classification",
+                            DATA_METRICS, None if svm else "transformers", ("pragmeter", info["recipe"]))
     lines = [
         f"# {info['name']}", "",
         f"{info['description']}. {how}, by pragmeter (`pragmeter classifier train {info['recipe']}`).", "",
@@ -68,7 +90,7 @@ def model_card(info: dict) -> str:
                   "|---|---|---|---|---|",
                   *[f"| {h['epoch']} | {h['train_loss']:.4f} | {h['val_accuracy']:.4f} | {h['val_macro_f1']:.4f} | "
                     f"{h['train_seconds']} |" for h in info["history"]], ""]
-    return "\n".join(lines)
+    return metadata + "\n".join(lines)
 
 
 def _json(value) -> str:
@@ -121,12 +143,17 @@ def bf16_line(check: dict) -> str:
 
 
 def interpreter_card(metrics: dict) -> str:
-    """Markdown card of a shipped interpreter from :func:`pragmeter.classify.interpreter.ship`'s metrics."""
+    """Markdown card of a shipped interpreter from :func:`pragmeter.classify.release.ship`'s metrics."""
     training = metrics.get("training") or {}
     settings = training.get("settings") or {}
     base = settings.get("base_encoder", "?")
     whole, compressed = metrics["val_whole"], metrics["val_compressed"]
     check = metrics["bf16_check"]
+    licence, datasets = data_metadata(training.get("data_files"))
+    if not training.get("data_files"):  # the INLI recipe's data when the run did not record its files
+        licence, datasets = "cc-by-sa-4.0", ["inli"]
+    metadata = front_matter(licence, base_model_id(base), datasets, "text-classification", DATA_METRICS,
+                            tags=INTERPRETER_TAGS)
     lines = [
         f"# {metrics.get('name') or 'pragmeter interpreter'}", "",
         "Reads (context, utterance) as premise and a candidate reading as hypothesis and gives INLI's four labels "
@@ -165,4 +192,43 @@ def interpreter_card(metrics: dict) -> str:
                   f"{_percent(per_label.get('implied', {}).get('recall'))}", "",
                   *[f"- {source}: {v['accuracy']:.4f} (n={v['n']})" for source, v in test.get("per_source", {}).items()],
                   ""]
-    return "\n".join(lines)
+    return metadata + "\n".join(lines)
+
+
+def export_card(name: str, settings, source=None) -> str:
+    """Card of an interpreter written as whole weights (:meth:`pragmeter.classify.interpreter.Interpreter.save`):
+    how to open it (pragmeter, sentence-transformers), its labels, and the card of the folder it came from (``source``;
+    its licence and data sets carried into the front matter)."""
+    from pathlib import Path
+
+    source_card, source_metadata = "", {}
+    card_path = Path(source) / "README.md" if source is not None else None
+    if card_path is not None and card_path.is_file() and not card_path.is_symlink():  # a planted link is not read
+        try:
+            from huggingface_hub import ModelCard
+
+            parsed = ModelCard.load(card_path)
+            source_card, source_metadata = parsed.text.strip(), parsed.data.to_dict()
+        except Exception:  # noqa: BLE001  (an unreadable source card: this card without it)
+            source_card, source_metadata = "", {}
+    datasets = source_metadata.get("datasets")
+    metadata = front_matter(source_metadata.get("license") if isinstance(source_metadata.get("license"), str)
+                            else "other",
+                            base_model_id(settings.base_encoder) or base_model_id(name),
+                            [str(d) for d in datasets] if isinstance(datasets, list) else (),
+                            "text-classification", DATA_METRICS, "sentence-transformers", INTERPRETER_TAGS)
+    labels = ", ".join(f"`{label}`" for label in settings.labels)
+    title = name if base_model_id(name) == name else Path(name or "pragmeter interpreter").name  # Hub name or folder
+    lines = [
+        f"# {title} (whole weights)", "",
+        f"An NLI cross-encoder read as pragmeter's interpreter: premise = a context and the quoted utterance, "
+        f"hypothesis = a candidate reading; labels {labels}; inputs truncated at {settings.max_length} tokens.", "",
+        "```python", "from sentence_transformers import CrossEncoder", "",
+        "model = CrossEncoder(\"FOLDER\")",
+        "model.predict([(premise, hypothesis)], apply_softmax=True)  # label probabilities, columns as above", "",
+        "from pragmeter import Interpreter", "",
+        "Interpreter.load(\"FOLDER\").rank(context, utterance, readings)", "```", "",
+    ]
+    if source_card:
+        lines += ["## The card of the folder it was written from", "", source_card, ""]
+    return metadata + "\n".join(lines)

@@ -28,8 +28,8 @@ def premise(item: DrinqItem) -> str:
 
 def answer(interpreter: Interpreter, items: list[DrinqItem], batch_size: int = 64,
            progress: bool = False) -> list[dict]:
-    """Per item: the chosen letter and each option's score as the meant reading (:meth:`Interpreter.rank_many`)."""
-    ranked = interpreter.rank_many([premise(item) for item in items],
+    """Per item: the chosen letter and each option's score as the meant reading (:meth:`Interpreter.scores_many`)."""
+    ranked = interpreter.scores_many([premise(item) for item in items],
                                    [[text for _, text in item.options] for item in items], batch_size, progress)
     rows = []
     for item, scores in zip(items, ranked):

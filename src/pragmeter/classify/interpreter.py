@@ -8,20 +8,26 @@ The premise joins the context and the utterance as INLI's conversational premise
 items read: the context, then the utterance in double quotes (``PREMISE_TEMPLATE``). Premises already written as
 INLI's are classified as they are (:meth:`Interpreter.classify`).
 
-A reading's score (:meth:`Interpreter.rank`) is P(implied) + P(explicit): the probability that the speaker meant it,
+A reading's score (:meth:`Interpreter.scores`) is P(implied) + P(explicit): the probability that the speaker meant it,
 implicitly or in so many words. A direct utterance's meaning is ``explicit``, an indirect one's ``implied``, and
 a reading that is neither (``neutral``, ``contradiction``) is not what was meant, so summing the two entailment
 classes ranks the meant reading first whether the utterance is direct or indirect. A 3-way model (``entailed``)
 scores P(entailed).
 
-Model folders: a ``classifier train inli`` folder (whole weights, ``model.safetensors``), or the shipped form
+Model folders: a ``classifier train inli`` folder (whole weights, ``model.safetensors``), the shipped form
 (:mod:`pragmeter.classify.shipped`: low-rank changes over an installable base encoder plus the classification
-layer). :meth:`Interpreter.load` without a name opens the default that ships in the package.
+layer), or any NLI cross-encoder (a plain Hugging Face sequence-classification folder whose ``id2label`` names NLI's
+labels: :func:`pragmeter.classify.model.plain_settings`), local or, with a connection, by its Hub name.
+:meth:`Interpreter.load` without a name opens the default that ships in the package; :meth:`Interpreter.save` writes
+whole weights that ``sentence_transformers.CrossEncoder`` opens.
+
+The names it shares with ``sentence_transformers.CrossEncoder`` keep their contracts: :meth:`Interpreter.predict`
+takes (premise, hypothesis) pairs (it returns probabilities, as ``CrossEncoder.predict(..., apply_softmax=True)``),
+:meth:`Interpreter.rank` returns the readings sorted by score as ``[{"corpus_id", "score", "text"}]``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -74,11 +80,13 @@ def is_interpreter(settings) -> bool:
 
 
 class Interpreter:
-    """An INLI pair classifier read as an interpreter: :meth:`classify` pairs, :meth:`rank` and :meth:`choose`
-    readings of an utterance in context. ``runtime`` (pragmeter.encoders.runtime.Runtime): how it runs, when
-    :meth:`load` made it."""
+    """An INLI (or NLI) pair classifier read as an interpreter: :meth:`predict` and :meth:`classify` pairs,
+    :meth:`scores`, :meth:`rank` and :meth:`choose` readings of an utterance in context. ``runtime``
+    (pragmeter.encoders.runtime.Runtime): how it runs, when :meth:`load` made it; ``folder``: the model folder it
+    was opened from."""
 
     runtime = None
+    folder = None
 
     def __init__(self, classifier, name: str = ""):
         self.classifier = classifier
@@ -89,12 +97,14 @@ class Interpreter:
     @classmethod
     def load(cls, name: str | os.PathLike | None = None, device: str | None = None, precision: str = "auto",
              backend: str = "auto", threads: int | str | None = None, progress: bool = True) -> "Interpreter":
-        """The packaged default (``name`` None), a packaged interpreter by name, or a model folder (shipped form
-        or a ``classifier train inli`` folder), run as :func:`pragmeter.classify.shipped.interpreter_runtime`
-        resolves ``backend``, ``precision``, ``device`` and ``threads``: ``auto`` is OpenVINO on a CPU
-        (:mod:`pragmeter.classify.openvino`: converted once per model content, with a bar unless ``progress`` is
-        False), in bf16 where the CPU has bf16 instructions and the folder records a bf16 check within bounds, else
-        fp32; torch on a GPU ``device``. :attr:`runtime` says which."""
+        """The packaged default (``name`` None), a packaged interpreter by name, a model folder (shipped form,
+        a ``classifier train inli`` folder or a plain NLI cross-encoder) or, with a connection, an NLI
+        cross-encoder's Hub name (e.g. ``cross-encoder/nli-deberta-v3-base``), run as
+        :func:`pragmeter.classify.shipped.interpreter_runtime` resolves ``backend``, ``precision``, ``device`` and
+        ``threads``: ``auto`` is OpenVINO on a CPU (:mod:`pragmeter.classify.openvino`: converted once per model
+        content, with a bar unless ``progress`` is False), in bf16 where the CPU has bf16 instructions and the
+        folder records a bf16 check within bounds, else fp32; torch on a GPU ``device``. :attr:`runtime` says
+        which."""
         from pragmeter.classify.model import read_settings
         from pragmeter.classify.shipped import interpreter_runtime, resolve_interpreter
 
@@ -110,8 +120,31 @@ class Interpreter:
             from pragmeter.classify.loading import load_classifier
 
             interpreter = cls(load_classifier(folder, runtime.device, runtime.precision), label)
-        interpreter.runtime = runtime
+        interpreter.runtime, interpreter.folder = runtime, folder
         return interpreter
+
+    def save(self, folder: str | os.PathLike, card: str | None = None) -> Path:
+        """Write the interpreter as whole weights (``model.safetensors``, fp32), config with its settings, tokenizer
+        (its ``model_max_length`` the interpreter's) and README.md card, atomically: a folder that :meth:`load`
+        opens and ``sentence_transformers.CrossEncoder(folder)`` loads, giving the same probabilities with
+        ``predict(pairs, apply_softmax=True)``. ``card``: the card's text (default: :func:`export_card`)."""
+        from pragmeter.classify.card import export_card
+        from pragmeter.classify.loading import load_classifier
+        from pragmeter.classify.model import TextClassifier
+
+        classifier = self.classifier
+        if not isinstance(classifier, TextClassifier):  # another runtime (OpenVINO): the torch model of its folder
+            if self.folder is None:
+                raise PragmeterError(f"{self.name or 'this interpreter'} has no torch model to save: load it from a "
+                                     f"folder with Interpreter.load")
+            classifier = load_classifier(self.folder, "cpu", "fp32")
+        tokenizer_limit = classifier.tokenizer.model_max_length
+        classifier.tokenizer.model_max_length = classifier.settings.max_length  # CrossEncoder truncates there too
+        try:
+            return classifier.save(folder, card if card is not None else export_card(self.name, classifier.settings,
+                                                                                     self.folder))
+        finally:
+            classifier.tokenizer.model_max_length = tokenizer_limit
 
     @property
     def labels(self) -> list[str]:
@@ -144,15 +177,28 @@ class Interpreter:
         rows = self.probabilities(premises, hypotheses, batch_size, progress)
         return [dict(zip(self.labels, map(float, row))) for row in rows]
 
+    def predict(self, pairs: Sequence[Sequence[str]], batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        """Rows of label probabilities (columns in :attr:`labels` order), one per (premise, hypothesis) pair: what
+        ``CrossEncoder.predict(pairs, apply_softmax=True)`` gives."""
+        if isinstance(pairs, str):
+            raise PragmeterError("pairs must be a list of (premise, hypothesis) pairs, not one string")
+        pairs = list(pairs)
+        for index, pair in enumerate(pairs):
+            if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
+                raise PragmeterError(f"pair {index}: not a (premise, hypothesis) pair ({pair!r})")
+        return self.probabilities([p for p, _ in pairs], [h for _, h in pairs], batch_size, progress)
+
     def meant_scores(self, probabilities: np.ndarray) -> np.ndarray:
         """Each row's score as a meant reading: P(implied) + P(explicit) (P(entailed) for a 3-way model)."""
         return probabilities[:, self.meant].sum(axis=1)
 
-    def rank_many(self, premises: Sequence[str], readings: Sequence[Sequence[str]], batch_size: int = 64,
-                  progress: bool = False) -> list[list[float]]:
-        """Scores of each premise's readings (:meth:`meant_scores`), all pairs in one batched pass."""
-        if len(premises) != len(readings):
-            raise PragmeterError(f"{len(premises)} premises for {len(readings)} lists of readings")
+    def scores_many(self, premises: Sequence[str], readings: Sequence[Sequence[str]], batch_size: int = 64,
+                    progress: bool = False) -> list[list[float]]:
+        """Scores of each premise's readings (:meth:`meant_scores`) in the order given, all pairs in one batched
+        pass."""
+        if isinstance(premises, str) or isinstance(readings, str) or len(premises) != len(readings):
+            raise PragmeterError(f"give one list of readings per premise ({len(premises)} premises for "
+                                 f"{len(readings)} lists of readings)")
         for index, options in enumerate(readings):
             if isinstance(options, str) or len(options) < 1:
                 raise PragmeterError(f"item {index}: readings must be a non-empty list of texts")
@@ -165,88 +211,27 @@ class Interpreter:
             start += len(options)
         return out
 
-    def rank(self, context: str, utterance: str, readings: Sequence[str], batch_size: int = 64) -> list[float]:
+    def scores(self, context: str, utterance: str, readings: Sequence[str], batch_size: int = 64) -> list[float]:
         """Each reading's score as what the speaker meant by ``utterance`` in ``context``: P(implied) + P(explicit)
         (see the module notes), in the order given."""
         if not isinstance(utterance, str) or not utterance.strip():
             raise PragmeterError("the utterance is empty")
-        return self.rank_many([premise(context, utterance)], [list(readings)], batch_size)[0]
+        if isinstance(readings, str):
+            raise PragmeterError("readings must be a list of texts, not one string")
+        return self.scores_many([premise(context, utterance)], [list(readings)], batch_size)[0]
+
+    def rank(self, context: str, utterance: str, readings: Sequence[str], top_k: int | None = None,
+             batch_size: int = 64) -> list[dict]:
+        """The readings sorted by score (:meth:`scores`), highest first (equal scores in the order given), as
+        ``CrossEncoder.rank`` returns documents: ``[{"corpus_id": index in readings, "score", "text"}]``, the first
+        ``top_k`` only when given."""
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+            raise PragmeterError(f"top_k must be a positive whole number, got {top_k!r}")
+        readings = list(readings) if not isinstance(readings, str) else readings
+        scores = self.scores(context, utterance, readings, batch_size)
+        order = sorted(range(len(scores)), key=lambda index: -scores[index])
+        return [{"corpus_id": index, "score": scores[index], "text": readings[index]} for index in order[:top_k]]
 
     def choose(self, context: str, utterance: str, readings: Sequence[str], batch_size: int = 64) -> int:
-        """The index of the reading most likely meant (:meth:`rank`'s highest; the first among equal scores)."""
-        return int(np.argmax(self.rank(context, utterance, readings, batch_size)))
-
-
-def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Sequence[int], val, test=None,
-         bf16_pairs: int = 4096, batch_size: int = 64, progress: bool = True) -> dict:
-    """The shipped form (:mod:`pragmeter.classify.shipped`) of the ``classifier train inli`` folder ``source`` at
-    ``rank``, written to ``output`` with its card: validation accuracy of the whole and of the compressed model
-    (``val``: Examples) with each validation pair's predicted label, bf16 checked on the first ``bf16_pairs``
-    validation pairs (through OpenVINO, the path ``auto`` runs, where the CPU has bf16; else torch's autocast; 0: not
-    measured, recorded as outside the bounds, so ``auto`` runs the model in fp32), the test report of the compressed
-    model when ``test`` is given. Several ranks: each one's compressed validation accuracy is measured and the best
-    ships (the smallest among equals); the test split is read once, for that one. Returns the metrics (also in
-    metrics.json)."""
-    from pragmeter.classify.card import interpreter_card
-    from pragmeter.classify.model import TextClassifier
-    from pragmeter.classify.shipped import bf16_bounds, bf16_check, compress, save_shipped
-    from pragmeter.classify.training import evaluate, evaluate_with_probabilities
-    from pragmeter.encoders.runtime import cpu_has_bf16
-
-    source = Path(source)
-    ranks = sorted({rank} if isinstance(rank, int) else set(rank))
-    if not ranks or ranks[0] < 1:
-        raise PragmeterError(f"rank must be at least 1, got {rank!r}")
-    classifier = TextClassifier.load(source, "cpu", "fp32")
-    meant = Interpreter(classifier, source.name).meant  # an interpreter, before any work
-    whole, _ = evaluate(classifier, val, batch_size, progress)
-    by_rank, predicted, fp32 = {}, {}, {}  # per rank: report, labels and fp32 probabilities of the validation pairs
-    for candidate in ranks[:-1]:  # compress() replaces the encoder: each candidate starts from the whole model
-        trial = TextClassifier.load(source, "cpu", "fp32")
-        compress(trial, candidate)
-        by_rank[candidate], predicted[candidate], fp32[candidate] = evaluate_with_probabilities(
-            trial, val, batch_size, progress)
-    factors, head = compress(classifier, ranks[-1])
-    by_rank[ranks[-1]], predicted[ranks[-1]], fp32[ranks[-1]] = evaluate_with_probabilities(
-        classifier, val, batch_size, progress)
-    rank = max(ranks, key=lambda r: (by_rank[r]["accuracy"], -r))
-    if rank != ranks[-1]:
-        classifier = TextClassifier.load(source, "cpu", "fp32")
-        factors, head = compress(classifier, rank)
-    # each validation pair's label as the shipped model predicts it (in fp32 on the CPU), one digit per pair, the
-    # index in ``labels``: what a check of the shipped folder compares a few pairs against
-    compressed = {**by_rank[rank], "predicted": "".join(str(classifier.labels.index(p)) for p in predicted[rank]),
-                  "labels": list(classifier.labels)}
-    pairs = max(0, min(bf16_pairs, len(val)))
-    texts, hypotheses, checked_fp32 = val.texts[:pairs], val.pairs[:pairs], fp32[rank][:pairs]
-    on_openvino = pairs > 0 and cpu_has_bf16()  # what ``auto`` runs here is OpenVINO's bf16: measured on that path
-    if pairs and not on_openvino:
-        check = {**bf16_check(classifier, texts, hypotheses, meant, checked_fp32, batch_size), "path": "torch"}
-    else:  # not measured (yet): outside the bounds until it is
-        check = {**bf16_bounds([], [], meant), "path": "none"}
-    try:
-        trained = json.loads((source / "metrics.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        trained = {}
-    metrics = {"rank": rank, "source": source.name, "val_whole": whole, "val_compressed": compressed,
-               **({"val_by_rank": {str(r): by_rank[r]["accuracy"] for r in ranks}} if len(ranks) > 1 else {}),
-               "bf16_check": check, "training": {k: trained.get(k) for k in (
-                   "command", "commit", "settings", "train_config", "best_epoch", "history", "train_examples",
-                   "data_files", "transformers", "torch", "device")}}
-    if test is not None:
-        metrics["test_compressed"], predictions = evaluate(classifier, test, batch_size, progress)
-        if test.groups:
-            from pragmeter.metrics.classification import accuracy_by_group
-
-            metrics["test_compressed"]["per_source"] = accuracy_by_group(test.labels, predictions, test.groups)
-    save_shipped(classifier, factors, head, output, interpreter_card(metrics), metrics, check)
-    if on_openvino:  # the graph is converted from the shipped folder, then the check is written beside it
-        from pragmeter.classify.openvino import OpenVinoClassifier
-        from pragmeter.encoders.runtime import Runtime
-
-        graph = OpenVinoClassifier(output, Runtime("openvino", "bf16"), progress=progress)
-        check = {**bf16_bounds(checked_fp32, graph.probabilities(texts, hypotheses, batch_size), meant),
-                 "path": "openvino"}
-        metrics["bf16_check"] = check
-        save_shipped(classifier, factors, head, output, interpreter_card(metrics), metrics, check)
-    return metrics
+        """The index of the reading most likely meant (:meth:`scores`' highest; the first among equal scores)."""
+        return int(np.argmax(self.scores(context, utterance, readings, batch_size)))

@@ -143,7 +143,7 @@ def interpret_frame(interpreter, frame: pd.DataFrame, path: str | os.PathLike, b
     valid = [row for row, error in enumerate(errors) if not error]
     premises = [premise(contexts[row] if isinstance(contexts[row], str) else "", frame["utterance"].iloc[row])
                 for row in valid]
-    ranked = iter(interpreter.rank_many(premises, [readings[row] for row in valid], batch_size, progress))
+    ranked = iter(interpreter.scores_many(premises, [readings[row] for row in valid], batch_size, progress))
     choices, scores = [], []
     for error in errors:
         values = None if error else next(ranked)

@@ -3,6 +3,10 @@
 A model folder holds ``model.safetensors`` + the transformers ``config.json`` (with ``pragmeter`` settings:
 labels, base encoder, max length, input kind, recipe, answer words), the tokenizer files and a README.md
 model card. Weights are only ever read from and written as safetensors (never pickles).
+
+A plain Hugging Face sequence-classification folder without ``pragmeter`` settings (an NLI cross-encoder such as
+``cross-encoder/nli-deberta-v3-base``) reads as a pair classifier when its ``id2label`` names NLI's labels
+(:func:`nli_label`): the settings are derived from its config and tokenizer (:func:`plain_settings`).
 """
 
 from __future__ import annotations
@@ -50,6 +54,11 @@ class ClassifierSettings:
             raise PragmeterError(f"input kind {self.input_kind!r} is not one of {', '.join(INPUT_KINDS)}")
 
 
+# Label names of NLI models, matched case-insensitively, -> the name pragmeter uses: a 3-way model's ``entailment``
+# is the interpreter's ``entailed``; INLI's four keep theirs.
+NLI_LABELS = {"entailment": "entailed", "entailed": "entailed", "neutral": "neutral", "contradiction": "contradiction",
+              "implied": "implied", "explicit": "explicit"}
+PLAIN_MAX_LENGTH = 512  # the longest input a plain folder's settings allow (its tokenizer's or position limit below)
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model",
                    "tokenizer.model")  # any one of them holds a vocabulary; without all, transformers makes up one
 
@@ -73,7 +82,7 @@ def read_settings(folder: Path) -> tuple[Path, dict, ClassifierSettings]:
         raise DataError(f"{path}: not a JSON object")
     raw = config.get("pragmeter")
     if not raw:
-        raise PragmeterError(f"{path} has no 'pragmeter' settings; train it with `pragmeter classifier train`")
+        return path, config, plain_settings(folder, config)
     try:
         settings = ClassifierSettings(**raw)
     except (TypeError, PragmeterError) as error:
@@ -85,6 +94,88 @@ def read_settings(folder: Path) -> tuple[Path, dict, ClassifierSettings]:
     if not isinstance(settings.max_length, int) or not isinstance(settings.decision_bias, dict):
         raise DataError(f"{path}: 'pragmeter' max_length must be a number and decision_bias an object")
     return path, config, settings
+
+
+def nli_label(name) -> str | None:
+    """pragmeter's name of an NLI model's label (``NLI_LABELS``, case-insensitive), None for another label."""
+    return NLI_LABELS.get(name.strip().lower()) if isinstance(name, str) else None
+
+
+def plain_settings(folder: Path, config: dict) -> ClassifierSettings:
+    """The settings of a plain sequence-classification folder (no ``pragmeter`` settings) whose ``id2label`` names
+    NLI's labels: a pair classifier with those labels (:func:`nli_label`), base encoder the folder's name, max length
+    its tokenizer's ``model_max_length`` within its position embeddings (at most ``PLAIN_MAX_LENGTH``). Any other
+    folder is refused naming config.json."""
+    path = folder / "config.json"
+    id2label = config.get("id2label")
+    try:
+        names = {int(key): value for key, value in id2label.items()}
+    except (AttributeError, TypeError, ValueError):
+        names = {}
+    labels = [nli_label(names.get(i)) for i in range(len(names))]
+    if len(labels) < 2 or None in labels or len(set(labels)) != len(labels):
+        shown = [names[i] for i in sorted(names)] if names else id2label
+        raise PragmeterError(f"{path} has no 'pragmeter' settings and its id2label {shown!r} are not NLI's labels "
+                             f"(entailment, neutral, contradiction, or INLI's four); train a classifier with "
+                             f"`pragmeter classifier train`")
+
+    def limit(value) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+    try:
+        tokenizer = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        tokenizer = {}
+    limits = [PLAIN_MAX_LENGTH, limit(config.get("max_position_embeddings")),
+              limit(tokenizer.get("model_max_length")) if isinstance(tokenizer, dict) else None]
+    return ClassifierSettings(labels=labels, base_encoder=Path(folder).resolve().name,
+                              max_length=min(value for value in limits if value), input_kind="pair")
+
+
+def warm_start_head(model, folder: Path, labels: Sequence[str]) -> list[str]:
+    """Start the classification layer of ``model`` (labels ``labels``) from the one of the NLI cross-encoder in
+    ``folder`` it was built on: each label's output row is the cross-encoder's row of the same NLI label (INLI's
+    ``implied`` and ``explicit`` both its ``entailed``); a label it lacks keeps its new row. Nothing for a sentence
+    encoder (no NLI labels). A Hub name is read from the Hugging Face cache, where loading the model put it. Returns
+    the labels started from the cross-encoder's rows."""
+    from safetensors import safe_open
+
+    if not (folder / "config.json").is_file():
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            cached = try_to_load_from_cache(folder.as_posix(), "config.json")
+        except Exception:  # noqa: BLE001  (not a Hub name: no head to start from)
+            cached = None
+        if not isinstance(cached, str):
+            return []
+        folder = Path(cached).parent
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        source = [nli_label(config["id2label"][key]) for key in sorted(config["id2label"], key=int)]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return []
+    if not source or None in source or not (folder / TextClassifier.WEIGHTS_FILE).is_file():
+        return []
+    meant = {"implied": "entailed", "explicit": "entailed"}
+    rows = [source.index(label) if label in source else source.index(meant[label])
+            if meant.get(label) in source else None for label in labels]
+    prefix = model.base_model_prefix + "."
+    state = model.state_dict()
+    with safe_open(str(folder / TextClassifier.WEIGHTS_FILE), "pt") as weights:
+        outputs = {name: weights.get_tensor(name) for name in weights.keys()
+                   if not name.startswith(prefix) and name in state and weights.get_slice(name).get_shape()[:1]
+                   == [len(source)] and state[name].shape[:1] == (len(labels),)}
+    if not outputs:
+        return []
+    with torch.no_grad():
+        for name, tensor in outputs.items():
+            if tensor.shape[1:] != state[name].shape[1:]:
+                return []
+            for target, row in enumerate(rows):
+                if row is not None:
+                    state[name][target] = tensor[row].to(state[name].dtype)
+    return [label for label, row in zip(labels, rows) if row is not None]
 
 
 def decide(probabilities: np.ndarray, labels: Sequence[str], decision_bias: dict[str, float]) -> list[str]:
@@ -135,10 +226,12 @@ class TextClassifier:
         try:
             with quiet_loading():  # the new classification layer is reported missing: it is what training makes
                 tokenizer = AutoTokenizer.from_pretrained(location)
+                # an NLI cross-encoder's own head has its labels' rows: replaced here, then started from them
                 model = AutoModelForSequenceClassification.from_pretrained(
-                    location, num_labels=len(settings.labels), use_safetensors=True,
+                    location, num_labels=len(settings.labels), use_safetensors=True, ignore_mismatched_sizes=True,
                     id2label=dict(enumerate(settings.labels)), label2id={l: i for i, l in enumerate(settings.labels)})
-        except (OSError, ValueError) as error:
+            warm_start_head(model, Path(location), settings.labels)
+        except (OSError, ValueError, RuntimeError) as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise PragmeterError(f"cannot load encoder {encoder!r} from {location} with safetensors weights "
                                  f"({first})") from None
@@ -162,6 +255,8 @@ class TextClassifier:
             outputs = {int(key): value for key, value in id2label.items()}
         except (AttributeError, TypeError, ValueError):
             outputs = None
+        if outputs is not None and not config.get("pragmeter"):  # a plain NLI folder: its labels by pragmeter's names
+            outputs = {index: nli_label(name) for index, name in outputs.items()}
         if outputs != dict(enumerate(settings.labels)):
             raise DataError(f"{config_path}: 'pragmeter' labels {settings.labels} do not match the model's id2label "
                             f"{id2label} (predictions would be renamed)")
@@ -186,6 +281,8 @@ class TextClassifier:
                                       ("mismatched_keys", "of another shape")) if info.get(key)]
         if mismatch:
             raise DataError(f"{weights}: the weights do not match {config_path.name}: {'; '.join(map(str, mismatch))}")
+        model.config.id2label = dict(enumerate(settings.labels))  # a plain NLI folder's labels by pragmeter's names
+        model.config.label2id = {label: index for index, label in enumerate(settings.labels)}
         return cls(model, tokenizer, settings, pick_device(device), precision)
 
     def save(self, folder: str | os.PathLike, card: str, metrics: dict | None = None) -> Path:

@@ -1,17 +1,39 @@
 """``pragmeter interpret``: which reading of an utterance in its context is meant, by the interpreter (an INLI pair
-classifier: :class:`pragmeter.classify.interpreter.Interpreter`)."""
+classifier: :class:`pragmeter.classify.interpreter.Interpreter`); ``pragmeter interpret ship`` releases a trained run
+in the shipped form, ``pragmeter interpret export`` writes an interpreter as a sentence-transformers CrossEncoder
+folder."""
 
 from __future__ import annotations
 
 import argparse
+import json
 
 from pragmeter.cli.common import add
 from pragmeter.errors import PragmeterError
 
+ACTIONS = ("ship", "export")  # first words that name an action instead of an utterance
+
+
+def _with_actions(parser: argparse.ArgumentParser, actions: dict) -> None:
+    """``parser`` reads an action's arguments when the first word names one of ``actions`` (name -> parser), its own
+    otherwise: ``pragmeter interpret UTTERANCE …`` and ``pragmeter interpret ship RUN …`` share one command."""
+    own = parser.parse_known_args
+
+    def parse_known_args(args=None, namespace=None):
+        if args and args[0] in actions:
+            return actions[args[0]].parse_known_args(args[1:], namespace)
+        return own(args, namespace)
+
+    parser.parse_known_args = parse_known_args
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "interpret", help="which reading of an utterance in context is meant (the local interpreter)",
+        "interpret", help="which reading of an utterance in context is meant (the local interpreter); "
+                          "interpret ship / export: release an interpreter",
+        epilog="Actions: `pragmeter interpret ship RUN --output FOLDER` (a trained run in the shipped form), "
+               "`pragmeter interpret export --output FOLDER` (whole weights a CrossEncoder opens); see "
+               "`pragmeter interpret ship --help`.",
         description="Score each --reading as what the speaker meant by UTTERANCE in --context: P(implied) + "
                     "P(explicit) of INLI's four labels, the premise being the context followed by the quoted "
                     "utterance; prints each reading's score and label probabilities, the chosen one marked. With "
@@ -37,6 +59,82 @@ def register(subparsers) -> None:
                            "check is within bounds, else fp32; fp16 on a CUDA device; fp16: torch on a GPU only"})
     add(parser, "no_progress")
     parser.set_defaults(func=run)
+    _with_actions(parser, {"ship": _ship_parser(type(parser)), "export": _export_parser(type(parser))})
+
+
+def _ship_parser(kind) -> argparse.ArgumentParser:
+    from pragmeter.classify.shipped import DEFAULT_RANK
+
+    parser = kind(prog="pragmeter interpret ship",
+                  description="Release the `pragmeter classifier train inli` folder RUN as the shipped form: low-rank "
+                              "factors of each encoder matrix's change over its base encoder plus the classification "
+                              "layer, the rank chosen on INLI validation among --rank, bf16 checked against fp32, "
+                              "the card (with Hub front matter) and metrics.json written to --output. Prints a JSON "
+                              "summary.")
+    parser.add_argument("run", help="a `pragmeter classifier train inli` output folder")
+    add(parser, "data_root", "no_progress", output={"required": True, "help": "the shipped interpreter's folder"},
+        overwrite={"help": "replace --output if it exists"},
+        limit={"help": "first N validation and test pairs only"},
+        batch_size={"default": 64, "help": "pairs per batch (default 64)"})
+    parser.add_argument("--rank", type=_ranks, default=[DEFAULT_RANK],
+                        help=f"rank of the shipped factors, or comma-separated ranks: the best on validation ships "
+                             f"(default {DEFAULT_RANK})")
+    parser.add_argument("--evaluate-test", action="store_true", help="test the shipped interpreter once on INLI test")
+    parser.add_argument("--bf16-pairs", type=int, default=4096,
+                        help="validation pairs of the bf16 check (0: not checked, so `auto` runs it in fp32)")
+    parser.set_defaults(func=run_ship, command="interpret", interpret_command="ship")
+    return parser
+
+
+def _export_parser(kind) -> argparse.ArgumentParser:
+    parser = kind(prog="pragmeter interpret export",
+                  description="Write an interpreter (--model: packaged name, model folder, or an NLI cross-encoder's "
+                              "Hub name) as whole fp32 weights with its tokenizer and card: a folder that "
+                              "sentence_transformers.CrossEncoder opens, giving the same probabilities with "
+                              "predict(pairs, apply_softmax=True), and that --model accepts.")
+    add(parser, "no_progress", output={"required": True, "help": "folder to write"},
+        overwrite={"help": "replace --output if it exists"},
+        model={"help": "interpreter: packaged name, model folder or Hub name (default: the packaged default)"})
+    parser.set_defaults(func=run_export, command="interpret", interpret_command="export")
+    return parser
+
+
+def _ranks(value: str) -> list[int]:
+    try:
+        ranks = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"ranks are whole numbers separated by commas, not {value!r}") from None
+    if not ranks or min(ranks) < 1:
+        raise argparse.ArgumentTypeError(f"ranks must be at least 1, got {value!r}")
+    return ranks
+
+
+def _check_output(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    if Path(args.output).exists() and not args.overwrite:
+        raise PragmeterError(f"{args.output} exists; give --overwrite to replace it")
+
+
+def run_ship(args: argparse.Namespace) -> int:
+    from pragmeter.classify.release import ship_run
+
+    _check_output(args)
+    if args.bf16_pairs < 0:
+        raise PragmeterError(f"--bf16-pairs must be 0 or more, got {args.bf16_pairs}")
+    summary = ship_run(args.run, args.output, args.rank, args.data_root, args.evaluate_test, args.bf16_pairs,
+                       args.limit, args.batch_size, not args.no_progress)
+    print(json.dumps(summary))
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from pragmeter.classify.interpreter import Interpreter
+
+    _check_output(args)
+    interpreter = Interpreter.load(args.model, "cpu", "fp32", "torch", progress=not args.no_progress)
+    print(interpreter.save(args.output))
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,8 +10,8 @@ from pragmeter.cli.common import RUNTIME, add
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "serve", help="run the ImpScore HTTP service and web page",
-        description="Serve ImpScore over HTTP: POST /score, /rank, /distance; GET /health, /version, /openapi.json; "
-                    "a web page at /. Binds to 127.0.0.1 unless --host says otherwise; on loopback it answers only "
+        description="Serve ImpScore and the interpreter over HTTP: POST /score, /rank, /distance, /interpret; GET "
+                    "/health, /version, /openapi.json; a web page at /. Binds to 127.0.0.1 unless --host says otherwise; on loopback it answers only "
                     "requests addressed to localhost, 127.0.0.1 or [::1] (a web page cannot reach it through another "
                     "name). Needs the 'serve' extra.")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
@@ -39,6 +39,10 @@ def register(subparsers) -> None:
             ("--max-wait-ms", float, 2.0, "how long a lone request waits for others to share its batch (default "
                                           "2 ms)")):
         parser.add_argument(flag, type=kind, default=default, help=help)
+    parser.add_argument("--interpreter", default=None,
+                        help="interpreter of POST /interpret: packaged name, model folder or an NLI cross-encoder's "
+                             "Hub name (default: the packaged default, or $PRAGMETER_INTERPRETER)")
+    parser.add_argument("--no-interpreter", action="store_true", help="serve ImpScore only (no /interpret)")
     parser.add_argument("--log-level", default="warning", help="uvicorn log level (default warning)")
     parser.set_defaults(func=run)
 
@@ -47,5 +51,6 @@ def run(args: argparse.Namespace) -> int:
     from pragmeter.serve import run_server
 
     run_server(args.impscore, args.host, args.port, vars(args), backend=args.backend, precision=args.precision,
-               device=args.device, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, log_level=args.log_level)
+               device=args.device, max_batch=args.max_batch, max_wait_ms=args.max_wait_ms, log_level=args.log_level,
+               interpreter=args.interpreter, with_interpreter=not args.no_interpreter)
     return 0

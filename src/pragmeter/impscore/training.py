@@ -314,7 +314,13 @@ def model_card(name: str, result: TrainResult, corpus_info: dict) -> str:
                + "`encoder-N.safetensors`, fp16, applied to the packaged encoder on first use)"
                if cfg.encoder_layers else f"the frozen encoder `{cfg.encoder}`")
     stage = "the encoder's" if cfg.encoder_layers else "the heads'"
-    return f"""# {name}
+    from pragmeter.io.model_card import base_model_id, combined_licence, front_matter
+
+    licences = corpus_info.get("licences") or {}
+    metadata = front_matter(combined_licence(licences.values()) if licences else "other", base_model_id(cfg.encoder),
+                            corpus_info.get("sources", []), "sentence-similarity", ["accuracy"],
+                            tags=("pragmeter", "impscore", "implicitness"))
+    return metadata + f"""# {name}
 
 ImpScore heads (pragmatic/semantic projections{f" through a {cfg.hidden}-wide hidden layer" if cfg.hidden else ""}, l = {cfg.dim}, transform {cfg.transform}, implicitness
 {cfg.imp_metric}, pragmatic distance {cfg.prag_metric}) on {encoder}.

@@ -1,8 +1,10 @@
-"""The ImpScore HTTP service (FastAPI): score, rank, distance, health, version, and a web page at ``/``.
+"""The ImpScore HTTP service (FastAPI): score, rank, distance, health, version, and a web page at ``/``; with an
+interpreter (:class:`pragmeter.classify.interpreter.Interpreter`), ``/interpret`` too.
 
 All encoder work goes through one MicroBatcher, so concurrent requests share encoder batches; the heads (three
 small matrix products) run per request. A request whose client hangs up while it waits is withdrawn from the
-batcher (its texts are not encoded), and one that waits past the request timeout is answered 503. Bodies are read
+batcher (its texts are not encoded), and one that waits past the request timeout is answered 503. The interpreter's
+(premise, hypothesis) pairs go through a second MicroBatcher under the same rules. Bodies are read
 whole by ``limits.BodyGuard`` before any handler runs. The OpenAPI schema is at ``/openapi.json``; the interactive
 docs pages are off because they load scripts from a CDN, and this service works offline.
 """
@@ -12,9 +14,10 @@ from __future__ import annotations
 import asyncio
 from contextlib import asynccontextmanager
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
@@ -59,6 +62,27 @@ class RankResponse(BaseModel):
 
 class DistanceResponse(BaseModel):
     distances: list[float] = Field(description="pragmatic distance ‖h_p(a) − h_p(b)‖ of each pair")
+
+
+class InterpretRequest(BaseModel):
+    pairs: list[tuple[str, str]] | None = Field(
+        None, min_length=1, description="[premise, hypothesis] pairs to classify (or give utterance and readings)",
+        examples=[[["Ann asks Bob if he wants coffee. Bob says, \"It would keep me awake.\"",
+                    "Bob does not want coffee."]]])
+    context: str = Field("", description="the situation the utterance was said in (with utterance and readings)",
+                         examples=["Ann offers Bob a coffee at eleven at night."])
+    utterance: str | None = Field(None, description="what was said", examples=["It would keep me awake."])
+    readings: list[str] | None = Field(None, min_length=1, description="candidate readings of the utterance",
+                                       examples=[["Bob does not want a coffee.", "Bob wants a coffee."]])
+
+
+class InterpretResponse(BaseModel):
+    labels: list[str] = Field(description="the interpreter's labels: the columns of each probabilities row")
+    premise: str | None = Field(None, description="the premise the context and utterance make (readings form)")
+    probabilities: list[list[float]] = Field(description="each pair's (or reading's) label probabilities")
+    scores: list[float] = Field(description="each pair's (or reading's) score as what was meant: P(implied) + "
+                                            "P(explicit) (P(entailed) for a 3-way model), in request order")
+    choice: int | None = Field(None, description="index of the reading most likely meant (readings form)")
 
 
 class ErrorResponse(BaseModel):
@@ -121,22 +145,30 @@ def _unparsable(cause: BaseException | None) -> JSONResponse:
 
 
 def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wait_ms: float = 2.0,
-               loopback_only: bool = False) -> FastAPI:
-    """The service for a loaded ImpScore ``model``; with ``loopback_only`` (a service bound to a loopback address),
-    requests addressed to another name than localhost, 127.0.0.1 or [::1] get 403 (``hosts.LoopbackOnly``)."""
+               loopback_only: bool = False, interpreter=None) -> FastAPI:
+    """The service for a loaded ImpScore ``model`` (and a loaded ``interpreter``: ``POST /interpret``); with
+    ``loopback_only`` (a service bound to a loopback address), requests addressed to another name than localhost,
+    127.0.0.1 or [::1] get 403 (``hosts.LoopbackOnly``)."""
     import torch
 
     limits = limits or Limits()
     budget = BodyBudget(limits.max_buffered_bytes)
     batcher = MicroBatcher(model.encode, max_texts=max_batch, max_wait_ms=max_wait_ms,
                            max_queued_texts=limits.max_queued_texts)
+    batchers = [batcher]
+    if interpreter is not None:  # pairs in, label probabilities out: batched as texts are
+        pair_batcher = MicroBatcher(interpreter.predict, max_texts=max_batch, max_wait_ms=max_wait_ms,
+                                    max_queued_texts=limits.max_queued_texts)
+        batchers.append(pair_batcher)
     page = resources.files("pragmeter.serve").joinpath("static/index.html").read_text(encoding="utf-8")
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):
-        await batcher.start()
+        for each in batchers:
+            await each.start()
         yield
-        await batcher.stop()
+        for each in batchers:
+            await each.stop()
 
     app = FastAPI(title="pragmeter ImpScore service", version=__version__, lifespan=lifespan,
                   docs_url=None, redoc_url=None,
@@ -205,15 +237,21 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
 
     @app.get("/health", summary="liveness: the model is loaded and the batcher runs (503 saying why when it stopped)")
     async def health():
-        if batcher.failure is not None:
-            return JSONResponse(status_code=503, content={"status": "failed", "detail": batcher.failure})
-        return {"status": "ok", "queued_requests": batcher.queued, "queued_texts": batcher.queued_texts,
-                "buffered_body_bytes": budget.held, "batcher": batcher.stats.to_dict()}
+        failure = next((each.failure for each in batchers if each.failure is not None), None)
+        if failure is not None:
+            return JSONResponse(status_code=503, content={"status": "failed", "detail": failure})
+        return {"status": "ok", "queued_requests": sum(each.queued for each in batchers),
+                "queued_texts": sum(each.queued_texts for each in batchers), "buffered_body_bytes": budget.held,
+                "batcher": batcher.stats.to_dict(),
+                **({"interpreter_batcher": batchers[1].stats.to_dict()} if interpreter is not None else {})}
 
-    @app.get("/version", summary="package, model and limits")
+    @app.get("/version", summary="package, model, interpreter and limits")
     async def version() -> dict:
+        described = None if interpreter is None else {  # a local folder by its name alone, not where it lies
+            "name": Path(interpreter.name).name if Path(interpreter.name).exists() else interpreter.name, "labels": interpreter.labels, "meant_labels": interpreter.meant_labels,
+            "backend": getattr(interpreter.runtime, "backend", None)}
         return {"pragmeter": __version__, "model": model.signature(), "encoder": model.encoder_name,
-                "backend": model.backend, "limits": limits.to_dict()}
+                "backend": model.backend, "interpreter": described, "limits": limits.to_dict()}
 
     @app.post("/score", response_model=ScoreResponse, responses=ERRORS, summary="implicitness of each text")
     async def score(request: TextsRequest, http: Request) -> ScoreResponse:
@@ -243,5 +281,36 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
         limits.check(flat, field="pairs", where=lambda index: f"pairs[{index // 2}][{index % 2}]")
         _, h_p, _ = await heads(flat, http)
         return DistanceResponse(distances=distances(h_p[0::2], h_p[1::2]))
+
+    if interpreter is not None:
+        @app.post("/interpret", response_model=InterpretResponse, responses=ERRORS,
+                  summary="label probabilities of premise/hypothesis pairs, or which reading of an utterance in "
+                          "its context is meant")
+        async def interpret(request: InterpretRequest, http: Request) -> InterpretResponse:
+            from pragmeter.classify.interpreter import premise
+
+            readings_form = request.utterance is not None or request.readings is not None or bool(request.context)
+            if (request.pairs is None) == (not readings_form):
+                raise HTTPException(422, "give either 'pairs' or 'utterance' with 'readings'")
+            if request.pairs is not None:
+                flat = [text for pair in request.pairs for text in pair]
+                limits.check(flat, field="pairs", where=lambda index: f"pairs[{index // 2}][{index % 2}]")
+                pairs, joined = [tuple(pair) for pair in request.pairs], None
+            else:
+                if request.utterance is None or request.readings is None:
+                    raise HTTPException(422, f"'{'readings' if request.readings is None else 'utterance'}' is "
+                                             "missing: the readings form needs both")
+                limits.check([request.utterance], field="utterance", where=lambda _: "utterance")
+                limits.check(request.readings, field="readings")
+                if request.context:  # may be empty; when given, held to the same rules as any text
+                    limits.check([request.context], field="context", where=lambda _: "context")
+                joined = premise(request.context, request.utterance)
+                pairs = [(joined, reading) for reading in request.readings]
+            rows = np.asarray(await _unless_hung_up(http, batchers[1].encode(pairs, timeout=limits.request_timeout)),
+                              dtype=np.float64)
+            scores = interpreter.meant_scores(rows).tolist()
+            choice = int(np.argmax(scores)) if joined is not None else None
+            return InterpretResponse(labels=interpreter.labels, premise=joined, probabilities=rows.tolist(),
+                                     scores=scores, choice=choice)
 
     return app

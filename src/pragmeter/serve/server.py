@@ -57,9 +57,12 @@ def check_settings(port: int, limits: Limits, max_batch: int, max_wait_ms: float
 
 
 def serve(model: str | None, host: str, port: int, limits: Limits, *, backend: str = "auto", precision: str = "auto",
-          device: str | None = None, max_batch: int = 256, max_wait_ms: float = 2.0, log_level: str = "warning") -> None:
-    """Serve the ImpScore ``model`` on ``host:port`` (0: any free port) until stopped; the URL served is said (the
-    ``pragmeter`` logger) once the model is loaded and warm."""
+          device: str | None = None, max_batch: int = 256, max_wait_ms: float = 2.0, log_level: str = "warning",
+          interpreter: str | None = None, with_interpreter: bool = True) -> None:
+    """Serve the ImpScore ``model`` on ``host:port`` (0: any free port) until stopped, and the ``interpreter``
+    (:meth:`pragmeter.classify.interpreter.Interpreter.load`'s name: None is the packaged default) on ``/interpret``
+    unless ``with_interpreter`` is False; the URL served is said (the ``pragmeter`` logger) once the models are
+    loaded and warm."""
     from pragmeter.impscore.model import load_impscore
 
     check_settings(port, limits, max_batch, max_wait_ms)
@@ -68,12 +71,20 @@ def serve(model: str | None, host: str, port: int, limits: Limits, *, backend: s
     try:
         impscore = load_impscore(model, backend=backend, precision=precision, device=device)
         impscore.encode(["warm up the encoder"])  # export/load now, not on the first request
+        reader = None
+        if with_interpreter:  # its own runtime (OpenVINO on a CPU, torch on a GPU device), converted once
+            from pragmeter.classify.interpreter import Interpreter
+
+            reader = Interpreter.load(interpreter, device=device, progress=False)
+            reader.predict([("Warm up the interpreter.", "It is warm.")])
         host, port = sock.getsockname()[:2]
         app = create_app(impscore, limits, max_batch=max_batch, max_wait_ms=max_wait_ms,
-                         loopback_only=is_loopback(host))
+                         loopback_only=is_loopback(host), interpreter=reader)
         server = service_server(app, log_level=log_level)
         shown = f"[{host}]" if ":" in host else host
-        logging.getLogger("pragmeter").info("pragmeter serve: %s on http://%s:%s/", impscore.signature(), shown, port)
+        said = "" if reader is None else f"; interpreter {reader.name} ({reader.runtime.signature()})"
+        logging.getLogger("pragmeter").info("pragmeter serve: %s%s on http://%s:%s/", impscore.signature(), said, shown,
+                                            port)
         server.run(sockets=[sock])
     finally:
         sock.close()

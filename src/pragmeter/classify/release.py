@@ -1,0 +1,117 @@
+"""Releasing an interpreter: a ``classifier train inli`` run written in the shipped form
+(:mod:`pragmeter.classify.shipped`: low-rank changes over its base encoder plus the classification layer), the rank
+chosen on validation, bf16 checked against fp32, the card and metrics written (``pragmeter interpret ship``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from pragmeter.classify.interpreter import Interpreter
+from pragmeter.errors import PragmeterError
+
+
+def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Sequence[int], val, test=None,
+         bf16_pairs: int = 4096, batch_size: int = 64, progress: bool = True) -> dict:
+    """The shipped form (:mod:`pragmeter.classify.shipped`) of the ``classifier train inli`` folder ``source`` at
+    ``rank``, written to ``output`` with its card: validation accuracy of the whole and of the compressed model
+    (``val``: Examples) with each validation pair's predicted label, bf16 checked on the first ``bf16_pairs``
+    validation pairs (through OpenVINO, the path ``auto`` runs, where the CPU has bf16; else torch's autocast; 0: not
+    measured, recorded as outside the bounds, so ``auto`` runs the model in fp32), the test report of the compressed
+    model when ``test`` is given. Several ranks: each one's compressed validation accuracy is measured and the best
+    ships (the smallest among equals); the test split is read once, for that one. Returns the metrics (also in
+    metrics.json)."""
+    from pragmeter.classify.card import interpreter_card
+    from pragmeter.classify.model import TextClassifier
+    from pragmeter.classify.shipped import bf16_bounds, bf16_check, compress, save_shipped
+    from pragmeter.classify.training import evaluate, evaluate_with_probabilities
+    from pragmeter.encoders.runtime import cpu_has_bf16
+
+    source = Path(source)
+    ranks = sorted({rank} if isinstance(rank, int) else set(rank))
+    if not ranks or ranks[0] < 1:
+        raise PragmeterError(f"rank must be at least 1, got {rank!r}")
+    classifier = TextClassifier.load(source, "cpu", "fp32")
+    meant = Interpreter(classifier, source.name).meant  # an interpreter, before any work
+    whole, _ = evaluate(classifier, val, batch_size, progress)
+    by_rank, predicted, fp32 = {}, {}, {}  # per rank: report, labels and fp32 probabilities of the validation pairs
+    for candidate in ranks[:-1]:  # compress() replaces the encoder: each candidate starts from the whole model
+        trial = TextClassifier.load(source, "cpu", "fp32")
+        compress(trial, candidate)
+        by_rank[candidate], predicted[candidate], fp32[candidate] = evaluate_with_probabilities(
+            trial, val, batch_size, progress)
+    factors, head = compress(classifier, ranks[-1])
+    by_rank[ranks[-1]], predicted[ranks[-1]], fp32[ranks[-1]] = evaluate_with_probabilities(
+        classifier, val, batch_size, progress)
+    rank = max(ranks, key=lambda r: (by_rank[r]["accuracy"], -r))
+    if rank != ranks[-1]:
+        classifier = TextClassifier.load(source, "cpu", "fp32")
+        factors, head = compress(classifier, rank)
+    # each validation pair's label as the shipped model predicts it (in fp32 on the CPU), one digit per pair, the
+    # index in ``labels``: what a check of the shipped folder compares a few pairs against
+    compressed = {**by_rank[rank], "predicted": "".join(str(classifier.labels.index(p)) for p in predicted[rank]),
+                  "labels": list(classifier.labels)}
+    pairs = max(0, min(bf16_pairs, len(val)))
+    texts, hypotheses, checked_fp32 = val.texts[:pairs], val.pairs[:pairs], fp32[rank][:pairs]
+    on_openvino = pairs > 0 and cpu_has_bf16()  # what ``auto`` runs here is OpenVINO's bf16: measured on that path
+    if pairs and not on_openvino:
+        check = {**bf16_check(classifier, texts, hypotheses, meant, checked_fp32, batch_size), "path": "torch"}
+    else:  # not measured (yet): outside the bounds until it is
+        check = {**bf16_bounds([], [], meant), "path": "none"}
+    try:
+        trained = json.loads((source / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        trained = {}
+    metrics = {"rank": rank, "source": source.name, "val_whole": whole, "val_compressed": compressed,
+               **({"val_by_rank": {str(r): by_rank[r]["accuracy"] for r in ranks}} if len(ranks) > 1 else {}),
+               "bf16_check": check, "training": {k: trained.get(k) for k in (
+                   "command", "commit", "settings", "train_config", "best_epoch", "history", "train_examples",
+                   "data_files", "transformers", "torch", "device")}}
+    if test is not None:
+        metrics["test_compressed"], predictions = evaluate(classifier, test, batch_size, progress)
+        if test.groups:
+            from pragmeter.metrics.classification import accuracy_by_group
+
+            metrics["test_compressed"]["per_source"] = accuracy_by_group(test.labels, predictions, test.groups)
+    save_shipped(classifier, factors, head, output, interpreter_card(metrics), metrics, check)
+    if on_openvino:  # the graph is converted from the shipped folder, then the check is written beside it
+        from pragmeter.classify.openvino import OpenVinoClassifier
+        from pragmeter.encoders.runtime import Runtime
+
+        graph = OpenVinoClassifier(output, Runtime("openvino", "bf16"), progress=progress)
+        check = {**bf16_bounds(checked_fp32, graph.probabilities(texts, hypotheses, batch_size), meant),
+                 "path": "openvino"}
+        metrics["bf16_check"] = check
+        save_shipped(classifier, factors, head, output, interpreter_card(metrics), metrics, check)
+    return metrics
+
+
+def ship_run(run: str | os.PathLike, output: str | os.PathLike, rank: int | Sequence[int], root=None,
+             evaluate_test: bool = False, bf16_pairs: int = 4096, limit: int | None = None, batch_size: int = 64,
+             progress: bool = True) -> dict:
+    """:func:`ship` of the ``classifier train inli`` folder ``run`` on the INLI splits of its own recipe (label
+    scheme and split scheme, as its config records them; the first ``limit`` validation and test pairs when given),
+    the test split read only with ``evaluate_test``. Returns the summary ``pragmeter interpret ship`` prints: the
+    chosen rank and the whole, shipped (and test) accuracies."""
+    from pragmeter.classify.model import read_settings
+    from pragmeter.classify.recipes.inli import LABEL_SCHEMES, SPLIT_SCHEMES, build
+
+    run = Path(run)
+    recipe = read_settings(run)[2].recipe or {}
+    labels, split = recipe.get("labels", "4way"), recipe.get("split_scheme", "standard")
+    if recipe.get("name") != "inli" or labels not in LABEL_SCHEMES or split not in SPLIT_SCHEMES:
+        raise PragmeterError(f"{run / 'config.json'}: not an INLI run (recipe {recipe!r}); ship a folder that "
+                             f"`pragmeter classifier train inli` wrote")
+    data = build(labels, split, root)
+    if limit:
+        data.val, data.test = data.val.head(limit), data.test.head(limit)
+    shipped = ship(run, output, rank, data.val, data.test if evaluate_test else None, bf16_pairs, batch_size, progress)
+    summary = {"rank": shipped["rank"], "val_whole": shipped["val_whole"]["accuracy"],
+               "val_shipped": shipped["val_compressed"]["accuracy"],
+               **({"val_by_rank": shipped["val_by_rank"]} if "val_by_rank" in shipped else {}),
+               "bf16_within_bounds": shipped["bf16_check"]["within_bounds"]}
+    if "test_compressed" in shipped:
+        summary["test_shipped"] = shipped["test_compressed"]["accuracy"]
+    return summary
