@@ -53,7 +53,7 @@ def grice_dev(root, limit: int | None):
 def grice_accuracy(interpreter: Interpreter, turns, batch_size: int) -> dict:
     premises = [premise(" ".join(f'"{q}" "{a}"' for q, a in t.history) + f" {t.question}?".strip(), t.answer)
                 for t in turns]
-    scores = interpreter.rank_many(premises, [list(t.options) for t in turns], batch_size)
+    scores = interpreter.scores_many(premises, [list(t.options) for t in turns], batch_size)
     correct = [int(np.argmax(s)) == t.meant for s, t in zip(scores, turns)]
     return {"accuracy": float(np.mean(correct)), "n": len(turns), "form": "4-way choice", "chance": 0.25}
 

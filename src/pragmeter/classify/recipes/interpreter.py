@@ -164,5 +164,5 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
 
 def yes_no_accuracy(interpreter, items: list[YesNoItem], batch_size: int = 64) -> float:
     """Accuracy of choosing between the readings "yes" and "no" (LUDWIG's form) on ``items``."""
-    scores = interpreter.rank_many([item.premise for item in items], [list(CIRCA_LABELS)] * len(items), batch_size)
+    scores = interpreter.scores_many([item.premise for item in items], [list(CIRCA_LABELS)] * len(items), batch_size)
     return sum(CIRCA_LABELS[0 if s[0] >= s[1] else 1] == item.label for s, item in zip(scores, items)) / max(1, len(items))
