@@ -91,7 +91,7 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
 def ship_run(run: str | os.PathLike, output: str | os.PathLike, rank: int | Sequence[int], root=None,
              evaluate_test: bool = False, bf16_pairs: int = 4096, limit: int | None = None, batch_size: int = 64,
              progress: bool = True) -> dict:
-    """:func:`ship` of the ``classifier train inli`` folder ``run`` on the INLI splits of its own recipe (label
+    """:func:`ship` of the ``classifier train inli`` (or interpreter recipe) folder ``run`` on the INLI splits of its own recipe (label
     scheme and split scheme, as its config records them; the first ``limit`` validation and test pairs when given),
     the test split read only with ``evaluate_test``. Returns the summary ``pragmeter interpret ship`` prints: the
     chosen rank and the whole, shipped (and test) accuracies."""
@@ -101,9 +101,10 @@ def ship_run(run: str | os.PathLike, output: str | os.PathLike, rank: int | Sequ
     run = Path(run)
     recipe = read_settings(run)[2].recipe or {}
     labels, split = recipe.get("labels", "4way"), recipe.get("split_scheme", "standard")
-    if recipe.get("name") != "inli" or labels not in LABEL_SCHEMES or split not in SPLIT_SCHEMES:
+    # the multi-source recipe (classify/recipes/interpreter.py) validates and tests on INLI's standard 4-way splits
+    if recipe.get("name") not in ("inli", "interpreter") or labels not in LABEL_SCHEMES or split not in SPLIT_SCHEMES:
         raise PragmeterError(f"{run / 'config.json'}: not an INLI run (recipe {recipe!r}); ship a folder that "
-                             f"`pragmeter classifier train inli` wrote")
+                             f"`pragmeter classifier train inli` or the interpreter recipe wrote")
     data = build(labels, split, root)
     if limit:
         data.val, data.test = data.val.head(limit), data.test.head(limit)
