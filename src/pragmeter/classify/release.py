@@ -92,8 +92,8 @@ def ship_run(run: str | os.PathLike, output: str | os.PathLike, rank: int | Sequ
              evaluate_test: bool = False, bf16_pairs: int = 4096, limit: int | None = None, batch_size: int = 64,
              progress: bool = True) -> dict:
     """:func:`ship` of the ``classifier train inli`` (or interpreter recipe) folder ``run`` on the INLI splits of
-    its own recipe (label scheme and split scheme, as its config records them; the first ``limit`` validation and test pairs when given),
-    the test split read only with ``evaluate_test``. Returns the summary ``pragmeter interpret ship`` prints: the
+    its own recipe (label scheme and split scheme, as its config records them; the first ``limit`` validation and
+    test pairs when given), the test split read only with ``evaluate_test``. Returns the summary ``pragmeter interpret ship`` prints: the
     chosen rank and the whole, shipped (and test) accuracies."""
     from pragmeter.classify.model import read_settings
     from pragmeter.classify.recipes.inli import LABEL_SCHEMES, SPLIT_SCHEMES, build
