@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,14 +61,19 @@ def test_no_python_file_edits_the_import_path():
     assert edits == []
 
 
-def test_a_backend_of_a_higher_layer_joins_llm_by_name():
-    import pragmeter.classify.backend  # noqa: F401  (registers "local", as the command layer does)
-    from pragmeter.errors import PragmeterError
-    from pragmeter.llm.backends import available_backends, load_backend
-
-    assert {"local", "openai-chat", "gguf"} <= set(available_backends())
-    with pytest.raises(PragmeterError, match="the local backend needs a classifier folder"):
-        load_backend("local", {})
+def test_a_backend_of_a_higher_layer_resolves_by_name_from_library_code():
+    """``local`` is named in llm's backend table and imported when first asked for: a program that never imported
+    classify/ builds it (a fresh interpreter, so that no earlier import in this process helps)."""
+    program = ("import sys\n"
+               "from pragmeter.errors import PragmeterError\n"
+               "from pragmeter.llm.backends import available_backends, load_backend\n"
+               "assert 'pragmeter.classify.backend' not in sys.modules\n"
+               "assert {'local', 'openai-chat', 'gguf'} <= set(available_backends())\n"
+               "try:\n    load_backend('local', {})\n"
+               "except PragmeterError as error:\n    print(error)\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "the local backend needs a classifier folder: local:PATH"
 
 
 def _builds_a_parser(tree: ast.AST) -> bool:

@@ -361,6 +361,49 @@ def test_local_backend_runs_an_interpreter_as_interpreter_load_resolves_it_and_k
         LocalClassifierBackend.from_args(str(folder), {"device": "cpu", "precision": "int4"})
 
 
+def test_local_backend_reads_the_request_s_item_never_the_prompt_s_prose(tiny):
+    """The classifier answers from the structured input each request carries: the same answer whatever the messages
+    say (a changed template, a prompt no task built), and the task's answer text for the reading it chooses."""
+    import asyncio
+
+    from pragmeter.classify.backend import LocalClassifierBackend
+    from pragmeter.eval.multiple_choice import ChoiceItem
+    from pragmeter.llm.request import ChoiceInput, PairInput, Request
+
+    _, folder = tiny
+    backend = LocalClassifierBackend.from_args(str(folder), {"device": "cpu", "backend": "torch"})
+    assert backend.kinds == {"pair", "choice"}
+    words = backend.classifier.settings.answer_words
+    reworded = [{"role": "user", "content": "A template that says nothing of premises or hypotheses."}]
+    pair = PairInput(premise(CONTEXT, UTTERANCE), READINGS[0])
+    choice = ChoiceInput(ChoiceItem("x", CONTEXT, UTTERANCE, tuple(zip("ABC", READINGS)), "A", UTTERANCE),
+                         {"A": "first", "B": "second", "C": "third"})
+
+    async def ask():
+        return await asyncio.gather(backend.complete(Request(reworded, input=pair)),
+                                    backend.complete(Request(reworded, input=choice)))
+
+    labelled, chosen = asyncio.run(ask())
+    decided = backend.classifier.decide(backend.classifier.probabilities([pair.premise], [pair.hypothesis]))[0]
+    assert labelled.text == words.get(decided, decided)
+    assert chosen.text == ("first", "second", "third")[backend.interpreter.choose(CONTEXT, UTTERANCE, READINGS)]
+    assert backend.unaskable(Request(reworded)) == "local classifier: it answers choice and pair requests, not chat"
+
+
+def test_a_task_whose_requests_the_local_model_cannot_answer_is_refused_before_any_request(tiny, tmp_path, data_root,
+                                                                                         capsys):
+    """A pair model asked ISHate's single texts: one line naming the task, the kind it asks and the kinds the model
+    answers, and no output written."""
+    _, folder = tiny
+    assert main(["eval", "--tasks", "ishate_subtle", "--model", f"local:{folder}", "--model-args", "device=cpu",
+                 "--output", str(tmp_path / "out"), "--limit", "3", "--no-progress",
+                 "--data-root", str(data_root)]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error == (f"pragmeter eval: error: task ishate_subtle asks text requests, and the model {folder} answers "
+                     "only choice and pair requests")
+    assert not (tmp_path / "out" / "results.json").exists()
+
+
 def test_load_without_a_model_names_what_is_missing(monkeypatch, tmp_path):
     monkeypatch.setenv("PRAGMETER_INTERPRETER", str(tmp_path / "absent"))
     with pytest.raises(PragmeterError, match="no interpreter at .*absent.*: give a model folder or a packaged name"):

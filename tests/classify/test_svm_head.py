@@ -118,8 +118,8 @@ def test_an_item_with_an_empty_text_is_an_invalid_answer_and_the_eval_completes(
                  "--data-root", str(data_root)]) == 0
     result = json.loads((output / "results.json").read_text())["results"]["ishate_subtle"]
     assert result["complete"] and result["errors"] == 0 and result["n_items"] == 370
-    assert result["unaskable"] == {"subtle-test-369": "local classifier: the prompt's user message is empty (no text "
-                                                      "to classify)"}
+    assert result["unaskable"] == {"subtle-test-369": "local classifier: the item's text is empty (no text to "
+                                                      "classify)"}
     assert result["invalid"] >= 1 and result["metrics"]["invalid"] == result["invalid"]
     rows = {row["item_id"]: row for row in map(json.loads, (output / "samples_ishate_subtle.jsonl").open())}
     assert rows["subtle-test-369"]["text"] == "" and rows["subtle-test-369"]["valid"] is False

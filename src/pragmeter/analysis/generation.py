@@ -77,10 +77,11 @@ class Generation:
 
 async def generate(backend, topics: list[str], runs: int, cache_path: Path | None, progress: bool = True
                    ) -> list[Generation]:
-    from pragmeter.llm.batch import Prompt, answer_all, cached_clients
+    from pragmeter.llm.batch import answer_all, cached_clients
+    from pragmeter.llm.request import Request
 
     jobs = [(run, topic) for run in range(runs) for topic in topics]
-    prompts = [Prompt([{"role": "user", "content": PROMPT.format(topic=topic)}], MAX_TOKENS, sample=run)
+    prompts = [Request([{"role": "user", "content": PROMPT.format(topic=topic)}], MAX_TOKENS, sample=run)
                for run, topic in jobs]
     async with cached_clients(cache_path, backend) as (client,):
         answers = await answer_all(client, prompts, "generation", progress)

@@ -142,9 +142,7 @@ def response_cache(args: argparse.Namespace, default: Path) -> Path | None:
 
 
 def load_chat_backend(spec: str, model_args: str, **defaults: str):
-    """The chat backend ``--model``/``--model-args`` name (``defaults``: model arguments unless given). The local
-    classifier backend lives in classify/ and joins llm's backend registry here, at the top layer."""
-    import pragmeter.classify.backend  # noqa: F401  (registers ``local``)
+    """The chat backend ``--model``/``--model-args`` name (``defaults``: model arguments unless given)."""
     from pragmeter.llm.backends import load_backend, parse_model_args
 
     return load_backend(spec, {**defaults, **parse_model_args(model_args)})

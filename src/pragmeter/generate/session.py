@@ -19,10 +19,11 @@ from typing import Any
 from pragmeter.errors import PragmeterError
 from pragmeter.generate.prompts import prompt_hash
 from pragmeter.generate.validation import ABSTAINED, Malformed, is_refusal, strings_in
-from pragmeter.llm.backends.base import ChatBackend, Messages
+from pragmeter.llm.backends.base import ChatBackend
 from pragmeter.llm.batch import run_batch
 from pragmeter.llm.cache import ResponseCache
 from pragmeter.llm.client import CachedClient, Counters
+from pragmeter.llm.request import Messages, Request
 
 log = logging.getLogger("pragmeter")
 
@@ -90,8 +91,8 @@ class GenerationSession:
                    counts: StageCounts, counters: Counters) -> Outcome:
         outcome = Outcome("failed")
         for attempt in range(self.retries + 1):
-            answer = await self.client.chat(messages, max_tokens, sample=attempt,
-                                            counters=counters if attempt == 0 else None)
+            answer = await self.client.chat(Request(messages, max_tokens, sample=attempt),
+                                            counters if attempt == 0 else None)
             counts.requests += 1
             counts.cached += answer.cached
             counts.retried += attempt > 0

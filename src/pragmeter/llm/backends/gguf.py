@@ -130,7 +130,7 @@ class GgufBackend(OpenAIChatBackend):
             raise BackendFatal(self._failed) from None  # stops the whole run with this one-line message
         self.base_url = server.base_url
 
-    async def complete(self, messages, max_tokens, sample=0, top_logprobs=None):
+    async def complete(self, request):
         if self.server is None:
             async with self._guard():
                 if self.server is None:
@@ -141,7 +141,7 @@ class GgufBackend(OpenAIChatBackend):
                     _SHARED[self.server_settings] = (server, users + 1)
                     self.server = server  # set once healthy: requests that see it can be sent
         self.base_url = self.server.base_url  # follows a restart by the other user of a shared server
-        return await super().complete(messages, max_tokens, sample, top_logprobs)
+        return await super().complete(request)
 
     async def _repaired(self) -> bool:
         """The child died (out of memory, killed…): start it again, once per run; a second death stops the run."""
