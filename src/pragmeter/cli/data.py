@@ -51,10 +51,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_fetch(args: argparse.Namespace) -> int:
     from pragmeter.data.fetch import FAILED, fetch_data, licences
-    from pragmeter.datasets.floyd import BATTERY, build_battery
 
-    root, outcomes = fetch_data(args.data_root, args.only, builders={BATTERY: build_battery},
-                                progress=not args.no_progress)
+    root, outcomes = fetch_data(args.data_root, args.only, progress=not args.no_progress)
     for item in outcomes:
         print("\t".join(filter(None, (item.status, item.relative, item.reason))))
     for name, licence, repositories in licences([item.relative for item in outcomes]):
