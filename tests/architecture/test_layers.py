@@ -188,15 +188,28 @@ def _entry_point_nodes(tree: ast.Module) -> set[int]:
     return {id(node) for root in roots for node in ast.walk(root)}
 
 
+def _writes_a_message(node: ast.AST) -> bool:
+    """``print(…)``, ``sys.stderr.write(…)``, or a progress bar's ``bar.write(…)`` (a child process's lines to its
+    parent on standard output are its protocol, not messages)."""
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Name):
+        return node.func.id == "print"
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "write":
+        target = ast.unparse(node.func.value)
+        return target == "sys.stderr" or "bar" in target.lower()
+    return False
+
+
 def test_the_library_prints_nothing():
     """Only the command layer prints (and a process entry point's ``main``); the library says what happens through
-    the ``pragmeter`` logger and returns what a command shows, so a program that imports it decides what is shown."""
+    the ``pragmeter`` logger (not a progress bar's ``write``) and returns what a command shows, so a program that
+    imports it decides what is shown."""
     offenders = []
     for path, tree in _library_files():
         entry = _entry_point_nodes(tree)
         offenders += [f"{path.relative_to(PACKAGE)}:{node.lineno}" for node in ast.walk(tree)
-                      if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
-                      and id(node) not in entry]
+                      if _writes_a_message(node) and id(node) not in entry]
     assert offenders == []
 
 
@@ -204,8 +217,8 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")
 
 
 def test_the_library_raises_errors_that_name_parameters_not_flags():
-    """An error raised below cli/ names the function's parameters (``precision='bf16'``); the command layer says them
-    as flags (``cli/common.py: in_flags``)."""
+    """An error raised below cli/ names the function's parameters (``InvalidParameter("precision", "bf16", …)``); the
+    command layer says them as flags (``cli/common.py: said``)."""
     offenders = []
     for path, tree in _library_files():
         for node in ast.walk(tree):
@@ -214,3 +227,18 @@ def test_the_library_raises_errors_that_name_parameters_not_flags():
                                 if isinstance(part, ast.Constant) and isinstance(part.value, str))
                 offenders += [f"{path.relative_to(PACKAGE)}:{node.lineno}: {flag}" for flag in FLAG.findall(text)]
     assert offenders == []
+
+
+def test_the_command_layer_says_parameters_from_the_error_s_fields_never_by_rewriting_its_text():
+    """cli/common.py maps ``InvalidParameter.name`` to a flag; no regular expression edits a library message."""
+    source = (PACKAGE / "cli" / "common.py").read_text(encoding="utf-8")
+    assert "import re" not in source and "in_flags" not in source and ".sub(" not in source
+    assert "exit_code" not in (PACKAGE / "errors.py").read_text(encoding="utf-8")
+
+
+def test_tasks_hand_backends_their_items_through_requests_only():
+    """No process-wide table of prompts, no prompt text parsed back into an item."""
+    choice = (PACKAGE / "eval" / "multiple_choice.py").read_text(encoding="utf-8")
+    backend = (PACKAGE / "classify" / "backend.py").read_text(encoding="utf-8")
+    assert "_PROMPTS" not in choice and "def remember" not in choice and "prompt_item" not in choice
+    assert "Premise:" not in backend and "\nimport re\n" not in backend

@@ -145,10 +145,10 @@ def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bound
     assert chosen(tmp_path / "shipped", bf16_cpu, precision="fp32") == ("openvino", "fp32")
     assert chosen(tmp_path / "shipped", bf16_cpu, backend="torch") == ("torch", "fp32")
     assert chosen(tmp_path / "shipped", bf16_cpu, device="cuda") == ("torch", "fp16")
-    with pytest.raises(PragmeterError, match="precision='bf16' needs a CPU with AVX-512 BF16 or AMX"):
+    with pytest.raises(PragmeterError, match="precision='bf16': needs a CPU with AVX-512 BF16 or AMX"):
         on_host(plain_cpu)
         interpreter_runtime(tmp_path / "shipped", precision="bf16")
-    with pytest.raises(PragmeterError, match="backend='onnx' does not run this model"):
+    with pytest.raises(PragmeterError, match="backend='onnx': does not run this model"):
         interpreter_runtime(tmp_path / "shipped", backend="onnx")
 
 
@@ -357,7 +357,7 @@ def test_local_backend_runs_an_interpreter_as_interpreter_load_resolves_it_and_k
     pairs = [premise(CONTEXT, UTTERANCE)] * len(READINGS)
     assert np.abs(graph.classifier.probabilities(pairs, READINGS) - plain.classifier.probabilities(pairs, READINGS)
                   ).max() < FP32_MAX_ABS_DIFF
-    with pytest.raises(PragmeterError, match="precision must be one of"):
+    with pytest.raises(PragmeterError, match="precision='int4': must be one of"):
         LocalClassifierBackend.from_args(str(folder), {"device": "cpu", "precision": "int4"})
 
 

@@ -85,7 +85,7 @@ def test_unknown_backend_is_a_clear_error(model_dir):
     from pragmeter.errors import PragmeterError
     from pragmeter.impscore.model import ImpScore
 
-    with pytest.raises(PragmeterError, match="backend must be one of"):
+    with pytest.raises(PragmeterError, match="backend='tensorrt': must be one of"):
         ImpScore.load(model_dir, backend="tensorrt")
 
 

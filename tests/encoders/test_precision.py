@@ -207,11 +207,11 @@ def test_int8_is_refused_in_one_line_however_it_is_asked(capsys, backend, precis
     where fp32 gives 0.0898, without a word), the one rule refuses both, in the caller's terms."""
     from pragmeter.cli import main
 
-    with pytest.raises(PragmeterError, match="is not offered: int8 scores differ") as info:
+    with pytest.raises(PragmeterError, match=": not offered: int8 scores differ") as info:
         resolve_runtime(backend, precision)
     assert "\n" not in str(info.value) and "--" not in str(info.value)  # the library names parameters
     assert main(["score", "--backend", backend, "--precision", precision, "It is cold in here."]) == 2
-    assert f"error: {asked} is not offered" in capsys.readouterr().err
+    assert f"error: {asked}: not offered" in capsys.readouterr().err
 
 
 def test_fp16_is_a_gpu_precision_refused_on_the_cpu_backends(capsys):
@@ -219,10 +219,10 @@ def test_fp16_is_a_gpu_precision_refused_on_the_cpu_backends(capsys):
 
     assert precision_of("fp16", "torch", device="cuda") == "fp16"  # torch on a GPU: its float16 dtype
     for backend in ("openvino", "onnx"):
-        with pytest.raises(PragmeterError, match="fp16' runs through torch on a GPU"):
+        with pytest.raises(PragmeterError, match="fp16': runs through torch on a GPU"):
             precision_of("fp16", backend)
     assert main(["score", "--precision", "fp16", "It is cold in here."]) == 2
-    assert "--precision fp16 runs through torch on a GPU (--backend torch, --device cuda)" in capsys.readouterr().err
+    assert "--precision fp16: runs through torch on a GPU (backend torch, device cuda)" in capsys.readouterr().err
 
 
 def test_fp32_and_bf16_never_share_cache_entries(private_cache, texts):

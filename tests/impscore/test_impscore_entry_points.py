@@ -35,13 +35,17 @@ class LengthScorer:
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"teacher": "impscore-mpnet-general"}, "teacher='impscore-mpnet-general' needs distill_weight above 0"),
-    ({"distill_weight": 2.0}, r"distill_weight=2 needs a teacher model \(teacher=NAME\)"),
-    ({"encoder_backend": "torch", "encoder_precision": "bf16"}, "precision='bf16' needs backend='openvino'"),
-    ({"encoder_layers": 2, "encoder_lr": 5e-5, "encoder_batch_size": 8}, "encoder_layers=2 needs encoder_lr above 0"),
-    ({"encoder_rank": 32}, "encoder_rank=32 compresses trained encoder layers: it needs encoder_layers=N"),
+    ({"teacher": "impscore-mpnet-general"},
+     "teacher='impscore-mpnet-general', distill_weight=0.0: a teacher's scores need a distillation weight above 0"),
+    ({"distill_weight": 2.0}, r"distill_weight=2.0: needs a teacher model to distil"),
+    ({"encoder_backend": "torch", "encoder_precision": "bf16"}, "precision='bf16', backend='torch': needs backend "
+                                                                "openvino"),
+    ({"encoder_layers": 2, "encoder_lr": 5e-5, "encoder_batch_size": 8},
+     r"encoder_layers=2, encoder_lr=5e-05, encoder_epochs=0, encoder_batch_size=8: training encoder layers needs"),
+    ({"encoder_rank": 32}, "encoder_rank=32, encoder_layers=0: compresses trained encoder layers: it needs encoder "
+                           "layers to train"),
     ({"encoder_layers": 6, "encoder_lr": 1e-3, "encoder_epochs": 2, "encoder_batch_size": 8, "encoder_adapters": True},
-     "encoder_adapters=True trains rank-R adapters: it needs encoder_rank=R"),
+     "encoder_adapters=True, encoder_rank=0: trains rank-R adapters: it needs an encoder rank"),
 ])
 def test_train_options_that_do_not_go_together_are_refused(options, message):
     from pragmeter.impscore.training import config_from_options
@@ -97,9 +101,9 @@ def test_corpus_file_from_the_official_csv(tmp_path, caplog):
 def test_a_gpu_device_off_the_torch_backend_is_refused_before_loading():
     from pragmeter.impscore.model import load_impscore
 
-    with pytest.raises(PragmeterError, match="dtype applies to backend='torch'; got dtype='float16' with backend='onnx'"):
+    with pytest.raises(PragmeterError, match="dtype='float16', backend='onnx': a torch precision"):
         load_impscore(backend="onnx", dtype="float16")
-    with pytest.raises(PragmeterError, match="device='cuda' needs backend='torch'"):
+    with pytest.raises(PragmeterError, match="device='cuda', backend='onnx': needs backend torch"):
         load_impscore(backend="onnx", device="cuda")
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from pragmeter.metrics.correlation import kendall_tau
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter, PragmeterError
 
 log = logging.getLogger("pragmeter")
 
@@ -198,7 +198,7 @@ def run_generation_check(backend: Callable[[], object], impscore: Callable[[], o
     from pragmeter.io import check_output
 
     if runs < 1:
-        raise PragmeterError(f"runs={runs}: must be at least 1")
+        raise InvalidParameter("runs", runs, "must be at least 1")
     topic_list = read_topics(topics) if topics else default_topics()
     chat = backend()
     check_output(output / "generation_check.json", overwrite)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter, PragmeterError
 from pragmeter.provenance import RunRecord
 from pragmeter.llm.backends.base import BackendFatal, ChatBackend
 from pragmeter.llm.batch import answer_all, cached_clients
@@ -256,11 +256,11 @@ def run_eval(tasks: str, output: Path, backend: Callable[[], ChatBackend],
     from pragmeter.io import check_outputs
 
     if limit is not None and limit < 1:
-        raise PragmeterError(f"limit={limit}: must be at least 1")
+        raise InvalidParameter("limit", limit, "must be at least 1")
     if sample is not None and sample < 1:
-        raise PragmeterError(f"sample={sample}: must be at least 1")
+        raise InvalidParameter("sample", sample, "must be at least 1")
     if sample is not None and limit is not None:
-        raise PragmeterError(f"sample={sample} and limit={limit}: give one or the other")
+        raise InvalidParameter("sample", sample, "give one or the other", also={"limit": limit})
     instances = registry.instantiate(tasks, list(task_args), mode, root)
     check_outputs(filter(None, [finished_results(output)]), overwrite)
     payload = evaluate(EvalConfig(

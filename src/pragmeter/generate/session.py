@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter, PragmeterError
 from pragmeter.generate.prompts import prompt_hash
 from pragmeter.generate.validation import ABSTAINED, Malformed, is_refusal, strings_in
 from pragmeter.llm.backends.base import ChatBackend
@@ -71,7 +71,7 @@ class GenerationSession:
     def __init__(self, backend: ChatBackend, cache_path: Path | None, retries: int = 2, progress: bool = True,
                  on_line: Callable[[str], None] | None = None):
         if retries < 0:
-            raise PragmeterError(f"retries={retries}: must be at least 0")
+            raise InvalidParameter("retries", retries, "must be at least 0")
         self.backend = backend
         self.cache = ResponseCache(cache_path) if cache_path is not None else None
         self.client = CachedClient(backend, self.cache)

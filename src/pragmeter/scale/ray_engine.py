@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pragmeter.errors import Interrupted, PragmeterError
+from pragmeter.errors import Interrupted, MissingExtra, OutputExists, PragmeterError
 from pragmeter.impscore.scoring import ERROR_COLUMN, score_frame
 from pragmeter.io.atomic import staged_folder
 
@@ -153,14 +153,14 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     try:
         import ray
     except ImportError:
-        raise PragmeterError("engine='ray' needs the 'ray' extra: pip install 'pragmeter[ray]'") from None
+        raise MissingExtra("ray", "the ray engine") from None
 
     from pragmeter.encoders.runtime import resolve_runtime
     from pragmeter.impscore.model import resolve_model_dir
 
     output = Path(output)
     if output.exists() and any(output.iterdir()) and not overwrite:
-        raise PragmeterError(f"{output} exists and is not empty; pass overwrite=True to replace it")
+        raise OutputExists(output, "exists and is not empty")
     files = input_files(input_path)
     root = str(Path(input_path)) if Path(input_path).is_dir() else ""
     model_dir = str(resolve_model_dir(model).resolve())  # actors may run elsewhere: pass an absolute folder

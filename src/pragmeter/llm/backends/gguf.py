@@ -22,7 +22,7 @@ import hashlib
 import logging
 from pathlib import Path
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import MissingExtra, PragmeterError
 from pragmeter.llm.backends.base import BackendFatal, reject_unknown_args
 from pragmeter.llm.backends.openai_chat import OPENAI_DECODING, OpenAIChatBackend
 from pragmeter.llm.gguf_server import GgufServer, ServerSettings
@@ -96,7 +96,7 @@ class GgufBackend(OpenAIChatBackend):
         try:
             import xllamacpp  # noqa: F401 - fail here, before any work, with the install command
         except ImportError:
-            raise PragmeterError("the gguf backend needs xllamacpp: pip install 'pragmeter[llm]'") from None
+            raise MissingExtra("llm", "the gguf backend", "xllamacpp is missing") from None
         path, name, digest = resolve_model(target)
         server = ServerSettings(
             model_path=path, threads=_int_or_float(args, "threads", int, None),

@@ -28,12 +28,12 @@ import os
 import random
 import time
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import MissingExtra, PragmeterError
 
 try:
     import httpx
 except ImportError:  # pragma: no cover - depends on the install
-    raise PragmeterError("the openai-chat backend needs httpx: pip install 'pragmeter[harness]'") from None
+    raise MissingExtra("harness", "the openai-chat backend", "httpx is missing") from None
 from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, reject_unknown_args
 from pragmeter.llm.request import Request
 
