@@ -16,7 +16,7 @@ from pragmeter.classify.model import ClassifierSettings, TextClassifier
 from pragmeter.classify.training import (Trainer, FineTuneConfig, FineTuneResult, remove_checkpoints,
                                         tune_decision_bias)
 from pragmeter.encoders import canonical_name
-from pragmeter.errors import InvalidParameter, OutputExists, PragmeterError
+from pragmeter.errors import InvalidParameter, OutputExists
 from pragmeter.metrics.classification import accuracy_by_group, classification_report, correct
 
 log = logging.getLogger("pragmeter")
@@ -73,8 +73,8 @@ def run_svm_recipe(data: RecipeData, encoder: str, c_values: list[float], output
     from pragmeter.classify.svm import EmbeddingSVMClassifier, embedding_runtime
 
     if data.input_kind != "single":
-        raise PragmeterError("head='svm' classifies single texts; INLI's (premise, hypothesis) pairs need the "
-                             "fine-tuned head (head='linear')")
+        raise InvalidParameter("head", "svm", "classifies single texts; INLI's (premise, hypothesis) pairs need the "
+                               "fine-tuned head (linear)")
     backend, precision = embedding_runtime(precision, device, canonical_name(encoder))
     # max_length 0 here: fit records the encoder's own max_seq_length (embeddings are cached per encoder name)
     classifier, history = EmbeddingSVMClassifier.fit(recipe_settings(data, encoder, 0), data.train,
