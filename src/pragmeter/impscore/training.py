@@ -117,7 +117,6 @@ def config_from_options(options: Mapping[str, Any]) -> TrainConfig:
     a teacher without a weight above 0 or the reverse, and bf16 corpus embedding on the torch backend (made when
     the config is: :func:`corpus_runtime`)."""
     from pragmeter.encoders import canonical_name
-    from pragmeter.errors import PragmeterError
 
     values = {f.name: options[f.name] for f in fields(TrainConfig) if f.name in options}
     values.update(encoder=canonical_name(values.get("encoder", TrainConfig.encoder)),

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pragmeter.errors import PragmeterError
-from pragmeter.llm.request import KINDS, Messages, Request
+from pragmeter.llm.request import KINDS, Request
 
 
 @dataclass(frozen=True)
