@@ -47,8 +47,8 @@ def measure(model: str, premises: list[str], hypotheses: list[str], batch_size: 
         if precision == "bf16" and not cpu_has_bf16():
             runs[name] = {"skipped": "this CPU has no bf16 instructions"}
             continue
-        interpreter = Interpreter.load(model, "cpu" if backend == "torch" else None, precision, backend,
-                                       progress=False)
+        interpreter = Interpreter.load(model, backend=backend, precision=precision,
+                                       device="cpu" if backend == "torch" else None, progress=False)
         interpreter.probabilities(premises[:warmup], hypotheses[:warmup], batch_size)
         seconds = []
         for _ in range(repeats):

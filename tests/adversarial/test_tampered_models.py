@@ -346,9 +346,9 @@ def test_two_processes_building_one_fine_tuned_encoder_build_it_once(tmp_path, c
 # ---------------------------------------------------------------- item 13 (part): the embedding cache
 def test_a_damaged_embedding_cache_row_is_computed_again(tmp_path, private_cache, caplog):
     from pragmeter.encoders.embedding_cache import DB_FILE
-    from pragmeter.impscore.model import load_impscore
+    from pragmeter.impscore.model import ImpScore
 
-    expected = load_impscore(backend="onnx", cache=tmp_path / "emb").score(TEXTS)
+    expected = ImpScore.load(backend="onnx", cache=tmp_path / "emb").score(TEXTS)
     database = next((tmp_path / "emb").rglob(DB_FILE))
     with sqlite3.connect(database) as db:
         keys = [key for (key,) in db.execute("SELECT key FROM embeddings ORDER BY rowid")]
@@ -356,7 +356,7 @@ def test_a_damaged_embedding_cache_row_is_computed_again(tmp_path, private_cache
                                                                        keys[0]))
         db.execute("UPDATE embeddings SET vector = ? WHERE key = ?", (np.ones(100, np.float32).tobytes(), keys[1]))
     with caplog.at_level(logging.WARNING, logger="pragmeter"):
-        again = load_impscore(backend="onnx", cache=tmp_path / "emb").score(TEXTS)
+        again = ImpScore.load(backend="onnx", cache=tmp_path / "emb").score(TEXTS)
     assert np.allclose(again, expected, atol=1e-6)
     assert "2 damaged row(s)" in caplog.text
     with sqlite3.connect(database) as db:  # stored again, whole

@@ -180,7 +180,7 @@ def test_openvino_fp32_gives_torch_fp32_probabilities_on_inli_pairs(tiny, tmp_pa
 
     data, folder = tiny
     premises, hypotheses = _inli_pairs(data)
-    torch_fp32 = Interpreter.load(folder, "cpu", "fp32", backend="torch")
+    torch_fp32 = Interpreter.load(folder, device="cpu", precision="fp32", backend="torch")
     fast = Interpreter.load(folder, precision="fp32", progress=False)
     assert fast.runtime.signature().startswith("backend=openvino|precision=fp32|device=cpu")
     assert torch_fp32.runtime.backend == "torch"
@@ -190,7 +190,7 @@ def test_openvino_fp32_gives_torch_fp32_probabilities_on_inli_pairs(tiny, tmp_pa
     assert {GRAPH_FILE, SEAL_FILE, "tokenizer.json"} <= {p.name for p in export_folder(folder).iterdir()}
 
     ship(folder, tmp_path / "shipped", 8, data.val.head(8), bf16_pairs=0, progress=False)  # on its base encoder
-    shipped = Interpreter.load(tmp_path / "shipped", "cpu", "fp32", backend="torch")
+    shipped = Interpreter.load(tmp_path / "shipped", device="cpu", precision="fp32", backend="torch")
     fast = Interpreter.load(tmp_path / "shipped", backend="openvino", precision="fp32", progress=False)
     assert np.abs(fast.probabilities(premises, hypotheses)
                   - shipped.probabilities(premises, hypotheses)).max() < FP32_MAX_ABS_DIFF
@@ -204,7 +204,7 @@ def test_openvino_bf16_stays_within_the_bounds_of_torch_fp32(tiny):
         pytest.skip("this CPU has no bf16 instructions (the rule is tested on every CPU above)")
     data, folder = tiny
     premises, hypotheses = _inli_pairs(data)
-    fp32 = Interpreter.load(folder, "cpu", "fp32", backend="torch").probabilities(premises, hypotheses)
+    fp32 = Interpreter.load(folder, device="cpu", precision="fp32", backend="torch").probabilities(premises, hypotheses)
     fast = Interpreter.load(folder, precision="bf16", backend="openvino", progress=False)
     assert fast.runtime.precision == "bf16"
     bf16 = fast.probabilities(premises, hypotheses)
@@ -225,7 +225,7 @@ def test_a_damaged_or_foreign_openvino_export_is_set_aside_and_converted_again(t
 
     data, folder = tiny
     premises, hypotheses = list(data.val.texts), list(data.val.pairs)
-    expected = Interpreter.load(folder, "cpu", "fp32", backend="torch").probabilities(premises, hypotheses)
+    expected = Interpreter.load(folder, device="cpu", precision="fp32", backend="torch").probabilities(premises, hypotheses)
     export = export_folder(folder)
     Interpreter.load(folder, precision="fp32", progress=False)  # converted (or found) and sealed
     weights = export / "model.bin"

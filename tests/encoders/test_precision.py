@@ -38,18 +38,18 @@ def texts(data_root) -> list[str]:
 @pytest.fixture(scope="module")
 def official(texts) -> np.ndarray:
     """The official path's scores: sentence-transformers in fp32 (torch), the shipped heads."""
-    from pragmeter.impscore import load_impscore
+    from pragmeter.impscore import ImpScore
 
-    return load_impscore(backend="torch", precision="fp32").score(texts)
+    return ImpScore.load(backend="torch", precision="fp32").score(texts)
 
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
 def test_each_precision_of_this_machine_meets_the_bounds(precision, texts, official):
     if precision == "bf16" and not cpu_has_bf16():
         pytest.skip("this CPU has neither AVX-512 BF16 nor AMX: bf16 is refused here (tested below)")
-    from pragmeter.impscore import load_impscore
+    from pragmeter.impscore import ImpScore
 
-    model = load_impscore(backend="openvino", precision=precision)
+    model = ImpScore.load(backend="openvino", precision=precision)
     scores = model.score(texts)
     difference, tau = np.abs(scores - official).max(), kendalltau(scores, official).statistic
     assert difference <= MAX_ABS_DIFF and tau >= MIN_TAU, (difference, tau)
@@ -228,17 +228,17 @@ def test_fp16_is_a_gpu_precision_refused_on_the_cpu_backends(capsys):
 def test_fp32_and_bf16_never_share_cache_entries(private_cache, texts):
     if not cpu_has_bf16():
         pytest.skip("bf16 needs AVX-512 BF16 or AMX")
-    from pragmeter.impscore import load_impscore
+    from pragmeter.impscore import ImpScore
 
     sample = texts[:40]
-    fp32 = load_impscore(backend="openvino", precision="fp32", cache=True)
+    fp32 = ImpScore.load(backend="openvino", precision="fp32", cache=True)
     fp32_scores = fp32.score(sample)  # fills the fp32 part of the cache
-    bf16 = load_impscore(backend="openvino", precision="bf16", cache=True)
+    bf16 = ImpScore.load(backend="openvino", precision="bf16", cache=True)
     assert bf16.embedding_cache.path != fp32.embedding_cache.path and len(bf16.embedding_cache) == 0
     bf16_scores = bf16.score(sample)
-    assert np.array_equal(bf16_scores, load_impscore(backend="openvino", precision="bf16").score(sample))
+    assert np.array_equal(bf16_scores, ImpScore.load(backend="openvino", precision="bf16").score(sample))
     assert np.abs(bf16_scores - fp32_scores).max() > FP32_MAX_ABS_DIFF  # not read from the fp32 entries
-    again = load_impscore(backend="openvino", precision="fp32", cache=True)
+    again = ImpScore.load(backend="openvino", precision="fp32", cache=True)
     assert np.array_equal(again.score(sample), fp32_scores) and len(again.embedding_cache) == len(set(sample))
 
 

@@ -99,12 +99,12 @@ def test_corpus_file_from_the_official_csv(tmp_path, caplog):
 
 
 def test_a_gpu_device_off_the_torch_backend_is_refused_before_loading():
-    from pragmeter.impscore.model import load_impscore
+    from pragmeter.impscore.model import ImpScore
 
     with pytest.raises(PragmeterError, match="dtype='float16', backend='onnx': a torch precision"):
-        load_impscore(backend="onnx", dtype="float16")
+        ImpScore.load(backend="onnx", dtype="float16")
     with pytest.raises(PragmeterError, match="device='cuda', backend='onnx': needs backend torch"):
-        load_impscore(backend="onnx", device="cuda")
+        ImpScore.load(backend="onnx", device="cuda")
 
 
 @pytest.mark.parametrize("texts, input_path, output, message", [
@@ -183,3 +183,23 @@ def test_score_prints_sentences_and_reports_table_rows(tmp_path, capsys, caplog)
     table.write_text("text\nIt's late.\n\"\"\n")
     failed = score_texts_or_table([], table, tmp_path / "out.csv", "text", lambda cache: LengthScorer())
     assert failed == 1 and any(message.startswith("scored 1 of 2 rows") for message in caplog.messages)
+
+
+def test_the_loaders_have_one_shape():
+    """ImpScore.load and Interpreter.load: the model's name, then keyword arguments only, the runtime's under the same
+    names with the same defaults; the embedding cache is ImpScore.load's own ``cache`` (no second loader)."""
+    import inspect
+
+    from pragmeter.classify.interpreter import Interpreter
+    from pragmeter.impscore import model as module
+
+    for load in (module.ImpScore.load, Interpreter.load):
+        first, *rest = inspect.signature(load).parameters.values()
+        assert (first.name, first.default, first.kind) == ("name", None, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        assert all(parameter.kind is inspect.Parameter.KEYWORD_ONLY for parameter in rest), load
+        assert [p.name for p in rest][:4] == ["backend", "precision", "device", "threads"]
+        assert [p.default for p in rest][:4] == ["auto", "auto", None, None]
+    assert inspect.signature(module.ImpScore.load).parameters["cache"].default is None
+    assert not hasattr(module, "load_impscore")
+    with pytest.raises(TypeError):
+        module.ImpScore.load(None, "cpu")  # a device given by position

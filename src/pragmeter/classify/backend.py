@@ -59,7 +59,7 @@ def open_classifier(folder: Path, device: str | None, backend: str = "auto", pre
     from pragmeter.encoders.registry import default_device
 
     if is_interpreter(read_settings(folder)[2]):
-        interpreter = Interpreter.load(folder, device or default_device(), precision, backend)
+        interpreter = Interpreter.load(folder, backend=backend, precision=precision, device=device or default_device())
         return interpreter.classifier, interpreter.runtime
     if backend not in ("auto", "torch"):
         raise PragmeterError(f"model argument backend={backend!r}: only an interpreter runs through OpenVINO; "

@@ -87,10 +87,11 @@ class Interpreter:
 
     # -- loading ------------------------------------------------------------------------------------
     @classmethod
-    def load(cls, name: str | os.PathLike | None = None, device: str | None = None, precision: str = "auto",
-             backend: str = "auto", threads: int | str | None = None, progress: bool = True) -> "Interpreter":
+    def load(cls, name: str | os.PathLike | None = None, *, backend: str = "auto", precision: str = "auto",
+             device: str | None = None, threads: int | str | None = None, progress: bool = True) -> "Interpreter":
         """The packaged default (``name`` None), a packaged interpreter by name, or a model folder (shipped form
-        or a ``classifier train inli`` folder), run as :func:`pragmeter.classify.shipped.interpreter_runtime`
+        or a ``classifier train inli`` folder); every other argument by keyword, named as
+        :meth:`pragmeter.impscore.model.ImpScore.load` names them. Run as :func:`pragmeter.classify.shipped.interpreter_runtime`
         resolves ``backend``, ``precision``, ``device`` and ``threads``: ``auto`` is OpenVINO on a CPU
         (:mod:`pragmeter.classify.openvino`: converted once per model content, with a bar unless ``progress`` is
         False), in bf16 where the CPU has bf16 instructions and the folder records a bf16 check within bounds, else

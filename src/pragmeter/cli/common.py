@@ -152,12 +152,13 @@ def load_model(args: argparse.Namespace, cache: bool = False):
     """The ImpScore model the command's flags name (``--impscore`` where it is the instrument, else ``--model``), run
     as ``--backend``/``--precision`` say (default auto: the fast path of this machine); ``cache``: with the on-disk
     embedding cache."""
-    from pragmeter.impscore.model import load_impscore
+    from pragmeter.impscore.model import ImpScore
 
     option = {name: getattr(args, name, None) for name in ("backend", "precision", "device", "batch_size", "dtype")}
-    return load_impscore(args.impscore if hasattr(args, "impscore") else args.model, option["backend"] or "auto",
-                         option["precision"] or "auto", cache or None, option["device"], option["batch_size"],
-                         option["dtype"])
+    return ImpScore.load(args.impscore if hasattr(args, "impscore") else args.model,
+                         backend=option["backend"] or "auto", precision=option["precision"] or "auto",
+                         device=option["device"], batch_size=option["batch_size"], cache=cache or None,
+                         dtype=option["dtype"])
 
 
 # Library parameters that a command's option of another name sets.

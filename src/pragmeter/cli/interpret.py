@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from pragmeter.classify.interpreter import Interpreter
 
     def load() -> Interpreter:
-        return Interpreter.load(args.model, args.device, args.precision, args.backend,
+        return Interpreter.load(args.model, backend=args.backend, precision=args.precision, device=args.device,
                                 progress=not args.no_progress)
 
     if args.input:

@@ -99,13 +99,13 @@ class ImpScorePredictor:
         import torch
 
         torch.set_num_threads(threads)
-        from pragmeter.impscore.model import load_impscore
+        from pragmeter.impscore.model import ImpScore
 
         self.column = column
         # The runtime is resolved on the actor's own CPU, with the actor's share of threads (a graph runtime would
         # otherwise use every core of the node). GPU actors: torch in fp16 (unless dtype says otherwise) on large
         # length-sorted batches.
-        self.model = load_impscore(model, backend=backend, precision=precision, device=device,
+        self.model = ImpScore.load(model, backend=backend, precision=precision, device=device,
                                    batch_size=batch_size, dtype=dtype, threads=threads)
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:

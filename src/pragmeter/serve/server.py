@@ -60,13 +60,13 @@ def serve(model: str | None, host: str, port: int, limits: Limits, *, backend: s
           device: str | None = None, max_batch: int = 256, max_wait_ms: float = 2.0, log_level: str = "warning") -> None:
     """Serve the ImpScore ``model`` on ``host:port`` (0: any free port) until stopped; the URL served is said (the
     ``pragmeter`` logger) once the model is loaded and warm."""
-    from pragmeter.impscore.model import load_impscore
+    from pragmeter.impscore.model import ImpScore
 
     check_settings(port, limits, max_batch, max_wait_ms)
     # Bind before loading the model: a busy port fails at once, and the URL printed is the one really served.
     sock = listening_socket(host, port)
     try:
-        impscore = load_impscore(model, backend=backend, precision=precision, device=device)
+        impscore = ImpScore.load(model, backend=backend, precision=precision, device=device)
         impscore.encode(["warm up the encoder"])  # export/load now, not on the first request
         host, port = sock.getsockname()[:2]
         app = create_app(impscore, limits, max_batch=max_batch, max_wait_ms=max_wait_ms,
