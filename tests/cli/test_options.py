@@ -67,7 +67,6 @@ def refused(capsys, *argv) -> str:
     (["eval", "--tasks", "inli", "--output", "o", "--sample", "0"], "argument --sample: must be a whole number >= 1"),
 ])
 def test_bad_options_are_refused_in_one_line(capsys, argv, message):
-    pytest.importorskip("torch")
     if "cuda" in argv:
         import torch
 

@@ -6,8 +6,6 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-pytest.importorskip("onnxruntime")
-
 
 def test_onnx_scores_equal_torch_scores(onnx_model, torch_model, sentences):
     ours, official = onnx_model.score(sentences), torch_model.score(sentences)

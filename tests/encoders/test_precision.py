@@ -20,7 +20,6 @@ from pragmeter.encoders.runtime import (FP32_MAX_ABS_DIFF, MAX_ABS_DIFF, MIN_TAU
                                         score_tolerance)
 from pragmeter.errors import PragmeterError
 
-pytest.importorskip("openvino")
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import ray
 
 from pragmeter.encoders.runtime import score_tolerance
-
-ray = pytest.importorskip("ray")
 
 STAGE1 = "implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg1_posts.tsv"
 
