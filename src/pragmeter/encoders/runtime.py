@@ -21,15 +21,15 @@ records that check (``bf16_check``, measured at release the same way). On a CPU 
 AVX2-only AMD Zen 1) bf16 would only be emulated, so ``auto`` is fp32 there and an explicit ``bf16`` is refused; the
 same where ``$ONEDNN_MAX_CPU_ISA`` caps oneDNN below AVX512_CORE_BF16 (OpenVINO then has no bf16 kernels). int8 is
 refused, asked as ``precision='int8'`` or as ``backend='onnx-int8'`` alike: ONNX Runtime's dynamic quantization
-moves scores by up to 0.32 on real texts (τ 0.80), and static int8 of the OpenVINO graph (NNCF post-training
-quantization) by 0.15 (τ 0.95), both far outside the bounds. torch's ``auto`` is fp16 on a CUDA device (within the
-bounds there) and fp32 elsewhere.
+and static int8 of the OpenVINO graph (NNCF post-training quantization) both move scores far outside the bounds on
+real texts (figures in docs/results.md). torch's ``auto`` is fp16 on a CUDA device (within the bounds there) and fp32
+elsewhere.
 
 Threads. ``threads`` (or ``$PRAGMETER_ONNX_THREADS``) is validated here for both graph runtimes alike: a whole
 number >= 1, capped at the CPUs this process may use; unset, each runtime takes its own default.
 
-Errors name the parameters (``precision='bf16'``), as a Python caller passes them; the command line says them as
-flags.
+Errors are :class:`pragmeter.errors.InvalidParameter` (a ValueError) naming the parameters (``precision='bf16'``), as a
+Python caller passes them; the command line says them as flags.
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ BF16_WITHIN_BOUNDS = {"all-MiniLM-L6-v2"}  # canonical encoder names that ``auto
 LONG_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 SHORT_NAMES = {long: short for short, long in LONG_NAMES.items()}
 THREADS_ENV = "PRAGMETER_ONNX_THREADS"  # threads of either graph runtime per process (default: the runtime's own)
-INT8_REFUSED = ("int8 scores differ from fp32 by up to 0.32 (Kendall τ 0.80) on real texts, outside the bounds "
-                f"(max |Δ| ≤ {MAX_ABS_DIFF}, τ ≥ {MIN_TAU}); use precision='auto', 'fp32' or 'bf16'")
+INT8_REFUSED = (f"int8 scores differ from fp32 on real texts beyond the bounds (max |Δ| ≤ {MAX_ABS_DIFF}, "
+                f"τ ≥ {MIN_TAU}; docs/results.md); use auto, fp32 or bf16")
 
 
 @dataclass(frozen=True)

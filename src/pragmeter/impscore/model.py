@@ -438,7 +438,7 @@ class ImpScore:
 
     def signature(self) -> str:
         """A short string naming the model, encoder and variant, and the runtime that produced the numbers (bf16
-        scores differ from fp32 ones by up to ~0.02): pragmeter.encoders.runtime.Runtime.signature."""
+        scores differ from fp32 ones within the bounds of pragmeter.encoders.runtime): its Runtime.signature."""
         h = self.heads_config
         return (f"impscore|model:{self.config.get('name', 'custom')}|encoder:{self.encoder_label}|"
                 f"l:{h.dim}|t:{h.transform}|imp:{h.imp_metric}|prag:{h.prag_metric}|v:{self.config.get('version', 1)}"
