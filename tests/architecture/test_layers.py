@@ -276,3 +276,21 @@ def test_tests_import_what_the_project_and_its_test_extra_install():
                     and node.args[0].value.split(".")[0] in required):
                 skipped.append(f"{path.relative_to(CHECKOUT)}:{node.lineno}: {node.args[0].value}")
     assert skipped == []
+
+
+def test_every_compatibility_shim_has_a_dated_removal_note():
+    """No extra is kept empty for old install commands; each shim left for older callers has the date after which it
+    goes, in CHANGELOG.md and where it lives."""
+    import tomllib
+
+    extras = tomllib.loads((CHECKOUT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert [name for name, requirements in extras.items() if not requirements] == []
+    changelog = (CHECKOUT / "CHANGELOG.md").read_text(encoding="utf-8")
+    removal = re.search(r"## To be removed after (\d{4}-\d{2}-\d{2})\n(.*?)(?=\n## |\Z)", changelog.replace("###", "##"),
+                        re.S)
+    assert removal is not None
+    for shim, home in (("add_input_option", "cli/common.py"), ("read_run_record", "provenance.py")):
+        assert shim in removal[2]
+        assert f"until {removal[1]}" in (PACKAGE / home).read_text(encoding="utf-8")
+    library = "\n".join(path.read_text(encoding="utf-8") for path, _ in _library_files())
+    assert "for one release" not in library and "older callers" not in library

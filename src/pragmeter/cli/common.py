@@ -108,7 +108,7 @@ def add(parser: argparse.ArgumentParser, *names: str, **overrides: dict) -> None
 def add_input_option(parser: argparse.ArgumentParser, help: str, required: bool = True,
                      legacy_positional: bool = True) -> None:
     """``--input``, as on every command that reads one file or folder. The positional form these commands used
-    to take is still accepted for one release (hidden; :func:`resolve_input` says the new form)."""
+    to take is still accepted until 2027-03-01 (hidden; :func:`resolve_input` says the new form; CHANGELOG.md)."""
     parser.add_argument("--input", help=help + (" (required)" if required else ""))
     if legacy_positional:
         parser.add_argument("input_positional", nargs="?", default=None, help=argparse.SUPPRESS)

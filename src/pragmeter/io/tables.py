@@ -160,9 +160,8 @@ def read_records(path: str | os.PathLike) -> list[tuple[int, dict]]:
     return records
 
 
-def jsonl_records(path: str | os.PathLike, text: str | None = None) -> list[dict]:
-    """The JSON objects of a JSON-lines file, one per non-blank line (``read_records`` without line numbers;
-    ``text`` is accepted for older callers and not needed)."""
+def jsonl_records(path: str | os.PathLike) -> list[dict]:
+    """The JSON objects of a JSON-lines file, one per non-blank line (``read_records`` without line numbers)."""
     return [record for _, record in read_records(path)]
 
 
