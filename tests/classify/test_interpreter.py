@@ -267,7 +267,7 @@ def test_interpret_command_runs_the_backend_and_precision_asked(tiny, capsys):
     if not __import__("pragmeter.encoders.runtime", fromlist=["cpu_has_bf16"]).cpu_has_bf16():
         assert main([*args, "--precision", "bf16"]) != 0
         message = capsys.readouterr().err.strip()
-        assert len(message.splitlines()) == 1 and "--precision bf16 needs a CPU with AVX-512 BF16 or AMX" in message
+        assert len(message.splitlines()) == 1 and "--precision bf16: needs a CPU with AVX-512 BF16 or AMX" in message
 
 
 def test_interpret_command_prints_each_reading_and_marks_the_choice(tiny, capsys):
