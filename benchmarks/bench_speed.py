@@ -1,7 +1,7 @@
 """ImpScore throughput: pragmeter's CPU scorer against the official implementation's way of scoring.
 
 Official way (ImpScore reference code): sentence-transformers ``encode(texts, batch_size=32)`` in fp32 (torch), then
-the heads. Ours: ``load_impscore(..., backend=, precision=)``, by default what a user gets on this machine (backend
+the heads. Ours: ``ImpScore.load(..., backend=, precision=)``, by default what a user gets on this machine (backend
 auto = OpenVINO; precision auto = bf16 where the CPU has AVX-512 BF16 or AMX, else fp32), with token-length batches
 and de-duplication. Both run in this process on the same texts; the two methods alternate for ``--repeats`` rounds
 after a warm-up; the ratio reported is the median over rounds of (official time / our time) within a round.

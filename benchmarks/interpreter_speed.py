@@ -42,7 +42,7 @@ class ExportedCrossEncoder:
     def __init__(self, model: str | None, folder: Path) -> None:
         from sentence_transformers import CrossEncoder
 
-        source = Interpreter.load(model, "cpu", "fp32", "torch", progress=False)
+        source = Interpreter.load(model, device="cpu", precision="fp32", backend="torch", progress=False)
         source.save(folder)
         self.meant, self.cross = source.meant, CrossEncoder(str(folder), device="cpu")
         self.signature = f"sentence-transformers CrossEncoder|precision=fp32|device=cpu|folder={folder.name}"
@@ -74,8 +74,8 @@ def measure(model: str, premises: list[str], hypotheses: list[str], batch_size: 
         if backend == "crossencoder":
             interpreter = ExportedCrossEncoder(model, Path(staging.name) / "exported")
         else:
-            interpreter = Interpreter.load(model, "cpu" if backend == "torch" else None, precision, backend,
-                                           progress=False)
+            interpreter = Interpreter.load(model, backend=backend, precision=precision,
+                                           device="cpu" if backend == "torch" else None, progress=False)
         interpreter.probabilities(premises[:warmup], hypotheses[:warmup], batch_size)
         seconds = []
         for _ in range(repeats):

@@ -47,14 +47,14 @@ def main() -> int:
         posts.to_csv(table, index=False)
         os.environ["PRAGMETER_CACHE"] = str(Path(tmp) / "cache")  # a cold cache for the first run
         from pragmeter.analysis.profile import profile_source
-        from pragmeter.impscore.model import load_impscore
+        from pragmeter.impscore.model import ImpScore
 
         times = []
         with MachineWatch() as watch:
             for run in ("cold cache", "warm cache"):
                 start = time.perf_counter()  # as the command: the model loaded each time, the cache on disk
                 for _ in profile_source(str(table), Path(tmp) / run.replace(" ", "-"),
-                                        lambda: load_impscore(args.model, cache=True), column="post",
+                                        lambda: ImpScore.load(args.model, cache=True), column="post",
                                         label_columns=["class"]):
                     pass
                 times.append(time.perf_counter() - start)

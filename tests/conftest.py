@@ -93,7 +93,28 @@ def pytest_configure(config) -> None:
         data_root_module.data_root = _skip_without_data_root(data_root_module.data_root)
 
 
+REAL_LLM = "qwen2.5-coder-1.5b"  # the packaged model of the real_llm tests (tests/llm/test_real_llm.py)
+
+
+def real_llm_runs(config) -> bool:
+    """The real-model tests are in the run where their model and llama.cpp are installed, or where ``-m`` names their
+    marker (then they say what is missing); elsewhere they are deselected, not collected as skips."""
+    if "real_llm" in (config.getoption("markexpr", "") or ""):
+        return True
+    import importlib.util
+
+    from pragmeter.llm.packaged import installed
+
+    return importlib.util.find_spec("xllamacpp") is not None and installed(REAL_LLM)
+
+
 def pytest_collection_modifyitems(config, items) -> None:
+    if not real_llm_runs(config):
+        left_out = [item for item in items if item.get_closest_marker("real_llm")]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [item for item in items if not item.get_closest_marker("real_llm")]
+
     def seconds(item) -> int:
         try:
             return HEAVY_FILES.get(item.path.relative_to(CHECKOUT).as_posix(), 0)

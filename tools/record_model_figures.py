@@ -17,7 +17,7 @@ from pragmeter.encoders import embeddings_dir
 from pragmeter.impscore.catalogue import measure_throughput, model_config
 from pragmeter.impscore.corpus import build_corpus
 from pragmeter.impscore.evaluators import SUITE_CORPUS_SEED, HumanSuite, summary_table
-from pragmeter.impscore.model import CARD_FILE, CONFIG_FILE, MODELS_DIR, load_impscore
+from pragmeter.impscore.model import CARD_FILE, CONFIG_FILE, MODELS_DIR, ImpScore
 from pragmeter.impscore.ood import development_sentences
 from pragmeter.impscore.triplets import embed_corpus, evaluate_heads
 from pragmeter.datasets.pairs.registry import PRESETS
@@ -47,7 +47,7 @@ def main() -> int:
     paper_test = corpus[(corpus["split"] == "test") & corpus["source"].isin(PRESETS["paper"])]
     for name in args.models:
         folder = MODELS_DIR / name
-        model = load_impscore(name, cache=True)  # the path users get: ImpScore.load() with its default backend
+        model = ImpScore.load(name, cache=True)  # the path users get: its default backend
         human = suite.evaluate(model)
         summary = suite.summary(human)
         config = model_config(name)

@@ -70,7 +70,8 @@ def write_results_json(path: str | os.PathLike, payload: dict, signature: str | 
 
 
 def read_run_record(payload: dict) -> RunRecord:
-    """The run record of a results payload, from the current ``run`` object or any older shape."""
+    """The run record of a results payload, from the current ``run`` object or an older shape (read until 2027-03-01:
+    CHANGELOG.md)."""
     if isinstance(payload.get("run"), dict):
         run = dict(payload["run"])
     else:

@@ -52,10 +52,12 @@ def test_a_held_output_is_refused_with_the_holders_pid(tmp_path):
 
 
 def test_a_stale_lock_file_does_not_block(tmp_path):
+    """A lock file a dead run left (its pid, no holder) is taken over: it then names this process, and goes with it."""
     target = tmp_path / "out.csv"
     lock_path(target).write_text("999999\n")  # written by a run that died
-    with output_lock(target):
-        pass
+    with output_lock(target) as held:
+        assert held == lock_path(target) and held.read_text() == f"{os.getpid()}\n"
+    assert not lock_path(target).exists()
 
 
 def eval_command(server, output: Path, task: str) -> list[str]:

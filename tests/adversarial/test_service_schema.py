@@ -5,14 +5,10 @@ documented responses match their schemas."""
 from __future__ import annotations
 
 import pytest
-
-pytest.importorskip("fastapi")
-pytest.importorskip("uvicorn")
-schemathesis = pytest.importorskip("schemathesis")
-
-from hypothesis import HealthCheck, settings  # noqa: E402
-from schemathesis.checks import not_a_server_error  # noqa: E402
-from schemathesis.specs.openapi.checks import response_schema_conformance  # noqa: E402
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import response_schema_conformance
 
 EXAMPLES_PER_OPERATION = 30
 

@@ -120,7 +120,6 @@ def test_an_encoder_that_gives_nan_is_an_error_never_a_score(tmp_path, capsys):
         captured = capsys.readouterr()
         assert code == 2 and "gives NaN or infinite values for text 0" in captured.err, command
         assert "nan" not in captured.out.lower()
-    pytest.importorskip("fastapi")
     from fastapi.testclient import TestClient
 
     from pragmeter.serve.app import create_app
@@ -256,7 +255,6 @@ def test_a_truncated_openvino_export_is_set_aside_and_converted_again(cache, ses
 def test_a_damaged_onnx_export_is_set_aside_and_exported_again(cache, session_cache, monkeypatch, caplog):
     """Bytes flipped inside the cached ONNX graph's weights (it still opens, and gave other numbers): the seal
     recorded at export no longer matches, so the graph is set aside and exported again."""
-    pytest.importorskip("onnxruntime")
     from pragmeter.encoders.onnx import OnnxEncoder, onnx_file
 
     monkeypatch.setenv("PRAGMETER_CACHE", str(session_cache))
@@ -346,9 +344,9 @@ def test_two_processes_building_one_fine_tuned_encoder_build_it_once(tmp_path, c
 # ---------------------------------------------------------------- item 13 (part): the embedding cache
 def test_a_damaged_embedding_cache_row_is_computed_again(tmp_path, private_cache, caplog):
     from pragmeter.encoders.embedding_cache import DB_FILE
-    from pragmeter.impscore.model import load_impscore
+    from pragmeter.impscore.model import ImpScore
 
-    expected = load_impscore(backend="onnx", cache=tmp_path / "emb").score(TEXTS)
+    expected = ImpScore.load(backend="onnx", cache=tmp_path / "emb").score(TEXTS)
     database = next((tmp_path / "emb").rglob(DB_FILE))
     with sqlite3.connect(database) as db:
         keys = [key for (key,) in db.execute("SELECT key FROM embeddings ORDER BY rowid")]
@@ -356,7 +354,7 @@ def test_a_damaged_embedding_cache_row_is_computed_again(tmp_path, private_cache
                                                                        keys[0]))
         db.execute("UPDATE embeddings SET vector = ? WHERE key = ?", (np.ones(100, np.float32).tobytes(), keys[1]))
     with caplog.at_level(logging.WARNING, logger="pragmeter"):
-        again = load_impscore(backend="onnx", cache=tmp_path / "emb").score(TEXTS)
+        again = ImpScore.load(backend="onnx", cache=tmp_path / "emb").score(TEXTS)
     assert np.allclose(again, expected, atol=1e-6)
     assert "2 damaged row(s)" in caplog.text
     with sqlite3.connect(database) as db:  # stored again, whole

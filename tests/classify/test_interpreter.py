@@ -145,10 +145,10 @@ def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bound
     assert chosen(tmp_path / "shipped", bf16_cpu, precision="fp32") == ("openvino", "fp32")
     assert chosen(tmp_path / "shipped", bf16_cpu, backend="torch") == ("torch", "fp32")
     assert chosen(tmp_path / "shipped", bf16_cpu, device="cuda") == ("torch", "fp16")
-    with pytest.raises(PragmeterError, match="precision='bf16' needs a CPU with AVX-512 BF16 or AMX"):
+    with pytest.raises(PragmeterError, match="precision='bf16': needs a CPU with AVX-512 BF16 or AMX"):
         on_host(plain_cpu)
         interpreter_runtime(tmp_path / "shipped", precision="bf16")
-    with pytest.raises(PragmeterError, match="backend='onnx' does not run this model"):
+    with pytest.raises(PragmeterError, match="backend='onnx': does not run this model"):
         interpreter_runtime(tmp_path / "shipped", backend="onnx")
 
 
@@ -180,7 +180,7 @@ def test_openvino_fp32_gives_torch_fp32_probabilities_on_inli_pairs(tiny, tmp_pa
 
     data, folder = tiny
     premises, hypotheses = _inli_pairs(data)
-    torch_fp32 = Interpreter.load(folder, "cpu", "fp32", backend="torch")
+    torch_fp32 = Interpreter.load(folder, device="cpu", precision="fp32", backend="torch")
     fast = Interpreter.load(folder, precision="fp32", progress=False)
     assert fast.runtime.signature().startswith("backend=openvino|precision=fp32|device=cpu")
     assert torch_fp32.runtime.backend == "torch"
@@ -190,7 +190,7 @@ def test_openvino_fp32_gives_torch_fp32_probabilities_on_inli_pairs(tiny, tmp_pa
     assert {GRAPH_FILE, SEAL_FILE, "tokenizer.json"} <= {p.name for p in export_folder(folder).iterdir()}
 
     ship(folder, tmp_path / "shipped", 8, data.val.head(8), bf16_pairs=0, progress=False)  # on its base encoder
-    shipped = Interpreter.load(tmp_path / "shipped", "cpu", "fp32", backend="torch")
+    shipped = Interpreter.load(tmp_path / "shipped", device="cpu", precision="fp32", backend="torch")
     fast = Interpreter.load(tmp_path / "shipped", backend="openvino", precision="fp32", progress=False)
     assert np.abs(fast.probabilities(premises, hypotheses)
                   - shipped.probabilities(premises, hypotheses)).max() < FP32_MAX_ABS_DIFF
@@ -204,7 +204,7 @@ def test_openvino_bf16_stays_within_the_bounds_of_torch_fp32(tiny):
         pytest.skip("this CPU has no bf16 instructions (the rule is tested on every CPU above)")
     data, folder = tiny
     premises, hypotheses = _inli_pairs(data)
-    fp32 = Interpreter.load(folder, "cpu", "fp32", backend="torch").probabilities(premises, hypotheses)
+    fp32 = Interpreter.load(folder, device="cpu", precision="fp32", backend="torch").probabilities(premises, hypotheses)
     fast = Interpreter.load(folder, precision="bf16", backend="openvino", progress=False)
     assert fast.runtime.precision == "bf16"
     bf16 = fast.probabilities(premises, hypotheses)
@@ -225,7 +225,7 @@ def test_a_damaged_or_foreign_openvino_export_is_set_aside_and_converted_again(t
 
     data, folder = tiny
     premises, hypotheses = list(data.val.texts), list(data.val.pairs)
-    expected = Interpreter.load(folder, "cpu", "fp32", backend="torch").probabilities(premises, hypotheses)
+    expected = Interpreter.load(folder, device="cpu", precision="fp32", backend="torch").probabilities(premises, hypotheses)
     export = export_folder(folder)
     Interpreter.load(folder, precision="fp32", progress=False)  # converted (or found) and sealed
     weights = export / "model.bin"
@@ -267,7 +267,7 @@ def test_interpret_command_runs_the_backend_and_precision_asked(tiny, capsys):
     if not __import__("pragmeter.encoders.runtime", fromlist=["cpu_has_bf16"]).cpu_has_bf16():
         assert main([*args, "--precision", "bf16"]) != 0
         message = capsys.readouterr().err.strip()
-        assert len(message.splitlines()) == 1 and "--precision bf16 needs a CPU with AVX-512 BF16 or AMX" in message
+        assert len(message.splitlines()) == 1 and "--precision bf16: needs a CPU with AVX-512 BF16 or AMX" in message
 
 
 def test_interpret_command_prints_each_reading_and_marks_the_choice(tiny, capsys):
@@ -364,8 +364,51 @@ def test_local_backend_runs_an_interpreter_as_interpreter_load_resolves_it_and_k
     pairs = [premise(CONTEXT, UTTERANCE)] * len(READINGS)
     assert np.abs(graph.classifier.probabilities(pairs, READINGS) - plain.classifier.probabilities(pairs, READINGS)
                   ).max() < FP32_MAX_ABS_DIFF
-    with pytest.raises(PragmeterError, match="precision must be one of"):
+    with pytest.raises(PragmeterError, match="precision='int4': must be one of"):
         LocalClassifierBackend.from_args(str(folder), {"device": "cpu", "precision": "int4"})
+
+
+def test_local_backend_reads_the_request_s_item_never_the_prompt_s_prose(tiny):
+    """The classifier answers from the structured input each request carries: the same answer whatever the messages
+    say (a changed template, a prompt no task built), and the task's answer text for the reading it chooses."""
+    import asyncio
+
+    from pragmeter.classify.backend import LocalClassifierBackend
+    from pragmeter.eval.multiple_choice import ChoiceItem
+    from pragmeter.llm.request import ChoiceInput, PairInput, Request
+
+    _, folder = tiny
+    backend = LocalClassifierBackend.from_args(str(folder), {"device": "cpu", "backend": "torch"})
+    assert backend.kinds == {"pair", "choice"}
+    words = backend.classifier.settings.answer_words
+    reworded = [{"role": "user", "content": "A template that says nothing of premises or hypotheses."}]
+    pair = PairInput(premise(CONTEXT, UTTERANCE), READINGS[0])
+    choice = ChoiceInput(ChoiceItem("x", CONTEXT, UTTERANCE, tuple(zip("ABC", READINGS)), "A", UTTERANCE),
+                         {"A": "first", "B": "second", "C": "third"})
+
+    async def ask():
+        return await asyncio.gather(backend.complete(Request(reworded, input=pair)),
+                                    backend.complete(Request(reworded, input=choice)))
+
+    labelled, chosen = asyncio.run(ask())
+    decided = backend.classifier.decide(backend.classifier.probabilities([pair.premise], [pair.hypothesis]))[0]
+    assert labelled.text == words.get(decided, decided)
+    assert chosen.text == ("first", "second", "third")[backend.interpreter.choose(CONTEXT, UTTERANCE, READINGS)]
+    assert backend.unaskable(Request(reworded)) == "local classifier: it answers choice and pair requests, not chat"
+
+
+def test_a_task_whose_requests_the_local_model_cannot_answer_is_refused_before_any_request(tiny, tmp_path, data_root,
+                                                                                         capsys):
+    """A pair model asked ISHate's single texts: one line naming the task, the kind it asks and the kinds the model
+    answers, and no output written."""
+    _, folder = tiny
+    assert main(["eval", "--tasks", "ishate_subtle", "--model", f"local:{folder}", "--model-args", "device=cpu",
+                 "--output", str(tmp_path / "out"), "--limit", "3", "--no-progress",
+                 "--data-root", str(data_root)]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error == (f"pragmeter eval: error: task ishate_subtle asks text requests, and the model {folder} answers "
+                     "only choice and pair requests")
+    assert not (tmp_path / "out" / "results.json").exists()
 
 
 def test_load_without_a_model_names_what_is_missing(monkeypatch, tmp_path):

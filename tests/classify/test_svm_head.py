@@ -123,8 +123,8 @@ def test_an_item_with_an_empty_text_is_an_invalid_answer_and_the_eval_completes(
                  "--data-root", str(data_root)]) == 0
     result = json.loads((output / "results.json").read_text())["results"]["ishate_subtle"]
     assert result["complete"] and result["errors"] == 0 and result["n_items"] == 370
-    assert result["unaskable"] == {"subtle-test-369": "local classifier: the prompt's user message is empty (no text "
-                                                      "to classify)"}
+    assert result["unaskable"] == {"subtle-test-369": "local classifier: the item's text is empty (no text to "
+                                                      "classify)"}
     assert result["invalid"] >= 1 and result["metrics"]["invalid"] == result["invalid"]
     rows = {row["item_id"]: row for row in map(json.loads, (output / "samples_ishate_subtle.jsonl").open())}
     assert rows["subtle-test-369"]["text"] == "" and rows["subtle-test-369"]["valid"] is False
@@ -138,7 +138,6 @@ def test_the_svm_head_embeds_on_scorings_fast_path_with_bars_for_embedding_and_f
     """The encoder runs as `score` runs it (OpenVINO on a CPU, its precision as scoring's), recorded in the folder
     that predicts the same way; each embedding bar is drawn (0 of N texts) before the encoder sees a text and moves
     every step of scoring's chunk size, and the C values have their own bar (counts and ETA)."""
-    pytest.importorskip("openvino")
     from encoder_watch import watch_openvino_encoder
 
     from pragmeter import ImpScore

@@ -90,7 +90,7 @@ def test_evaluate_ranking_shows_a_bar_and_runs_the_fast_path_in_fp32(tmp_path, c
     import numpy as np
 
     from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF
-    from pragmeter.impscore.model import load_impscore
+    from pragmeter.impscore.model import ImpScore
 
     payload = json.loads((OOD / "dev_ranking.json").read_text(encoding="utf-8"))
     path = tmp_path / "groups.json"
@@ -101,7 +101,7 @@ def test_evaluate_ranking_shows_a_bar_and_runs_the_fast_path_in_fp32(tmp_path, c
     assert "|backend=openvino|precision=fp32|device=cpu|" in printed.splitlines()[0]
     assert "embedding: 100%" in bar
     scores = [s for group in json.loads(out.read_text())["details"]["per_group"] for s in group["scores"]]
-    reference = load_impscore(None, "torch", "fp32").score([s for g in payload["groups"][:4] for s in g["sentences"]])
+    reference = ImpScore.load(backend="torch", precision="fp32").score([s for g in payload["groups"][:4] for s in g["sentences"]])
     assert np.abs(np.asarray(scores) - reference).max() <= FP32_MAX_ABS_DIFF
 
     assert main(["impscore", "evaluate", "ranking", "--input", str(path), "--no-progress"]) == 0

@@ -35,24 +35,24 @@ def refused(capsys, *argv) -> str:
     (["impscore", "train", "--encode-batch-size", "0"], "argument --encode-batch-size: must be a whole number"),
     (["impscore", "train", "--in-batch-negatives", "-1"], "argument --in-batch-negatives: expected a number >= 0"),
     (["impscore", "train", "--output", "m", "--teacher", "impscore-mpnet-general"],
-     "--teacher impscore-mpnet-general needs --distill-weight above 0"),
+     "--teacher impscore-mpnet-general, --distill-weight 0.0: a teacher's scores need a distillation weight above 0"),
     (["impscore", "train", "--output", "m", "--distill-weight", "2"],
-     "--distill-weight 2 needs a teacher model (--teacher NAME)"),
+     "--distill-weight 2.0: needs a teacher model to distil"),
     (["impscore", "train", "--output", "m", "--backend", "torch", "--precision", "bf16"],
-     "--precision bf16 needs --backend openvino"),
+     "--precision bf16, --backend torch: needs backend openvino"),
     (["classifier", "predict", "--batch-size", "0"], "argument --batch-size: must be a whole number >= 1"),
     (["score", "--device", "cuda", "hi"], "argument --device: 'cuda': CUDA is not available on this machine"),
     (["score", "--device", "gpu7", "hi"], "argument --device: 'gpu7' is not a torch device"),
     (["score", "--backend", "tensorrt", "hi"], "argument --backend: invalid choice: 'tensorrt'"),
     (["score", "--actors", "0", "--engine", "ray", "hi"], "argument --actors: must be a whole number >= 1"),
     (["serve", "--port", "70000"], "--port 70000: must be in 0..65535"),
-    (["serve", "--max-queued-texts", "0"], "--max-queued-texts must be positive, got 0"),
-    (["serve", "--max-buffered-bytes", "0"], "--max-buffered-bytes must be positive, got 0"),
-    (["serve", "--request-timeout", "0"], "--request-timeout must be a positive number of seconds, got 0.0"),
-    (["serve", "--body-timeout", "nan"], "--body-timeout must be a positive number of seconds, got nan"),
-    (["serve", "--header-timeout", "0"], "--header-timeout must be a positive number of seconds, got 0.0"),
-    (["serve", "--keep-alive-timeout", "inf"], "--keep-alive-timeout must be a positive number of seconds, got inf"),
-    (["serve", "--max-connections", "0"], "--max-connections must be positive, got 0"),
+    (["serve", "--max-queued-texts", "0"], "--max-queued-texts 0: must be positive"),
+    (["serve", "--max-buffered-bytes", "0"], "--max-buffered-bytes 0: must be positive"),
+    (["serve", "--request-timeout", "0"], "--request-timeout 0.0: must be a positive number of seconds"),
+    (["serve", "--body-timeout", "nan"], "--body-timeout nan: must be a positive number of seconds"),
+    (["serve", "--header-timeout", "0"], "--header-timeout 0.0: must be a positive number of seconds"),
+    (["serve", "--keep-alive-timeout", "inf"], "--keep-alive-timeout inf: must be a positive number of seconds"),
+    (["serve", "--max-connections", "0"], "--max-connections 0: must be positive"),
     # numbers that used to crash a run late or train a model that scores nothing
     (["impscore", "train", "--output", "m", "--lr", "inf"], "argument --lr: expected a number > 0, got 'inf'"),
     (["impscore", "train", "--output", "m", "--alpha", "nan"], "argument --alpha: expected a number >= 0, got 'nan'"),
@@ -67,7 +67,6 @@ def refused(capsys, *argv) -> str:
     (["eval", "--tasks", "inli", "--output", "o", "--sample", "0"], "argument --sample: must be a whole number >= 1"),
 ])
 def test_bad_options_are_refused_in_one_line(capsys, argv, message):
-    pytest.importorskip("torch")
     if "cuda" in argv:
         import torch
 
@@ -85,7 +84,7 @@ def test_onnx_backend_with_a_gpu_device_is_refused(capsys, monkeypatch):
 
     args = build_parser().parse_args(["score", "--backend", "onnx", "--device", "cpu", "hi"])
     args.device = "cuda"
-    with pytest.raises(PragmeterError, match="device='cuda' needs backend='torch'"):
+    with pytest.raises(PragmeterError, match="device='cuda', backend='onnx': needs backend torch"):
         common.load_model(args)
 
 
@@ -256,16 +255,42 @@ def test_the_instrument_batch_size_defaults_to_the_library_default(argv, capsys)
 
 
 def test_the_library_s_parameters_are_said_as_the_running_command_s_flags():
-    """A library error names parameters; the command rewrites each that it has as a flag, and nothing else."""
+    """A library error names parameters by their ``.name`` (and ``.also``); the command says each that it has as
+    its flag (a switch without a value), one it lacks as the library does, and leaves other errors' text alone."""
     from pragmeter.cli import build_parser
-    from pragmeter.cli.common import command_flags, in_flags
+    from pragmeter.cli.common import command_flags, said
+    from pragmeter.errors import InvalidParameter, OutputExists, PragmeterError
 
     parser = build_parser(only="impscore")
     flags = command_flags(parser, parser.parse_args(["impscore", "train", "--output", "m"]))
     assert flags["distill_weight"] == ("--distill-weight", False) and flags["overwrite"] == ("--overwrite", True)
-    said = in_flags("teacher='mpnet' needs distill_weight above 0; pass overwrite=True; precision='bf16' or 'fp32'; "
-                    "encoder_rank=4 needs encoder_layers=N; root=/data; model_args base_url=U,model=M; "
-                    "unknown_name=3 and the model", flags)
-    assert said == ("--teacher mpnet needs --distill-weight above 0; pass --overwrite; --precision bf16 or fp32; "
-                    "--encoder-rank 4 needs --encoder-layers N; --data-root /data; model_args base_url=U,model=M; "
-                    "unknown_name=3 and the model")
+    teacher = InvalidParameter("teacher", "mpnet", "a teacher's scores need a distillation weight above 0",
+                               also={"distill_weight": 0.0})
+    assert str(teacher) == "teacher='mpnet', distill_weight=0.0: a teacher's scores need a distillation weight above 0"
+    assert said(teacher, flags) == "--teacher mpnet, --distill-weight 0.0: a teacher's scores need a distillation " \
+                                   "weight above 0"
+    assert said(InvalidParameter("root", "/data", "is not a folder"), flags) == "--data-root /data: is not a folder"
+    assert said(InvalidParameter("unknown_name", 3, "too big"), flags) == "unknown_name=3: too big"
+    assert said(InvalidParameter("precision", "int4", choices=("auto", "fp32")), flags) == \
+        "--precision int4: must be one of auto, fp32"
+    assert said(OutputExists("m", "already holds a model"), flags) == "m already holds a model; pass --overwrite to " \
+                                                                     "replace it"
+    plain = PragmeterError("precision='bf16' with model_args base_url=U and distill_weight")  # text is never rewritten
+    assert said(plain, flags) == str(plain)
+
+
+def test_library_errors_are_the_built_in_kinds_a_caller_catches():
+    """``except ValueError`` catches a bad parameter and a malformed data file, ``except ImportError`` a missing
+    extra, ``except FileExistsError`` a finished output; each keeps what it is about."""
+    from pragmeter.encoders.runtime import resolve_runtime
+    from pragmeter.errors import DataError, InvalidParameter, MissingExtra, OutputExists, PragmeterError
+
+    with pytest.raises(ValueError) as caught:
+        resolve_runtime(precision="int4")
+    assert isinstance(caught.value, InvalidParameter) and isinstance(caught.value, PragmeterError)
+    assert (caught.value.name, caught.value.value) == ("precision", "int4") and "fp32" in caught.value.choices
+    assert issubclass(DataError, ValueError) and issubclass(MissingExtra, ImportError)
+    assert issubclass(OutputExists, FileExistsError)
+    missing = MissingExtra("serve", "pragmeter serve", "uvicorn is missing")
+    assert missing.extra == "serve" and str(missing) == ("pragmeter serve needs the 'serve' extra: pip install "
+                                                         "'pragmeter[serve]' (uvicorn is missing)")

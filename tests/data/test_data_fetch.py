@@ -125,7 +125,7 @@ def test_an_interrupted_download_resumes_where_it_stopped(upstream, tmp_path):
     broken = "floyd_dev/raw/MetaphorOptions.txt"
     upstream.cut.add(broken)
     root = tmp_path / "data"
-    _, first = fetch_data(root, ["floyd_dev"], builders={BATTERY: build_battery}, progress=False)
+    _, first = fetch_data(root, ["floyd_dev"], progress=False)  # the battery's builder found by the library itself
     status = {item.relative: item for item in first}
     half = len(upstream.files[broken]) // 2
     assert status[broken].status == FAILED and status[broken].reason.endswith(
@@ -134,7 +134,7 @@ def test_an_interrupted_download_resumes_where_it_stopped(upstream, tmp_path):
     assert (root / (broken + ".part")).stat().st_size == half and not (root / broken).exists()
 
     upstream.requests.clear()
-    _, second = fetch_data(root, ["floyd_dev"], builders={BATTERY: build_battery}, progress=False)
+    _, second = fetch_data(root, ["floyd_dev"], progress=False)
     assert upstream.requests == [(broken, f"bytes={half}-")]  # only the rest of the broken file
     floyd = [f for f in FILES if f.startswith("floyd_dev/")]
     assert {item.relative: item.status for item in second} == {**{f: "ok" for f in floyd}, broken: FETCHED,
@@ -214,3 +214,12 @@ def test_offline_a_data_root_keeps_its_files_and_only_the_folders_made_go(offlin
     _, outcomes = fetch_data(root, SETS, builders={BATTERY: build_battery}, progress=False)
     assert {item.status for item in outcomes} == {fetch_module.UNREACHABLE}
     assert [path.name for path in root.iterdir()] == ["mine"]  # the folder was there before: it stays
+
+
+def test_every_prepared_file_has_a_builder_the_library_finds_by_itself():
+    """``fetch_data`` prepares each file made from others with the function its table names, without a caller
+    passing one: every such manifest file has an entry, and it resolves to the data sets' code."""
+    prepared = sorted(relative for relative, entry in manifest().items() if "from" in entry)
+    assert prepared == sorted(fetch_module.BUILDERS) and BATTERY in prepared
+    assert fetch_module.builder(BATTERY) is build_battery
+    assert fetch_module.builder("r3_sarcasm/nothing-prepares-this.csv") is None

@@ -111,7 +111,6 @@ def test_openvino_encodes_steps_of_mixed_widths_without_corrupting_memory(tmp_pa
     import subprocess
     import sys
 
-    pytest.importorskip("openvino")
     script = (
         "import numpy as np\n"
         "from pragmeter.classify.recipes import ishate\n"

@@ -97,7 +97,7 @@ def test_auto_precision_takes_bf16_only_when_the_folder_records_its_check(folder
     if host == "with bf16":
         assert precision(precision="bf16") == "bf16"
     else:  # an explicit wish the host cannot meet is refused, check or not
-        with pytest.raises(PragmeterError, match="precision='bf16' needs a CPU with AVX-512 BF16 or AMX"):
+        with pytest.raises(PragmeterError, match="precision='bf16': needs a CPU with AVX-512 BF16 or AMX"):
             precision(precision="bf16")
     for recorded in (False, "yes", None):  # failed, malformed or absent: not a clearance
         config[BF16_CHECK_KEY] = {"within_bounds": recorded}

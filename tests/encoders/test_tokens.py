@@ -30,8 +30,6 @@ def test_threads_tokenizing_at_once_never_get_rows_over_the_limit(backend):
     """Counting the texts over the limit switched truncation off on the tokenizer that another thread was about to
     truncate with: three threads at once got rows longer than the limit (silently other scores for texts of 256-512
     tokens, an index error beyond)."""
-    if backend == "onnx":
-        pytest.importorskip("onnxruntime")
     from pragmeter.encoders import tokens_over_limit
     from pragmeter.impscore.model import ImpScore
 

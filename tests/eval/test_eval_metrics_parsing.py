@@ -123,6 +123,7 @@ def test_retry_delays_honour_retry_after():
 def test_unreachable_server_fails_the_item_not_the_run():
     backend = OpenAIChatBackend("http://127.0.0.1:9/v1", "m", max_retries=1, backoff=0.01, timeout=1)
     from pragmeter.llm.backends.base import BackendFailed
+    from pragmeter.llm.request import Request
 
     with pytest.raises(BackendFailed, match="connection error"):
-        asyncio.run(backend.complete([{"role": "user", "content": "hi"}], 4))
+        asyncio.run(backend.complete(Request([{"role": "user", "content": "hi"}], 4)))

@@ -20,7 +20,7 @@ def never():
 @pytest.mark.parametrize("options, message", [
     ({"limit": 0}, "limit=0: must be at least 1"),
     ({"sample": 0}, "sample=0: must be at least 1"),
-    ({"sample": 5, "limit": 5}, "sample=5 and limit=5: give one or the other"),
+    ({"sample": 5, "limit": 5}, "sample=5, limit=5: give one or the other"),
 ])
 def test_bad_limits_are_refused_first(tmp_path, options, message):
     with pytest.raises(PragmeterError, match=message):

@@ -51,6 +51,6 @@ def test_the_command_says_failed_requests_and_exits_3(tmp_path, fake_server, cap
 
 def test_drinq_options_refuse_a_similarity_bound_outside_0_1():
     for bad in (0.0, 1.5):
-        with pytest.raises(PragmeterError, match=r"max_similarity must be in \(0, 1\]"):
+        with pytest.raises(PragmeterError, match=r"max_similarity=.*: must be in \(0, 1\]"):
             DrinqOptions(max_similarity=bad)
     assert DrinqOptions(max_similarity=1.0).max_similarity == 1.0

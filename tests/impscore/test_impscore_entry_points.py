@@ -35,13 +35,17 @@ class LengthScorer:
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"teacher": "impscore-mpnet-general"}, "teacher='impscore-mpnet-general' needs distill_weight above 0"),
-    ({"distill_weight": 2.0}, r"distill_weight=2 needs a teacher model \(teacher=NAME\)"),
-    ({"encoder_backend": "torch", "encoder_precision": "bf16"}, "precision='bf16' needs backend='openvino'"),
-    ({"encoder_layers": 2, "encoder_lr": 5e-5, "encoder_batch_size": 8}, "encoder_layers=2 needs encoder_lr above 0"),
-    ({"encoder_rank": 32}, "encoder_rank=32 compresses trained encoder layers: it needs encoder_layers=N"),
+    ({"teacher": "impscore-mpnet-general"},
+     "teacher='impscore-mpnet-general', distill_weight=0.0: a teacher's scores need a distillation weight above 0"),
+    ({"distill_weight": 2.0}, r"distill_weight=2.0: needs a teacher model to distil"),
+    ({"encoder_backend": "torch", "encoder_precision": "bf16"}, "precision='bf16', backend='torch': needs backend "
+                                                                "openvino"),
+    ({"encoder_layers": 2, "encoder_lr": 5e-5, "encoder_batch_size": 8},
+     r"encoder_layers=2, encoder_lr=5e-05, encoder_epochs=0, encoder_batch_size=8: training encoder layers needs"),
+    ({"encoder_rank": 32}, "encoder_rank=32, encoder_layers=0: compresses trained encoder layers: it needs encoder "
+                           "layers to train"),
     ({"encoder_layers": 6, "encoder_lr": 1e-3, "encoder_epochs": 2, "encoder_batch_size": 8, "encoder_adapters": True},
-     "encoder_adapters=True trains rank-R adapters: it needs encoder_rank=R"),
+     "encoder_adapters=True, encoder_rank=0: trains rank-R adapters: it needs an encoder rank"),
 ])
 def test_train_options_that_do_not_go_together_are_refused(options, message):
     from pragmeter.impscore.training import config_from_options
@@ -95,12 +99,12 @@ def test_corpus_file_from_the_official_csv(tmp_path, caplog):
 
 
 def test_a_gpu_device_off_the_torch_backend_is_refused_before_loading():
-    from pragmeter.impscore.model import load_impscore
+    from pragmeter.impscore.model import ImpScore
 
-    with pytest.raises(PragmeterError, match="dtype applies to backend='torch'; got dtype='float16' with backend='onnx'"):
-        load_impscore(backend="onnx", dtype="float16")
-    with pytest.raises(PragmeterError, match="device='cuda' needs backend='torch'"):
-        load_impscore(backend="onnx", device="cuda")
+    with pytest.raises(PragmeterError, match="dtype='float16', backend='onnx': a torch precision"):
+        ImpScore.load(backend="onnx", dtype="float16")
+    with pytest.raises(PragmeterError, match="device='cuda', backend='onnx': needs backend torch"):
+        ImpScore.load(backend="onnx", device="cuda")
 
 
 @pytest.mark.parametrize("texts, input_path, output, message", [
@@ -179,3 +183,23 @@ def test_score_prints_sentences_and_reports_table_rows(tmp_path, capsys, caplog)
     table.write_text("text\nIt's late.\n\"\"\n")
     failed = score_texts_or_table([], table, tmp_path / "out.csv", "text", lambda cache: LengthScorer())
     assert failed == 1 and any(message.startswith("scored 1 of 2 rows") for message in caplog.messages)
+
+
+def test_the_loaders_have_one_shape():
+    """ImpScore.load and Interpreter.load: the model's name, then keyword arguments only, the runtime's under the same
+    names with the same defaults; the embedding cache is ImpScore.load's own ``cache`` (no second loader)."""
+    import inspect
+
+    from pragmeter.classify.interpreter import Interpreter
+    from pragmeter.impscore import model as module
+
+    for load in (module.ImpScore.load, Interpreter.load):
+        first, *rest = inspect.signature(load).parameters.values()
+        assert (first.name, first.default, first.kind) == ("name", None, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        assert all(parameter.kind is inspect.Parameter.KEYWORD_ONLY for parameter in rest), load
+        assert [p.name for p in rest][:4] == ["backend", "precision", "device", "threads"]
+        assert [p.default for p in rest][:4] == ["auto", "auto", None, None]
+    assert inspect.signature(module.ImpScore.load).parameters["cache"].default is None
+    assert not hasattr(module, "load_impscore")
+    with pytest.raises(TypeError):
+        module.ImpScore.load(None, "cpu")  # a device given by position

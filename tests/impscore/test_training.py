@@ -216,7 +216,6 @@ def test_a_distilled_student_scores_as_its_teacher_does(small_corpus, splits, em
 
 def test_the_corpus_embedded_through_openvino_matches_torch_under_its_own_cache_key(small_corpus, splits,
                                                                                     embedding_cache):
-    pytest.importorskip("openvino")
     rows = small_corpus[small_corpus["split"] == "val"]
     openvino = embed_corpus(rows, "all-MiniLM-L6-v2", embedding_cache, show_progress=False, backend="openvino",
                             precision="fp32")
@@ -291,7 +290,6 @@ def test_encoder_layers_train_with_the_heads_and_travel_in_the_model_folder(smal
 def test_training_embeds_the_corpus_on_scorings_fast_path_by_default():
     """``impscore train`` without --backend/--precision embeds as ``score`` runs the same encoder (OpenVINO on a
     CPU, bf16 where this CPU and the encoder allow it); the config records what ran, never "auto"."""
-    pytest.importorskip("openvino")
     from pragmeter.impscore.training import config_from_options
 
     scoring = ImpScore.load("impscore-minilm")  # all-MiniLM-L6-v2, frozen: the encoder training uses by default
@@ -308,7 +306,6 @@ def test_train_shows_each_phase_with_counts_before_its_work_and_moves_every_step
                                                                                  monkeypatch, capsys):
     """The corpus bar is drawn (0 of N texts) before the encoder sees its first text, then moves once per step of
     scoring's chunk size; the epochs and the held-out evaluation have their own bars; --no-progress draws none."""
-    pytest.importorskip("openvino")
     from encoder_watch import watch_openvino_encoder
 
     from pragmeter.cli import main

@@ -83,3 +83,29 @@ def test_the_first_join_says_so_and_shows_a_bar(tiny_model, tmp_path, capsys, ca
     caplog.clear()
     assert packaged_model_path("tiny", progress=True) == path  # joined already: nothing said, no bar
     assert "joining" not in caplog.text and "joining" not in capsys.readouterr().err
+
+
+def test_installed_says_whether_the_model_is_here_without_hashing_it(tiny_model, tmp_path):
+    model, _, site = tiny_model
+    assert packaged.installed("tiny")  # every part package
+    (site / "tiny_part2" / "data" / "part02.bin").unlink()
+    assert not packaged.installed("tiny")
+    target = tmp_path / "cache" / "tiny.gguf"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"x" * model.size)  # the joined file (its content is checked when the model is used)
+    assert packaged.installed("tiny")
+
+
+def test_the_real_model_tests_are_in_the_default_run_only_where_the_model_is_installed():
+    """Collected where the packaged model and llama.cpp are installed; elsewhere deselected, not skipped one by one."""
+    import importlib.util
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    checkout = Path(__file__).resolve().parents[2]
+    listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                             "tests/llm/test_real_llm.py"], cwd=checkout, capture_output=True, text=True, timeout=300)
+    here = importlib.util.find_spec("xllamacpp") is not None and packaged.installed("qwen2.5-coder-1.5b")
+    assert ("test_real_llm.py::" in listed.stdout) is here, listed.stdout[-2000:]
+    assert ("deselected" in listed.stdout) is not here

@@ -1,7 +1,8 @@
 """Against the real packaged model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M) served by llama.cpp through the gguf
 backend: a few INLI and DRInQ items in both modes, the server started and stopped by the backend, results that
-load in the report. Skipped, with the reason, where xllamacpp or the model parts are not installed. Slow on a
-CPU (minutes): CI runs it (marker ``real_llm``); deselect with ``-m 'not real_llm'``."""
+load in the report. Out of the run where xllamacpp or the model parts are not installed (tests/conftest.py:
+``real_llm_runs``; ``-m real_llm`` runs it anyway and says what is missing). Slow on a CPU (minutes): CI installs the
+model and runs it (marker ``real_llm``); deselect with ``-m 'not real_llm'``."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ def test_dtype_follows_the_device():
     assert dtype("cuda") == "float16" and dtype("cuda:1") == "float16"
     assert dtype("cpu") == "float32"  # no half-precision matrix units assumed on a CPU
     assert dtype("cpu", "bf16") == "bfloat16" and dtype("cuda", "fp32") == "float32"
-    with pytest.raises(PragmeterError, match="dtype must be one of"):
+    with pytest.raises(PragmeterError, match="dtype='int4': must be one of"):
         dtype("cpu", "int4")
 
 
@@ -77,5 +77,5 @@ def test_dtype_needs_the_torch_backend(model_dir):
     from pragmeter.errors import PragmeterError
     from pragmeter.impscore.model import ImpScore
 
-    with pytest.raises(PragmeterError, match="dtype applies to backend='torch'"):
+    with pytest.raises(PragmeterError, match="dtype='float16', backend='onnx': a torch precision"):
         ImpScore.load(model_dir, backend="onnx", dtype="float16")

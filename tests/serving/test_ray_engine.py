@@ -6,10 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import ray
 
 from pragmeter.encoders.runtime import score_tolerance
-
-ray = pytest.importorskip("ray")
 
 STAGE1 = "implicit_hate/data/implicit-hate-corpus/implicit_hate_v1_stg1_posts.tsv"
 
@@ -23,10 +22,10 @@ def local_ray():
 
 
 def _single_process(model_dir: str, values: list) -> tuple[np.ndarray, list[str], str]:
-    from pragmeter.impscore.model import load_impscore
+    from pragmeter.impscore.model import ImpScore
     from pragmeter.impscore.scoring import score_values
 
-    model = load_impscore(model_dir)  # the actors' default: this CPU's backend and precision
+    model = ImpScore.load(model_dir)  # the actors' default: this CPU's backend and precision
     return (*score_values(model, values), model.precision)
 
 

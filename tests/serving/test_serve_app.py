@@ -6,13 +6,10 @@ import threading
 
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 
-pytest.importorskip("fastapi")
-pytest.importorskip("httpx")
-from fastapi.testclient import TestClient  # noqa: E402
-
-from pragmeter.serve.app import create_app  # noqa: E402
-from pragmeter.serve.limits import Limits  # noqa: E402
+from pragmeter.serve.app import create_app
+from pragmeter.serve.limits import Limits
 
 LIMITS = Limits(max_texts=8, max_chars=300, max_body_bytes=8000)
 

@@ -16,17 +16,14 @@ import threading
 import time
 import zlib
 
+import httpx
 import numpy as np
 import pytest
 
-pytest.importorskip("fastapi")
-httpx = pytest.importorskip("httpx")
-pytest.importorskip("uvicorn")
-
-from pragmeter.serve.app import create_app  # noqa: E402
-from pragmeter.serve.batcher import MicroBatcher  # noqa: E402
-from pragmeter.serve.limits import Limits  # noqa: E402
-from pragmeter.testing.asgi import running  # noqa: E402
+from pragmeter.serve.app import create_app
+from pragmeter.serve.batcher import MicroBatcher
+from pragmeter.serve.limits import Limits
+from pragmeter.testing.asgi import running
 
 DIM = 16
 
@@ -441,10 +438,12 @@ def test_a_service_on_loopback_answers_only_its_own_names(headers, status):
 
 
 FLOOD_SERVER = """
-import resource, sys
+import importlib.util, resource, sys
 resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
-sys.path.insert(0, sys.argv[1])
-from test_serve_fairness import SlowModel
+spec = importlib.util.spec_from_file_location("test_serve_fairness", sys.argv[1])
+tests = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tests)
+SlowModel = tests.SlowModel
 from pragmeter.serve.app import create_app
 from pragmeter.serve.limits import Limits
 from pragmeter.serve.listen import listening_socket
@@ -468,7 +467,7 @@ def test_a_flood_of_stalled_connections_under_a_low_file_limit():
 
     here = Path(__file__).resolve().parent
     env = {**os.environ, "PYTHONPATH": str(here.parents[1] / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    server = subprocess.Popen([sys.executable, "-c", FLOOD_SERVER, str(here)], env=env, text=True,
+    server = subprocess.Popen([sys.executable, "-c", FLOOD_SERVER, str(Path(__file__).resolve())], env=env, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     flood = []
     try:

@@ -14,16 +14,14 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pytest
+from fastapi.testclient import TestClient
 
-pytest.importorskip("fastapi")
-httpx = pytest.importorskip("httpx")
-from fastapi.testclient import TestClient  # noqa: E402
-
-from pragmeter.serve.app import create_app  # noqa: E402
-from pragmeter.serve.batcher import EncoderFailed, MicroBatcher  # noqa: E402
-from pragmeter.serve.limits import Limits  # noqa: E402
+from pragmeter.serve.app import create_app
+from pragmeter.serve.batcher import EncoderFailed, MicroBatcher
+from pragmeter.serve.limits import Limits
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 POISON = "\ud800 hello"

@@ -1,5 +1,6 @@
 """The tasks beyond the seeds (ludwig, circa, bbh_snarks, figqa, floyd): the papers' prompts, parsers that read a
-perfect answer back as the gold one on every item, and the structure a local interpreter reads from each prompt."""
+perfect answer back as the gold one on every item, and the structured item each request carries for a local
+interpreter."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 
 from pragmeter.datasets.floyd import load_floyd_battery
 from pragmeter.eval import registry
-from pragmeter.eval.multiple_choice import ChoiceItem, option_key, prompt_item
+from pragmeter.eval.multiple_choice import ChoiceItem, option_key
+from pragmeter.llm.request import ChoiceInput
 from pragmeter.errors import PragmeterError
 from pragmeter.tasks.snarks import prompt_parts
 
@@ -34,16 +36,16 @@ def test_every_reference_answer_parses_as_the_gold_answer(name):
 
 
 @pytest.mark.parametrize("name", NEW_TASKS)
-def test_each_prompt_gives_its_item_back_to_a_local_interpreter(name):
+def test_each_request_carries_its_item_for_a_local_interpreter(name):
     built = task(name)
     item = built.items()[1]
     for run in range(built.runs):
-        found = prompt_item(built.messages(item, run))
-        assert found is not None
+        request = built.request(item, run)
+        assert request.kind == "choice" and request.messages == built.messages(item, run)
+        found = request.input
         meant = found.item.options[found.item.answer_index][0]
         assert built.parse(found.answers[meant], item) == built.gold(item)
         assert found.item.text and found.item.readings
-    assert prompt_item([{"role": "user", "content": "a prompt no task built"}]) is None
 
 
 @pytest.mark.parametrize("name", NEW_TASKS)
@@ -135,10 +137,11 @@ def test_pragmeter_tasks_lists_citation_and_published_figures():
         assert sum(line.startswith("published: ") for line in block) >= 2, name
 
 
-def test_a_drinq_prompt_gives_its_item_back_to_a_local_interpreter():
+def test_a_drinq_request_carries_its_item_for_a_local_interpreter():
     built = task("drinq_vanilla")
     item = built.items()[0]
-    found = prompt_item(built.messages(item, 2))
+    found = built.request(item, 2).input
+    assert isinstance(found, ChoiceInput)
     assert (found.item.context, found.item.utterance, found.item.options) == (item.context, item.question, item.options)
     assert all(built.parse(found.answers[letter], item) == letter for letter, _ in item.options)
 

@@ -6,7 +6,7 @@ import os
 
 import pandas as pd
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter, PragmeterError
 from pragmeter.io import numeric_column, read_table, require_column
 from pragmeter.metrics.correlation import correlations
 
@@ -22,7 +22,8 @@ def paired_columns(path: str | os.PathLike, x: str, y: str, y_table: str | os.Pa
     if y_table is None:
         return pd.DataFrame({"_x": x_values, "_y": numeric_column(require_column(left, y, path), y, path)}), None
     if not on:
-        raise PragmeterError("y_table needs on=KEY (the column that identifies a row in both tables)")
+        raise InvalidParameter("on", InvalidParameter.ALONE, "a second table needs the key column that identifies a row "
+                               "in both tables", also={"y_table": y_table})
     right = read_table(y_table)
     for key in on:
         require_column(left, key, path)

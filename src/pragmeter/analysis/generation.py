@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from pragmeter.metrics.correlation import kendall_tau
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter, PragmeterError
 
 log = logging.getLogger("pragmeter")
 
@@ -77,10 +77,11 @@ class Generation:
 
 async def generate(backend, topics: list[str], runs: int, cache_path: Path | None, progress: bool = True
                    ) -> list[Generation]:
-    from pragmeter.llm.batch import Prompt, answer_all, cached_clients
+    from pragmeter.llm.batch import answer_all, cached_clients
+    from pragmeter.llm.request import Request
 
     jobs = [(run, topic) for run in range(runs) for topic in topics]
-    prompts = [Prompt([{"role": "user", "content": PROMPT.format(topic=topic)}], MAX_TOKENS, sample=run)
+    prompts = [Request([{"role": "user", "content": PROMPT.format(topic=topic)}], MAX_TOKENS, sample=run)
                for run, topic in jobs]
     async with cached_clients(cache_path, backend) as (client,):
         answers = await answer_all(client, prompts, "generation", progress)
@@ -202,7 +203,7 @@ def run_generation_check(backend: Callable[[], object], impscore: Callable[[], o
     from pragmeter.io import check_output
 
     if runs < 1:
-        raise PragmeterError(f"runs={runs}: must be at least 1")
+        raise InvalidParameter("runs", runs, "must be at least 1")
     topic_list = read_topics(topics) if topics else default_topics()
     chat = backend()
     check_output(output / "generation_check.json", overwrite)

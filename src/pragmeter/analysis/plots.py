@@ -7,14 +7,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import MissingExtra
 
 
 def _pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise PragmeterError("plots need matplotlib: pip install 'pragmeter[analysis]'") from None
+        raise MissingExtra("analysis", "plots", "matplotlib is missing") from None
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 

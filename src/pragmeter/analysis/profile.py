@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter
 from pragmeter.metrics.intervals import mean_difference, paired_difference
 from pragmeter.metrics.summary import histogram, summary
 from pragmeter.datasets.collection import TextCollection
@@ -112,9 +112,9 @@ def check_comparisons(collection: TextCollection, source: str) -> None:
         present = _ordered_values(collection, grouping)
         unknown = [value for value in (a, b) if value not in present]
         if unknown:
-            raise PragmeterError(f"{source}: compare='{a}:{b}': no {' or '.join(map(repr, unknown))} in label "
-                                 f"column {grouping!r} (values: "
-                                 f"{', '.join(present[:20])}{', …' if len(present) > 20 else ''})")
+            raise InvalidParameter("compare", f"{a}:{b}", f"{source}: no {' or '.join(map(repr, unknown))} in label "
+                                   f"column {grouping!r} (values: "
+                                   f"{', '.join(present[:20])}{', …' if len(present) > 20 else ''})")
 
 
 def compute_profile(collection: TextCollection, model, n_pairs: int = DEFAULT_PAIRS, seed: int = 0) -> Profile:
@@ -269,7 +269,7 @@ def profile_source(source: str, output: Path, impscore: Callable[[], object], ro
     from pragmeter.io import check_outputs
 
     if n_pairs < 1:
-        raise PragmeterError(f"n_pairs={n_pairs}: must be at least 1")
+        raise InvalidParameter("n_pairs", n_pairs, "must be at least 1")
     collections = load_collections(source, root, column, label_columns, pair_column, compare, max_per_label, seed)
     if compare:  # the user's comparisons (built-in sets name their own, which need not be in every sample)
         for collection in collections:

@@ -640,9 +640,9 @@ def stratify_logged_samples(results_dir: Path, output: Path, impscore: str | Non
             if not predictions.texts:
                 continue
             if model is None:
-                from pragmeter.impscore.model import load_impscore
+                from pragmeter.impscore.model import ImpScore
 
-                model = load_impscore(impscore, backend=backend, precision=precision, cache=True, device=device,
+                model = ImpScore.load(impscore, backend=backend, precision=precision, cache=True, device=device,
                                       batch_size=batch_size)
             scores = stratify.score_predictions(predictions, model)
             stratify.write_stratified(predictions, scores, folder_inside(output, relative), model.signature())

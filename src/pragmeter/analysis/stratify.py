@@ -22,7 +22,7 @@ import numpy as np
 
 from pragmeter.metrics.correlation import logistic_slope, spearman
 from pragmeter.metrics.intervals import wilson_interval
-from pragmeter.errors import DataError, PragmeterError
+from pragmeter.errors import DataError, InvalidParameter, PragmeterError
 from pragmeter.text import is_blank
 
 log = logging.getLogger("pragmeter")
@@ -121,7 +121,8 @@ def from_table(path: Path, text_column: str, gold_column: str | None, prediction
         golds = require_column(frame, gold_column, path).tolist() if needs_gold else [None] * len(texts)
     else:
         if not gold_column or not prediction_column:
-            raise PragmeterError("give gold_column and prediction_column, or correct_column")
+            raise InvalidParameter("correct_column", InvalidParameter.ALONE, "give it, or a gold and a prediction column",
+                                   also={"gold_column": gold_column, "prediction_column": prediction_column})
         golds = require_column(frame, gold_column, path).tolist()
         predictions = require_column(frame, prediction_column, path).tolist()
         # A missing prediction is wrong, as an invalid answer is in the harness metrics.
@@ -398,7 +399,7 @@ def stratify_input(input_path: str | Path, output: str | Path | None, impscore: 
                               score_column)
     if name:
         if len(inputs) > 1:
-            raise PragmeterError(f"name={name!r} needs a single input (this folder holds several sample logs)")
+            raise InvalidParameter("name", name, "needs a single input (this folder holds several sample logs)")
         inputs[0].name = name
     path = Path(input_path)
     output = Path(output) if output else path if path.is_dir() else path.parent

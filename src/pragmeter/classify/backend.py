@@ -1,17 +1,18 @@
 """``--model local:PATH``: a fine-tuned classifier folder from ``pragmeter classifier train`` answers the harness's
-tasks. It joins the chat backends through :func:`pragmeter.llm.backends.register_backend` (``llm/`` never imports
-``classify/``): importing this module registers it under ``local``.
+tasks. It joins the chat backends through the backend table of :mod:`pragmeter.llm.backends` (``llm/`` never imports
+``classify/``; the table names this module, imported when ``local`` is first asked for).
 
-The task's chat prompt is read back into the classifier's input: for pair models the last ``Premise:`` and
-``Hypothesis:`` lines of the last user message (the INLI task's template ends with them), for single-text
-models the last user message (the ISHate tasks send the text as the user turn). The answer is the predicted
-label's word that the task parses (recorded in the model folder), so API and local models share one results
-format. A pair model is an interpreter (:mod:`pragmeter.classify.interpreter`) and also answers the multiple-choice
-tasks (DRInQ, LUDWIG, Circa, Fig-QA, the Floyd battery): it reads the item a prompt asks about
-(:func:`pragmeter.eval.multiple_choice.prompt_item`) instead of the prompt — premise = the context with the quoted
-utterance, each option a reading — and answers with the task's text for the reading most likely meant
-(P(implied) + P(explicit)); an item whose options are utterances (Snarks) has no reading to rank and fails. Requests are batched: every request waiting at the same moment goes through one
-forward pass. The folder may also be a packaged interpreter's name.
+The classifier reads the structured input each request carries (:mod:`pragmeter.llm.request`), never the prompt's
+prose: a single-text model answers ``text`` requests (the ISHate and hate-detection tasks), a pair model ``pair``
+requests (INLI's premise and hypothesis). The answer is the predicted label's word that the task parses (recorded in
+the model folder), so API and local models share one results format. A pair model whose labels make a reading's
+score is an interpreter (:mod:`pragmeter.classify.interpreter`) and also answers ``choice`` requests, the
+multiple-choice tasks' items (DRInQ, LUDWIG, Circa, Fig-QA, the Floyd battery) — premise = the context with the
+quoted utterance, each option a reading — with the task's text for the reading most likely meant (P(implied) +
+P(explicit)); an item whose options are utterances (Snarks) has no reading to rank and cannot be asked. A task that
+asks a kind of request the model does not answer is refused before any request (``eval/runner.py: check_kinds``).
+Requests are batched: every request waiting at the same moment goes through one forward pass. The folder may also be
+a packaged interpreter's name.
 
 An interpreter runs as :meth:`pragmeter.classify.interpreter.Interpreter.load` resolves it (OpenVINO on a CPU, in bf16
 only where its recorded check allows; torch on a GPU); any other classifier runs through torch.
@@ -23,39 +24,29 @@ torch; default auto) and ``precision`` (auto, fp32 or bf16; default auto).
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from pragmeter.errors import PragmeterError
-from pragmeter.eval.multiple_choice import prompt_item
-from pragmeter.llm.backends import register_backend
-from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages, reject_unknown_args
+from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, reject_unknown_args
+from pragmeter.llm.request import ChoiceInput, PairInput, Request, TextInput
 
 _KNOWN = {"device", "batch_size", "backend", "precision"}
-_PAIR = re.compile(r"Premise:[ \t]*(?P<premise>.*?)\n\s*Hypothesis:[ \t]*(?P<hypothesis>.*?)\s*\Z", re.DOTALL)
 
 
-def classifier_input(messages: Messages, input_kind: str) -> tuple[str, str | None]:
-    """(text, hypothesis or None) from a task prompt; ValueError when the prompt holds no such input."""
-    users = [m["content"] for m in messages if m.get("role") == "user"]
-    if not users:
-        raise ValueError("the prompt has no user message")
-    content = users[-1]
-    if not isinstance(content, str) or not content.strip():
+def classifier_input(request: Request) -> tuple[str, str | None]:
+    """(text, hypothesis or None) of a ``text`` or ``pair`` request; ValueError when it holds no text to classify."""
+    if isinstance(request.input, PairInput):
+        return request.input.premise, request.input.hypothesis
+    if not isinstance(request.input, TextInput):
+        raise ValueError(f"a {request.kind} request holds no text to classify")
+    if not isinstance(request.input.text, str) or not request.input.text.strip():
         # e.g. ISHate messages whose cleaned text is empty (the dataset's cleaning removed a post that was only a
         # link or a number): nothing to classify, as `classifier predict` refuses an empty row
-        raise ValueError("the prompt's user message is empty (no text to classify)")
-    if input_kind == "single":
-        return content, None
-    # The last "Premise:" starts the item (earlier ones are in-context examples).
-    start = content.rfind("Premise:")
-    found = _PAIR.match(content[start:]) if start >= 0 else None
-    if not found:
-        raise ValueError("the prompt does not end with 'Premise: …' and 'Hypothesis: …' lines")
-    return found.group("premise").strip(), found.group("hypothesis").strip()
+        raise ValueError("the item's text is empty (no text to classify)")
+    return request.input.text, None
 
 
 def open_classifier(folder: Path, device: str | None, backend: str = "auto", precision: str = "auto"):
@@ -68,7 +59,7 @@ def open_classifier(folder: Path, device: str | None, backend: str = "auto", pre
     from pragmeter.encoders.registry import default_device
 
     if is_interpreter(read_settings(folder)[2]):
-        interpreter = Interpreter.load(folder, device or default_device(), precision, backend)
+        interpreter = Interpreter.load(folder, backend=backend, precision=precision, device=device or default_device())
         return interpreter.classifier, interpreter.runtime
     if backend not in ("auto", "torch"):
         raise PragmeterError(f"model argument backend={backend!r}: only an interpreter runs through OpenVINO; "
@@ -86,12 +77,27 @@ class LocalClassifierBackend(ChatBackend):
             path = str(resolve_interpreter(path))
         self.folder = path
         self.classifier, self.runtime = open_classifier(Path(path), device, backend, precision)
+        self.interpreter = self._interpreter()
+        self.kinds = self._kinds()
         self.batch_size = batch_size
         self.concurrency = batch_size  # so that a full batch of requests can wait together
         # Per waiting request: its (text, hypothesis or None) inputs, how its answer follows from their
         # probability rows, and the future it waits on.
         self._pending: list[tuple[list[tuple[str, str | None]], Callable, asyncio.Future]] = []
         self._scheduled = False
+
+    def _interpreter(self):
+        """The classifier read as an interpreter (it answers multiple-choice items), or None."""
+        from pragmeter.classify.interpreter import Interpreter, is_interpreter
+
+        return Interpreter(self.classifier, self.path) if is_interpreter(self.classifier.settings) else None
+
+    def _kinds(self) -> frozenset[str]:
+        """The request kinds this classifier answers: ``text`` (a single-text model), ``pair`` (a pair model) and
+        ``choice`` (an interpreter)."""
+        if self.classifier.settings.input_kind != "pair":
+            return frozenset({TextInput.kind})
+        return frozenset({PairInput.kind} | ({ChoiceInput.kind} if self.interpreter is not None else set()))
 
     @classmethod
     def from_args(cls, target: str | None, args: dict[str, str]) -> "LocalClassifierBackend":
@@ -131,22 +137,21 @@ class LocalClassifierBackend(ChatBackend):
         return {**self.identity(), **self.decoding(None), "batch_size": self.batch_size,
                 "device": str(self.classifier.device)}
 
-    def unaskable(self, messages: Messages) -> str | None:
-        """Why the classifier cannot take this prompt (no input text in it, or a multiple-choice item with no
-        utterance whose readings it could rank), else None: the run counts the item as an invalid answer and lists
-        it, instead of failing the request on every rerun."""
+    def unaskable(self, request: Request) -> str | None:
+        """Why the classifier cannot take this request (a kind it does not answer, an empty text, or a
+        multiple-choice item with no utterance whose readings it could rank), else None: the run counts the item as
+        an invalid answer and lists it, instead of failing the request on every rerun."""
         try:
-            self._request(messages)
+            self._request(request)
         except ValueError as error:
             return f"local classifier: {error}"
         return None
 
-    async def complete(self, messages: Messages, max_tokens: int | None, sample: int = 0,
-                       top_logprobs: int | None = None) -> Completion:
-        if top_logprobs:
+    async def complete(self, request: Request) -> Completion:
+        if request.top_logprobs:
             raise BackendFatal("the local backend answers with a label, not log-probabilities: use mode=generate")
         try:
-            inputs, answer = self._request(messages)
+            inputs, answer = self._request(request)
         except ValueError as error:
             raise BackendFailed(f"local classifier: {error}") from None
         future = asyncio.get_running_loop().create_future()
@@ -158,16 +163,16 @@ class LocalClassifierBackend(ChatBackend):
             asyncio.get_running_loop().call_soon(self._flush)
         return Completion(text=await future, finish_reason="stop")
 
-    def _request(self, messages: Messages) -> tuple[list[tuple[str, str | None]], Callable]:
-        """The classifier inputs a prompt asks about and the function from their probability rows to the answer:
+    def _request(self, request: Request) -> tuple[list[tuple[str, str | None]], Callable]:
+        """The classifier inputs a request asks about and the function from their probability rows to the answer:
         the label's word for one text or pair, the task's answer for the option most likely meant for a
-        multiple-choice item."""
-        kind = self.classifier.settings.input_kind
+        multiple-choice item. ValueError for a request the classifier cannot take."""
+        if request.kind not in self.kinds:
+            raise ValueError(f"it answers {' and '.join(sorted(self.kinds))} requests, not {request.kind}")
+        if isinstance(request.input, ChoiceInput):
+            return self._choice(request.input)
+        text, hypothesis = classifier_input(request)
         words = self.classifier.settings.answer_words
-        found = prompt_item(messages) if kind == "pair" else None
-        if found is not None:
-            return self._choice(found)
-        text, hypothesis = classifier_input(messages, kind)
 
         def label(rows: np.ndarray) -> str:
             decided = self.classifier.decide(rows)[0]
@@ -175,23 +180,18 @@ class LocalClassifierBackend(ChatBackend):
 
         return [(text, hypothesis)], label
 
-    def _choice(self, found) -> tuple[list[tuple[str, str | None]], Callable]:
-        """A multiple-choice item (:func:`pragmeter.eval.multiple_choice.prompt_item`) read by the interpreter: the
-        premise is the context with the quoted utterance, each option a reading, the answer the task's text for the
-        option with the highest P(implied) + P(explicit)."""
-        from pragmeter.classify.interpreter import Interpreter, premise
+    def _choice(self, found: ChoiceInput) -> tuple[list[tuple[str, str | None]], Callable]:
+        """A multiple-choice item read by the interpreter: the premise is the context with the quoted utterance, each
+        option a reading, the answer the task's text for the option with the highest P(implied) + P(explicit)."""
+        from pragmeter.classify.interpreter import premise
 
-        try:
-            interpreter = Interpreter(self.classifier, self.path)  # checks the labels make a reading's score
-        except PragmeterError as error:
-            raise BackendFatal(str(error)) from None
         item = found.item
         if not item.utterance.strip():
             raise ValueError(f"item {item.id} has no utterance whose readings the interpreter could rank (its options "
                              f"are utterances)")
         keys = list(item.keys)
         return ([(premise(item.context, item.utterance), reading) for reading in item.readings],
-                lambda rows: found.answers[keys[int(np.argmax(interpreter.meant_scores(rows)))]])
+                lambda rows: found.answers[keys[int(np.argmax(self.interpreter.meant_scores(rows)))]])
 
     def _flush(self) -> None:
         self._scheduled = False
@@ -216,4 +216,4 @@ class LocalClassifierBackend(ChatBackend):
             start += len(inputs)
 
 
-register_backend("local", LocalClassifierBackend)
+BACKEND = LocalClassifierBackend

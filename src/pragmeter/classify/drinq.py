@@ -63,7 +63,7 @@ def evaluate_drinq(model: str | os.PathLike, root=None, path=None, limit: int | 
     from pragmeter.datasets.drinq import load_drinq
 
     items = load_drinq(root, path=path)[:limit] if limit else load_drinq(root, path=path)  # a bad file fails fast
-    interpreter = Interpreter.load(model, device)
+    interpreter = Interpreter.load(model, device=device)
     rows = answer(interpreter, items, batch_size, progress)
     return score(rows, seed), rows
 

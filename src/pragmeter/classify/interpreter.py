@@ -95,11 +95,12 @@ class Interpreter:
 
     # -- loading ------------------------------------------------------------------------------------
     @classmethod
-    def load(cls, name: str | os.PathLike | None = None, device: str | None = None, precision: str = "auto",
-             backend: str = "auto", threads: int | str | None = None, progress: bool = True) -> "Interpreter":
+    def load(cls, name: str | os.PathLike | None = None, *, backend: str = "auto", precision: str = "auto",
+             device: str | None = None, threads: int | str | None = None, progress: bool = True) -> "Interpreter":
         """The packaged default (``name`` None), a packaged interpreter by name, a model folder (shipped form,
         a ``classifier train inli`` folder or a plain NLI cross-encoder) or, with a connection, an NLI
-        cross-encoder's Hub name (e.g. ``cross-encoder/nli-deberta-v3-base``), run as
+        cross-encoder's Hub name (e.g. ``cross-encoder/nli-deberta-v3-base``); every other argument by keyword, named
+        as :meth:`pragmeter.impscore.model.ImpScore.load` names them. Run as
         :func:`pragmeter.classify.shipped.interpreter_runtime` resolves ``backend``, ``precision``, ``device`` and
         ``threads``: ``auto`` is OpenVINO on a CPU (:mod:`pragmeter.classify.openvino`: converted once per model
         content, with a bar unless ``progress`` is False), in bf16 where the CPU has bf16 instructions and the

@@ -16,7 +16,7 @@ from pragmeter.classify.model import ClassifierSettings, TextClassifier
 from pragmeter.classify.training import (Trainer, FineTuneConfig, FineTuneResult, remove_checkpoints,
                                         tune_decision_bias)
 from pragmeter.encoders import canonical_name
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter, OutputExists
 from pragmeter.metrics.classification import accuracy_by_group, classification_report, correct
 
 log = logging.getLogger("pragmeter")
@@ -97,8 +97,8 @@ def run_svm_recipe(data: RecipeData, encoder: str, c_values: list[float], output
     from pragmeter.classify.svm import EmbeddingSVMClassifier, embedding_runtime
 
     if data.input_kind != "single":
-        raise PragmeterError("head='svm' classifies single texts; INLI's (premise, hypothesis) pairs need the "
-                             "fine-tuned head (head='linear')")
+        raise InvalidParameter("head", "svm", "classifies single texts; INLI's (premise, hypothesis) pairs need the "
+                               "fine-tuned head (linear)")
     backend, precision = embedding_runtime(precision, device, canonical_name(encoder))
     # max_length 0 here: fit records the encoder's own max_seq_length (embeddings are cached per encoder name)
     classifier, history = EmbeddingSVMClassifier.fit(recipe_settings(data, encoder, 0), data.train,
@@ -157,11 +157,12 @@ def train_classifier(data: RecipeData, encoder: str, output: str | Path, config:
     first examples (smoke runs); ``work_dir`` (default OUTPUT.work) holds the checkpoints a rerun resumes from."""
     output = Path(output)
     if (output / "config.json").exists() and not overwrite:
-        raise PragmeterError(f"{output} already holds a model; pass overwrite=True to replace it")
+        raise OutputExists(output, "already holds a model")
     data.train = data.train.head(limit_train)
     data.val, data.test = data.val.head(limit_eval), data.test.head(limit_eval)
     if not len(data.train) or not len(data.val):
-        raise PragmeterError("no training or validation examples (check limit_train / limit_eval)")
+        raise InvalidParameter("limit_train", limit_train, "leaves no training or validation examples",
+                               also={"limit_eval": limit_eval})
     work = Path(work_dir) if work_dir else output.with_name(output.name + ".work")
     if svm_c is not None:
         return run_svm_recipe(data, encoder, svm_c, output, config.select_on, device, config.precision, command,

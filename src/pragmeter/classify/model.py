@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pragmeter.errors import DataError, PragmeterError
+from pragmeter.errors import DataError, InvalidParameter, PragmeterError
 
 INPUT_KINDS = ("pair", "single")
 PRECISIONS = ("auto", "fp32", "bf16")  # auto: bf16 autocast on CUDA, fp32 on CPU
@@ -31,7 +31,7 @@ INFERENCE_PRECISIONS = (*PRECISIONS, "fp16")
 
 def check_precision(precision: str, allowed: tuple[str, ...] = PRECISIONS) -> str:
     if precision not in allowed:
-        raise PragmeterError(f"precision={precision!r}: must be one of {', '.join(allowed)}")
+        raise InvalidParameter("precision", precision, choices=allowed)
     return precision
 
 

@@ -201,7 +201,7 @@ def _convert(folder: Path, target: Path, progress: bool) -> None:
             errors.seek(0)
             lines = [line.strip() for line in errors.read().splitlines() if line.strip()]
             raise PragmeterError(f"could not convert classifier {str(folder)!r} for OpenVINO "
-                                 f"({lines[-1] if lines else f'exit {child.returncode}'}); use backend='torch'")
+                                 f"({lines[-1] if lines else f'exit {child.returncode}'}); run it with the torch backend")
 
 
 def export(folder: Path, target: Path) -> None:

@@ -18,6 +18,7 @@ those vote scores: they order labels as the SVM does, but are not calibrated.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -29,9 +30,11 @@ import numpy as np
 
 from pragmeter.classify.examples import Examples, run_fingerprint
 from pragmeter.classify.model import ClassifierSettings, check_precision, decide, pick_device, read_settings
-from pragmeter.errors import DataError, PragmeterError
+from pragmeter.errors import DataError, InvalidParameter, PragmeterError
 from pragmeter.io.atomic import atomic_path, replace_folder, write_json_atomic
 from pragmeter.metrics.classification import classification_report
+
+log = logging.getLogger("pragmeter")
 
 C_GRID = (1.0, 4.0, 16.0)
 _ARRAYS = ("support_vectors", "dual_coef", "intercept", "n_support")
@@ -46,7 +49,7 @@ def parse_c_values(text: str) -> list[float]:
     except ValueError:
         values = []
     if not values or any(not v > 0 for v in values):
-        raise PragmeterError(f"svm_c={text!r}: expected comma-separated positive numbers, e.g. 1,4,16")
+        raise InvalidParameter("svm_c", text, "expected comma-separated positive numbers, e.g. 1,4,16")
     return values
 
 def embedding_runtime(precision: str, device: str | None, encoder: str) -> tuple[str, str]:
@@ -113,7 +116,7 @@ class EmbeddingSVMClassifier:
             done = checkpoints.load(c)
             if done is not None:
                 arrays, gamma, row = done
-                bar.write(f"svm C={c:g}: fitted before, read from {checkpoints.folder}", file=sys.stderr)
+                log.info(f"svm C={c:g}: fitted before, read from {checkpoints.folder}")
             else:
                 started = time.perf_counter()
                 svm = SVC(C=float(c), kernel="rbf", gamma="scale", cache_size=2000).fit(x_train, y_train)
@@ -127,8 +130,8 @@ class EmbeddingSVMClassifier:
             if done is None:
                 checkpoints.save(c, arrays, gamma, row)
             history.append(row)
-            bar.write(f"svm C={c:g}: validation {select_on} {report[select_on]:.4f} ({row['support_vectors']} support "
-                      f"vectors, {row['train_seconds']} s)", file=sys.stderr)
+            log.info(f"svm C={c:g}: validation {select_on} {report[select_on]:.4f} ({row['support_vectors']} support "
+                     f"vectors, {row['train_seconds']} s)")
             if best is None or report[select_on] > best[0]:
                 best = (report[select_on], model)
         return best[1], history
@@ -337,11 +340,11 @@ class _Checkpoints:
             try:
                 state = json.loads(state_path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as error:
-                raise PragmeterError(f"{state_path} is not readable ({error}); delete the folder or pass another "
-                                     "work_dir") from None
+                raise InvalidParameter("work_dir", str(self.folder), f"{state_path} is not readable ({error}); delete "
+                                       "the folder or give another") from None
             if state.get("fingerprint") != key or state.get("head") != "svm":
-                raise PragmeterError(f"{self.folder} holds checkpoints of a different run (other settings or data); "
-                                     "pass another work_dir or delete it")
+                raise InvalidParameter("work_dir", str(self.folder), "holds checkpoints of a different run (other "
+                                       "settings or data); give another or delete it")
             self.fitted = state.get("fitted", {})
 
     def _file(self, c: float) -> Path:

@@ -29,7 +29,7 @@ from safetensors.torch import load_file, save_file
 
 from pragmeter.classify.examples import Examples, run_fingerprint
 from pragmeter.classify.model import TextClassifier, decide
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter
 from pragmeter.metrics.classification import classification_report
 from pragmeter.io import write_json_atomic
 from pragmeter.io.atomic import atomic_path, naming
@@ -60,11 +60,11 @@ class FineTuneConfig:
         from pragmeter.classify.model import check_precision
 
         if self.select_on not in SELECT_ON:
-            raise PragmeterError(f"select_on={self.select_on!r}: must be one of {', '.join(SELECT_ON)}")
+            raise InvalidParameter("select_on", self.select_on, choices=SELECT_ON)
         check_precision(self.precision)
         for name in ("epochs", "batch_size", "grad_accumulation", "max_length", "eval_batch_size"):
             if getattr(self, name) < 1:
-                raise PragmeterError(f"{name.replace('_', '-')} must be at least 1")
+                raise InvalidParameter(name, getattr(self, name), "must be at least 1")
 
 
 def config_from_options(options: Mapping[str, Any]) -> FineTuneConfig:
@@ -249,8 +249,8 @@ class Trainer:
             return 0, FineTuneResult()
         state = json.loads(state_path.read_text(encoding="utf-8"))
         if state.get("fingerprint") != key:
-            raise PragmeterError(f"{self.work_dir} holds a checkpoint of a different run (other settings or "
-                                 "data); pass another work_dir or delete it")
+            raise InvalidParameter("work_dir", str(self.work_dir), "holds a checkpoint of a different run (other "
+                                   "settings or data); give another or delete it")
         done = state["epochs_done"]
         device = self.classifier.device
         self.classifier.model.load_state_dict(

@@ -17,7 +17,7 @@ import signal
 import sys
 
 from pragmeter import __version__
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import Interrupted, PragmeterError
 
 # Top-level commands in help order (ImpScore use, ImpScore models, benchmarks, classifiers, new data, analyses, the
 # upstream data files) -> the module that registers them.
@@ -154,10 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         with library_messages(), _output_lock(args):
             code = args.func(args)
     except PragmeterError as error:
-        from pragmeter.cli.common import command_flags, in_flags
+        from pragmeter.cli.common import command_flags, said
 
-        print(f"pragmeter {args.command}: error: {in_flags(str(error), command_flags(parser, args))}", file=sys.stderr)
-        return error.exit_code
+        print(f"pragmeter {args.command}: error: {said(error, command_flags(parser, args))}", file=sys.stderr)
+        return 130 if isinstance(error, Interrupted) else 2
     except OSError as error:  # the file system refused (permission, full disk, a folder as a file): one line, no trace
         if isinstance(error, BrokenPipeError) and _reader_gone():
             # standard output's reader stopped reading (`pragmeter score - | head`): stop quietly, as shell tools do

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 from pathlib import Path
 
 from pragmeter.encoders.runtime import BACKEND_CHOICES, PRECISIONS, device_problem
+from pragmeter.errors import InvalidParameter, OutputExists, PragmeterError, spelled
 
 # Exit status of a run that wrote its output but some requests failed after every retry (eval, generate): the output
 # is marked incomplete, and the same command again asks only what failed.
@@ -108,7 +108,7 @@ def add(parser: argparse.ArgumentParser, *names: str, **overrides: dict) -> None
 def add_input_option(parser: argparse.ArgumentParser, help: str, required: bool = True,
                      legacy_positional: bool = True) -> None:
     """``--input``, as on every command that reads one file or folder. The positional form these commands used
-    to take is still accepted for one release (hidden; :func:`resolve_input` says the new form)."""
+    to take is still accepted until 2027-03-01 (hidden; :func:`resolve_input` says the new form; CHANGELOG.md)."""
     parser.add_argument("--input", help=help + (" (required)" if required else ""))
     if legacy_positional:
         parser.add_argument("input_positional", nargs="?", default=None, help=argparse.SUPPRESS)
@@ -187,9 +187,7 @@ def require_extra(extra: str) -> None:
 
 
 def load_chat_backend(spec: str, model_args: str, **defaults: str):
-    """The chat backend ``--model``/``--model-args`` name (``defaults``: model arguments unless given). The local
-    classifier backend lives in classify/ and joins llm's backend registry here, at the top layer."""
-    import pragmeter.classify.backend  # noqa: F401  (registers ``local``)
+    """The chat backend ``--model``/``--model-args`` name (``defaults``: model arguments unless given)."""
     from pragmeter.llm.backends import load_backend, parse_model_args
 
     return load_backend(spec, {**defaults, **parse_model_args(model_args)})
@@ -199,24 +197,17 @@ def load_model(args: argparse.Namespace, cache: bool = False):
     """The ImpScore model the command's flags name (``--impscore`` where it is the instrument, else ``--model``), run
     as ``--backend``/``--precision`` say (default auto: the fast path of this machine); ``cache``: with the on-disk
     embedding cache."""
-    from pragmeter.impscore.model import load_impscore
+    from pragmeter.impscore.model import ImpScore
 
     option = {name: getattr(args, name, None) for name in ("backend", "precision", "device", "batch_size", "dtype")}
-    return load_impscore(args.impscore if hasattr(args, "impscore") else args.model, option["backend"] or "auto",
-                         option["precision"] or "auto", cache or None, option["device"], option["batch_size"],
-                         option["dtype"])
+    return ImpScore.load(args.impscore if hasattr(args, "impscore") else args.model,
+                         backend=option["backend"] or "auto", precision=option["precision"] or "auto",
+                         device=option["device"], batch_size=option["batch_size"], cache=cache or None,
+                         dtype=option["dtype"])
 
 
-# How the library's errors name what a caller gave: keyword arguments, ``name=value`` (``precision='bf16'``,
-# ``limit=0``, ``overwrite=True``; ``name='a', 'b' or 'c'`` for a choice), and a parameter alone by a name with an
-# underscore (``distill_weight``). The command says each as the flag that sets it (``--precision bf16``,
-# ``--overwrite``, ``--distill-weight``): :func:`in_flags`, with the running command's options (:func:`command_flags`).
-PARAMETER_FLAGS = {"backend": "--backend", "precision": "--precision", "device": "--device", "dtype": "--dtype"}
 # Library parameters that a command's option of another name sets.
-PARAMETER_ALIASES = {"root": "data_root", "n_pairs": "pairs"}
-_VALUE = r"('[^']*'(?:(?:, | or )'[^']*')*|[^\s,;:)]+)"
-_KEYWORD = re.compile(r"(?<![\w.,-])([a-z][a-z0-9_]*)=" + _VALUE)
-_UNDERSCORED = re.compile(r"(?<![\w.'=/-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w'=(/-])")  # not in a path or name
+PARAMETER_ALIASES = {"root": "data_root", "n_pairs": "pairs", "task_args": "task_arg"}
 
 
 def command_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, tuple[str, bool]]:
@@ -235,21 +226,27 @@ def command_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> 
     return flags
 
 
-def in_flags(message: str, flags: dict[str, tuple[str, bool]] | None = None) -> str:
-    """``message`` with each parameter the running command has as a flag (``flags``, from :func:`command_flags`; the
-    runtime's parameters always) said as that flag: ``name=value`` as ``--name value`` (``name='a', 'b' or 'c'`` as
-    ``--name a, b or c``, ``switch=True`` as ``--switch``), ``some_name`` alone as ``--some-name``."""
-    flags = {**{name: (flag, False) for name, flag in PARAMETER_FLAGS.items()}, **(flags or {})}
+def said(error: PragmeterError, flags: dict[str, tuple[str, bool]]) -> str:
+    """``error``'s message as the running command says it: an :class:`~pragmeter.errors.InvalidParameter` names each
+    parameter it is about (``.name``, ``.also``) as the flag that sets it (``flags``, from :func:`command_flags`: the
+    option whose destination is the parameter, or the flag of its name; ``--precision bf16``, a switch as
+    ``--overwrite``), or as the library does where the command has no such flag; an
+    :class:`~pragmeter.errors.OutputExists` says ``--overwrite``; any other error is said as it is."""
+    by_flag = {flag: (flag, switch) for flag, switch in flags.values()}
 
-    def option(name: str) -> tuple[str, bool] | None:
-        return flags.get(name) or flags.get(PARAMETER_ALIASES.get(name, ""))
+    def flag_of(name: str) -> tuple[str, bool] | None:  # the option that sets it, or the flag named as it is
+        return (flags.get(name) or flags.get(PARAMETER_ALIASES.get(name, ""))
+                or by_flag.get("--" + name.replace("_", "-")))
 
-    def keyword(match: re.Match) -> str:
-        found = option(match[1])
+    def spell(name: str, value) -> str:
+        found = flag_of(name)
         if found is None:
-            return match[0]
+            return spelled(name, value)
         flag, switch = found
-        return flag if switch and match[2] == "True" else f"{flag} {match[2].replace(chr(39), '')}"
+        return flag if switch or value is InvalidParameter.ALONE else f"{flag} {value}"
 
-    message = _KEYWORD.sub(keyword, message)
-    return _UNDERSCORED.sub(lambda m: option(m[1])[0] if option(m[1]) else m[0], message)
+    if isinstance(error, InvalidParameter):
+        return error.said(spell)
+    if isinstance(error, OutputExists) and flag_of("overwrite"):
+        return f"{error.path} {error.what}; pass {flag_of('overwrite')[0]} to replace it"
+    return str(error)

@@ -53,10 +53,8 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_fetch(args: argparse.Namespace) -> int:
     from pragmeter.data.fetch import FAILED, UNREACHABLE, fetch_data, licences
-    from pragmeter.datasets.floyd import BATTERY, build_battery
 
-    root, outcomes = fetch_data(args.data_root, args.only, builders={BATTERY: build_battery},
-                                progress=not args.no_progress)
+    root, outcomes = fetch_data(args.data_root, args.only, progress=not args.no_progress)
     unreachable = [item for item in outcomes if item.status == UNREACHABLE]
     for item in outcomes:  # the files of a host that cannot be reached are said once, below
         if item.status != UNREACHABLE:

@@ -132,7 +132,7 @@ def run_export(args: argparse.Namespace) -> int:
     from pragmeter.classify.interpreter import Interpreter
 
     _check_output(args)
-    interpreter = Interpreter.load(args.model, "cpu", "fp32", "torch", progress=not args.no_progress)
+    interpreter = Interpreter.load(args.model, device="cpu", precision="fp32", backend="torch", progress=not args.no_progress)
     print(interpreter.save(args.output))
     return 0
 
@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     from pragmeter.classify.interpreter import Interpreter
 
     def load() -> Interpreter:
-        return Interpreter.load(args.model, args.device, args.precision, args.backend,
+        return Interpreter.load(args.model, backend=args.backend, precision=args.precision, device=args.device,
                                 progress=not args.no_progress)
 
     if args.input:

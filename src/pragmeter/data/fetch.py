@@ -3,9 +3,10 @@
 Each file is downloaded from its pinned URL into ``NAME.part`` beside its place, resumed from there when a run was
 interrupted (an HTTP Range request; a server that ignores it sends the whole file again), checked against the
 manifest's size and sha256, and only then renamed into place: a file that does not match is deleted and reported,
-never kept. A file the manifest lists as prepared from others (``from``) is built from them by the function given
-for it in ``builders`` (the data sets' code: ``pragmeter.datasets``), and kept only when it equals the pinned file
-byte for byte. Files already in place and intact are left alone, so a second run downloads nothing.
+never kept. A file the manifest lists as prepared from others (``from``) is built from them by the data sets' code
+that :data:`BUILDERS` names for it (imported only when the file is prepared, so ``data/`` imports nothing of
+``pragmeter.datasets``), and kept only when it equals the pinned file byte for byte. Files already in place and
+intact are left alone, so a second run downloads nothing.
 
 A data root may be shared, so what is in it is not trusted: a symbolic link, FIFO or other non-regular file under a
 data set's folder (or the folder itself as a link) stops the run in one line naming it before anything is read or
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import importlib
 import os
 import re
 import stat
@@ -47,6 +49,18 @@ FETCHED, BUILT, FAILED, UNREACHABLE = "fetched", "built", "failed", "unreachable
 BLOCK = 1 << 16
 TIMEOUT = 60  # seconds without a byte before a download counts as failed (it resumes on the next run)
 DEADLINE = 30 * 60  # seconds one file's download may take in all (it resumes on the next run)
+
+
+# Files prepared from others: data-root relative path -> "module:function" returning the file's bytes from a data root.
+BUILDERS: dict[str, str] = {"floyd_dev/floyd_dev_battery.json": "pragmeter.datasets.floyd:build_battery"}
+
+
+def builder(relative: str) -> Callable[[Path], bytes] | None:
+    """The function :data:`BUILDERS` names for ``relative``, imported now; None for a file nothing prepares."""
+    if relative not in BUILDERS:
+        return None
+    module, _, function = BUILDERS[relative].partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 @dataclass(frozen=True)
@@ -98,8 +112,8 @@ def fetch_data(root: str | os.PathLike | None = None, only: Sequence[str] = (),
                builders: Mapping[str, Callable[[Path], bytes]] | None = None, progress: bool = True,
                ) -> tuple[Path, list[Outcome]]:
     """Download (or resume) every missing or damaged file of the data sets in ``only`` (all when empty) into the
-    data root, then prepare the files made from others with ``builders`` (relative path -> function of the root
-    returning the file's bytes). Returns the root and one Outcome per file; a failed file does not stop the others,
+    data root, then prepare the files made from others with the functions :data:`BUILDERS` names (``builders``:
+    relative path -> function of the root returning the file's bytes, in their place). Returns the root and one Outcome per file; a failed file does not stop the others,
     a host that cannot be reached is not asked again for its other files. The folders it made and left empty are
     removed (the root too: a fetch that got nothing leaves nothing). A symbolic link or non-regular file under a data
     set's folder is a PlantedFile naming it; another run filling the same root is an OutputBusy
@@ -132,7 +146,8 @@ def fetch_data(root: str | os.PathLike | None = None, only: Sequence[str] = (),
                         unreachable[host] = outcomes[relative].reason
             for relative in relatives:
                 if relative not in outcomes:
-                    outcomes[relative] = _prepare(base, relative, (builders or {}).get(relative), outcomes)
+                    build = builders[relative] if builders is not None and relative in builders else builder(relative)
+                    outcomes[relative] = _prepare(base, relative, build, outcomes)
         return base, [outcomes[r] for r in relatives]
     finally:
         remove_made(made)

@@ -72,7 +72,7 @@ def data_root(root: str | os.PathLike | None = None) -> Path:
     if root is not None:
         path = Path(root).expanduser()
         if not path.is_dir():
-            raise DataError(f"data root {path} is not a folder (set by data_root or ${DATA_ROOT_ENV})")
+            raise DataError(f"data root {path} is not a folder (as given, or set by ${DATA_ROOT_ENV})")
         return path.resolve()
     empty = []
     for candidate in candidate_roots():
@@ -82,8 +82,8 @@ def data_root(root: str | os.PathLike | None = None) -> Path:
             empty.append(str(candidate.resolve()))
     without = f" ({', '.join(dict.fromkeys(empty))} holds no data file)" if empty else ""
     raise DataError(
-        f"no data root found{without}: get the data with `pragmeter data fetch` (into ../shared/data), or pass "
-        f"data_root=DIR or set ${DATA_ROOT_ENV}; the files and their URLs are listed in pragmeter/data/manifest.json"
+        f"no data root found{without}: get the data with `pragmeter data fetch` (into ../shared/data), or give a data "
+        f"root or set ${DATA_ROOT_ENV}; the files and their URLs are listed in pragmeter/data/manifest.json"
     )
 
 

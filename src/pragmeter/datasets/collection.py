@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter, PragmeterError
 from pragmeter.text import is_blank
 
 log = logging.getLogger("pragmeter")
@@ -101,7 +101,7 @@ def collection_from_file(dataset: str | Path, column: str = "text", label_column
     for spec in compare:
         a, sep, b = spec.partition(":")
         if not sep or first_label is None:
-            raise PragmeterError(f"compare={spec!r}: give A:B and a label_column")
+            raise InvalidParameter("compare", spec, "give A:B, and a label column")
         comparisons.append((first_label, a, b))
     collection = TextCollection(
         name=path.name.split(".")[0], texts=[str(texts[r]) for r in keep],

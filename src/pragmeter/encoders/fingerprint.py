@@ -1,9 +1,10 @@
 """What an encoder *is*, for cache keys: a hash of its weights, tokenizer and config files, not its name or path.
 
 Exports (ONNX, OpenVINO) and embedding caches are keyed by it, so a folder whose weights were replaced never returns
-the old numbers. Hashing 440 MB takes about a second, so each file's hash is kept in ``$PRAGMETER_CACHE/
-fingerprints.json`` under its identity and stamps (device, inode, size, mtime, ctime): an unchanged file is never read
-twice, a rewritten one is hashed again (its ctime moves with any write, and no one can set it back).
+the old numbers. Hashing an encoder's weights on every use would cost more than the use, so each file's hash is kept
+in ``$PRAGMETER_CACHE/fingerprints.json`` under its identity and stamps (device, inode, size, mtime, ctime): an
+unchanged file is never read twice, a rewritten one is hashed again (its ctime moves with any write, and no one can
+set it back).
 
 A folder pragmeter builds from others (a fine-tuned encoder, an OpenVINO export) is sealed when it is built
 (:func:`seal`: what it was built from and the hash of every file, in ``pragmeter-seal.json``) and checked against

@@ -98,7 +98,7 @@ class OnnxEncoder(GraphEncoder):
                                   dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names})
         except Exception as error:  # the exporter raises many types; the user needs one clear line
             raise PragmeterError(f"could not export encoder {self.encoder_name!r} to ONNX ({type(error).__name__}: "
-                                 f"{str(error).splitlines()[0] if str(error) else ''}); use backend='torch'") from error
+                                 f"{str(error).splitlines()[0] if str(error) else ''}); run it with the torch backend") from error
 
     def _open_session(self, threads: int | None):
         import onnxruntime as ort

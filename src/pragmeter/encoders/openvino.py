@@ -77,7 +77,7 @@ class OpenVinoEncoder(GraphEncoder):
             lines = [line for line in child.stderr.splitlines() if line.strip()]
             raise PragmeterError(f"could not convert encoder {self.encoder_name!r} for OpenVINO "
                                  f"({lines[-1].strip() if lines else f'exit {child.returncode}'}); "
-                                 "use backend='onnx' or 'torch'")
+                                 "run it with the onnx or torch backend")
         log.info(f"pragmeter: encoder ready in {time.monotonic() - started:.0f} s ({path.parent})")
         return path
 

@@ -21,15 +21,15 @@ records that check (``bf16_check``, measured at release the same way). On a CPU 
 AVX2-only AMD Zen 1) bf16 would only be emulated, so ``auto`` is fp32 there and an explicit ``bf16`` is refused; the
 same where ``$ONEDNN_MAX_CPU_ISA`` caps oneDNN below AVX512_CORE_BF16 (OpenVINO then has no bf16 kernels). int8 is
 refused, asked as ``precision='int8'`` or as ``backend='onnx-int8'`` alike: ONNX Runtime's dynamic quantization
-moves scores by up to 0.32 on real texts (τ 0.80), and static int8 of the OpenVINO graph (NNCF post-training
-quantization) by 0.15 (τ 0.95), both far outside the bounds. torch's ``auto`` is fp16 on a CUDA device (within the
-bounds there) and fp32 elsewhere.
+and static int8 of the OpenVINO graph (NNCF post-training quantization) both move scores far outside the bounds on
+real texts (figures in docs/results.md). torch's ``auto`` is fp16 on a CUDA device (within the bounds there) and fp32
+elsewhere.
 
 Threads. ``threads`` (or ``$PRAGMETER_ONNX_THREADS``) is validated here for both graph runtimes alike: a whole
 number >= 1, capped at the CPUs this process may use; unset, each runtime takes its own default.
 
-Errors name the parameters (``precision='bf16'``), as a Python caller passes them; the command line says them as
-flags.
+Errors are :class:`pragmeter.errors.InvalidParameter` (a ValueError) naming the parameters (``precision='bf16'``), as a
+Python caller passes them; the command line says them as flags.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import os
 from dataclasses import dataclass
 from functools import cache
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter, PragmeterError
 
 BACKEND_CHOICES = ("auto", "openvino", "onnx", "onnx-int8", "torch")  # what a caller may ask for
 BACKENDS = ("openvino", "onnx", "torch")  # what a resolved runtime runs
@@ -63,8 +63,8 @@ BF16_WITHIN_BOUNDS = {"all-MiniLM-L6-v2"}  # canonical encoder names that ``auto
 LONG_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 SHORT_NAMES = {long: short for short, long in LONG_NAMES.items()}
 THREADS_ENV = "PRAGMETER_ONNX_THREADS"  # threads of either graph runtime per process (default: the runtime's own)
-INT8_REFUSED = ("int8 scores differ from fp32 by up to 0.32 (Kendall τ 0.80) on real texts, outside the bounds "
-                f"(max |Δ| ≤ {MAX_ABS_DIFF}, τ ≥ {MIN_TAU}); use precision='auto', 'fp32' or 'bf16'")
+INT8_REFUSED = (f"int8 scores differ from fp32 on real texts beyond the bounds (max |Δ| ≤ {MAX_ABS_DIFF}, "
+                f"τ ≥ {MIN_TAU}; docs/results.md); use auto, fp32 or bf16")
 
 
 @dataclass(frozen=True)
@@ -115,27 +115,28 @@ def resolve_runtime(backend: str | None = "auto", precision: str | None = "auto"
             and another is refused.
 
     Returns:
-        The :class:`Runtime`. A wish this machine cannot meet raises a PragmeterError in one line.
+        The :class:`Runtime`. A wish this machine cannot meet raises an InvalidParameter (a ValueError) naming the parameter.
     """
     backend = "auto" if backend is None else backend
     precision = "auto" if precision is None else precision
     if backend not in BACKEND_CHOICES:
-        raise PragmeterError(f"backend must be one of {', '.join(BACKEND_CHOICES)}, got backend={backend!r}")
+        raise InvalidParameter("backend", backend, choices=BACKEND_CHOICES)
     if precision not in PRECISIONS:
-        raise PragmeterError(f"precision must be one of {', '.join(PRECISIONS)}, got precision={precision!r}")
+        raise InvalidParameter("precision", precision, choices=PRECISIONS)
     if backend == "onnx-int8" or precision == "int8":
-        asked = "backend='onnx-int8'" if backend == "onnx-int8" else "precision='int8'"
-        raise PragmeterError(f"{asked} is not offered: {INT8_REFUSED}")
+        asked = ("backend", backend) if backend == "onnx-int8" else ("precision", precision)
+        raise InvalidParameter(*asked, f"not offered: {INT8_REFUSED}")
     precision = _with_dtype(precision, dtype)
     device = None if device is None else str(device)
     gpu = device not in (None, "cpu")
     reasons: list[str] = []
     backend = _backend(backend, device if gpu else None, reasons, backends)
     if dtype is not None and backend != "torch":
-        raise PragmeterError(f"dtype applies to backend='torch'; got dtype={dtype!r} with backend={backend!r} (its "
-                             "precision is the precision parameter)")
+        raise InvalidParameter("dtype", dtype, "a torch precision, and this backend is not torch (its precision is "
+                               "the precision parameter)", also={"backend": backend})
     if backend != "torch" and gpu:
-        raise PragmeterError(f"device={device!r} needs backend='torch' (the {backend} backend runs on the CPU)")
+        raise InvalidParameter("device", device, f"needs backend torch (the {backend} backend runs on the CPU)",
+                               also={"backend": backend})
     if backend == "torch" and device is None:
         from pragmeter.encoders.registry import default_device
 
@@ -153,21 +154,21 @@ def _with_dtype(precision: str, dtype: str | None) -> str:
     from pragmeter.encoders.registry import DTYPES
 
     if dtype.lower() not in DTYPES:
-        raise PragmeterError(f"dtype must be one of {', '.join(sorted(DTYPES))}, got dtype={dtype!r}")
+        raise InvalidParameter("dtype", dtype, choices=sorted(DTYPES))
     short = SHORT_NAMES[DTYPES[dtype.lower()]]
     if precision not in ("auto", short):
-        raise PragmeterError(f"give precision or dtype, not both (precision={precision!r}, dtype={dtype!r})")
+        raise InvalidParameter("dtype", dtype, "give a precision or a dtype, not both", also={"precision": precision})
     return short
 
 
 def _backend(backend: str, device: str | None, reasons: list[str], backends: tuple[str, ...] = BACKENDS) -> str:
     if backend not in ("auto", *backends):
-        raise PragmeterError(f"backend={backend!r} does not run this model; use "
-                             f"{' or '.join(repr(name) for name in ('auto', *backends))}")
+        raise InvalidParameter("backend", backend, f"does not run this model; use {' or '.join(('auto', *backends))}",
+                               choices=("auto", *backends))
     cap = isa_cap()
     if backend == "openvino" and cap in ISAS_WITHOUT_OPENVINO:
-        raise PragmeterError(f"backend='openvino' cannot run with {ISA_ENVS[0]}={cap} (OpenVINO's CPU plugin needs "
-                             "AVX or above); use backend='onnx' or 'torch', or unset it")
+        raise InvalidParameter("backend", backend, f"cannot run with {ISA_ENVS[0]}={cap} (OpenVINO's CPU plugin needs "
+                               "AVX or above); use onnx or torch, or unset it")
     if backend != "auto":
         return backend
     if device is not None:
@@ -188,8 +189,8 @@ def _backend(backend: str, device: str | None, reasons: list[str], backends: tup
 def _precision(precision: str, backend: str, device: str, encoder: str | None, bf16_check: bool | str | None,
                reasons: list[str]) -> str:
     if precision == "fp16" and backend != "torch":
-        raise PragmeterError("precision='fp16' runs through torch on a GPU (backend='torch', device='cuda'); on a CPU "
-                             "use precision='auto', 'fp32' or 'bf16'")
+        raise InvalidParameter("precision", precision, "runs through torch on a GPU (backend torch, device cuda); on a "
+                               "CPU use auto, fp32 or bf16")
     if backend == "torch":
         if precision != "auto":
             return precision
@@ -201,18 +202,18 @@ def _precision(precision: str, backend: str, device: str, encoder: str | None, b
         return chosen
     if backend == "onnx":
         if precision == "bf16":
-            raise PragmeterError("precision='bf16' needs backend='openvino' or 'torch' (ONNX Runtime has no bf16 CPU "
-                                 "kernels)")
+            raise InvalidParameter("precision", precision, "needs backend openvino or torch (ONNX Runtime has no bf16 "
+                                   "CPU kernels)")
         if precision == "auto":
             reasons.append("fp32: the onnx backend runs fp32 only")
         return "fp32"
     has_bf16, cap = cpu_has_bf16(), cap_without_bf16()
     if precision == "bf16" and not has_bf16:
         if cap:
-            raise PragmeterError(f"precision='bf16' needs AVX-512 BF16 or AMX, and {ISA_ENVS[0]}={cap} rules them "
-                                 "out; use precision='auto' or 'fp32', or unset it")
-        raise PragmeterError("precision='bf16' needs a CPU with AVX-512 BF16 or AMX (this one has neither: it would "
-                             "only be emulated); use precision='auto' or 'fp32'")
+            raise InvalidParameter("precision", precision, f"needs AVX-512 BF16 or AMX, and {ISA_ENVS[0]}={cap} rules "
+                                   "them out; use auto or fp32, or unset it")
+        raise InvalidParameter("precision", precision, "needs a CPU with AVX-512 BF16 or AMX (this one has neither: it "
+                               "would only be emulated); use auto or fp32")
     if precision != "auto":
         return precision
     if not has_bf16:
@@ -240,15 +241,17 @@ def _bf16_within_bounds(encoder: str | None, bf16_check: bool | None) -> bool:
 
 def _threads(threads: int | str | None, backend: str, reasons: list[str]) -> int | None:
     """``threads`` (or ``$PRAGMETER_ONNX_THREADS`` for a graph backend) checked, capped at the usable CPUs."""
-    named = f"threads={threads!r}"
-    if threads is None:
-        value = os.environ.get(THREADS_ENV, "").strip() if backend in GRAPH_BACKENDS else ""
-        if not value:
+    from_environment = threads is None
+    if from_environment:
+        threads = os.environ.get(THREADS_ENV, "").strip() if backend in GRAPH_BACKENDS else ""
+        if not threads:
             return None
-        threads, named = value, f"{THREADS_ENV}={value!r}"
     text = str(threads).strip()
     if isinstance(threads, bool) or not text.isdigit() or int(text) < 1:
-        raise PragmeterError(f"{named}: expected a whole number of threads >= 1 (or leave it unset)")
+        wrong = "expected a whole number of threads >= 1 (or leave it unset)"
+        if from_environment:
+            raise PragmeterError(f"{THREADS_ENV}={threads!r}: {wrong}")
+        raise InvalidParameter("threads", threads, wrong)
     count, cpus = int(text), usable_cpus()
     if count > cpus:
         reasons.append(f"threads capped at the {cpus} CPUs this process may use")

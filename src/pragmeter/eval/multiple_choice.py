@@ -4,14 +4,13 @@ Every item is a :class:`ChoiceItem`: the situation (``context``), what is said (
 choose from (``options``, each under the key the answer names: a letter or a number) and the meant one (``answer``),
 the same shape as a DRInQ item (context, question, options, consensus) that ``classify/drinq.py`` answers. A chat
 model reads the task's prompt (its paper's where there is one) and answers with the key; a local interpreter reads the
-structure instead: :func:`prompt_item` gives back, for a prompt the task built in this process, its item and the
-answer text that the task parses as each option, so a backend can choose a reading and answer in the task's format
+structure instead: each request carries the item and the answer text that the task parses as each option
+(:class:`pragmeter.llm.request.ChoiceInput`), so a backend can choose a reading and answer in the task's format
 without parsing prompts (``choose(context, utterance, readings)`` → ``answers[key]``).
 
 :class:`ChoiceTask` scores accuracy against the meant option (invalid answers are wrong), with a 95% bootstrap interval
 over items (each item's correctness averaged over runs) and accuracy by each of ``group_fields``. Each sample logs the
-item's ``text`` (what ``analyze stratify`` scores with ImpScore) and its ``extra`` fields. The prompts remembered for
-:func:`prompt_item` live as long as the process (one entry per prompt built).
+item's ``text`` (what ``analyze stratify`` scores with ImpScore) and its ``extra`` fields.
 """
 
 from __future__ import annotations
@@ -22,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pragmeter.eval.task import Sample, ScoreContext, Task
+from pragmeter.llm.request import ChoiceInput
 from pragmeter.metrics.classification import accuracy_by_group, correct
 from pragmeter.metrics.intervals import BOOTSTRAP_SIGNATURE, bootstrap_ci, mean_sd
-from pragmeter.text import text_hash
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
@@ -51,30 +50,6 @@ class ChoiceItem:
     @property
     def answer_index(self) -> int:
         return self.keys.index(self.answer)
-
-
-@dataclass(frozen=True)
-class PromptItem:
-    item: ChoiceItem
-    answers: dict[str, str]  # option key -> the answer text the task parses as that option
-
-
-_PROMPTS: dict[str, PromptItem] = {}
-
-
-def _prompt_key(messages: list[dict]) -> str:
-    return text_hash("\x00".join(f"{m.get('role')}\x01{m.get('content')}" for m in messages))
-
-
-def remember(messages: list[dict], item: ChoiceItem, answers: dict[str, str]) -> list[dict]:
-    """Record which item ``messages`` ask about (for :func:`prompt_item`); returns ``messages``."""
-    _PROMPTS[_prompt_key(messages)] = PromptItem(item, answers)
-    return messages
-
-
-def prompt_item(messages: list[dict]) -> PromptItem | None:
-    """The item and answer texts of a prompt a multiple-choice task built in this process, else None."""
-    return _PROMPTS.get(_prompt_key(messages))
 
 
 def option_key(response: str | None, item: ChoiceItem) -> str | None:
@@ -116,8 +91,10 @@ class ChoiceTask(Task):
         return self.build()
 
     def messages(self, item: ChoiceItem, run: int) -> list[dict]:
-        messages = [{"role": "user", "content": self.prompt(item, run)}]
-        return remember(messages, item, {key: self.answer_text(key) for key in item.keys})
+        return [{"role": "user", "content": self.prompt(item, run)}]
+
+    def request_input(self, item: ChoiceItem) -> ChoiceInput:
+        return ChoiceInput(item, {key: self.answer_text(key) for key in item.keys})
 
     def parse(self, response: str | None, item: ChoiceItem) -> str | None:
         return option_key(response, item)

@@ -8,7 +8,7 @@ import importlib
 import pkgutil
 from functools import cache
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter, PragmeterError
 from pragmeter.eval.task import Task
 
 
@@ -80,7 +80,7 @@ def task_arguments(pairs: list[str], names: dict[str, tuple[str, ...]]) -> dict[
         target, sep, value = pair.partition("=")
         task, dot, key = target.partition(".")
         if not sep or not dot or not task or not key:
-            raise PragmeterError(f"task_arg={pair!r} is not TASK.KEY=VALUE")
+            raise InvalidParameter("task_args", pair, "is not TASK.KEY=VALUE")
         for member in names.get(task, (task,)):
             by_task.setdefault(member, {})[key] = value
     return by_task
@@ -94,11 +94,12 @@ def instantiate(names: str | list[str], task_args: list[str] = (), mode: str | N
     per_task = task_arguments(list(task_args), groups())
     unknown = set(per_task) - {cls.name for cls in classes}
     if unknown:
-        raise PragmeterError(f"task_arg names task(s) not being run: {', '.join(sorted(unknown))}")
+        raise InvalidParameter("task_args", InvalidParameter.ALONE,
+                               f"names task(s) not being run: {', '.join(sorted(unknown))}")
     if mode:
         without = [cls.name for cls in classes if "mode" not in cls.arguments]
         if without and mode != "generate":
-            raise PragmeterError(f"mode={mode!r}: task(s) {', '.join(without)} have no such mode")
+            raise InvalidParameter("mode", mode, f"task(s) {', '.join(without)} have no such mode")
         for cls in classes:
             if "mode" in cls.arguments:
                 per_task.setdefault(cls.name, {}).setdefault("mode", mode)

@@ -9,11 +9,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter, PragmeterError
 from pragmeter.provenance import RunRecord
 from pragmeter.llm.backends.base import BackendFatal, ChatBackend
-from pragmeter.llm.batch import Prompt, answer_all, cached_clients
+from pragmeter.llm.batch import answer_all, cached_clients
 from pragmeter.llm.client import Answer
+from pragmeter.llm.request import Request
 from pragmeter.eval.results import model_signature, write_results, write_samples
 from pragmeter.eval.task import Sample, ScoreContext, Task
 from pragmeter.io.atomic import make_folders, remove_made
@@ -69,27 +70,37 @@ def selected_items(task: Task, config: EvalConfig) -> list:
     return task.items()[: config.limit] if config.limit else task.items()
 
 
-def _jobs(config: EvalConfig) -> list[tuple[Task, int, object, Prompt]]:
+def _jobs(config: EvalConfig) -> list[tuple[Task, int, object, Request]]:
     jobs = []
     for task in config.tasks:
         items = selected_items(task, config)
         for run in range(task.runs):
             for item in items:
-                jobs.append((task, run, item, Prompt(task.messages(item, run), task.max_tokens,
-                                                     top_logprobs=task.top_logprobs)))
+                jobs.append((task, run, item, task.request(item, run)))
     return jobs
+
+
+def check_kinds(jobs: list[tuple[Task, int, object, Request]], backend: ChatBackend) -> None:
+    """Refuse, before any request, a task that asks the backend a kind of request it does not answer (a local
+    classifier given a chat-only task): a PragmeterError naming the task, the kind and the kinds it answers."""
+    for task, *_, request in jobs:
+        if request.kind not in backend.kinds:
+            model = backend.identity().get("model") or backend.identity().get("backend")
+            raise PragmeterError(f"task {task.name} asks {request.kind} requests, and the model {model} answers only "
+                                 f"{' and '.join(sorted(backend.kinds))} requests")
 
 
 async def _evaluate(config: EvalConfig) -> dict:
     jobs = _jobs(config)
+    check_kinds(jobs, config.backend)
     # A prompt the model can never take (a local classifier given an empty text) is not sent: it is an invalid
     # answer, listed in the results, and the run is complete (a rerun could not answer it either).
-    unaskable = [config.backend.unaskable(prompt.messages) for *_, prompt in jobs]
+    unaskable = [config.backend.unaskable(request) for *_, request in jobs]
     asked = [i for i, reason in enumerate(unaskable) if reason is None]
     async with cached_clients(config.cache_path, config.backend, config.judge) as (client, judge):
         answers = dict(zip(asked, await answer_all(client, [jobs[i][3] for i in asked], "eval", config.progress)))
         samples: dict[str, list[Sample]] = {task.name: [] for task in config.tasks}
-        for index, (task, run, item, prompt) in enumerate(jobs):
+        for index, (task, run, item, request) in enumerate(jobs):
             reason, fields = unaskable[index], task.fields(item)
             answer = answers[index] if reason is None else Answer(None, cached=False)
             if reason is not None:
@@ -97,7 +108,7 @@ async def _evaluate(config: EvalConfig) -> dict:
             parsed, option_logprobs = (None, None) if answer.error is not None or reason is not None else \
                 task.read_answer(answer.text, answer.top_logprobs, item)
             samples[task.name].append(Sample(
-                task=task.name, run=run, item_id=task.item_id(item), messages=prompt.messages, response=answer.text,
+                task=task.name, run=run, item_id=task.item_id(item), messages=request.messages, response=answer.text,
                 parsed=parsed, gold=task.gold(item), error=answer.error, cached=answer.cached,
                 fields=fields, option_logprobs=option_logprobs,
             ))
@@ -255,11 +266,11 @@ def run_eval(tasks: str, output: Path, backend: Callable[[], ChatBackend],
     from pragmeter.io import check_outputs
 
     if limit is not None and limit < 1:
-        raise PragmeterError(f"limit={limit}: must be at least 1")
+        raise InvalidParameter("limit", limit, "must be at least 1")
     if sample is not None and sample < 1:
-        raise PragmeterError(f"sample={sample}: must be at least 1")
+        raise InvalidParameter("sample", sample, "must be at least 1")
     if sample is not None and limit is not None:
-        raise PragmeterError(f"sample={sample} and limit={limit}: give one or the other")
+        raise InvalidParameter("sample", sample, "give one or the other", also={"limit": limit})
     instances = registry.instantiate(tasks, list(task_args), mode, root)
     check_outputs(filter(None, [finished_results(output)]), overwrite)
     payload = evaluate(EvalConfig(

@@ -1,8 +1,10 @@
 """The task interface: dataset + prompt template(s) + answer parser + metrics, declared in one module each.
 
 A task module in ``pragmeter.tasks`` lists its classes in ``TASKS``; the registry finds them. The runner asks a
-task for its items, the messages of each item in each run, parses each answer, then hands the samples of
-one run to ``score`` (which fills each sample's per-item ``scores`` and returns the corpus metrics).
+task for its items and the request of each item in each run (:meth:`Task.request`: the chat messages, and the
+structured input they were written from, :mod:`pragmeter.llm.request`, which a model that reads items instead of
+prose answers), parses each answer, then hands the samples of one run to ``score`` (which fills each sample's
+per-item ``scores`` and returns the corpus metrics).
 
 Multiple-choice tasks may also offer ``mode=logprob`` (a task argument): the model is asked for one token with
 its most likely alternatives, and each option is scored by its log-probability (:mod:`pragmeter.llm.choice`),
@@ -21,6 +23,7 @@ from typing import Any, ClassVar
 
 from pragmeter.errors import PragmeterError
 from pragmeter.llm.client import CachedClient
+from pragmeter.llm.request import Input, Request
 from pragmeter.metrics.intervals import mean_sd
 from pragmeter.text import text_hash
 from pragmeter.llm import choice
@@ -157,6 +160,17 @@ class Task(ABC):
     @abstractmethod
     def messages(self, item, run: int) -> list[dict]:
         """The chat messages for ``item`` in run ``run`` (runs differ e.g. in sampled in-context examples)."""
+
+    def request_input(self, item) -> Input | None:
+        """The structured input ``item``'s messages ask about (a text, a premise and hypothesis, a multiple-choice
+        item), for a model that reads it instead of the prose; None: the messages are all there is."""
+        return None
+
+    def request(self, item, run: int) -> Request:
+        """What the model is asked about ``item`` in run ``run``: its messages, token budget, first-token
+        alternatives in logprob mode, and its structured input."""
+        return Request(self.messages(item, run), self.max_tokens, top_logprobs=self.top_logprobs,
+                       input=self.request_input(item))
 
     @abstractmethod
     def parse(self, response: str | None, item) -> Any:

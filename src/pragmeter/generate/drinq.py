@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from pragmeter.datasets.drinq import LETTERS
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter
 from pragmeter.generate.output import read_texts, write_rows
 from pragmeter.generate.prompts import prompt_hash, prompt_text
 from pragmeter.generate.session import GenerationSession
@@ -53,7 +53,7 @@ class DrinqOptions:
 
     def __post_init__(self) -> None:
         if not 0 < self.max_similarity <= 1:
-            raise PragmeterError("max_similarity must be in (0, 1]")
+            raise InvalidParameter("max_similarity", self.max_similarity, "must be in (0, 1]")
 
 
 @cache
@@ -175,7 +175,7 @@ async def generate_drinq(session: GenerationSession, input_path: Path, column: s
     from pragmeter.encoders import load_encoder
 
     if options.keep_intents < 1:
-        raise PragmeterError("keep_intents must be at least 1")
+        raise InvalidParameter("keep_intents", options.keep_intents, "must be at least 1")
     rows, texts = read_texts(input_path, column, session.say)
     seen, questions = set(), []
     for row, text in zip(rows, texts):  # a question asked twice is generated once

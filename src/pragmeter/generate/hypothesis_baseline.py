@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from pragmeter.datasets.inli import LABELS, InliItem, load_inli
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter, MissingExtra, PragmeterError
 
 THREE_WAY = {"implied": "entailed", "explicit": "entailed", "neutral": "neutral", "contradiction": "contradiction"}
 FOLDS = 5
@@ -25,7 +25,7 @@ def _classifier(seed: int):
         from sklearn.linear_model import LogisticRegression
         from sklearn.pipeline import make_pipeline
     except ImportError:
-        raise PragmeterError("the hypothesis-only baseline needs scikit-learn: pip install 'pragmeter[generate]'") from None
+        raise MissingExtra("generate", "the hypothesis-only baseline", "scikit-learn is missing") from None
     return make_pipeline(TfidfVectorizer(ngram_range=(1, 2), min_df=1, sublinear_tf=True),
                          LogisticRegression(max_iter=2000, random_state=seed))
 
@@ -73,7 +73,7 @@ def cross_validated(items: list[InliItem], seed: int = 0) -> dict:
 def run_hypothesis_baseline(file: str | None, train_file: str | None, root=None, seed: int = 0) -> dict:
     if file is None:
         if train_file is not None:
-            raise PragmeterError(f"train={train_file!r} needs a FILE to test on")
+            raise InvalidParameter("train_file", train_file, "needs a file to test on")
         result = hypothesis_only(load_inli("train", root), load_inli("test", root), seed)
         return {**result, "setting": "trained on INLI train, tested on INLI test"}
     test = load_inli("test", path=Path(file))

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter, PragmeterError
 from pragmeter.generate.prompts import prompt_hash
 from pragmeter.generate.validation import ABSTAINED, Malformed, is_refusal, strings_in
-from pragmeter.llm.backends.base import ChatBackend, Messages
+from pragmeter.llm.backends.base import ChatBackend
 from pragmeter.llm.batch import run_batch
 from pragmeter.llm.cache import ResponseCache
 from pragmeter.llm.client import CachedClient, Counters
+from pragmeter.llm.request import Messages, Request
 
 log = logging.getLogger("pragmeter")
 
@@ -70,7 +71,7 @@ class GenerationSession:
     def __init__(self, backend: ChatBackend, cache_path: Path | None, retries: int = 2, progress: bool = True,
                  on_line: Callable[[str], None] | None = None):
         if retries < 0:
-            raise PragmeterError(f"retries={retries}: must be at least 0")
+            raise InvalidParameter("retries", retries, "must be at least 0")
         self.backend = backend
         self.cache = ResponseCache(cache_path) if cache_path is not None else None
         self.client = CachedClient(backend, self.cache)
@@ -90,8 +91,8 @@ class GenerationSession:
                    counts: StageCounts, counters: Counters) -> Outcome:
         outcome = Outcome("failed")
         for attempt in range(self.retries + 1):
-            answer = await self.client.chat(messages, max_tokens, sample=attempt,
-                                            counters=counters if attempt == 0 else None)
+            answer = await self.client.chat(Request(messages, max_tokens, sample=attempt),
+                                            counters if attempt == 0 else None)
             counts.requests += 1
             counts.cached += answer.cached
             counts.retried += attempt > 0

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from pragmeter.metrics.intervals import BOOTSTRAP_SIGNATURE, bootstrap_ci
+from pragmeter.errors import InvalidParameter
 
 RESAMPLES = 2000
 CI_LOW, CI_HIGH, N = "_ci_low", "_ci_high", "_n"  # the suffixes of a figure's interval and count keys
@@ -219,7 +220,7 @@ class SuiteEvaluator(Evaluator):
         if len(set(names)) != len(names):
             raise ValueError(f"{name}: evaluators must have distinct names, got {names}")
         if primary is None and not hasattr(self, "metric"):  # a suite with a figure of its own sets ``metric``
-            raise ValueError(f"{name}: name the evaluator whose primary metric is the suite's (primary=...)")
+            raise InvalidParameter("primary", primary, f"{name}: name the evaluator whose primary metric is the suite's")
         self.primary = primary
 
     @property

@@ -183,11 +183,12 @@ class ImpScore:
 
     # ---------------------------------------------------------------- loading and saving
     @classmethod
-    def load(cls, name_or_path: str | os.PathLike | None = None, device: str | None = None,
-             batch_size: int | None = None, embedding_cache=None, backend: str = "auto",
-             dtype: str | None = None, precision: str = "auto", threads: int | None = None,
-             runtime=None) -> "ImpScore":
-        """Load a shipped model by name (default: the package default) or a model folder.
+    def load(cls, name: str | os.PathLike | None = None, *, backend: str = "auto", precision: str = "auto",
+             device: str | None = None, threads: int | None = None, batch_size: int | None = None,
+             cache: bool | str | os.PathLike | None = None, dtype: str | None = None, runtime=None) -> "ImpScore":
+        """The one way to load ImpScore: a shipped model by ``name`` (default: the package default) or a model
+        folder; every other argument by keyword, named as :meth:`pragmeter.classify.interpreter.Interpreter.load`
+        names them.
 
         ``backend``: "auto" (OpenVINO on a CPU, torch on a GPU device), "openvino" (fp32, or bf16 where the CPU has
         it; see pragmeter.encoders.openvino), "torch" (sentence-transformers; on a GPU in fp16 with large
@@ -195,8 +196,13 @@ class ImpScore:
         ``precision``: auto | fp32 | bf16 (auto is bf16 where the CPU has AVX-512 BF16 or AMX and the encoder's bf16
         scores are within bounds, else fp32); ``threads``: the graph runtime's threads. All are resolved once, for
         this model's encoder, by pragmeter.encoders.runtime.resolve_runtime (``runtime``: a resolved one, e.g. of
-        a caller that resolved its wish for several models)."""
-        folder = resolve_model_dir(name_or_path)
+        a caller that resolved its wish for several models). ``cache``: True or a folder gives the model the on-disk
+        embedding cache (True: ``$PRAGMETER_CACHE/embeddings``), keyed by :meth:`embedding_key`. A bad
+        ``$PRAGMETER_CHUNK_SIZE`` is refused before the model loads (not half-way through a job)."""
+        from pragmeter.impscore.scoring import chunk_size
+
+        chunk_size()
+        folder = resolve_model_dir(name)
         config = read_model_config(folder)
         from pragmeter.encoders import require_encoder
         from pragmeter.encoders.finetuned import WEIGHTS_KEY, finetuned_encoder
@@ -227,9 +233,12 @@ class ImpScore:
             from pragmeter.impscore.heads import ImpScoreHeads
 
             heads = ImpScoreHeads.from_numpy(heads, runtime.device)
-        model = cls(heads, encoder_name, config, batch_size=batch_size, embedding_cache=embedding_cache,
-                    runtime=runtime)
+        model = cls(heads, encoder_name, config, batch_size=batch_size, runtime=runtime)
         model.config_path = folder / CONFIG_FILE
+        if cache is not None and cache is not False:
+            from pragmeter.encoders.embedding_cache import attach_embedding_cache
+
+            attach_embedding_cache(model, None if cache is True else cache)
         return model
 
     def save(self, folder: str | os.PathLike, card: str | None = None, extra_config: dict | None = None,
@@ -435,27 +444,8 @@ class ImpScore:
 
     def signature(self) -> str:
         """A short string naming the model, encoder and variant, and the runtime that produced the numbers (bf16
-        scores differ from fp32 ones by up to ~0.02): pragmeter.encoders.runtime.Runtime.signature."""
+        scores differ from fp32 ones within the bounds of pragmeter.encoders.runtime): its Runtime.signature."""
         h = self.heads_config
         return (f"impscore|model:{self.config.get('name', 'custom')}|encoder:{self.encoder_label}|"
                 f"l:{h.dim}|t:{h.transform}|imp:{h.imp_metric}|prag:{h.prag_metric}|v:{self.config.get('version', 1)}"
                 f"|{self.runtime.signature()}")
-
-
-def load_impscore(name: str | os.PathLike | None = None, backend: str = "auto", precision: str = "auto",
-                  cache: bool | str | os.PathLike | None = None, device: str | None = None,
-                  batch_size: int | None = None, dtype: str | None = None, threads: int | None = None) -> ImpScore:
-    """The one way commands and services load ImpScore: :meth:`ImpScore.load` (its runtime resolved once from
-    ``backend``, ``precision``, ``threads``, ``device`` and ``dtype``) plus, when ``cache`` is true or a folder, the
-    on-disk embedding cache (True: ``$PRAGMETER_CACHE/embeddings``), keyed by :meth:`ImpScore.embedding_key`. A bad
-    ``$PRAGMETER_CHUNK_SIZE`` is refused before the model loads (not half-way through the job)."""
-    from pragmeter.impscore.scoring import chunk_size
-
-    chunk_size()
-    model = ImpScore.load(name, device=device, batch_size=batch_size, backend=backend, dtype=dtype,
-                          precision=precision, threads=threads)
-    if cache is not None and cache is not False:
-        from pragmeter.encoders.embedding_cache import attach_embedding_cache
-
-        attach_embedding_cache(model, None if cache is True else cache)
-    return model

@@ -21,6 +21,7 @@ import pandas as pd
 import torch
 
 from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+from pragmeter.errors import InvalidParameter, OutputExists
 from pragmeter.io.atomic import replace_folder
 from pragmeter.provenance import RunRecord
 from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
@@ -116,25 +117,28 @@ def config_from_options(options: Mapping[str, Any]) -> TrainConfig:
     a teacher without a weight above 0 or the reverse, and bf16 corpus embedding on the torch backend (made when
     the config is: :func:`corpus_runtime`)."""
     from pragmeter.encoders import canonical_name
-    from pragmeter.errors import PragmeterError
 
     values = {f.name: options[f.name] for f in fields(TrainConfig) if f.name in options}
     values.update(encoder=canonical_name(values.get("encoder", TrainConfig.encoder)),
                   source_weights=dict(values.get("source_weights", {})))
     config = TrainConfig(**values)
     if config.teacher and not config.distill_weight > 0:
-        raise PragmeterError(f"teacher={config.teacher!r} needs distill_weight above 0 (the weight of its scores)")
+        raise InvalidParameter("teacher", config.teacher, "a teacher's scores need a distillation weight above 0",
+                               also={"distill_weight": config.distill_weight})
     if config.distill_weight > 0 and not config.teacher:
-        raise PragmeterError(f"distill_weight={config.distill_weight:g} needs a teacher model (teacher=NAME)")
+        raise InvalidParameter("distill_weight", config.distill_weight, "needs a teacher model to distil")
     if config.encoder_layers and not (config.encoder_lr > 0 and config.encoder_epochs > 0
                                       and config.encoder_batch_size > 0):
-        raise PragmeterError(f"encoder_layers={config.encoder_layers} needs encoder_lr above 0, encoder_epochs and "
-                             "encoder_batch_size of at least 1")
+        raise InvalidParameter("encoder_layers", config.encoder_layers, "training encoder layers needs a learning "
+                               "rate above 0 and at least 1 epoch and 1 text per batch",
+                               also={"encoder_lr": config.encoder_lr, "encoder_epochs": config.encoder_epochs,
+                                     "encoder_batch_size": config.encoder_batch_size})
     if config.encoder_rank and not config.encoder_layers:
-        raise PragmeterError(f"encoder_rank={config.encoder_rank} compresses trained encoder layers: it needs "
-                             "encoder_layers=N")
+        raise InvalidParameter("encoder_rank", config.encoder_rank, "compresses trained encoder layers: it needs "
+                               "encoder layers to train", also={"encoder_layers": config.encoder_layers})
     if config.encoder_adapters and not config.encoder_rank:
-        raise PragmeterError("encoder_adapters=True trains rank-R adapters: it needs encoder_rank=R")
+        raise InvalidParameter("encoder_adapters", True, "trains rank-R adapters: it needs an encoder rank",
+                               also={"encoder_rank": config.encoder_rank})
     if not config.encoder_layers:  # the frozen encoder: the joint phase's settings do not apply
         config = replace(config, encoder_lr=0.0, encoder_epochs=0, encoder_batch_size=0)
     return config
@@ -170,7 +174,7 @@ def hard_negative_batch(data: TripletEmbeddings, config: TrainConfig) -> tuple[t
     if mode == "none" or config.hard_alpha <= 0:
         return None
     if mode not in ("source", "mined", "both"):
-        raise ValueError(f"hard_negatives must be none, source, mined or both, got {mode!r}")
+        raise InvalidParameter("hard_negatives", mode, choices=("none", "source", "mined", "both"))
     has_source = data.hard if data.hard is not None else torch.zeros(len(data), dtype=torch.bool)
     if mode == "source":
         return (data.e4 if data.e4 is not None else data.e3), has_source
@@ -401,7 +405,7 @@ def train(config: TrainConfig, output: str | Path | None = None, corpus: pd.Data
     from pragmeter.impscore.distillation import distillation_targets
 
     if output is not None and (Path(output) / "config.json").exists() and not overwrite:
-        raise PragmeterError(f"{output} already holds a model; pass overwrite=True to replace it")
+        raise OutputExists(output, "already holds a model")
     if isinstance(corpus, pd.DataFrame):
         info = {"file": "given as a table"}
     elif corpus is not None:
@@ -419,7 +423,7 @@ def train(config: TrainConfig, output: str | Path | None = None, corpus: pd.Data
     try:
         check_source_weights(config.source_weights, corpus["source"].unique(), "the corpus")
     except ValueError as error:
-        raise PragmeterError(f"source_weights: {error}") from None
+        raise InvalidParameter("source_weights", InvalidParameter.ALONE, str(error)) from None
     if config.teacher:  # a missing teacher fails now, not after the long embedding step
         from pragmeter.impscore.model import resolve_model_dir
 

@@ -28,14 +28,15 @@ def corpus_runtime(backend: str, precision: str, encoder: str, device: str | Non
     (pragmeter.encoders.runtime): OpenVINO on a CPU, torch on a GPU ``device`` or where OpenVINO cannot run (ONNX
     Runtime is not a corpus backend); a torch corpus embedding runs fp32."""
     from pragmeter.encoders.runtime import resolve_runtime
-    from pragmeter.errors import PragmeterError
+    from pragmeter.errors import InvalidParameter
 
     if backend not in ("auto", "torch", "openvino"):
-        raise PragmeterError(f"the corpus is embedded with backend='torch' or 'openvino', not backend={backend!r}")
+        raise InvalidParameter("backend", backend, "the corpus is embedded with torch or openvino",
+                               choices=("auto", "torch", "openvino"))
     if resolve_runtime(backend, "auto", encoder=encoder, device=device).backend != "openvino":
         if precision not in ("auto", "fp32"):
-            raise PragmeterError(f"precision={precision!r} needs backend='openvino' (the torch corpus embedding runs "
-                                 "fp32)")
+            raise InvalidParameter("precision", precision, "needs backend openvino (the torch corpus embedding runs "
+                                   "fp32)", also={"backend": backend})
         return "torch", "fp32"
     return "openvino", resolve_runtime("openvino", precision, encoder=encoder).precision
 

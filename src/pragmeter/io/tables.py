@@ -23,7 +23,7 @@ from typing import BinaryIO
 import numpy as np
 import pandas as pd
 
-from pragmeter.errors import DataError, PragmeterError
+from pragmeter.errors import DataError, OutputExists, PragmeterError
 from pragmeter.io.atomic import atomic_path
 from pragmeter.text import is_blank
 
@@ -160,9 +160,8 @@ def read_records(path: str | os.PathLike) -> list[tuple[int, dict]]:
     return records
 
 
-def jsonl_records(path: str | os.PathLike, text: str | None = None) -> list[dict]:
-    """The JSON objects of a JSON-lines file, one per non-blank line (``read_records`` without line numbers;
-    ``text`` is accepted for older callers and not needed)."""
+def jsonl_records(path: str | os.PathLike) -> list[dict]:
+    """The JSON objects of a JSON-lines file, one per non-blank line (``read_records`` without line numbers)."""
     return [record for _, record in read_records(path)]
 
 
@@ -281,7 +280,7 @@ def check_output(path: str | os.PathLike, overwrite: bool) -> Path:
     if path.is_dir():
         raise PragmeterError(f"{path} is a folder; give a file name for the output")
     if path.exists() and not overwrite:
-        raise PragmeterError(f"{path} exists; pass overwrite=True to replace it")
+        raise OutputExists(path)
     folder = path.parent
     while not folder.exists() and folder != folder.parent:  # the folders that writing it would create
         folder = folder.parent

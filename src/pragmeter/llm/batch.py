@@ -9,27 +9,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
 from pragmeter.errors import PragmeterError
-from pragmeter.llm.backends.base import BackendFatal, ChatBackend, Messages
+from pragmeter.llm.backends.base import BackendFatal, ChatBackend
 from pragmeter.llm.cache import ResponseCache
 from pragmeter.llm.client import Answer, CachedClient, Counters
+from pragmeter.llm.request import Request
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Prompt:
-    """One request: the messages, the task's token budget, which independent sample of them it is, and how many
-    of the first token's likeliest alternatives to return (log-probability scoring)."""
-
-    messages: Messages
-    max_tokens: int | None = None
-    sample: int = 0
-    top_logprobs: int | None = None
 
 
 async def run_batch(count: int, ask: Callable[[int, Counters], Awaitable[T]], description: str,
@@ -46,14 +35,11 @@ async def run_batch(count: int, ask: Callable[[int, Counters], Awaitable[T]], de
     return [job.result() for job in jobs]
 
 
-async def answer_all(client: CachedClient, prompts: Sequence[Prompt], description: str,
+async def answer_all(client: CachedClient, requests: Sequence[Request], description: str,
                      progress: bool = True) -> list[Answer]:
-    """One answer per prompt, in order; failed requests come back as answers with ``error`` set."""
-    return await run_batch(
-        len(prompts),
-        lambda i, counters: client.chat(prompts[i].messages, prompts[i].max_tokens, prompts[i].sample, counters,
-                                        top_logprobs=prompts[i].top_logprobs),
-        description, progress)
+    """One answer per request, in order; failed requests come back as answers with ``error`` set."""
+    return await run_batch(len(requests), lambda i, counters: client.chat(requests[i], counters), description,
+                           progress)
 
 
 @asynccontextmanager

@@ -8,8 +8,9 @@ from dataclasses import dataclass, replace
 
 from tqdm import tqdm
 
-from pragmeter.llm.backends.base import BackendFailed, ChatBackend, Messages
+from pragmeter.llm.backends.base import BackendFailed, ChatBackend
 from pragmeter.llm.cache import ResponseCache, cache_key
+from pragmeter.llm.request import Messages, Request
 
 
 @dataclass
@@ -52,13 +53,13 @@ class CachedClient:
             decoding = {**decoding, "top_logprobs": top_logprobs}
         return cache_key(self.backend.identity(), decoding, messages, sample)
 
-    async def chat(self, messages: Messages, max_tokens: int | None, sample: int = 0,
-                   counters: Counters | None = None, top_logprobs: int | None = None) -> Answer:
-        """One answer, from the cache or the backend; ``top_logprobs`` = K also asks for the first token's K
-        most likely alternatives (a separate cache entry from the plain answer). With a cache, a request whose key
+    async def chat(self, request: Request, counters: Counters | None = None) -> Answer:
+        """One answer to ``request``, from the cache or the backend; ``request.top_logprobs`` = K also asks for the
+        first token's K most likely alternatives (a separate cache entry from the plain answer). The cache is keyed
+        by the messages (what the task asks), never by how a backend reads them. With a cache, a request whose key
         is already on its way (e.g. a task's runs with identical zero-shot prompts) waits for that answer instead of
         asking again: the cache would have given it the same answer had it come a moment later."""
-        key = self.key(messages, max_tokens, sample, top_logprobs)
+        key = self.key(request.messages, request.max_tokens, request.sample, request.top_logprobs)
         entry = self.cache.get(key) if self.cache is not None else None
         if entry is not None:
             alternatives = entry.get("top_logprobs")
@@ -72,7 +73,7 @@ class CachedClient:
             if self.cache is not None:
                 pending = self._in_flight[key] = asyncio.get_running_loop().create_future()
             try:
-                answer = await self._ask(key, messages, max_tokens, sample, top_logprobs)
+                answer = await self._ask(key, request)
             except BaseException:
                 if pending is not None:
                     pending.cancel()  # waiting duplicates stop with this one (the batch is stopping anyway)
@@ -85,11 +86,10 @@ class CachedClient:
             counters.record(answer)
         return answer
 
-    async def _ask(self, key: str, messages: Messages, max_tokens: int | None, sample: int,
-                   top_logprobs: int | None) -> Answer:
+    async def _ask(self, key: str, request: Request) -> Answer:
         async with self._limit:
             try:
-                completion = await self.backend.complete(messages, max_tokens, sample, top_logprobs)
+                completion = await self.backend.complete(request)
             except BackendFailed as error:
                 return Answer(None, cached=False, error=str(error))
         # Failures are not cached, nor are answers without text (a server's transient glitch would otherwise be

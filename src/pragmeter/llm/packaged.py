@@ -62,6 +62,16 @@ def part_path(import_name: str, relative: str) -> Path | None:
     return path if path.is_file() else None
 
 
+def installed(name: str) -> bool:
+    """Whether packaged model ``name`` is on this machine, its joined file or every part package (sizes only, no
+    hashing: :func:`packaged_model_path` checks the content when the model is used)."""
+    model = PACKAGED[name]
+    target = llm_cache_dir() / model.filename
+    if target.is_file() and target.stat().st_size == model.size:
+        return True
+    return all(part_path(module, relative) is not None for _, module, relative in model.parts)
+
+
 def join_parts(pieces: list[Path], target: Path, size: int, sha256: str, what: str,
                progress: bool | None = None) -> None:
     """Concatenate ``pieces`` into ``target`` (atomically), checking the total size and sha256; a line says so

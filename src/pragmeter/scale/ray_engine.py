@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pragmeter.errors import Interrupted, PragmeterError
+from pragmeter.errors import Interrupted, MissingExtra, OutputExists, PragmeterError
 from pragmeter.impscore.scoring import ERROR_COLUMN, score_frame
 from pragmeter.io.atomic import staged_folder
 
@@ -99,13 +99,13 @@ class ImpScorePredictor:
         import torch
 
         torch.set_num_threads(threads)
-        from pragmeter.impscore.model import load_impscore
+        from pragmeter.impscore.model import ImpScore
 
         self.column = column
         # The runtime is resolved on the actor's own CPU, with the actor's share of threads (a graph runtime would
         # otherwise use every core of the node). GPU actors: torch in fp16 (unless dtype says otherwise) on large
         # length-sorted batches.
-        self.model = load_impscore(model, backend=backend, precision=precision, device=device,
+        self.model = ImpScore.load(model, backend=backend, precision=precision, device=device,
                                    batch_size=batch_size, dtype=dtype, threads=threads)
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
@@ -153,14 +153,14 @@ def score_with_ray(input_path: str | os.PathLike, output: str | os.PathLike, *, 
     try:
         import ray
     except ImportError:
-        raise PragmeterError("engine='ray' needs the 'ray' extra: pip install 'pragmeter[ray]'") from None
+        raise MissingExtra("ray", "the ray engine") from None
 
     from pragmeter.encoders.runtime import resolve_runtime
     from pragmeter.impscore.model import resolve_model_dir
 
     output = Path(output)
     if output.exists() and any(output.iterdir()) and not overwrite:
-        raise PragmeterError(f"{output} exists and is not empty; pass overwrite=True to replace it")
+        raise OutputExists(output, "exists and is not empty")
     files = input_files(input_path)
     root = str(Path(input_path)) if Path(input_path).is_dir() else ""
     model_dir = str(resolve_model_dir(model).resolve())  # actors may run elsewhere: pass an absolute folder

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import MissingExtra
 
 __all__ = ["create_app", "run_server"]
 
@@ -26,8 +26,7 @@ def run_server(model: str | None, host: str, port: int, limits: Mapping[str, Any
         from pragmeter.serve.limits import Limits
         from pragmeter.serve.server import serve
     except ImportError as error:
-        raise PragmeterError(f"pragmeter serve needs the 'serve' extra ({error.name} is missing): "
-                             "pip install 'pragmeter[serve]'") from None
+        raise MissingExtra("serve", "pragmeter serve", f"{error.name} is missing") from None
     from dataclasses import fields
 
     serve(model, host, port, Limits(**{f.name: limits[f.name] for f in fields(Limits) if f.name in limits}),

@@ -8,7 +8,7 @@ import math
 
 import uvicorn
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import InvalidParameter
 from pragmeter.serve.app import create_app
 from pragmeter.serve.connections import OncePerCondition, connection_cap, log, loop_exception_handler, protocol_class
 from pragmeter.serve.hosts import is_loopback
@@ -46,14 +46,14 @@ def check_settings(port: int, limits: Limits, max_batch: int, max_wait_ms: float
     for name in ("max_texts", "max_chars", "max_body_bytes", "max_batch", "max_queued_texts", "max_buffered_bytes",
                  "max_connections"):
         if counts[name] < 1:
-            raise PragmeterError(f"{name} must be positive, got {counts[name]}")
+            raise InvalidParameter(name, counts[name], "must be positive")
     for name in ("request_timeout", "body_timeout", "header_timeout", "keep_alive_timeout"):
         if not (math.isfinite(counts[name]) and counts[name] > 0):
-            raise PragmeterError(f"{name} must be a positive number of seconds, got {counts[name]}")
+            raise InvalidParameter(name, counts[name], "must be a positive number of seconds")
     if not 0 <= port <= 65535:
-        raise PragmeterError(f"port={port}: must be in 0..65535")
+        raise InvalidParameter("port", port, "must be in 0..65535")
     if not (math.isfinite(max_wait_ms) and max_wait_ms >= 0):
-        raise PragmeterError(f"max_wait_ms must be >= 0, got {max_wait_ms}")
+        raise InvalidParameter("max_wait_ms", max_wait_ms, "must be >= 0")
 
 
 def serve(model: str | None, host: str, port: int, limits: Limits, *, backend: str = "auto", precision: str = "auto",
@@ -63,13 +63,13 @@ def serve(model: str | None, host: str, port: int, limits: Limits, *, backend: s
     (:meth:`pragmeter.classify.interpreter.Interpreter.load`'s name: None is the packaged default) on ``/interpret``
     unless ``with_interpreter`` is False; the URL served is said (the ``pragmeter`` logger) once the models are
     loaded and warm."""
-    from pragmeter.impscore.model import load_impscore
+    from pragmeter.impscore.model import ImpScore
 
     check_settings(port, limits, max_batch, max_wait_ms)
     # Bind before loading the model: a busy port fails at once, and the URL printed is the one really served.
     sock = listening_socket(host, port)
     try:
-        impscore = load_impscore(model, backend=backend, precision=precision, device=device)
+        impscore = ImpScore.load(model, backend=backend, precision=precision, device=device)
         impscore.encode(["warm up the encoder"])  # export/load now, not on the first request
         reader = None
         if with_interpreter:  # its own runtime (OpenVINO on a CPU, torch on a GPU device), converted once

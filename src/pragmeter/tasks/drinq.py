@@ -26,7 +26,8 @@ from pragmeter.datasets.drinq import FILES, LETTERS, DrinqItem, load_drinq
 from pragmeter.metrics.classification import correct
 from pragmeter.metrics.intervals import BOOTSTRAP_SIGNATURE, bootstrap_ci, mean_sd
 from pragmeter.llm.parsing import json_field
-from pragmeter.eval.multiple_choice import ChoiceItem, remember
+from pragmeter.eval.multiple_choice import ChoiceItem
+from pragmeter.llm.request import ChoiceInput
 from pragmeter.eval.task import Sample, ScoreContext, Task, load_template
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -107,10 +108,11 @@ class DrinqTask(Task):
                 blocks.append(f"{self._item_block(shot['question'], shot['context'], options)}\nanswer\n{answer}")
             parts.append("## Examples\n\n" + "\n\n".join(blocks))
         parts.append("## Your item\n\n" + self._item_block(item.question, item.context, item.options))
-        messages = [{"role": "user", "content": "\n\n".join(parts)}]
+        return [{"role": "user", "content": "\n\n".join(parts)}]
+
+    def request_input(self, item: DrinqItem) -> ChoiceInput:
         choice = ChoiceItem(item.id, item.context, item.question, item.options, item.consensus, item.question)
-        answers = {letter: self._answer(letter, text, "") for letter, text in item.options}
-        return remember(messages, choice, answers)
+        return ChoiceInput(choice, {letter: self._answer(letter, text, "") for letter, text in item.options})
 
     def parse(self, response: str | None, item: DrinqItem) -> str | None:
         """The selected letter: from "selected_option" (JSON, or a tolerant regex), else a bare letter answer;

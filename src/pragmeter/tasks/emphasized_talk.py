@@ -17,7 +17,8 @@ import numpy as np
 from pragmeter.data.root import dataset_checksums
 from pragmeter.datasets.emphasized_talk import FILES, EmphasizedTalkItem, load_emphasized_talk
 from pragmeter.metrics.bertscore import DEFAULT_LAYER, DEFAULT_MODEL, BertScorer
-from pragmeter.llm.batch import Prompt, answer_all
+from pragmeter.llm.batch import answer_all
+from pragmeter.llm.request import Request
 from pragmeter.llm.parsing import json_field
 from pragmeter.eval.task import JUDGE_MAX_TOKENS, Sample, ScoreContext, Task, load_template
 
@@ -98,7 +99,7 @@ class EmphasizedTalk(Task):
         valid = [s for s in samples if s.valid]
         jobs = [(s, metric, messages, k) for s in valid for metric, messages in self.judge_prompts(s).items()
                 for k in range(n_samples)]
-        answers = await answer_all(context.judge, [Prompt(m, JUDGE_MAX_TOKENS, k) for _, _, m, k in jobs], "judge",
+        answers = await answer_all(context.judge, [Request(m, JUDGE_MAX_TOKENS, k) for _, _, m, k in jobs], "judge",
                                    context.progress)
         scores: dict[tuple[str, str], list[float]] = {}
         invalid = 0

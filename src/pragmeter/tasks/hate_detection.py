@@ -16,6 +16,7 @@ from pragmeter.datasets.ishate import files, load_ishate
 from pragmeter.datasets.labelled_texts import LabelledText, load_labelled_texts
 from pragmeter.eval.classification import ClassificationTask
 from pragmeter.eval.task import Sample, load_template
+from pragmeter.llm.request import TextInput
 
 
 class HateDetection(ClassificationTask):
@@ -48,6 +49,9 @@ class HateDetection(ClassificationTask):
     def messages(self, item: LabelledText, run: int) -> list[dict]:
         system = self.templates()["impscore_hate_detection_system"]
         return [{"role": "system", "content": system}, {"role": "user", "content": item.text}]
+
+    def request_input(self, item: LabelledText) -> TextInput:
+        return TextInput(item.text)
 
     def gold(self, item: LabelledText) -> str:
         return "yes" if item.label else "no"

@@ -14,6 +14,7 @@ from pragmeter.errors import PragmeterError
 from pragmeter.datasets.inli import LABELS, InliItem, load_inli, split_file
 from pragmeter.eval.classification import ClassificationTask
 from pragmeter.eval.task import Sample, load_template
+from pragmeter.llm.request import PairInput
 
 
 class Inli(ClassificationTask):
@@ -56,6 +57,9 @@ class Inli(ClassificationTask):
             prompt = head[: head.index(_INTRO)].rstrip("\n") + tail[len(_END):]
         prompt = prompt.replace("{PREMISE}", item.premise).replace("{HYPOTHESIS}", item.hypothesis)
         return [{"role": "user", "content": prompt}]
+
+    def request_input(self, item: InliItem) -> PairInput:
+        return PairInput(item.premise, item.hypothesis)
 
     def gold(self, item: InliItem) -> str:
         return item.label

@@ -13,6 +13,7 @@ from pragmeter.datasets.ishate import LABEL_NAMES, IshateItem, files, load_ishat
 from pragmeter.eval.classification import ClassificationTask
 from pragmeter.metrics.classification import accuracy_by_group
 from pragmeter.eval.task import Sample, load_template
+from pragmeter.llm.request import TextInput
 
 
 class IshateTask(ClassificationTask):
@@ -36,6 +37,9 @@ class IshateTask(ClassificationTask):
     def messages(self, item: IshateItem, run: int) -> list[dict]:
         (system,) = self.templates().values()
         return [{"role": "system", "content": system}, {"role": "user", "content": item.text}]
+
+    def request_input(self, item: IshateItem) -> TextInput:
+        return TextInput(item.text)
 
     def gold(self, item: IshateItem) -> str:
         return item.label_name

@@ -22,7 +22,8 @@ from functools import cache, cached_property
 from pragmeter.data.root import dataset_checksums
 from pragmeter.datasets.ludwig import LABELS, LudwigItem, load_ludwig, split_file
 from pragmeter.eval.classification import ClassificationTask
-from pragmeter.eval.multiple_choice import ChoiceItem, remember
+from pragmeter.eval.multiple_choice import ChoiceItem
+from pragmeter.llm.request import ChoiceInput
 from pragmeter.errors import PragmeterError
 from pragmeter.eval.task import Sample, load_template
 
@@ -102,10 +103,12 @@ class Ludwig(ClassificationTask):
 
     def messages(self, item: LudwigItem, run: int) -> list[dict]:
         prompt = completion_prompt(templates()[run], item.question, item.response, self.examples(item, run))
-        messages = [{"role": "user", "content": prompt}]
+        return [{"role": "user", "content": prompt}]
+
+    def request_input(self, item: LudwigItem) -> ChoiceInput:
         choice = ChoiceItem(item.id, item.question, item.response, (("yes", "yes"), ("no", "no")), item.label,
                             item.response)
-        return remember(messages, choice, dict(self.answer_words))
+        return ChoiceInput(choice, dict(self.answer_words))
 
     def gold(self, item: LudwigItem) -> str:
         return item.label

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import ClassVar
 
 from pragmeter.errors import PragmeterError
-
-Messages = list[dict[str, str]]
+from pragmeter.llm.request import KINDS, Request
 
 
 @dataclass(frozen=True)
@@ -29,9 +29,12 @@ class BackendFailed(Exception):
 
 
 class ChatBackend(ABC):
-    """A chat model. ``identity()`` and ``decoding()`` go into cache keys and results (never secrets)."""
+    """A chat model. ``identity()`` and ``decoding()`` go into cache keys and results (never secrets). ``kinds``: the
+    request kinds it answers (:mod:`pragmeter.llm.request`); a chat model reads the messages every request carries,
+    so it answers them all."""
 
     concurrency: int = 1
+    kinds: ClassVar[frozenset[str]] = KINDS
 
     @classmethod
     @abstractmethod
@@ -51,18 +54,20 @@ class ChatBackend(ABC):
         return {**self.identity(), **self.decoding(None), "concurrency": self.concurrency}
 
     @abstractmethod
-    async def complete(self, messages: Messages, max_tokens: int | None, sample: int = 0,
-                       top_logprobs: int | None = None) -> Completion:
-        """Answer ``messages``. ``sample`` > 0 asks for another independent sample of the same prompt;
-        ``top_logprobs`` = K asks for the K most likely first tokens with their log-probabilities.
+    async def complete(self, request: Request) -> Completion:
+        """Answer ``request`` (of a kind the backend answers). ``request.sample`` > 0 asks for another independent
+        sample of the same prompt; ``request.top_logprobs`` = K asks for the K most likely first tokens with their
+        log-probabilities.
 
         Raise BackendFailed when this request cannot be answered, BackendFatal when no request can (including
         a backend without log-probabilities asked for them).
         """
 
-    def unaskable(self, messages: Messages) -> str | None:
-        """Why this model can never answer ``messages`` (no retry or rerun would change it), else None. A chat model
-        takes any prompt; a local classifier only one that holds its input (classify/backend.py)."""
+    def unaskable(self, request: Request) -> str | None:
+        """Why this model can never answer ``request`` (no retry or rerun would change it), else None: a request of a
+        kind it does not answer; a backend adds its own reasons (a local classifier given an empty text)."""
+        if request.kind not in self.kinds:
+            return f"{self.identity().get('backend')} answers {', '.join(sorted(self.kinds))} requests, not {request.kind}"
         return None
 
     async def aclose(self) -> None:

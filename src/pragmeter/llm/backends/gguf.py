@@ -22,7 +22,7 @@ import hashlib
 import logging
 from pathlib import Path
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import MissingExtra, PragmeterError
 from pragmeter.llm.backends.base import BackendFatal, reject_unknown_args
 from pragmeter.llm.backends.openai_chat import OPENAI_DECODING, OpenAIChatBackend
 from pragmeter.llm.gguf_server import GgufServer, ServerSettings
@@ -96,7 +96,7 @@ class GgufBackend(OpenAIChatBackend):
         try:
             import xllamacpp  # noqa: F401 - fail here, before any work, with the install command
         except ImportError:
-            raise PragmeterError("the gguf backend needs xllamacpp: pip install 'pragmeter[llm]'") from None
+            raise MissingExtra("llm", "the gguf backend", "xllamacpp is missing") from None
         path, name, digest = resolve_model(target)
         server = ServerSettings(
             model_path=path, threads=_int_or_float(args, "threads", int, None),
@@ -130,7 +130,7 @@ class GgufBackend(OpenAIChatBackend):
             raise BackendFatal(self._failed) from None  # stops the whole run with this one-line message
         self.base_url = server.base_url
 
-    async def complete(self, messages, max_tokens, sample=0, top_logprobs=None):
+    async def complete(self, request):
         if self.server is None:
             async with self._guard():
                 if self.server is None:
@@ -141,7 +141,7 @@ class GgufBackend(OpenAIChatBackend):
                     _SHARED[self.server_settings] = (server, users + 1)
                     self.server = server  # set once healthy: requests that see it can be sent
         self.base_url = self.server.base_url  # follows a restart by the other user of a shared server
-        return await super().complete(messages, max_tokens, sample, top_logprobs)
+        return await super().complete(request)
 
     async def _repaired(self) -> bool:
         """The child died (out of memory, killed…): start it again, once per run; a second death stops the run."""

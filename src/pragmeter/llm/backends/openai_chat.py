@@ -28,13 +28,14 @@ import os
 import random
 import time
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import MissingExtra, PragmeterError
 
 try:
     import httpx
 except ImportError:  # pragma: no cover - depends on the install
-    raise PragmeterError("the openai-chat backend needs httpx: pip install 'pragmeter[harness]'") from None
-from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages, reject_unknown_args
+    raise MissingExtra("harness", "the openai-chat backend", "httpx is missing") from None
+from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, reject_unknown_args
+from pragmeter.llm.request import Request
 
 log = logging.getLogger("pragmeter")
 
@@ -204,9 +205,9 @@ class OpenAIChatBackend(ChatBackend):
             alternatives = tuple((str(t["token"]), float(t["logprob"])) for t in first)
         return Completion(text=content, finish_reason=choice.get("finish_reason"), top_logprobs=alternatives)
 
-    async def complete(self, messages: Messages, max_tokens: int | None, sample: int = 0,
-                       top_logprobs: int | None = None) -> Completion:
-        body = {"model": self.model, "messages": messages, **self.decoding(max_tokens)}
+    async def complete(self, request: Request) -> Completion:
+        sample, top_logprobs = request.sample, request.top_logprobs
+        body = {"model": self.model, "messages": request.messages, **self.decoding(request.max_tokens)}
         if body.get("max_tokens") is None:
             body.pop("max_tokens")
         if sample and "seed" in body:
