@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import DataError, PragmeterError
 from pragmeter.eval.multiple_choice import prompt_item
 from pragmeter.llm.backends import register_backend
 from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages, reject_unknown_args
@@ -203,6 +203,10 @@ class LocalClassifierBackend(ChatBackend):
         pairs = None if flat[0][1] is None else [hypothesis for _, hypothesis in flat]
         try:
             rows = self.classifier.probabilities(texts, pairs, self.batch_size)
+        except DataError as error:  # damaged weights (NaN probabilities): no request can be answered
+            for *_, future in batch:
+                future.set_exception(BackendFatal(str(error)))
+            return
         except Exception as error:  # noqa: BLE001 - every waiting request gets the failure
             for *_, future in batch:
                 future.set_exception(BackendFailed(f"local classifier failed: {error}"))

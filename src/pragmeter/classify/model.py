@@ -97,6 +97,28 @@ def decide(probabilities: np.ndarray, labels: Sequence[str], decision_bias: dict
     return [labels[i] for i in scores.argmax(axis=1)]
 
 
+def check_finite_tensors(tensors: dict, where: str | os.PathLike) -> None:
+    """A DataError naming ``where`` (the file or folder the tensors came from) and the first tensor (name -> torch
+    tensor or numpy array) that holds NaN or infinity: such a model gives NaN probabilities for every input, which no
+    answer may be read from."""
+    for name in sorted(tensors):
+        value = tensors[name]
+        finite = bool(torch.isfinite(value).all()) if isinstance(value, torch.Tensor) else bool(np.isfinite(value).all())
+        if not finite:
+            raise DataError(f"{where}: tensor {name!r} holds NaN or infinite values (a diverged training or a "
+                            "damaged file); this model cannot classify")
+
+
+def check_probabilities(probabilities: np.ndarray, name: str | os.PathLike) -> np.ndarray:
+    """``probabilities`` (rows of class probabilities) when every one is a finite number; a DataError naming the model
+    and the first row otherwise (weights that overflow give NaN): an error, never an answer read from NaN."""
+    broken = ~np.isfinite(probabilities).all(axis=1) if probabilities.ndim == 2 else np.zeros(0, dtype=bool)
+    if broken.any():
+        raise DataError(f"{name}: the model gives NaN or infinite probabilities for input {int(np.argmax(broken))} "
+                        f"({int(broken.sum())} of {len(probabilities)}); its weights are damaged, no answer is given")
+    return probabilities
+
+
 def pick_device(device: str | None) -> torch.device:
     if device:
         return torch.device(device)
@@ -114,6 +136,7 @@ class TextClassifier:
         self.settings = settings
         self.device = device
         self.truncated = 0  # inputs longer than settings.max_length seen by probabilities() (truncated to it)
+        self.source = "the classifier"  # what messages name it by: the folder it was read from, once loaded
 
     @property
     def labels(self) -> list[str]:
@@ -186,7 +209,10 @@ class TextClassifier:
                                       ("mismatched_keys", "of another shape")) if info.get(key)]
         if mismatch:
             raise DataError(f"{weights}: the weights do not match {config_path.name}: {'; '.join(map(str, mismatch))}")
-        return cls(model, tokenizer, settings, pick_device(device), precision)
+        check_finite_tensors(model.state_dict(), weights)
+        classifier = cls(model, tokenizer, settings, pick_device(device), precision)
+        classifier.source = str(folder)
+        return classifier
 
     def save(self, folder: str | os.PathLike, card: str, metrics: dict | None = None) -> Path:
         """Write the folder atomically: everything (weights, config, tokenizer, README.md card, metrics.json)
@@ -234,7 +260,7 @@ class TextClassifier:
             with self.autocast():
                 logits = self.model(**batch).logits
             out[rows] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
-        return out
+        return check_probabilities(out, self.source)
 
     def token_lengths(self, texts: Sequence[str], pairs: Sequence[str] | None = None,
                       truncation: bool = True) -> np.ndarray:

@@ -164,10 +164,12 @@ class OpenVinoClassifier:
             except RuntimeError as error:  # a kernel this CPU (or its ISA cap) lacks: OpenVINO's words, last line
                 raise PragmeterError(f"OpenVINO could not run classifier {self.folder.name!r} in {self.precision} on "
                                      f"this CPU ({last_line(error)}); {self._alternatives}") from None
+        from pragmeter.classify.model import check_probabilities
+
         out -= out.max(axis=1, keepdims=True)  # softmax of the logits, in fp32
         np.exp(out, out=out)
         out /= out.sum(axis=1, keepdims=True)
-        return out
+        return check_probabilities(out, self.folder)
 
     def predict(self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 64,
                 progress: bool = False) -> list[str]:

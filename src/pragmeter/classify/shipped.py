@@ -185,7 +185,7 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     from safetensors.torch import load_file
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-    from pragmeter.classify.model import TextClassifier, first_line, pick_device, read_settings
+    from pragmeter.classify.model import TextClassifier, check_finite_tensors, first_line, pick_device, read_settings
     from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards, finetuned_encoder
     from pragmeter.encoders.registry import quiet_loading
 
@@ -208,6 +208,7 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
         head = load_file(str(head_path))
     except (OSError, SafetensorError) as error:
         raise DataError(f"{head_path}: not readable safetensors ({first_line(error)})") from None
+    check_finite_tensors(head, head_path)
     try:
         with quiet_loading():  # the head is missing from the base on purpose: it is loaded next
             tokenizer = AutoTokenizer.from_pretrained(encoder_folder)
@@ -227,7 +228,11 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
                             f"{tuple(state[name].shape)}")
     with torch.no_grad():
         model.load_state_dict({name: tensor.to(state[name].dtype) for name, tensor in head.items()}, strict=False)
-    return TextClassifier(model, tokenizer, settings, pick_device(device), precision)
+    # the base encoder's own tensors too (the shards' were checked when applied): no tensor of the model is NaN
+    check_finite_tensors(model.base_model.state_dict(), f"{encoder_folder} (the base encoder {settings.base_encoder!r})")
+    classifier = TextClassifier(model, tokenizer, settings, pick_device(device), precision)
+    classifier.source = str(folder)
+    return classifier
 
 
 def bf16_check(classifier, premises: list[str], hypotheses: list[str], meant: list[int], fp32,

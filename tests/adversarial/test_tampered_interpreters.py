@@ -1,0 +1,141 @@
+"""An interpreter's model folder, and what it is asked, when someone else wrote them: no NaN answer from damaged
+weights (refused when loading, and a non-finite probability is an error wherever it comes from), encoder folders
+named by a config read from the model folder only, fingerprinting that reads regular files only and boundedly,
+readings that are a list of texts, a long text cut before it is tokenized. The folders are copies of the packaged
+interpreter, edited consistently (each file's sha256 written back into the config), run through torch on the CPU."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from pragmeter.classify.interpreter import Interpreter
+from pragmeter.classify.shipped import DEFAULT_INTERPRETER, MODELS_DIR
+from pragmeter.cli import main
+from pragmeter.errors import DataError, PragmeterError
+
+CONTEXT = "Ann offers Bob a coffee at eleven at night."
+UTTERANCE = "It would keep me awake."
+READINGS = ["Bob does not want a coffee.", "Bob wants a coffee."]
+
+
+def copy_default(folder: Path) -> Path:
+    shutil.copytree(MODELS_DIR / DEFAULT_INTERPRETER, folder)
+    return folder
+
+
+def edit_config(folder: Path, change) -> None:
+    config = json.loads((folder / "config.json").read_text())
+    change(config)
+    (folder / "config.json").write_text(json.dumps(config))
+
+
+def rewrite_head(folder: Path, change) -> None:
+    """The head's tensors changed by ``change`` (name -> tensor), written back with the config's sha256."""
+    from safetensors.torch import load_file, save_file
+
+    from pragmeter.data.root import sha256_of
+
+    head = load_file(str(folder / "head.safetensors"))
+    change(head)
+    save_file({name: tensor.contiguous() for name, tensor in head.items()}, str(folder / "head.safetensors"))
+    edit_config(folder, lambda config: config["head_weights"].update(sha256=sha256_of(folder / "head.safetensors")))
+
+
+def load(folder: Path) -> Interpreter:
+    return Interpreter.load(folder, device="cpu", precision="fp32", backend="torch", progress=False)
+
+
+def one_line_error(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    return err
+
+
+# ---------------------------------------------------------------- NaN in a model folder: never an answer
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_nan_or_infinity_in_the_head_is_refused_when_loading(value, tmp_path, capsys):
+    folder = copy_default(tmp_path / "model")
+    rewrite_head(folder, lambda head: head["classifier.weight"].__setitem__((0, 0), value))
+    with pytest.raises(DataError, match=r"head.safetensors: tensor 'classifier.weight' holds NaN or infinite"):
+        load(folder)
+    capsys.readouterr()
+    assert main(["interpret", UTTERANCE, "--context", CONTEXT, "--reading", READINGS[0], "--reading", READINGS[1],
+                 "--model", str(folder), "--backend", "torch", "--precision", "fp32", "--no-progress"]) == 2
+    assert "holds NaN or infinite values" in one_line_error(capsys)
+
+
+def test_nan_in_whole_weights_is_refused_when_loading(tmp_path):
+    """A ``classifier train`` folder (whole weights, model.safetensors), as written by TextClassifier.save."""
+    from safetensors.torch import load_file, save_file
+
+    from pragmeter.classify.model import TextClassifier
+
+    whole = load(copy_default(tmp_path / "shipped")).classifier
+    whole.save(tmp_path / "whole", "card")
+    weights = load_file(str(tmp_path / "whole" / "model.safetensors"))
+    name = next(n for n in sorted(weights) if n.endswith("attention.self.query.weight"))
+    weights[name][3, 3] = float("nan")
+    save_file(weights, str(tmp_path / "whole" / "model.safetensors"))
+    with pytest.raises(DataError, match=rf"model.safetensors: tensor '.*{name}' holds NaN"):
+        TextClassifier.load(tmp_path / "whole", "cpu", "fp32")
+
+
+@pytest.fixture(scope="module")
+def overflowing(tmp_path_factory) -> Path:
+    """Finite weights whose logits overflow: every row of the classification layer 3e38, so every logit is +inf
+    or -inf and the softmax is NaN."""
+    folder = copy_default(tmp_path_factory.mktemp("overflow") / "model")
+    rewrite_head(folder, lambda head: head["classifier.weight"].fill_(3e38))
+    return folder
+
+
+def test_a_non_finite_probability_is_an_error_never_an_answer(overflowing, capsys):
+    model = load(overflowing)  # every tensor is finite: loading cannot tell
+    with pytest.raises(DataError, match="NaN or infinite probabilities for input 0"):
+        model.choose(CONTEXT, UTTERANCE, READINGS)
+    with pytest.raises(DataError, match="NaN or infinite probabilities"):
+        model.classify([CONTEXT], [READINGS[0]])
+    capsys.readouterr()
+    assert main(["interpret", UTTERANCE, "--context", CONTEXT, "--reading", READINGS[0], "--reading", READINGS[1],
+                 "--model", str(overflowing), "--backend", "torch", "--precision", "fp32", "--no-progress"]) == 2
+    assert "NaN or infinite probabilities" in one_line_error(capsys)
+    assert "*" not in capsys.readouterr().out  # no reading is marked as chosen
+
+
+def test_eval_with_a_local_model_that_gives_nan_stops_in_one_line(overflowing, tmp_path, data_root, capsys):
+    capsys.readouterr()
+    code = main(["eval", "--tasks", "drinq_vanilla", "--model", f"local:{overflowing}", "--model-args",
+                 "device=cpu,backend=torch,precision=fp32", "--output", str(tmp_path / "run"), "--limit", "4",
+                 "--no-progress", "--data-root", str(data_root)])
+    assert code == 2 and "NaN or infinite probabilities" in one_line_error(capsys)
+    assert not (tmp_path / "run" / "results.json").exists()  # no accuracy read from NaN answers
+
+
+def test_check_probabilities_names_the_first_bad_row():
+    from pragmeter.classify.model import check_probabilities
+
+    good = np.array([[0.25, 0.75], [0.5, 0.5]], dtype=np.float32)
+    assert check_probabilities(good, "m") is good
+    with pytest.raises(DataError, match=r"m: .* for input 1 \(1 of 2\)"):
+        check_probabilities(np.array([[0.25, 0.75], [np.nan, 0.5]]), "m")
+
+
+def test_nan_in_svm_weights_is_refused_when_loading(tmp_path):
+    from pragmeter.classify.model import ClassifierSettings
+    from pragmeter.classify.svm import EmbeddingSVMClassifier, _save_arrays
+
+    settings = ClassifierSettings(["a", "b"], "all-MiniLM-L6-v2", 64, "single")
+    arrays = {"support_vectors": np.ones((2, 4), np.float32), "dual_coef": np.ones((1, 2), np.float32),
+              "intercept": np.zeros(1, np.float32), "n_support": np.array([1, 1], np.int32)}
+    EmbeddingSVMClassifier(settings, arrays, 0.5, 1.0).save(tmp_path / "svm", "card")
+    assert EmbeddingSVMClassifier.load(tmp_path / "svm").labels == ["a", "b"]  # the untampered folder loads
+    arrays["dual_coef"][0, 1] = np.inf
+    _save_arrays(arrays, tmp_path / "svm" / "svm.safetensors")
+    with pytest.raises(DataError, match="svm.safetensors: tensor 'dual_coef' holds NaN or infinite"):
+        EmbeddingSVMClassifier.load(tmp_path / "svm")
