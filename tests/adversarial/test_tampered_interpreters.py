@@ -7,7 +7,10 @@ interpreter, edited consistently (each file's sha256 written back into the confi
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -139,3 +142,119 @@ def test_nan_in_svm_weights_is_refused_when_loading(tmp_path):
     _save_arrays(arrays, tmp_path / "svm" / "svm.safetensors")
     with pytest.raises(DataError, match="svm.safetensors: tensor 'dual_coef' holds NaN or infinite"):
         EmbeddingSVMClassifier.load(tmp_path / "svm")
+
+
+# ---------------------------------------------------------------- encoder folders a config names
+def encoder_copy(folder: Path) -> Path:
+    """A folder holding the packaged MiniLM's files (links to them: a Hugging Face cache's snapshot is made so)."""
+    from pragmeter.encoders import require_encoder
+
+    source = Path(require_encoder("all-MiniLM-L6-v2"))
+    for item in source.rglob("*"):
+        target = folder / item.relative_to(source)
+        if item.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+        elif item.suffix not in (".onnx", ".xml", ".bin") and "onnx" not in item.parts and "openvino" not in item.parts:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(item)
+    return folder
+
+
+def set_base(folder: Path, base: str) -> None:
+    edit_config(folder, lambda config: config["pragmeter"].update(base_encoder=base))
+
+
+def test_a_relative_base_encoder_is_read_from_the_model_folder_never_the_working_directory(
+        tmp_path, monkeypatch, private_cache):
+    folder = copy_default(tmp_path / "model")
+    set_base(folder, "enc")
+    elsewhere = tmp_path / "elsewhere"
+    encoder_copy(elsewhere / "enc")
+    monkeypatch.chdir(elsewhere)  # ./enc is here, not in the model folder: never used
+    with pytest.raises(DataError, match=r"config.json: 'pragmeter' base_encoder: encoder 'enc' is not a folder in the "
+                                        r"model folder"):
+        load(folder)
+    encoder_copy(folder / "enc")  # the model folder's own: used, and it is the packaged encoder's content
+    model = load(folder)
+    assert model.settings.base_encoder == str((folder / "enc").resolve())
+    default = load(MODELS_DIR / DEFAULT_INTERPRETER)
+    assert np.allclose(model.rank(CONTEXT, UTTERANCE, READINGS), default.rank(CONTEXT, UTTERANCE, READINGS), atol=1e-5)
+
+
+@pytest.mark.parametrize("base", ["/etc", "/", "not-an-encoder-anywhere"])
+def test_a_base_encoder_that_is_not_a_packaged_name_or_an_encoder_folder_is_refused_unread(base, tmp_path, monkeypatch):
+    import pragmeter.encoders.fingerprint as fingerprint
+
+    folder = copy_default(tmp_path / "model")
+    set_base(folder, base)
+    read = []
+    monkeypatch.setattr(fingerprint, "_file_hash", lambda path: read.append(path))  # nothing may be hashed
+    with pytest.raises(DataError, match="not an encoder folder|neither a packaged encoder"):
+        load(folder)
+    assert read == []
+
+
+def test_fingerprinting_refuses_an_encoder_folder_of_too_many_files_before_reading_one(tmp_path, monkeypatch):
+    import pragmeter.encoders.fingerprint as fingerprint
+
+    folder = tmp_path / "big"
+    (folder / "deep").mkdir(parents=True)
+    (folder / "config.json").write_text("{}")
+    for index in range(fingerprint.MAX_ENTRIES):
+        (folder / "deep" / f"{index}.txt").touch()
+    read = []
+    monkeypatch.setattr(fingerprint, "_file_hash", lambda path: read.append(path))
+    with pytest.raises(DataError, match=f"big: more than {fingerprint.MAX_ENTRIES} files and folders"):
+        fingerprint.folder_fingerprint(folder)
+    assert read == []
+
+
+FIFO_CHILD = """
+import sys
+from pathlib import Path
+from pragmeter.errors import PragmeterError
+try:
+    if sys.argv[1] == "interpreter":
+        from pragmeter.classify.interpreter import Interpreter
+        Interpreter.load(sys.argv[2], device="cpu", precision="fp32", backend="torch", progress=False)
+    else:
+        from pragmeter.classify.openvino import export_folder
+        export_folder(Path(sys.argv[2]))
+except PragmeterError as error:
+    print(error, file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+@pytest.mark.parametrize("where", ["encoder", "model"])
+def test_a_fifo_in_an_encoder_or_model_folder_is_refused_never_read(where, tmp_path, private_cache):
+    """A FIFO in the base encoder's folder (fingerprinted for every cache key) or in the model folder (fingerprinted
+    for its OpenVINO export) is refused by name; reading it would wait forever for a writer (in a child process: the
+    timeout only ends a hang)."""
+    folder = copy_default(tmp_path / "model")
+    encoder_copy(folder / "enc")
+    set_base(folder, "enc")
+    fifo = folder / "enc" / "extra.bin" if where == "encoder" else folder / "notes.json"
+    os.mkfifo(fifo)
+    child = subprocess.run([sys.executable, "-c", FIFO_CHILD, "interpreter" if where == "encoder" else "export",
+                            str(folder)], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert child.returncode == 2 and f"{fifo}: not a regular file" in child.stderr, child.stderr
+
+
+def test_a_fifo_in_an_impscore_encoder_folder_is_refused_by_score(tmp_path, private_cache):
+    from pragmeter.impscore.model import resolve_model_dir
+
+    shipped = resolve_model_dir("impscore-minilm")  # heads only, over the packaged encoder
+    folder = tmp_path / "impscore"
+    shutil.copytree(shipped, folder)
+    encoder_copy(folder / "enc")
+    os.mkfifo(folder / "enc" / "extra.bin")
+    config = json.loads((folder / "config.json").read_text())
+    config["encoder"] = "enc"
+    (folder / "config.json").write_text(json.dumps(config))
+    child = subprocess.run(
+        [sys.executable, "-c", "import sys; from pragmeter.cli import main; sys.exit(main())", "score",
+         "--impscore", str(folder), "--backend", "openvino", "It is cold in here."],  # its export is keyed by content
+        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert child.returncode == 2 and "extra.bin: not a regular file" in child.stderr, child.stderr

@@ -151,7 +151,7 @@ def test_packaged_encoder_not_installed_fails_at_once(monkeypatch, tmp_path, net
 
 def test_model_with_an_absent_hub_encoder_fails_fast_offline(tmp_path, monkeypatch, capsys, network_attempts):
     """A model folder naming an encoder that is neither local nor cached: one line, no retries (nothing tries the
-    network)."""
+    network: a model's config never starts a download)."""
     from pragmeter.impscore.model import resolve_model_dir
 
     shipped = resolve_model_dir("impscore-minilm")  # heads only (the default also carries encoder layers)
@@ -164,8 +164,9 @@ def test_model_with_an_absent_hub_encoder_fails_fast_offline(tmp_path, monkeypat
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path / "cache"))
     assert refused(capsys, "score", "--impscore", str(folder), "hi") == (
-        "pragmeter score: error: encoder 'sentence-transformers/not-a-model-we-have' not found offline: neither a "
-        "local folder nor in the Hugging Face cache (HF_HUB_OFFLINE is set); pass a local folder")
+        f"pragmeter score: error: {folder / 'config.json'}: encoder 'sentence-transformers/not-a-model-we-have' is "
+        "neither a packaged encoder (all-MiniLM-L6-v2, all-mpnet-base-v2), a folder in the model folder nor in the "
+        "local Hugging Face cache; a model's config never downloads one")
     assert network_attempts == []
 
 

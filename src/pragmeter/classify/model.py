@@ -87,6 +87,15 @@ def read_settings(folder: Path) -> tuple[Path, dict, ClassifierSettings]:
     return path, config, settings
 
 
+def base_encoder(folder: Path, settings: ClassifierSettings) -> str:
+    """Where the encoder that a classifier folder's settings name (``base_encoder``) loads from, read as
+    :func:`pragmeter.encoders.registry.config_encoder` reads a config's encoder: a packaged name, a folder (a relative
+    path read from the model folder, never from the working directory) or a hub name already in the local cache."""
+    from pragmeter.encoders.registry import config_encoder
+
+    return config_encoder(folder, settings.base_encoder, f"{Path(folder) / 'config.json'}: 'pragmeter' base_encoder")
+
+
 def decide(probabilities: np.ndarray, labels: Sequence[str], decision_bias: dict[str, float]) -> list[str]:
     """Labels of rows of class probabilities (columns in ``labels`` order): the argmax after ``decision_bias`` (label
     -> number) is added to the log-probabilities; without a bias, the plain argmax."""

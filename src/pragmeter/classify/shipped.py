@@ -185,7 +185,8 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     from safetensors.torch import load_file
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-    from pragmeter.classify.model import TextClassifier, check_finite_tensors, first_line, pick_device, read_settings
+    from pragmeter.classify.model import (TextClassifier, base_encoder, check_finite_tensors, first_line, pick_device,
+                                         read_settings)
     from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards, finetuned_encoder
     from pragmeter.encoders.registry import quiet_loading
 
@@ -195,6 +196,7 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     head_entry = config.get(HEAD_KEY)
     head_path = check_shards(folder, [head_entry] if isinstance(head_entry, dict) else head_entry,
                              f"{where} ({HEAD_KEY})")[0]
+    settings.base_encoder = base_encoder(folder, settings)  # a relative folder is the model folder's
     encoder_folder = finetuned_encoder(settings.base_encoder, folder, config.get(WEIGHTS_KEY), where)
     try:
         model_config = AutoConfig.for_model(**{k: v for k, v in config.items()

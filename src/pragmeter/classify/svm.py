@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from pragmeter.classify.examples import Examples, run_fingerprint
-from pragmeter.classify.model import (ClassifierSettings, check_finite_tensors, check_precision, check_probabilities,
+from pragmeter.classify.model import (ClassifierSettings, base_encoder, check_finite_tensors, check_precision, check_probabilities,
                                       decide, pick_device, read_settings)
 from pragmeter.errors import DataError, PragmeterError
 from pragmeter.io.atomic import atomic_path, replace_folder, write_json_atomic
@@ -273,6 +273,7 @@ class EmbeddingSVMClassifier:
 
         folder = Path(folder)
         config_path, config, settings = read_settings(folder)
+        settings.base_encoder = base_encoder(folder, settings)  # a relative folder is the model folder's
         weights = folder / cls.WEIGHTS_FILE
         try:
             svm = config["svm"]
