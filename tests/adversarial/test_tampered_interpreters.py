@@ -258,3 +258,33 @@ def test_a_fifo_in_an_impscore_encoder_folder_is_refused_by_score(tmp_path, priv
          "--impscore", str(folder), "--backend", "openvino", "It is cold in here."],  # its export is keyed by content
         capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert child.returncode == 2 and "extra.bin: not a regular file" in child.stderr, child.stderr
+
+
+# ---------------------------------------------------------------- a long text: cut before it is tokenized
+class SpyTokenizer:
+    """A tokenizer that records the longest text it was asked to tokenize (counting copies included)."""
+
+    def __init__(self, tokenizer) -> None:
+        self._tokenizer, self.longest = tokenizer, 0
+
+    def __call__(self, texts, pairs=None, **kwargs):
+        for value in [*(texts if isinstance(texts, list) else [texts]), *(pairs or [])]:
+            self.longest = max(self.longest, len(value))
+        return self._tokenizer(texts, pairs, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._tokenizer, name)
+
+
+def test_a_huge_premise_or_reading_is_cut_before_it_is_tokenized_with_the_same_answer():
+    from pragmeter.encoders.tokens import CHARS_PER_TOKEN
+
+    model = load(MODELS_DIR / DEFAULT_INTERPRETER)
+    limit = model.settings.max_length * CHARS_PER_TOKEN * 4  # what cut_long_text may keep of a text of words
+    huge = f"{CONTEXT} {'It is very late and everyone is tired. ' * 50_000}"  # 2 MB
+    expected = model.classify([huge[:limit], CONTEXT], [READINGS[0], huge[:limit]])
+    spy = model.classifier.tokenizer = SpyTokenizer(model.classifier.tokenizer)
+    got = model.classify([huge, CONTEXT], [READINGS[0], huge])
+    assert 0 < spy.longest <= limit  # the 2 MB text never reached the tokenizer
+    assert np.allclose([list(row.values()) for row in got], [list(row.values()) for row in expected], atol=1e-6)
+    assert model.classifier.truncated >= 2  # and both are still counted as truncated

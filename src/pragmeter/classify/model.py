@@ -128,6 +128,21 @@ def check_probabilities(probabilities: np.ndarray, name: str | os.PathLike) -> n
     return probabilities
 
 
+def cut_long_inputs(tokenizer, max_length: int, texts: Sequence[str],
+                    pairs: Sequence[str] | None) -> tuple[list[str], list[str] | None]:
+    """``texts`` and ``pairs`` with each text far longer than ``max_length`` tokens cut by characters before anything
+    tokenizes it (:func:`pragmeter.encoders.tokens.cut_long_text`, as ImpScore cuts): the tokens truncation keeps are
+    the same, from either side of a pair, and time and memory stay bounded for a text of any length."""
+    from pragmeter.encoders.tokens import cut_long_text, token_counter
+
+    count = token_counter(tokenizer)
+
+    def cut(values: Sequence[str]) -> list[str]:
+        return [cut_long_text(value, max_length, count) for value in values]
+
+    return cut(texts), None if pairs is None else cut(pairs)
+
+
 def pick_device(device: str | None) -> torch.device:
     if device:
         return torch.device(device)
@@ -256,6 +271,7 @@ class TextClassifier:
         self.model.eval()
         if not len(texts):
             return np.zeros((0, len(self.labels)), dtype=np.float32)
+        texts, pairs = cut_long_inputs(self.tokenizer, self.settings.max_length, texts, pairs)
         # Batches of similar length pad less; rows go back to input order at the end.
         full = self.token_lengths(texts, pairs, truncation=False)
         self.truncated += int((full > self.settings.max_length).sum())

@@ -136,6 +136,7 @@ class OpenVinoClassifier:
         :class:`TextClassifier` takes it; batches follow the token budget instead."""
         from tqdm import tqdm
 
+        from pragmeter.classify.model import check_probabilities, cut_long_inputs
         from pragmeter.encoders.openvino import last_line, run_in_flight
 
         self._check_kind(pairs)
@@ -143,6 +144,7 @@ class OpenVinoClassifier:
         out = np.zeros((len(texts), len(self.labels)), dtype=np.float32)
         if not texts:
             return out
+        texts, pairs = cut_long_inputs(self.tokenizer, self.settings.max_length, texts, pairs)
         encoded = self.tokenizer(texts, pairs, truncation=True, max_length=self.settings.max_length, verbose=False)
         full = self.tokenizer(texts, pairs, truncation=False, verbose=False)["input_ids"]
         self.truncated += sum(len(ids) > self.settings.max_length for ids in full)
@@ -164,8 +166,6 @@ class OpenVinoClassifier:
             except RuntimeError as error:  # a kernel this CPU (or its ISA cap) lacks: OpenVINO's words, last line
                 raise PragmeterError(f"OpenVINO could not run classifier {self.folder.name!r} in {self.precision} on "
                                      f"this CPU ({last_line(error)}); {self._alternatives}") from None
-        from pragmeter.classify.model import check_probabilities
-
         out -= out.max(axis=1, keepdims=True)  # softmax of the logits, in fp32
         np.exp(out, out=out)
         out /= out.sum(axis=1, keepdims=True)
