@@ -288,3 +288,36 @@ def test_a_huge_premise_or_reading_is_cut_before_it_is_tokenized_with_the_same_a
     assert 0 < spy.longest <= limit  # the 2 MB text never reached the tokenizer
     assert np.allclose([list(row.values()) for row in got], [list(row.values()) for row in expected], atol=1e-6)
     assert model.classifier.truncated >= 2  # and both are still counted as truncated
+
+
+# ---------------------------------------------------------------- readings: a list of texts
+@pytest.fixture(scope="module")
+def default_model() -> Interpreter:
+    return load(MODELS_DIR / DEFAULT_INTERPRETER)
+
+
+@pytest.mark.parametrize("readings, message", [
+    ("No", r"readings must be a list of texts, not str 'No'"),  # never ranked as "N" and "o"
+    (b"No", r"readings must be a list of texts, not bytes"),
+    ({"a": 1}, r"readings must be a list of texts, not dict"),
+    (7, r"readings must be a list of texts, not int 7"),
+    ([], r"readings: none given"),
+    (["Bob declines.", 3], r"readings 1: empty or not text \(not a string \(int\)"),
+    (["Bob declines.", None], r"readings 1: empty or not text \(missing value"),
+    (["Bob declines.", "  "], r"readings 1: empty or not text \(empty text"),
+    (["Bob declines.", ["nested"]], r"readings 1: empty or not text \(not a string \(list\)"),
+])
+def test_rank_and_choose_refuse_readings_that_are_not_a_list_of_texts(default_model, readings, message):
+    for method in (default_model.rank, default_model.choose):
+        with pytest.raises(PragmeterError, match=message):
+            method(CONTEXT, UTTERANCE, readings)
+
+
+def test_rank_many_refuses_a_string_among_the_lists_and_checks_every_item(default_model):
+    with pytest.raises(PragmeterError, match=r"item 1: readings must be a list of texts, not str"):
+        default_model.rank_many([CONTEXT, CONTEXT], [READINGS, "No"])
+    with pytest.raises(PragmeterError, match=r"readings must be a list of lists of texts, one per premise, not str"):
+        default_model.rank_many([CONTEXT], "No")
+    with pytest.raises(PragmeterError, match=r"the context must be a text, not int"):
+        default_model.rank(3, UTTERANCE, READINGS)
+    assert len(default_model.rank(CONTEXT, UTTERANCE, tuple(READINGS))) == 2  # any sequence of texts is a list
