@@ -321,3 +321,30 @@ def test_rank_many_refuses_a_string_among_the_lists_and_checks_every_item(defaul
     with pytest.raises(PragmeterError, match=r"the context must be a text, not int"):
         default_model.rank(3, UTTERANCE, READINGS)
     assert len(default_model.rank(CONTEXT, UTTERANCE, tuple(READINGS))) == 2  # any sequence of texts is a list
+
+
+# ---------------------------------------------------------------- command-line arguments and devices
+@pytest.mark.parametrize("where", ["utterance", "context", "reading"])
+def test_interpret_refuses_an_argument_that_is_not_utf8_in_one_line(where):
+    """As ``score`` does: bytes that are not UTF-8 reach Python as lone surrogates, which no tokenizer takes."""
+    latin1 = "café ok".encode("latin-1")
+    argv = {"utterance": [latin1, b"--context", b"c"], "context": [b"ok", b"--context", latin1],
+            "reading": [b"ok"]}[where]
+    readings = [b"--reading", b"x", b"--reading", latin1 if where == "reading" else b"y"]
+    child = subprocess.run([sys.executable, "-m", "pragmeter", b"interpret", *argv, *readings], capture_output=True,
+                           timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "LC_ALL": "C.UTF-8"})
+    err = child.stderr.decode("utf-8", "replace").strip()
+    assert child.returncode == 2 and len(err.splitlines()) == 1, err
+    assert "contains a lone surrogate U+DCE9" in err and "not valid UTF-8" in err
+    assert {"utterance": "UTTERANCE", "context": "--context", "reading": "--reading 2"}[where] in err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_a_cuda_device_without_cuda_is_one_line_not_a_traceback(tmp_path, data_root, capsys):
+    capsys.readouterr()
+    assert main(["eval", "--tasks", "drinq_vanilla", "--model", "local:interpreter-minilm-inli", "--model-args",
+                 "device=cuda", "--output", str(tmp_path / "run"), "--limit", "2", "--no-progress",
+                 "--data-root", str(data_root)]) == 2
+    assert "model argument device 'cuda': CUDA is not available on this machine" in one_line_error(capsys)
+    with pytest.raises(PragmeterError, match="device='cuda': CUDA is not available"):
+        Interpreter.load(device="cuda", backend="torch", precision="fp32")

@@ -104,6 +104,12 @@ class LocalClassifierBackend(ChatBackend):
             raise PragmeterError(f"model argument batch_size={args['batch_size']!r} is not an integer") from None
         if batch_size < 1:
             raise PragmeterError("model argument batch_size must be at least 1")
+        if args.get("device"):
+            from pragmeter.encoders.runtime import device_problem
+
+            problem = device_problem(args["device"])
+            if problem:
+                raise PragmeterError(f"model argument device {problem}")
         return cls(target, args.get("device") or None, batch_size, args.get("backend") or "auto",
                    args.get("precision") or "auto")
 

@@ -144,7 +144,14 @@ def cut_long_inputs(tokenizer, max_length: int, texts: Sequence[str],
 
 
 def pick_device(device: str | None) -> torch.device:
+    """The torch device asked for (a PragmeterError, in one line, for one this machine lacks: torch would fail deep
+    inside with an AssertionError), else cuda when available, else the CPU."""
     if device:
+        from pragmeter.encoders.runtime import device_problem
+
+        problem = device_problem(str(device))
+        if problem:
+            raise PragmeterError(f"device={problem}")
         return torch.device(device)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 

@@ -51,6 +51,14 @@ def run(args: argparse.Namespace) -> int:
         raise PragmeterError("give two or more --reading to choose from")
     elif args.output:
         raise PragmeterError("--output goes with --input")
+    from pragmeter.text import unencodable_reason
+
+    given = [("UTTERANCE", args.utterance), ("--context", args.context),
+             *((f"--reading {index + 1}", reading) for index, reading in enumerate(args.reading))]
+    for name, value in given:  # an argument in another encoding than the locale's comes as lone surrogates
+        reason = unencodable_reason(value) if value else None
+        if reason:
+            raise PragmeterError(f"{name}: {reason} (not valid UTF-8: give the text in UTF-8)")
     from pragmeter.classify.interpreter import Interpreter
 
     def load() -> Interpreter:
