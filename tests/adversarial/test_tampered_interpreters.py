@@ -331,8 +331,9 @@ def test_interpret_refuses_an_argument_that_is_not_utf8_in_one_line(where):
     argv = {"utterance": [latin1, b"--context", b"c"], "context": [b"ok", b"--context", latin1],
             "reading": [b"ok"]}[where]
     readings = [b"--reading", b"x", b"--reading", latin1 if where == "reading" else b"y"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "LC_ALL": "C.UTF-8"}
     child = subprocess.run([sys.executable, "-m", "pragmeter", b"interpret", *argv, *readings], capture_output=True,
-                           timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "LC_ALL": "C.UTF-8"})
+                           timeout=300, env=env)
     err = child.stderr.decode("utf-8", "replace").strip()
     assert child.returncode == 2 and len(err.splitlines()) == 1, err
     assert "contains a lone surrogate U+DCE9" in err and "not valid UTF-8" in err
@@ -348,3 +349,38 @@ def test_a_cuda_device_without_cuda_is_one_line_not_a_traceback(tmp_path, data_r
     assert "model argument device 'cuda': CUDA is not available on this machine" in one_line_error(capsys)
     with pytest.raises(PragmeterError, match="device='cuda': CUDA is not available"):
         Interpreter.load(device="cuda", backend="torch", precision="fp32")
+
+
+# ---------------------------------------------------------------- the local backend's answer cache
+@pytest.fixture(scope="module")
+def single_text_folder(tmp_path_factory) -> Path:
+    """A single-text classifier over MiniLM (its head as initialised: the answers need not be right, only keyed)."""
+    from pragmeter.classify.model import ClassifierSettings, TextClassifier
+
+    labels = ["non-hateful", "non-subtle", "subtle"]
+    settings = ClassifierSettings(labels, "all-MiniLM-L6-v2", 64, "single", answer_words={l: l for l in labels})
+    folder = tmp_path_factory.mktemp("single") / "model"
+    TextClassifier.from_encoder("all-MiniLM-L6-v2", settings, "cpu", seed=0).save(folder, "card")
+    return folder
+
+
+def test_a_single_text_classifier_keys_its_answers_by_how_it_runs(single_text_folder, tmp_path, data_root):
+    from pragmeter.classify.backend import LocalClassifierBackend
+
+    def identity(**args) -> dict:
+        return LocalClassifierBackend.from_args(str(single_text_folder), {"device": "cpu", **args}).identity()
+
+    fp32, bf16, auto = identity(precision="fp32"), identity(precision="bf16"), identity()
+    assert fp32["runtime"] == "torch fp32" and bf16["runtime"] == "torch bf16"
+    assert auto == fp32  # auto on a CPU runs fp32: the same answers, rightly shared
+    output = tmp_path / "run"
+
+    def hits(precision: str) -> int:
+        assert main(["eval", "--tasks", "ishate_subtle", "--model", f"local:{single_text_folder}", "--model-args",
+                     f"device=cpu,precision={precision}", "--output", str(output), "--limit", "3", "--no-progress",
+                     "--overwrite", "--data-root", str(data_root)]) == 0
+        return json.loads((output / "results.json").read_text())["results"]["ishate_subtle"]["cache_hits"]
+
+    assert hits("fp32") == 0
+    assert hits("bf16") == 0  # never the fp32 run's answers
+    assert hits("fp32") == 3

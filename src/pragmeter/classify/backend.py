@@ -115,10 +115,14 @@ class LocalClassifierBackend(ChatBackend):
 
     def identity(self) -> dict:
         settings = self.classifier.settings
-        # how it runs is part of what answers: a bf16 answer is not an fp32 one's cache hit
-        run = {"runtime": f"{self.runtime.backend} {self.runtime.precision}"} if self.runtime else {}
+        # how it runs is part of what answers, for every classifier: a bf16 answer is not an fp32 one's cache hit
+        if self.runtime is not None:
+            run = f"{self.runtime.backend} {self.runtime.precision}"
+        else:  # torch (a fine-tuned encoder) or an svm over its encoder's backend
+            classifier = self.classifier
+            run = f"{getattr(classifier, 'backend', 'torch')} {getattr(classifier, 'runs_in', classifier.precision)}"
         return {"backend": "local", "model": self.path, "base_encoder": settings.base_encoder,
-                "recipe": settings.recipe, "weights_sha256": self._weights_digest(), **run}
+                "recipe": settings.recipe, "weights_sha256": self._weights_digest(), "runtime": run}
 
     def _weights_digest(self) -> str:
         from pragmeter.classify.loading import weights_file

@@ -112,7 +112,10 @@ def check_finite_tensors(tensors: dict, where: str | os.PathLike) -> None:
     answer may be read from."""
     for name in sorted(tensors):
         value = tensors[name]
-        finite = bool(torch.isfinite(value).all()) if isinstance(value, torch.Tensor) else bool(np.isfinite(value).all())
+        if isinstance(value, torch.Tensor):
+            finite = bool(torch.isfinite(value).all())
+        else:
+            finite = bool(np.isfinite(value).all())
         if not finite:
             raise DataError(f"{where}: tensor {name!r} holds NaN or infinite values (a diverged training or a "
                             "damaged file); this model cannot classify")
@@ -309,10 +312,16 @@ class TextClassifier:
         """Labels of rows of class probabilities, with the folder's decision bias (:func:`decide`)."""
         return decide(probabilities, self.labels, self.settings.decision_bias)
 
-    def autocast(self):
-        """bf16 autocast on CUDA (precision auto or bf16) and on CPU when asked (bf16); fp16 autocast when asked;
-        fp32 otherwise."""
+    @property
+    def runs_in(self) -> str:
+        """The precision the forward pass runs in here: bf16 on CUDA (precision auto or bf16) and on the CPU when
+        asked (bf16), fp16 when asked, fp32 otherwise (what :meth:`autocast` does; part of an answer cache's key)."""
         if self.precision == "fp16":
-            return torch.autocast(self.device.type, dtype=torch.float16)
-        bf16 = self.precision == "bf16" or (self.precision == "auto" and self.device.type == "cuda")
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16)
+            return "fp16"
+        return "bf16" if self.precision == "bf16" or (self.precision == "auto" and self.device.type == "cuda") \
+            else "fp32"
+
+    def autocast(self):
+        """Autocast to :attr:`runs_in` (disabled in fp32)."""
+        dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(self.runs_in)
+        return torch.autocast(self.device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None)

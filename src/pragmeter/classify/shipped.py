@@ -231,7 +231,7 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     with torch.no_grad():
         model.load_state_dict({name: tensor.to(state[name].dtype) for name, tensor in head.items()}, strict=False)
     # the base encoder's own tensors too (the shards' were checked when applied): no tensor of the model is NaN
-    check_finite_tensors(model.base_model.state_dict(), f"{encoder_folder} (the base encoder {settings.base_encoder!r})")
+    check_finite_tensors(model.base_model.state_dict(), f"{encoder_folder} (base encoder {settings.base_encoder!r})")
     classifier = TextClassifier(model, tokenizer, settings, pick_device(device), precision)
     classifier.source = str(folder)
     return classifier

@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from pragmeter.classify.examples import Examples, run_fingerprint
-from pragmeter.classify.model import (ClassifierSettings, base_encoder, check_finite_tensors, check_precision, check_probabilities,
-                                      decide, pick_device, read_settings)
+from pragmeter.classify.model import (ClassifierSettings, base_encoder, check_finite_tensors, check_precision,
+                                      check_probabilities, decide, pick_device, read_settings)
 from pragmeter.errors import DataError, PragmeterError
 from pragmeter.io.atomic import atomic_path, replace_folder, write_json_atomic
 from pragmeter.metrics.classification import classification_report
