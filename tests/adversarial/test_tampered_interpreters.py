@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -384,3 +385,68 @@ def test_a_single_text_classifier_keys_its_answers_by_how_it_runs(single_text_fo
     assert hits("fp32") == 0
     assert hits("bf16") == 0  # never the fp32 run's answers
     assert hits("fp32") == 3
+
+
+# ---------------------------------------------------------------- invisible text; a copied embedding-cache row
+INVISIBLE = "\u200b\ufeff\u2060"
+
+
+def test_text_of_only_invisible_characters_is_empty_everywhere(default_model, tmp_path, capsys):
+    from pragmeter.text import invalid_text_reason, is_blank
+
+    for text in (INVISIBLE, f" {INVISIBLE}\n", "\u200d\u00ad", "\U000e0041"):
+        assert is_blank(text) and invalid_text_reason(text).startswith("empty text"), repr(text)
+    assert not is_blank(f"{INVISIBLE}a") and invalid_text_reason(f"{INVISIBLE}a") is None
+    with pytest.raises(PragmeterError, match=r"readings 1: empty or not text \(empty text \(only invisible"):
+        default_model.rank(CONTEXT, UTTERANCE, [READINGS[0], INVISIBLE])
+    with pytest.raises(PragmeterError, match="the utterance is empty"):
+        default_model.choose(CONTEXT, INVISIBLE, READINGS)
+    # `score --strict`: the invisible row is refused as an empty one is, and named
+    source = tmp_path / "in.csv"
+    source.write_text(f"text\nIt is late.\n{INVISIBLE}\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["score", "--input", str(source), "--output", str(tmp_path / "out.csv"), "--strict", "--no-cache",
+                 "--impscore", "impscore-minilm", "--backend", "torch", "--no-progress"]) == 1
+    errors = pd.read_csv(tmp_path / "out.csv", keep_default_na=False)["impscore_error"].tolist()
+    assert errors[0] == "" and "empty text (only invisible characters" in errors[1]
+
+
+def test_an_embedding_cache_row_copied_from_another_text_is_dropped_and_computed_again(tmp_path, caplog):
+    import logging
+    import sqlite3
+
+    from pragmeter.encoders.embedding_cache import DB_FILE, EmbeddingCache, text_key
+
+    def encode(texts):  # a vector that says which text it is
+        return np.array([[len(text), sum(map(ord, text)) % 97, 1.0] for text in texts], dtype=np.float32)
+
+    cache = EmbeddingCache(tmp_path, "enc", width=3)
+    texts = ["It is late.", "Close the window, would you?"]
+    first = cache.get_or_compute(texts, encode)
+    cache.close()
+    with sqlite3.connect(tmp_path / "enc" / DB_FILE) as db:  # the second text's row now holds all of the first's
+        columns = [row[1] for row in db.execute("PRAGMA table_info(embeddings)") if row[1] != "key"]
+        values = db.execute(f"SELECT {', '.join(columns)} FROM embeddings WHERE key = ?",
+                            (text_key(texts[0]),)).fetchone()
+        db.execute(f"UPDATE embeddings SET {', '.join(f'{c} = ?' for c in columns)} WHERE key = ?",
+                   (*values, text_key(texts[1])))
+    calls = []
+    with caplog.at_level(logging.WARNING, logger="pragmeter"):
+        again = EmbeddingCache(tmp_path, "enc", width=3).get_or_compute(texts, lambda t: calls.append(t) or encode(t))
+    assert np.array_equal(again, first) and calls == [[texts[1]]]  # computed again, the other row read
+    assert "1 damaged row(s)" in caplog.text
+
+
+def test_a_cache_written_before_rows_had_checksums_opens_and_is_computed_again(tmp_path):
+    import hashlib
+    import sqlite3
+
+    from pragmeter.encoders.embedding_cache import DB_FILE, EmbeddingCache
+
+    (tmp_path / "enc").mkdir()
+    with sqlite3.connect(tmp_path / "enc" / DB_FILE) as db:
+        db.execute("CREATE TABLE embeddings (key BLOB NOT NULL UNIQUE, vector BLOB NOT NULL)")
+        db.execute("INSERT INTO embeddings VALUES (?, ?)", (hashlib.sha1(b"a").digest(), np.zeros(3, np.float32).tobytes()))
+    got = EmbeddingCache(tmp_path, "enc", width=3).get_or_compute(["a"], lambda t: np.ones((len(t), 3), np.float32))
+    assert np.array_equal(got, np.ones((1, 3)))
+    assert np.array_equal(EmbeddingCache(tmp_path, "enc", width=3).get_or_compute(["a"], None), np.ones((1, 3)))

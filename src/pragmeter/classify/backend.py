@@ -33,6 +33,7 @@ from pragmeter.errors import DataError, PragmeterError
 from pragmeter.eval.multiple_choice import prompt_item
 from pragmeter.llm.backends import register_backend
 from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, Messages, reject_unknown_args
+from pragmeter.text import is_blank
 
 _KNOWN = {"device", "batch_size", "backend", "precision"}
 _PAIR = re.compile(r"Premise:[ \t]*(?P<premise>.*?)\n\s*Hypothesis:[ \t]*(?P<hypothesis>.*?)\s*\Z", re.DOTALL)
@@ -44,7 +45,7 @@ def classifier_input(messages: Messages, input_kind: str) -> tuple[str, str | No
     if not users:
         raise ValueError("the prompt has no user message")
     content = users[-1]
-    if not isinstance(content, str) or not content.strip():
+    if not isinstance(content, str) or is_blank(content):
         # e.g. ISHate messages whose cleaned text is empty (the dataset's cleaning removed a post that was only a
         # link or a number): nothing to classify, as `classifier predict` refuses an empty row
         raise ValueError("the prompt's user message is empty (no text to classify)")

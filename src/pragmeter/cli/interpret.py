@@ -7,6 +7,7 @@ import argparse
 
 from pragmeter.cli.common import add
 from pragmeter.errors import PragmeterError
+from pragmeter.text import is_blank
 
 
 def register(subparsers) -> None:
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             raise PragmeterError("give either UTTERANCE with --context and --reading, or --input with --output")
         if not args.output:
             raise PragmeterError("--input needs --output")
-    elif not args.utterance or not args.utterance.strip():
+    elif is_blank(args.utterance):
         raise PragmeterError("give UTTERANCE (with --context and two or more --reading) or --input")
     elif len(args.reading) < 2:
         raise PragmeterError("give two or more --reading to choose from")
