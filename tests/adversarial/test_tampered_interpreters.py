@@ -450,3 +450,39 @@ def test_a_cache_written_before_rows_had_checksums_opens_and_is_computed_again(t
     got = EmbeddingCache(tmp_path, "enc", width=3).get_or_compute(["a"], lambda t: np.ones((len(t), 3), np.float32))
     assert np.array_equal(got, np.ones((1, 3)))
     assert np.array_equal(EmbeddingCache(tmp_path, "enc", width=3).get_or_compute(["a"], None), np.ones((1, 3)))
+
+
+# ---------------------------------------------------------------- how it runs: said, and what a folder may claim
+def test_interpret_says_how_the_interpreter_runs_on_stderr(capsys):
+    assert main(["interpret", UTTERANCE, "--context", CONTEXT, "--reading", READINGS[0], "--reading", READINGS[1],
+                 "--backend", "torch", "--precision", "fp32", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert f"interpreter {DEFAULT_INTERPRETER}: backend=torch|precision=fp32|device=cpu|" in captured.err
+    assert "backend=" not in captured.out  # standard output holds the answer only
+
+
+PLAUSIBLE = {"max_abs_probability_diff": 0.012, "max_abs_score_diff": 0.009, "label_agreement": 1.0, "pairs": 4000,
+             "path": "openvino", "within_bounds": True}
+
+
+@pytest.mark.parametrize("claim, problem", [
+    ({**PLAUSIBLE, "pairs": 3}, "measured on 3 pairs"),
+    ({**PLAUSIBLE, "pairs": True}, "measured on True pairs"),
+    ({k: v for k, v in PLAUSIBLE.items() if k != "pairs"}, "measured on None pairs"),
+    ({**PLAUSIBLE, "path": "guess"}, "path 'guess'"),
+    ({**PLAUSIBLE, "max_abs_probability_diff": -1.0}, "max_abs_probability_diff is -1.0"),
+    ({**PLAUSIBLE, "max_abs_probability_diff": 0.0, "max_abs_score_diff": 0.0}, "no change at all"),
+])
+def test_a_bf16_claim_no_measurement_makes_runs_fp32_and_says_why(claim, problem, tmp_path, on_host, caplog):
+    import logging
+
+    from pragmeter.classify.shipped import interpreter_runtime
+
+    folder = copy_default(tmp_path / "model")
+    on_host("zen4")  # a CPU with bf16: the recorded claim alone decides
+    edit_config(folder, lambda config: config.update(bf16_check=PLAUSIBLE))
+    assert interpreter_runtime(folder).precision == "bf16"  # a claim a measurement makes is believed
+    edit_config(folder, lambda config: config.update(bf16_check=claim))
+    with caplog.at_level(logging.WARNING, logger="pragmeter"):
+        assert interpreter_runtime(folder).precision == "fp32"
+    assert "claims bf16 within bounds, but" in caplog.text and problem in caplog.text

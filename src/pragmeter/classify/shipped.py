@@ -37,6 +37,11 @@ BF16_KEY = "bf16_check"  # bf16 against fp32 on validation pairs, measured when 
 # interpreter's outputs): every label probability and each reading's score (P(implied) + P(explicit)) within
 # MAX_ABS_DIFF of fp32's, and the same label (argmax) on every checked pair.
 BF16_MIN_AGREEMENT = 1.0
+# What a folder's recorded check may claim for ``auto`` to believe it (the config is someone else's file): measured on
+# at least BF16_MIN_PAIRS pairs, through a path that runs bf16 (``openvino`` or ``torch``), each figure a finite number
+# in its range, and some change seen (bf16 that equals fp32 to five decimals on every pair was not run in bf16).
+BF16_MIN_PAIRS = 256
+BF16_PATHS = ("openvino", "torch")
 
 
 def shipped_interpreters() -> list[str]:
@@ -274,7 +279,8 @@ BACKENDS = ("openvino", "torch")  # how a fine-tuned classifier runs (pragmeter.
 
 def recorded_bf16_check(folder: Path) -> bool:
     """Whether the folder's config records a bf16 check (``bf16_check``) within today's bounds: its figures read
-    again (a folder written under other bounds is judged by these), each a number; False without one."""
+    again (a folder written under other bounds is judged by these), each a number, and the claim one a measurement
+    makes (:func:`bf16_claim_problem`; an implausible one is warned about); False without one."""
     from pragmeter.encoders.runtime import MAX_ABS_DIFF
 
     try:
@@ -291,8 +297,38 @@ def recorded_bf16_check(folder: Path) -> bool:
     # a check written before each probability was bounded has only the score's figure: judged by that
     changes = [figure("max_abs_score_diff"), figure("max_abs_probability_diff", 0.0)]
     agreement = figure("label_agreement")
-    return (None not in changes and agreement is not None and max(changes) <= MAX_ABS_DIFF
-            and agreement >= BF16_MIN_AGREEMENT)
+    if not (None not in changes and agreement is not None and max(changes) <= MAX_ABS_DIFF
+            and agreement >= BF16_MIN_AGREEMENT):
+        return False
+    problem = bf16_claim_problem(check)
+    if problem:
+        import logging
+
+        logging.getLogger("pragmeter").warning("%s: its bf16_check claims bf16 within bounds, but %s; it runs in "
+                                               "fp32", Path(folder) / "config.json", problem)
+        return False
+    return True
+
+
+def bf16_claim_problem(check: dict) -> str | None:
+    """Why a recorded bf16 check is not a claim a measurement makes (None when it is): too few pairs, an unknown path,
+    a figure that is not a finite number in its range, or no change at all."""
+    import math
+
+    pairs, path = check.get("pairs"), check.get("path")
+    if not isinstance(pairs, int) or isinstance(pairs, bool) or pairs < BF16_MIN_PAIRS:
+        return f"it was measured on {pairs!r} pairs (at least {BF16_MIN_PAIRS} are needed)"
+    if path not in BF16_PATHS:
+        return f"its path {path!r} is not one that runs bf16 ({', '.join(BF16_PATHS)})"
+    figures = {name: check.get(name) for name in ("max_abs_probability_diff", "max_abs_score_diff",
+                                                  "label_agreement") if name in check}
+    for name, value in figures.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) \
+                or not 0 <= value <= (1 if name == "label_agreement" else 2):
+            return f"{name} is {value!r}, not a finite number in its range"
+    if not figures.get("max_abs_score_diff"):
+        return "it records no change at all from fp32 (bf16 rounds every probability)"
+    return None
 
 
 def interpreter_runtime(folder: Path, backend: str = "auto", precision: str = "auto", device: str | None = None,

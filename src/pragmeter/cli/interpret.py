@@ -4,6 +4,7 @@ classifier: :class:`pragmeter.classify.interpreter.Interpreter`)."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from pragmeter.cli.common import add
 from pragmeter.errors import PragmeterError
@@ -63,8 +64,11 @@ def run(args: argparse.Namespace) -> int:
     from pragmeter.classify.interpreter import Interpreter
 
     def load() -> Interpreter:
-        return Interpreter.load(args.model, args.device, args.precision, args.backend,
-                                progress=not args.no_progress)
+        interpreter = Interpreter.load(args.model, args.device, args.precision, args.backend,
+                                       progress=not args.no_progress)
+        # how it runs, as every result of it would record: a precision chosen by the folder's claim is seen
+        print(f"interpreter {interpreter.name}: {interpreter.runtime.signature()}", file=sys.stderr)
+        return interpreter
 
     if args.input:
         from pragmeter.classify.labelling import interpret_table
