@@ -486,3 +486,32 @@ def test_a_bf16_claim_no_measurement_makes_runs_fp32_and_says_why(claim, problem
     with caplog.at_level(logging.WARNING, logger="pragmeter"):
         assert interpreter_runtime(folder).precision == "fp32"
     assert "claims bf16 within bounds, but" in caplog.text and problem in caplog.text
+
+
+def test_labels_renamed_consistently_in_the_config_are_refused(tmp_path):
+    """implied and contradiction swapped in id2label, label2id and the settings alike: every prediction would be
+    renamed; the head file (covered by its sha256) records the labels it was written with."""
+    folder = copy_default(tmp_path / "model")
+
+    def swap(config: dict) -> None:
+        labels = config["pragmeter"]["labels"]
+        labels[0], labels[3] = labels[3], labels[0]
+        config["id2label"] = {str(i): label for i, label in enumerate(labels)}
+        config["label2id"] = {label: i for i, label in enumerate(labels)}
+
+    edit_config(folder, swap)
+    with pytest.raises(DataError, match=r"config.json: labels \['contradiction', .*'implied'\] are not the ones "
+                                        r"head.safetensors was written with"):
+        load(folder)
+
+
+def test_a_shipped_folder_records_its_labels_in_the_head_it_writes(tmp_path):
+    from safetensors import safe_open
+
+    from pragmeter.classify.shipped import HEAD_FILE, save_shipped
+
+    model = load(MODELS_DIR / DEFAULT_INTERPRETER)
+    save_shipped(model.classifier, {}, {"classifier.bias": torch.zeros(4), "classifier.weight": torch.zeros(4, 384)},
+                 tmp_path / "out", "card")
+    with safe_open(str(tmp_path / "out" / HEAD_FILE), "pt") as handle:
+        assert json.loads(handle.metadata()["labels"]) == model.labels

@@ -8,7 +8,9 @@ the package instead is what training changed, over the base encoder that install
 - ``encoder-N.safetensors``: each changed matrix of the base encoder as rank-R factors ``NAME.up`` (out × R) and
   ``NAME.down`` (R × in) of its change (truncated SVD, fp16), other changed tensors (biases, layer norms) whole; shards
   under ``SHARD_BYTES``;
-- ``head.safetensors``: the layers on top of the encoder (the classifier, fp32);
+- ``head.safetensors``: the layers on top of the encoder (the classifier, fp32), with the labels of its outputs in
+  order in its metadata (``labels``, a JSON list): the head's sha256 in the config covers them, so labels renamed in
+  the config alone (``id2label`` and the settings permuted alike) are refused, never read as the model's;
 - ``README.md`` (the model card) and ``metrics.json``.
 
 Loading goes the same path as ImpScore's fine-tuned layers (:func:`pragmeter.encoders.finetuned.finetuned_encoder`):
@@ -30,6 +32,7 @@ DEFAULT_INTERPRETER = "interpreter-minilm-inli"
 DEFAULT_ENV = "PRAGMETER_INTERPRETER"  # names the interpreter used when none is given
 HEAD_KEY = "head_weights"
 HEAD_FILE = "head.safetensors"
+HEAD_LABELS = "labels"  # the head file's metadata entry: its outputs' labels in order, covered by its sha256
 SHARD_BYTES = 3 * 2**20 - 64 * 2**10  # under 3 MiB: the package's size budget per file
 DEFAULT_RANK = 32
 BF16_KEY = "bf16_check"  # bf16 against fp32 on validation pairs, measured when the folder is written
@@ -169,7 +172,8 @@ def save_shipped(classifier, factors: dict, head: dict, folder: str | os.PathLik
 
     def write(staging: Path) -> None:
         shards = shard_files(factors, staging, "encoder", "float16", SHARD_BYTES)
-        save_file({k: v.detach().cpu().float().contiguous() for k, v in head.items()}, str(staging / HEAD_FILE))
+        save_file({k: v.detach().cpu().float().contiguous() for k, v in head.items()}, str(staging / HEAD_FILE),
+                  metadata={HEAD_LABELS: json.dumps(list(classifier.settings.labels))})
         config[WEIGHTS_KEY] = shards
         config[HEAD_KEY] = {"file": HEAD_FILE, "sha256": sha256_of(staging / HEAD_FILE)}
         if bf16 is not None:
@@ -186,7 +190,7 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     """A :class:`TextClassifier` from a shipped folder: the base encoder with the changes applied (built once in the
     cache), the head's tensors in place, the labels checked against the model's."""
     import torch
-    from safetensors import SafetensorError
+    from safetensors import SafetensorError, safe_open
     from safetensors.torch import load_file
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
@@ -213,9 +217,14 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
                         f"{model_config.id2label} (predictions would be renamed)")
     try:
         head = load_file(str(head_path))
+        with safe_open(str(head_path), "pt") as handle:
+            recorded = (handle.metadata() or {}).get(HEAD_LABELS)
     except (OSError, SafetensorError) as error:
         raise DataError(f"{head_path}: not readable safetensors ({first_line(error)})") from None
     check_finite_tensors(head, head_path)
+    if recorded is not None and recorded != json.dumps(list(settings.labels)):
+        raise DataError(f"{config_path}: labels {settings.labels} are not the ones {head_path.name} was written with "
+                        f"({recorded}; its sha256 covers them): predictions would be renamed")
     try:
         with quiet_loading():  # the head is missing from the base on purpose: it is loaded next
             tokenizer = AutoTokenizer.from_pretrained(encoder_folder)
