@@ -53,6 +53,8 @@ def refused(capsys, *argv) -> str:
     (["serve", "--header-timeout", "0"], "--header-timeout must be a positive number of seconds, got 0.0"),
     (["serve", "--keep-alive-timeout", "inf"], "--keep-alive-timeout must be a positive number of seconds, got inf"),
     (["serve", "--max-connections", "0"], "--max-connections must be positive, got 0"),
+    (["serve", "--max-client-connections", "0"], "--max-client-connections must be positive, got 0"),
+    (["serve", "--stall-timeout", "nan"], "--stall-timeout must be a positive number of seconds, got nan"),
     # numbers that used to crash a run late or train a model that scores nothing
     (["impscore", "train", "--output", "m", "--lr", "inf"], "argument --lr: expected a number > 0, got 'inf'"),
     (["impscore", "train", "--output", "m", "--alpha", "nan"], "argument --alpha: expected a number >= 0, got 'nan'"),

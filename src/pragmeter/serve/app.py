@@ -203,10 +203,16 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
     async def stopped(_request: Request, error: BatcherStopped) -> JSONResponse:
         return JSONResponse(status_code=503, content={"detail": f"{error}; the service must be restarted"})
 
-    @app.get("/health", summary="liveness: the model is loaded and the batcher runs (503 saying why when it stopped)")
+    @app.get("/health", summary="liveness: the model is loaded, the batcher runs and no encoder batch has run past "
+                                 "the stall timeout (503 saying why otherwise)")
     async def health():
         if batcher.failure is not None:
             return JSONResponse(status_code=503, content={"status": "failed", "detail": batcher.failure})
+        busy = batcher.busy_for
+        if busy > limits.stall_timeout:  # a hung encoder never fails: its batch just never ends
+            return JSONResponse(status_code=503, content={
+                "status": "stalled", "detail": f"the encoder has run one batch for {busy:.0f} s, past the stall "
+                                               f"timeout of {limits.stall_timeout:g} s; the service must be restarted"})
         return {"status": "ok", "queued_requests": batcher.queued, "queued_texts": batcher.queued_texts,
                 "buffered_body_bytes": budget.held, "batcher": batcher.stats.to_dict()}
 
