@@ -56,9 +56,10 @@ def load(folder: Path) -> Interpreter:
 
 
 def one_line_error(capsys) -> str:
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
-    return err
+    """The command's error: one line (after the line saying how the interpreter runs, once it loaded)."""
+    lines = [line for line in capsys.readouterr().err.strip().splitlines() if not line.startswith("interpreter ")]
+    assert len(lines) == 1 and "Traceback" not in lines[0], lines
+    return lines[0]
 
 
 # ---------------------------------------------------------------- NaN in a model folder: never an answer
