@@ -170,7 +170,10 @@ def _same(written: str, read) -> bool:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tables(), st.sampled_from([".csv", ".tsv", ".jsonl", ".parquet"]))
 def test_table_round_trip_keeps_every_cell_and_row_order(tmp_path_factory, frame, extension):
+    """Every cell comes back as written, but that csv and tsv (which spreadsheets open) write a cell that would run as
+    a formula with a ``'`` before it."""
     from pragmeter.io import read_table, write_table
+    from pragmeter.io.tables import neutralise_formula
 
     if extension in (".csv", ".tsv"):
         assume(not frame.map(lambda v: v == "").all().all())
@@ -183,7 +186,8 @@ def test_table_round_trip_keeps_every_cell_and_row_order(tmp_path_factory, frame
     assert list(back.columns) == list(frame.columns) and len(back) == len(frame)
     for column in frame.columns:
         for row, value in enumerate(frame[column]):
-            assert _same(value, back[column].iloc[row]), (column, row, value, back[column].iloc[row])
+            written = neutralise_formula(value) if extension in (".csv", ".tsv") else value
+            assert _same(written, back[column].iloc[row]), (column, row, value, back[column].iloc[row])
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -131,7 +131,7 @@ def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bound
     config_path = tmp_path / "shipped" / "config.json"
     config = json.loads(config_path.read_text())
     within = {"max_abs_probability_diff": 0.01, "max_abs_score_diff": 0.015, "label_agreement": 1.0,
-              "within_bounds": True}
+              "within_bounds": True, "pairs": 4096, "path": "openvino"}
     for recorded, expected in ((within, "bf16"), ({**within, "within_bounds": False}, "fp32"),
                                ({**within, "label_agreement": 0.995}, "fp32"),  # within the older bounds only
                                ({**within, "max_abs_probability_diff": 0.03}, "fp32"),

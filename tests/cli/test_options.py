@@ -53,6 +53,8 @@ def refused(capsys, *argv) -> str:
     (["serve", "--header-timeout", "0"], "--header-timeout 0.0: must be a positive number of seconds"),
     (["serve", "--keep-alive-timeout", "inf"], "--keep-alive-timeout inf: must be a positive number of seconds"),
     (["serve", "--max-connections", "0"], "--max-connections 0: must be positive"),
+    (["serve", "--max-client-connections", "0"], "--max-client-connections 0: must be positive"),
+    (["serve", "--stall-timeout", "nan"], "--stall-timeout nan: must be a positive number of seconds"),
     # numbers that used to crash a run late or train a model that scores nothing
     (["impscore", "train", "--output", "m", "--lr", "inf"], "argument --lr: expected a number > 0, got 'inf'"),
     (["impscore", "train", "--output", "m", "--alpha", "nan"], "argument --alpha: expected a number >= 0, got 'nan'"),
@@ -150,7 +152,7 @@ def test_packaged_encoder_not_installed_fails_at_once(monkeypatch, tmp_path, net
 
 def test_model_with_an_absent_hub_encoder_fails_fast_offline(tmp_path, monkeypatch, capsys, network_attempts):
     """A model folder naming an encoder that is neither local nor cached: one line, no retries (nothing tries the
-    network)."""
+    network: a model's config never starts a download)."""
     from pragmeter.impscore.model import resolve_model_dir
 
     shipped = resolve_model_dir("impscore-minilm")  # heads only (the default also carries encoder layers)
@@ -163,8 +165,9 @@ def test_model_with_an_absent_hub_encoder_fails_fast_offline(tmp_path, monkeypat
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("PRAGMETER_CACHE", str(tmp_path / "cache"))
     assert refused(capsys, "score", "--impscore", str(folder), "hi") == (
-        "pragmeter score: error: encoder 'sentence-transformers/not-a-model-we-have' not found offline: neither a "
-        "local folder nor in the Hugging Face cache (HF_HUB_OFFLINE is set); pass a local folder")
+        f"pragmeter score: error: {folder / 'config.json'}: encoder 'sentence-transformers/not-a-model-we-have' is "
+        "neither a packaged encoder (all-MiniLM-L6-v2, all-mpnet-base-v2), a folder in the model folder nor in the "
+        "local Hugging Face cache; a model's config never downloads one")
     assert network_attempts == []
 
 

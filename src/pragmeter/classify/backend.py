@@ -29,9 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import DataError, PragmeterError
 from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend, Completion, reject_unknown_args
 from pragmeter.llm.request import ChoiceInput, PairInput, Request, TextInput
+from pragmeter.text import is_blank
 
 _KNOWN = {"device", "batch_size", "backend", "precision"}
 
@@ -42,7 +43,7 @@ def classifier_input(request: Request) -> tuple[str, str | None]:
         return request.input.premise, request.input.hypothesis
     if not isinstance(request.input, TextInput):
         raise ValueError(f"a {request.kind} request holds no text to classify")
-    if not isinstance(request.input.text, str) or not request.input.text.strip():
+    if not isinstance(request.input.text, str) or is_blank(request.input.text):
         # e.g. ISHate messages whose cleaned text is empty (the dataset's cleaning removed a post that was only a
         # link or a number): nothing to classify, as `classifier predict` refuses an empty row
         raise ValueError("the item's text is empty (no text to classify)")
@@ -110,15 +111,25 @@ class LocalClassifierBackend(ChatBackend):
             raise PragmeterError(f"model argument batch_size={args['batch_size']!r} is not an integer") from None
         if batch_size < 1:
             raise PragmeterError("model argument batch_size must be at least 1")
+        if args.get("device"):
+            from pragmeter.encoders.runtime import device_problem
+
+            problem = device_problem(args["device"])
+            if problem:
+                raise PragmeterError(f"model argument device {problem}")
         return cls(target, args.get("device") or None, batch_size, args.get("backend") or "auto",
                    args.get("precision") or "auto")
 
     def identity(self) -> dict:
         settings = self.classifier.settings
-        # how it runs is part of what answers: a bf16 answer is not an fp32 one's cache hit
-        run = {"runtime": f"{self.runtime.backend} {self.runtime.precision}"} if self.runtime else {}
+        # how it runs is part of what answers, for every classifier: a bf16 answer is not an fp32 one's cache hit
+        if self.runtime is not None:
+            run = f"{self.runtime.backend} {self.runtime.precision}"
+        else:  # torch (a fine-tuned encoder) or an svm over its encoder's backend
+            classifier = self.classifier
+            run = f"{getattr(classifier, 'backend', 'torch')} {getattr(classifier, 'runs_in', classifier.precision)}"
         return {"backend": "local", "model": self.path, "base_encoder": settings.base_encoder,
-                "recipe": settings.recipe, "weights_sha256": self._weights_digest(), **run}
+                "recipe": settings.recipe, "weights_sha256": self._weights_digest(), "runtime": run}
 
     def _weights_digest(self) -> str:
         from pragmeter.classify.loading import weights_file
@@ -203,6 +214,10 @@ class LocalClassifierBackend(ChatBackend):
         pairs = None if flat[0][1] is None else [hypothesis for _, hypothesis in flat]
         try:
             rows = self.classifier.probabilities(texts, pairs, self.batch_size)
+        except DataError as error:  # damaged weights (NaN probabilities): no request can be answered
+            for *_, future in batch:
+                future.set_exception(BackendFatal(str(error)))
+            return
         except Exception as error:  # noqa: BLE001 - every waiting request gets the failure
             for *_, future in batch:
                 future.set_exception(BackendFailed(f"local classifier failed: {error}"))

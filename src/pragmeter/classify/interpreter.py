@@ -29,7 +29,7 @@ takes (premise, hypothesis) pairs (it returns probabilities, as ``CrossEncoder.p
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -50,13 +50,32 @@ def premise(context: str, utterance: str) -> str:
 
 
 def _check_texts(texts: Sequence[str], what: str) -> list[str]:
-    if isinstance(texts, str):
-        raise PragmeterError(f"{what} must be a list of texts, not one string")
+    """``texts`` as a list, each a text an encoder can take (:func:`pragmeter.text.invalid_text_reason`: not empty, not
+    only spaces or invisible characters, no NUL); one string, a mapping or a non-iterable is refused, not read as its
+    characters or keys."""
+    from pragmeter.text import invalid_text_reason
+
+    if isinstance(texts, (str, bytes, dict)) or not isinstance(texts, Iterable):
+        raise PragmeterError(f"{what} must be a list of texts, not {type(texts).__name__} {_shown(texts)}")
     texts = list(texts)
     for index, text in enumerate(texts):
-        if not isinstance(text, str) or not text.strip():
-            raise PragmeterError(f"{what} {index}: empty or not text ({text!r})")
+        reason = invalid_text_reason(text)
+        if reason:
+            raise PragmeterError(f"{what} {index}: empty or not text ({reason}: {_shown(text)})")
     return texts
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_readings(readings: Sequence[str], where: str = "") -> list[str]:
+    """One item's readings: a non-empty list of texts (a string is refused, never ranked as its characters)."""
+    readings = _check_texts(readings, f"{where}readings" if where else "readings")
+    if not readings:
+        raise PragmeterError(f"{where}readings: none given; give one or more readings to rank")
+    return readings
 
 
 def meant_columns(settings, name: str = "") -> list[int]:
@@ -197,12 +216,14 @@ class Interpreter:
                     progress: bool = False) -> list[list[float]]:
         """Scores of each premise's readings (:meth:`meant_scores`) in the order given, all pairs in one batched
         pass."""
-        if isinstance(premises, str) or isinstance(readings, str) or len(premises) != len(readings):
+        premises = _check_texts(premises, "premise")
+        if isinstance(readings, (str, bytes, dict)) or not isinstance(readings, Iterable):
+            raise PragmeterError(f"readings must be a list of lists of texts, one per premise, not "
+                                 f"{type(readings).__name__} {_shown(readings)}")
+        readings = [_check_readings(options, f"item {index}: ") for index, options in enumerate(readings)]
+        if len(premises) != len(readings):
             raise PragmeterError(f"give one list of readings per premise ({len(premises)} premises for "
                                  f"{len(readings)} lists of readings)")
-        for index, options in enumerate(readings):
-            if isinstance(options, str) or len(options) < 1:
-                raise PragmeterError(f"item {index}: readings must be a non-empty list of texts")
         flat_premises = [p for p, options in zip(premises, readings) for _ in options]
         flat = [text for options in readings for text in options]
         scores = self.meant_scores(self.probabilities(flat_premises, flat, batch_size, progress))
@@ -215,11 +236,14 @@ class Interpreter:
     def scores(self, context: str, utterance: str, readings: Sequence[str], batch_size: int = 64) -> list[float]:
         """Each reading's score as what the speaker meant by ``utterance`` in ``context``: P(implied) + P(explicit)
         (see the module notes), in the order given."""
-        if not isinstance(utterance, str) or not utterance.strip():
-            raise PragmeterError("the utterance is empty")
-        if isinstance(readings, str):
-            raise PragmeterError("readings must be a list of texts, not one string")
-        return self.scores_many([premise(context, utterance)], [list(readings)], batch_size)[0]
+        from pragmeter.text import invalid_text_reason
+
+        reason = invalid_text_reason(utterance)
+        if reason:
+            raise PragmeterError(f"the utterance is empty or not text ({reason})")
+        if context is not None and not isinstance(context, str):
+            raise PragmeterError(f"the context must be a text, not {type(context).__name__} {_shown(context)}")
+        return self.scores_many([premise(context, utterance)], [_check_readings(readings)], batch_size)[0]
 
     def rank(self, context: str, utterance: str, readings: Sequence[str], top_k: int | None = None,
              batch_size: int = 64) -> list[dict]:
@@ -228,7 +252,7 @@ class Interpreter:
         ``top_k`` only when given."""
         if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
             raise PragmeterError(f"top_k must be a positive whole number, got {top_k!r}")
-        readings = list(readings) if not isinstance(readings, str) else readings
+        readings = _check_readings(readings)
         scores = self.scores(context, utterance, readings, batch_size)
         order = sorted(range(len(scores)), key=lambda index: -scores[index])
         return [{"corpus_id": index, "score": scores[index], "text": readings[index]} for index in order[:top_k]]

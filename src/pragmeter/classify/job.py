@@ -16,7 +16,8 @@ from pragmeter.classify.model import ClassifierSettings, TextClassifier
 from pragmeter.classify.training import (Trainer, FineTuneConfig, FineTuneResult, remove_checkpoints,
                                         tune_decision_bias)
 from pragmeter.encoders import canonical_name
-from pragmeter.errors import InvalidParameter, OutputExists
+from pragmeter.encoders.registry import is_packaged
+from pragmeter.errors import InvalidParameter, OutputExists, PragmeterError
 from pragmeter.metrics.classification import accuracy_by_group, classification_report, correct
 
 log = logging.getLogger("pragmeter")
@@ -32,7 +33,10 @@ def group_accuracies(golds, predictions, groups, report_groups: dict[str, list[s
 
 
 def recipe_settings(data: RecipeData, encoder: str, max_length: int) -> ClassifierSettings:
-    return ClassifierSettings(labels=data.labels, base_encoder=canonical_name(encoder), max_length=max_length,
+    # a folder is recorded where it is: a relative path in a model's config is read from the model folder
+    folder = Path(encoder).expanduser()
+    recorded = str(folder.resolve()) if not is_packaged(encoder) and folder.is_dir() else canonical_name(encoder)
+    return ClassifierSettings(labels=data.labels, base_encoder=recorded, max_length=max_length,
                               input_kind=data.input_kind, recipe={"name": data.name, **data.arguments},
                               answer_words=data.answer_words)
 

@@ -16,14 +16,17 @@ PREDICTION_COLUMN, ERROR_COLUMN = "prediction", "prediction_error"
 
 
 def row_errors(frame: pd.DataFrame, columns: list[str], path: str | os.PathLike) -> list[str]:
-    """Per row, why it cannot be labelled ("" when it can): the first of ``columns`` without a text."""
+    """Per row, why it cannot be labelled ("" when it can): the first of ``columns`` without a text an encoder takes
+    (:func:`pragmeter.text.invalid_text_reason`: empty, only spaces or invisible characters, a NUL…)."""
     from pragmeter.io import require_column
+    from pragmeter.text import invalid_text_reason
 
     values = [require_column(frame, column, path).tolist() for column in columns]
     errors = []
     for row in range(len(frame)):
-        empty = [c for c, v in zip(columns, values) if not isinstance(v[row], str) or not v[row].strip()]
-        errors.append(f"field {empty[0]!r} is empty or not text" if empty else "")
+        reasons = [(c, invalid_text_reason(v[row])) for c, v in zip(columns, values)]
+        bad = [(c, reason) for c, reason in reasons if reason]
+        errors.append(f"field {bad[0][0]!r} is empty or not text ({bad[0][1]})" if bad else "")
     return errors
 
 
@@ -93,8 +96,10 @@ def readings_of(value) -> list[str] | str:
         value = value.tolist()
     if not isinstance(value, list) or len(value) < 2:
         return "field 'readings' must be a list of at least two texts"
-    empty = [i for i, text in enumerate(value) if not isinstance(text, str) or not text.strip()]
-    return f"field 'readings': reading {empty[0]} is empty or not text" if empty else value
+    from pragmeter.text import invalid_text_reason
+
+    empty = [(i, invalid_text_reason(text)) for i, text in enumerate(value) if invalid_text_reason(text)]
+    return f"field 'readings': reading {empty[0][0]} is empty or not text ({empty[0][1]})" if empty else value
 
 
 def table_kind(frame: pd.DataFrame, path: str | os.PathLike) -> str:

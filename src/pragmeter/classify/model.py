@@ -178,6 +178,15 @@ def warm_start_head(model, folder: Path, labels: Sequence[str]) -> list[str]:
     return [label for label, row in zip(labels, rows) if row is not None]
 
 
+def base_encoder(folder: Path, settings: ClassifierSettings) -> str:
+    """Where the encoder that a classifier folder's settings name (``base_encoder``) loads from, read as
+    :func:`pragmeter.encoders.registry.config_encoder` reads a config's encoder: a packaged name, a folder (a relative
+    path read from the model folder, never from the working directory) or a hub name already in the local cache."""
+    from pragmeter.encoders.registry import config_encoder
+
+    return config_encoder(folder, settings.base_encoder, f"{Path(folder) / 'config.json'}: 'pragmeter' base_encoder")
+
+
 def decide(probabilities: np.ndarray, labels: Sequence[str], decision_bias: dict[str, float]) -> list[str]:
     """Labels of rows of class probabilities (columns in ``labels`` order): the argmax after ``decision_bias`` (label
     -> number) is added to the log-probabilities; without a bias, the plain argmax."""
@@ -188,8 +197,55 @@ def decide(probabilities: np.ndarray, labels: Sequence[str], decision_bias: dict
     return [labels[i] for i in scores.argmax(axis=1)]
 
 
+def check_finite_tensors(tensors: dict, where: str | os.PathLike) -> None:
+    """A DataError naming ``where`` (the file or folder the tensors came from) and the first tensor (name -> torch
+    tensor or numpy array) that holds NaN or infinity: such a model gives NaN probabilities for every input, which no
+    answer may be read from."""
+    for name in sorted(tensors):
+        value = tensors[name]
+        if isinstance(value, torch.Tensor):
+            finite = bool(torch.isfinite(value).all())
+        else:
+            finite = bool(np.isfinite(value).all())
+        if not finite:
+            raise DataError(f"{where}: tensor {name!r} holds NaN or infinite values (a diverged training or a "
+                            "damaged file); this model cannot classify")
+
+
+def check_probabilities(probabilities: np.ndarray, name: str | os.PathLike) -> np.ndarray:
+    """``probabilities`` (rows of class probabilities) when every one is a finite number; a DataError naming the model
+    and the first row otherwise (weights that overflow give NaN): an error, never an answer read from NaN."""
+    broken = ~np.isfinite(probabilities).all(axis=1) if probabilities.ndim == 2 else np.zeros(0, dtype=bool)
+    if broken.any():
+        raise DataError(f"{name}: the model gives NaN or infinite probabilities for input {int(np.argmax(broken))} "
+                        f"({int(broken.sum())} of {len(probabilities)}); its weights are damaged, no answer is given")
+    return probabilities
+
+
+def cut_long_inputs(tokenizer, max_length: int, texts: Sequence[str],
+                    pairs: Sequence[str] | None) -> tuple[list[str], list[str] | None]:
+    """``texts`` and ``pairs`` with each text far longer than ``max_length`` tokens cut by characters before anything
+    tokenizes it (:func:`pragmeter.encoders.tokens.cut_long_text`, as ImpScore cuts): the tokens truncation keeps are
+    the same, from either side of a pair, and time and memory stay bounded for a text of any length."""
+    from pragmeter.encoders.tokens import cut_long_text, token_counter
+
+    count = token_counter(tokenizer)
+
+    def cut(values: Sequence[str]) -> list[str]:
+        return [cut_long_text(value, max_length, count) for value in values]
+
+    return cut(texts), None if pairs is None else cut(pairs)
+
+
 def pick_device(device: str | None) -> torch.device:
+    """The torch device asked for (a PragmeterError, in one line, for one this machine lacks: torch would fail deep
+    inside with an AssertionError), else cuda when available, else the CPU."""
     if device:
+        from pragmeter.encoders.runtime import device_problem
+
+        problem = device_problem(str(device))
+        if problem:
+            raise PragmeterError(f"device={problem}")
         return torch.device(device)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
@@ -205,6 +261,7 @@ class TextClassifier:
         self.settings = settings
         self.device = device
         self.truncated = 0  # inputs longer than settings.max_length seen by probabilities() (truncated to it)
+        self.source = "the classifier"  # what messages name it by: the folder it was read from, once loaded
 
     @property
     def labels(self) -> list[str]:
@@ -283,7 +340,10 @@ class TextClassifier:
             raise DataError(f"{weights}: the weights do not match {config_path.name}: {'; '.join(map(str, mismatch))}")
         model.config.id2label = dict(enumerate(settings.labels))  # a plain NLI folder's labels by pragmeter's names
         model.config.label2id = {label: index for index, label in enumerate(settings.labels)}
-        return cls(model, tokenizer, settings, pick_device(device), precision)
+        check_finite_tensors(model.state_dict(), weights)
+        classifier = cls(model, tokenizer, settings, pick_device(device), precision)
+        classifier.source = str(folder)
+        return classifier
 
     def save(self, folder: str | os.PathLike, card: str, metrics: dict | None = None) -> Path:
         """Write the folder atomically: everything (weights, config, tokenizer, README.md card, metrics.json)
@@ -318,6 +378,7 @@ class TextClassifier:
         self.model.eval()
         if not len(texts):
             return np.zeros((0, len(self.labels)), dtype=np.float32)
+        texts, pairs = cut_long_inputs(self.tokenizer, self.settings.max_length, texts, pairs)
         # Batches of similar length pad less; rows go back to input order at the end.
         full = self.token_lengths(texts, pairs, truncation=False)
         self.truncated += int((full > self.settings.max_length).sum())
@@ -331,7 +392,7 @@ class TextClassifier:
             with self.autocast():
                 logits = self.model(**batch).logits
             out[rows] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
-        return out
+        return check_probabilities(out, self.source)
 
     def token_lengths(self, texts: Sequence[str], pairs: Sequence[str] | None = None,
                       truncation: bool = True) -> np.ndarray:
@@ -348,10 +409,16 @@ class TextClassifier:
         """Labels of rows of class probabilities, with the folder's decision bias (:func:`decide`)."""
         return decide(probabilities, self.labels, self.settings.decision_bias)
 
-    def autocast(self):
-        """bf16 autocast on CUDA (precision auto or bf16) and on CPU when asked (bf16); fp16 autocast when asked;
-        fp32 otherwise."""
+    @property
+    def runs_in(self) -> str:
+        """The precision the forward pass runs in here: bf16 on CUDA (precision auto or bf16) and on the CPU when
+        asked (bf16), fp16 when asked, fp32 otherwise (what :meth:`autocast` does; part of an answer cache's key)."""
         if self.precision == "fp16":
-            return torch.autocast(self.device.type, dtype=torch.float16)
-        bf16 = self.precision == "bf16" or (self.precision == "auto" and self.device.type == "cuda")
-        return torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16)
+            return "fp16"
+        return "bf16" if self.precision == "bf16" or (self.precision == "auto" and self.device.type == "cuda") \
+            else "fp32"
+
+    def autocast(self):
+        """Autocast to :attr:`runs_in` (disabled in fp32)."""
+        dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(self.runs_in)
+        return torch.autocast(self.device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None)

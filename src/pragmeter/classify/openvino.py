@@ -41,7 +41,7 @@ SAMPLE_TEXTS = (["A premise to trace the graph with.", "Short one."], ["A hypoth
 def export_folder(folder: str | os.PathLike) -> Path:
     """Where the OpenVINO graph of the classifier folder ``folder`` is cached, keyed by what decides its numbers: the
     folder's files and, for the shipped form, its base encoder's."""
-    from pragmeter.classify.model import read_settings
+    from pragmeter.classify.model import base_encoder, read_settings
     from pragmeter.classify.shipped import is_shipped
     from pragmeter.encoders import cache_dir
     from pragmeter.encoders.fingerprint import encoder_fingerprint, folder_fingerprint
@@ -50,7 +50,7 @@ def export_folder(folder: str | os.PathLike) -> Path:
     folder = Path(folder).resolve()
     content = [folder_fingerprint(folder)]
     if is_shipped(folder):
-        content.append(encoder_fingerprint(read_settings(folder)[2].base_encoder))
+        content.append(encoder_fingerprint(base_encoder(folder, read_settings(folder)[2])))
     digest = hashlib.sha256("\n".join(content).encode()).hexdigest()[:16]
     return cache_dir() / "openvino" / "classifiers" / f"{safe_name(folder.name)}-{digest}"
 
@@ -136,6 +136,7 @@ class OpenVinoClassifier:
         :class:`TextClassifier` takes it; batches follow the token budget instead."""
         from tqdm import tqdm
 
+        from pragmeter.classify.model import check_probabilities, cut_long_inputs
         from pragmeter.encoders.openvino import last_line, run_in_flight
 
         self._check_kind(pairs)
@@ -143,6 +144,7 @@ class OpenVinoClassifier:
         out = np.zeros((len(texts), len(self.labels)), dtype=np.float32)
         if not texts:
             return out
+        texts, pairs = cut_long_inputs(self.tokenizer, self.settings.max_length, texts, pairs)
         encoded = self.tokenizer(texts, pairs, truncation=True, max_length=self.settings.max_length, verbose=False)
         full = self.tokenizer(texts, pairs, truncation=False, verbose=False)["input_ids"]
         self.truncated += sum(len(ids) > self.settings.max_length for ids in full)
@@ -167,7 +169,7 @@ class OpenVinoClassifier:
         out -= out.max(axis=1, keepdims=True)  # softmax of the logits, in fp32
         np.exp(out, out=out)
         out /= out.sum(axis=1, keepdims=True)
-        return out
+        return check_probabilities(out, self.folder)
 
     def predict(self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 64,
                 progress: bool = False) -> list[str]:

@@ -24,7 +24,7 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
     ships (the smallest among equals); the test split is read once, for that one. Returns the metrics (also in
     metrics.json)."""
     from pragmeter.classify.card import interpreter_card
-    from pragmeter.classify.model import TextClassifier
+    from pragmeter.classify.model import TextClassifier, base_encoder
     from pragmeter.classify.shipped import bf16_bounds, bf16_check, compress, save_shipped
     from pragmeter.classify.training import evaluate, evaluate_with_probabilities
     from pragmeter.encoders.runtime import cpu_has_bf16
@@ -34,6 +34,7 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
     if not ranks or ranks[0] < 1:
         raise PragmeterError(f"rank must be at least 1, got {rank!r}")
     classifier = TextClassifier.load(source, "cpu", "fp32")
+    classifier.settings.base_encoder = base_encoder(source, classifier.settings)  # the encoder the changes are over
     meant = Interpreter(classifier, source.name).meant  # an interpreter, before any work
     whole, _ = evaluate(classifier, val, batch_size, progress)
     by_rank, predicted, fp32 = {}, {}, {}  # per rank: report, labels and fp32 probabilities of the validation pairs

@@ -8,7 +8,9 @@ the package instead is what training changed, over the base encoder that install
 - ``encoder-N.safetensors``: each changed matrix of the base encoder as rank-R factors ``NAME.up`` (out × R) and
   ``NAME.down`` (R × in) of its change (truncated SVD, fp16), other changed tensors (biases, layer norms) whole; shards
   under ``SHARD_BYTES``;
-- ``head.safetensors``: the layers on top of the encoder (the classifier, fp32);
+- ``head.safetensors``: the layers on top of the encoder (the classifier, fp32), with the labels of its outputs in
+  order in its metadata (``labels``, a JSON list): the head's sha256 in the config covers them, so labels renamed in
+  the config alone (``id2label`` and the settings permuted alike) are refused, never read as the model's;
 - ``README.md`` (the model card) and ``metrics.json``.
 
 Loading goes the same path as ImpScore's fine-tuned layers (:func:`pragmeter.encoders.finetuned.finetuned_encoder`):
@@ -31,6 +33,7 @@ DEFAULT_INTERPRETER = "interpreter-minilm-inli"
 DEFAULT_ENV = "PRAGMETER_INTERPRETER"  # names the interpreter used when none is given
 HEAD_KEY = "head_weights"
 HEAD_FILE = "head.safetensors"
+HEAD_LABELS = "labels"  # the head file's metadata entry: its outputs' labels in order, covered by its sha256
 SHARD_BYTES = 3 * 2**20 - 64 * 2**10  # under 3 MiB: the package's size budget per file
 DEFAULT_RANK = 32
 BF16_KEY = "bf16_check"  # bf16 against fp32 on validation pairs, measured when the folder is written
@@ -43,6 +46,11 @@ HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")  # owner/model, 
 HUB_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
              "vocab.txt", "vocab.json", "merges.txt", "spm.model", "spiece.model", "sentencepiece.bpe.model",
              "tokenizer.model", "added_tokens.json")
+# What a folder's recorded check may claim for ``auto`` to believe it (the config is someone else's file): measured on
+# at least BF16_MIN_PAIRS pairs, through a path that runs bf16 (``openvino`` or ``torch``), each figure a finite number
+# in its range, and some change seen (bf16 that equals fp32 to five decimals on every pair was not run in bf16).
+BF16_MIN_PAIRS = 256
+BF16_PATHS = ("openvino", "torch")
 
 
 def shipped_interpreters() -> list[str]:
@@ -187,7 +195,8 @@ def save_shipped(classifier, factors: dict, head: dict, folder: str | os.PathLik
 
     def write(staging: Path) -> None:
         shards = shard_files(factors, staging, "encoder", "float16", SHARD_BYTES)
-        save_file({k: v.detach().cpu().float().contiguous() for k, v in head.items()}, str(staging / HEAD_FILE))
+        save_file({k: v.detach().cpu().float().contiguous() for k, v in head.items()}, str(staging / HEAD_FILE),
+                  metadata={HEAD_LABELS: json.dumps(list(classifier.settings.labels))})
         config[WEIGHTS_KEY] = shards
         config[HEAD_KEY] = {"file": HEAD_FILE, "sha256": sha256_of(staging / HEAD_FILE)}
         if bf16 is not None:
@@ -204,11 +213,12 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     """A :class:`TextClassifier` from a shipped folder: the base encoder with the changes applied (built once in the
     cache), the head's tensors in place, the labels checked against the model's."""
     import torch
-    from safetensors import SafetensorError
+    from safetensors import SafetensorError, safe_open
     from safetensors.torch import load_file
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
-    from pragmeter.classify.model import TextClassifier, first_line, pick_device, read_settings
+    from pragmeter.classify.model import (TextClassifier, base_encoder, check_finite_tensors, first_line, pick_device,
+                                         read_settings)
     from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards, finetuned_encoder
     from pragmeter.encoders.registry import quiet_loading
 
@@ -218,6 +228,7 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     head_entry = config.get(HEAD_KEY)
     head_path = check_shards(folder, [head_entry] if isinstance(head_entry, dict) else head_entry,
                              f"{where} ({HEAD_KEY})")[0]
+    settings.base_encoder = base_encoder(folder, settings)  # a relative folder is the model folder's
     encoder_folder = finetuned_encoder(settings.base_encoder, folder, config.get(WEIGHTS_KEY), where)
     try:
         model_config = AutoConfig.for_model(**{k: v for k, v in config.items()
@@ -229,8 +240,14 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
                         f"{model_config.id2label} (predictions would be renamed)")
     try:
         head = load_file(str(head_path))
+        with safe_open(str(head_path), "pt") as handle:
+            recorded = (handle.metadata() or {}).get(HEAD_LABELS)
     except (OSError, SafetensorError) as error:
         raise DataError(f"{head_path}: not readable safetensors ({first_line(error)})") from None
+    check_finite_tensors(head, head_path)
+    if recorded is not None and recorded != json.dumps(list(settings.labels)):
+        raise DataError(f"{config_path}: labels {settings.labels} are not the ones {head_path.name} was written with "
+                        f"({recorded}; its sha256 covers them): predictions would be renamed")
     try:
         with quiet_loading():  # the head is missing from the base on purpose: it is loaded next
             tokenizer = AutoTokenizer.from_pretrained(encoder_folder)
@@ -250,7 +267,11 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
                             f"{tuple(state[name].shape)}")
     with torch.no_grad():
         model.load_state_dict({name: tensor.to(state[name].dtype) for name, tensor in head.items()}, strict=False)
-    return TextClassifier(model, tokenizer, settings, pick_device(device), precision)
+    # the base encoder's own tensors too (the shards' were checked when applied): no tensor of the model is NaN
+    check_finite_tensors(model.base_model.state_dict(), f"{encoder_folder} (base encoder {settings.base_encoder!r})")
+    classifier = TextClassifier(model, tokenizer, settings, pick_device(device), precision)
+    classifier.source = str(folder)
+    return classifier
 
 
 def bf16_check(classifier, premises: list[str], hypotheses: list[str], meant: list[int], fp32,
@@ -290,8 +311,9 @@ BACKENDS = ("openvino", "torch")  # how a fine-tuned classifier runs (pragmeter.
 
 def recorded_bf16_check(folder: Path) -> bool | str:
     """Whether the folder's config records a bf16 check (``bf16_check``) within today's bounds: its figures read
-    again (a folder written under other bounds is judged by these), each a number; NOT_CHECKED where it records
-    none (no check measured, as for a freshly trained classifier), False where its config cannot be read."""
+    again (a folder written under other bounds is judged by these), each a number, and the claim one a measurement
+    makes (:func:`bf16_claim_problem`; an implausible one is warned about); NOT_CHECKED where it records none (no
+    check measured, as for a freshly trained classifier), False where its config cannot be read."""
     from pragmeter.encoders.runtime import MAX_ABS_DIFF, NOT_CHECKED
 
     try:
@@ -310,8 +332,38 @@ def recorded_bf16_check(folder: Path) -> bool | str:
     # a check written before each probability was bounded has only the score's figure: judged by that
     changes = [figure("max_abs_score_diff"), figure("max_abs_probability_diff", 0.0)]
     agreement = figure("label_agreement")
-    return (None not in changes and agreement is not None and max(changes) <= MAX_ABS_DIFF
-            and agreement >= BF16_MIN_AGREEMENT)
+    if not (None not in changes and agreement is not None and max(changes) <= MAX_ABS_DIFF
+            and agreement >= BF16_MIN_AGREEMENT):
+        return False
+    problem = bf16_claim_problem(check)
+    if problem:
+        import logging
+
+        logging.getLogger("pragmeter").warning("%s: its bf16_check claims bf16 within bounds, but %s; it runs in "
+                                               "fp32", Path(folder) / "config.json", problem)
+        return False
+    return True
+
+
+def bf16_claim_problem(check: dict) -> str | None:
+    """Why a recorded bf16 check is not a claim a measurement makes (None when it is): too few pairs, an unknown path,
+    a figure that is not a finite number in its range, or no change at all."""
+    import math
+
+    pairs, path = check.get("pairs"), check.get("path")
+    if not isinstance(pairs, int) or isinstance(pairs, bool) or pairs < BF16_MIN_PAIRS:
+        return f"it was measured on {pairs!r} pairs (at least {BF16_MIN_PAIRS} are needed)"
+    if path not in BF16_PATHS:
+        return f"its path {path!r} is not one that runs bf16 ({', '.join(BF16_PATHS)})"
+    figures = {name: check.get(name) for name in ("max_abs_probability_diff", "max_abs_score_diff",
+                                                  "label_agreement") if name in check}
+    for name, value in figures.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value) \
+                or not 0 <= value <= (1 if name == "label_agreement" else 2):
+            return f"{name} is {value!r}, not a finite number in its range"
+    if not figures.get("max_abs_score_diff"):
+        return "it records no change at all from fp32 (bf16 rounds every probability)"
+    return None
 
 
 def interpreter_runtime(folder: Path, backend: str = "auto", precision: str = "auto", device: str | None = None,

@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from pragmeter.classify.examples import Examples, run_fingerprint
-from pragmeter.classify.model import ClassifierSettings, check_precision, decide, pick_device, read_settings
+from pragmeter.classify.model import (ClassifierSettings, base_encoder, check_finite_tensors, check_precision,
+                                      check_probabilities, decide, pick_device, read_settings)
 from pragmeter.errors import DataError, InvalidParameter, PragmeterError
 from pragmeter.io.atomic import atomic_path, replace_folder, write_json_atomic
 from pragmeter.metrics.classification import classification_report
@@ -79,6 +80,7 @@ class EmbeddingSVMClassifier:
         self.arrays = {name: np.asarray(arrays[name]) for name in _ARRAYS}
         self._encoder = None
         self.truncated = 0  # texts encoded so far that were longer than the encoder's limit (truncated by it)
+        self.source = "the svm classifier"  # what messages name it by: the folder it was read from, once loaded
 
     @property
     def labels(self) -> list[str]:
@@ -243,7 +245,7 @@ class EmbeddingSVMClassifier:
         calibrated; ``batch_size`` is unused: embeddings go through the encoder's own batches)."""
         if pairs is not None:
             raise PragmeterError("this model classifies single texts")
-        return self.probabilities_of(self.embed(texts, progress, "the texts"))
+        return check_probabilities(self.probabilities_of(self.embed(texts, progress, "the texts")), self.source)
 
     def predict(self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 64,
                 progress: bool = False) -> list[str]:
@@ -274,6 +276,7 @@ class EmbeddingSVMClassifier:
 
         folder = Path(folder)
         config_path, config, settings = read_settings(folder)
+        settings.base_encoder = base_encoder(folder, settings)  # a relative folder is the model folder's
         weights = folder / cls.WEIGHTS_FILE
         try:
             svm = config["svm"]
@@ -288,12 +291,18 @@ class EmbeddingSVMClassifier:
         problem = _shape_problem(arrays, len(settings.labels))
         if problem:
             raise DataError(f"{weights}: {problem} (config.json names {len(settings.labels)} labels)")
+        check_finite_tensors(arrays, weights)
+        if not (np.isfinite(gamma) and np.isfinite(c) and gamma > 0):
+            raise DataError(f"{config_path}: 'svm' gamma and C must be finite numbers (gamma above 0), got "
+                            f"gamma={gamma!r}, C={c!r}")
         # embedded as the fit was (folders from before the fast path: torch)
         backend = svm.get("backend", "torch")
         if backend not in ("torch", "openvino"):
             raise DataError(f"{config_path}: 'svm' backend must be torch or openvino, got {backend!r}")
-        return cls(settings, arrays, gamma, c, device, svm.get("precision", "fp32") if precision == "auto" else precision,
-                   backend)
+        classifier = cls(settings, arrays, gamma, c, device,
+                         svm.get("precision", "fp32") if precision == "auto" else precision, backend)
+        classifier.source = str(folder)
+        return classifier
 
 
 def _shape_problem(arrays: dict[str, np.ndarray], n_labels: int) -> str | None:

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from pragmeter.cli.common import add
 from pragmeter.errors import PragmeterError
+from pragmeter.text import is_blank
 
 ACTIONS = ("ship", "export")  # first words that name an action instead of an utterance
 
@@ -143,17 +145,28 @@ def run(args: argparse.Namespace) -> int:
             raise PragmeterError("give either UTTERANCE with --context and --reading, or --input with --output")
         if not args.output:
             raise PragmeterError("--input needs --output")
-    elif not args.utterance or not args.utterance.strip():
+    elif is_blank(args.utterance):
         raise PragmeterError("give UTTERANCE (with --context and two or more --reading) or --input")
     elif len(args.reading) < 2:
         raise PragmeterError("give two or more --reading to choose from")
     elif args.output:
         raise PragmeterError("--output goes with --input")
+    from pragmeter.text import unencodable_reason
+
+    given = [("UTTERANCE", args.utterance), ("--context", args.context),
+             *((f"--reading {index + 1}", reading) for index, reading in enumerate(args.reading))]
+    for name, value in given:  # an argument in another encoding than the locale's comes as lone surrogates
+        reason = unencodable_reason(value) if value else None
+        if reason:
+            raise PragmeterError(f"{name}: {reason} (not valid UTF-8: give the text in UTF-8)")
     from pragmeter.classify.interpreter import Interpreter
 
     def load() -> Interpreter:
-        return Interpreter.load(args.model, backend=args.backend, precision=args.precision, device=args.device,
-                                progress=not args.no_progress)
+        interpreter = Interpreter.load(args.model, backend=args.backend, precision=args.precision,
+                                       device=args.device, progress=not args.no_progress)
+        # how it runs, as every result of it would record: a precision chosen by the folder's claim is seen
+        print(f"interpreter {interpreter.name}: {interpreter.runtime.signature()}", file=sys.stderr)
+        return interpreter
 
     if args.input:
         from pragmeter.classify.labelling import interpret_table

@@ -36,6 +36,10 @@ def register(subparsers) -> None:
             ("--keep-alive-timeout", float, 5.0, "seconds an idle kept-alive connection stays open (default 5)"),
             ("--max-connections", int, 1024, "connections open at once (default 1024; more → 503 at once; lowered, "
                                              "with a warning, to what the open-files limit allows)"),
+            ("--max-client-connections", int, 256, "connections open at once from one client address (default 256; "
+                                                   "more → 503 at once; behind a proxy every client is the proxy)"),
+            ("--stall-timeout", float, 120.0, "seconds one encoder batch may run before GET /health answers 503, "
+                                              "stalled (default 120)"),
             ("--max-wait-ms", float, 2.0, "how long a lone request waits for others to share its batch (default "
                                           "2 ms)")):
         parser.add_argument(flag, type=kind, default=default, help=help)

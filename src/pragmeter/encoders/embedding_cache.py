@@ -2,7 +2,10 @@
 
 Training re-uses embeddings across epochs and runs (the frozen encoder runs once per distinct text), and scoring
 jobs can re-use them across runs. Layout: ``<root>/<encoder>/embeddings.sqlite``, one SQLite database (WAL mode)
-with a row per text: the sha1 of the text and its float32 vector. A job reads only the rows it asks for, so its
+with a row per text: the sha256 of the text (:func:`pragmeter.text.text_hash`), its float32 vector and a checksum of
+the two. A cache may be shared, so a row is checked on every read: a vector copied from another text's row (the
+checksum binds it to its own text's hash), of another length, or holding NaN or infinity is dropped and computed
+again. A job reads only the rows it asks for, so its
 memory does not grow with the cache; new rows are committed chunk by chunk, so an interrupted encoding keeps every
 finished chunk, and several processes may share the cache.
 
@@ -32,12 +35,21 @@ _LOOKUP_CHUNK = 500  # keys per SELECT (SQLite allows 32766 variables; small chu
 
 
 def text_key(text: str) -> bytes:
-    return hashlib.sha1(text.encode("utf-8")).digest()
+    """A row's key: the sha256 of the text's UTF-8 bytes."""
+    from pragmeter.text import text_hash
+
+    return bytes.fromhex(text_hash(text))
+
+
+def row_checksum(key: bytes, vector: bytes) -> bytes:
+    """What binds a stored vector to its text's key: a vector moved to another text's row no longer matches."""
+    return hashlib.sha256(key + vector).digest()[:16]
 
 
 class EmbeddingCache:
-    """``width``: the length of every vector, when the caller knows it; a stored row of another length, or one
-    holding NaN or infinite values (a damaged or tampered row), is dropped and computed again."""
+    """``width``: the length of every vector, when the caller knows it; a stored row of another length, one holding
+    NaN or infinite values, or one whose checksum is not its own text's (a damaged, tampered or copied row) is dropped
+    and computed again."""
 
     def __init__(self, root: str | Path, encoder: str, width: int | None = None) -> None:
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", encoder)
@@ -65,8 +77,15 @@ class EmbeddingCache:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: a crash loses at most the last commit
             # Rows are appended in rowid order (fast writes); the small UNIQUE index on the sha1 finds them.
-            db.execute("CREATE TABLE IF NOT EXISTS embeddings (key BLOB NOT NULL UNIQUE, vector BLOB NOT NULL)")
-            db.execute("SELECT key FROM embeddings LIMIT 1").fetchall()
+            db.execute("CREATE TABLE IF NOT EXISTS embeddings (key BLOB NOT NULL UNIQUE, vector BLOB NOT NULL, "
+                       "checksum BLOB)")
+            if "checksum" not in {row[1] for row in db.execute("PRAGMA table_info(embeddings)")}:
+                try:  # a cache written before rows had checksums: its rows are never read (keys were sha1)
+                    db.execute("ALTER TABLE embeddings ADD COLUMN checksum BLOB")
+                except sqlite3.OperationalError as error:
+                    if "duplicate column" not in str(error):  # another process added it first
+                        raise
+            db.execute("SELECT key, checksum FROM embeddings LIMIT 1").fetchall()
         except sqlite3.Error:
             db.close()
             raise
@@ -127,17 +146,18 @@ class EmbeddingCache:
             self._unusable(error)
 
     # ---------------------------------------------------------------- reading and writing
-    def _lookup(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+    def _lookup(self, keys: Sequence[bytes]) -> dict[bytes, tuple[bytes, bytes]]:
+        """The stored (vector, checksum) of each of ``keys`` there is a row for."""
         if self._db is None:
             return {}
-        found: dict[bytes, bytes] = {}
+        found: dict[bytes, tuple[bytes, bytes]] = {}
         try:
             with self._lock:
                 for start in range(0, len(keys), _LOOKUP_CHUNK):
                     chunk = keys[start: start + _LOOKUP_CHUNK]
-                    rows = self._db.execute(f"SELECT key, vector FROM embeddings WHERE key IN "
+                    rows = self._db.execute(f"SELECT key, vector, checksum FROM embeddings WHERE key IN "
                                             f"({','.join('?' * len(chunk))})", chunk)
-                    found.update(rows)
+                    found.update((key, (vector, checksum)) for key, vector, checksum in rows)
         except sqlite3.Error as error:
             self._failed(error, writing=False)
             return {}
@@ -146,12 +166,14 @@ class EmbeddingCache:
     def _store(self, keys: Iterable[bytes], vectors: np.ndarray) -> None:
         if self._db is None or not self._writable:
             return
-        rows = ((key, np.ascontiguousarray(vector, dtype=np.float32).tobytes()) for key, vector in zip(keys, vectors))
+        blobs = ((key, np.ascontiguousarray(vector, dtype=np.float32).tobytes()) for key, vector in zip(keys, vectors))
+        rows = ((key, blob, row_checksum(key, blob)) for key, blob in blobs)
         try:
             with self._lock:
                 self._db.execute("BEGIN")
                 try:
-                    self._db.executemany("INSERT OR IGNORE INTO embeddings (key, vector) VALUES (?, ?)", rows)
+                    self._db.executemany("INSERT OR IGNORE INTO embeddings (key, vector, checksum) VALUES (?, ?, ?)",
+                                         rows)
                     self._db.execute("COMMIT")
                 except BaseException:
                     # SQLite rolls back by itself on some errors (a full disk): a second ROLLBACK would then raise
@@ -162,10 +184,12 @@ class EmbeddingCache:
         except sqlite3.Error as error:
             self._failed(error, writing=True)
 
-    def _vector(self, blob) -> np.ndarray | None:
-        """A stored row as a vector; None for a damaged one (a length that is not whole floats or not ``width``,
-        NaN or infinite values)."""
+    def _vector(self, key: bytes, blob, checksum) -> np.ndarray | None:
+        """A stored row as a vector; None for a damaged one (a checksum that is not this key's and vector's, a length
+        that is not whole floats or not ``width``, NaN or infinite values)."""
         if not isinstance(blob, bytes) or not blob or len(blob) % 4:
+            return None
+        if checksum != row_checksum(key, blob):  # another text's row, copied here, or a vector changed in place
             return None
         vector = np.frombuffer(blob, dtype=np.float32)
         if (self.width is not None and len(vector) != self.width) or not np.isfinite(vector).all():
@@ -174,8 +198,8 @@ class EmbeddingCache:
 
     def _drop(self, keys: list[bytes]) -> None:
         """Remove damaged rows (they are computed again and stored anew)."""
-        self._warn("rows", f"{len(keys)} damaged row(s) (wrong length, NaN or infinite values) dropped and computed "
-                           "again")
+        self._warn("rows", f"{len(keys)} damaged row(s) (not their text's checksum, wrong length, NaN or infinite "
+                           "values) dropped and computed again")
         if self._db is None or not self._writable:
             return
         try:
@@ -219,9 +243,9 @@ class EmbeddingCache:
         unique = list(dict.fromkeys(keys))
         wanted = set(unique)
         found, damaged = {}, []
-        for key, blob in self._lookup(unique).items():
+        for key, (blob, checksum) in self._lookup(unique).items():
             if key in wanted:
-                vector = self._vector(blob)
+                vector = self._vector(key, blob, checksum)
                 if vector is None:
                     damaged.append(key)
                 else:

@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 
 from pragmeter.encoders.paths import cache_dir
+from pragmeter.errors import DataError
 
 MEMO_FILE = "fingerprints.json"
 SEAL_FILE = "pragmeter-seal.json"
@@ -29,19 +30,57 @@ _SKIP_DIRS = {"onnx", "openvino", ".git", ".cache"}
 _SKIP_SUFFIXES = {".md", ".onnx", ".xml", ".ini"}
 
 
-def _files(folder: Path, everything: bool = False) -> list[Path]:
-    found = []
+MAX_ENTRIES = 2000  # files and folders an encoder folder may hold (a few dozen in any real one): more is refused
+MAX_BYTES = 64 * 2**30  # what its files may weigh together
+
+
+def _files(folder: Path, everything: bool = False) -> list[tuple[Path, os.stat_result]]:
+    """The files that decide an encoder's numbers, each with its ``stat`` (links followed: a Hugging Face cache's
+    snapshot links to its blobs). A folder is someone else's: a DataError for an entry that is not a regular file (a
+    FIFO would be read forever, a device without end) and for more than MAX_ENTRIES entries or MAX_BYTES in all (a
+    config naming ``/etc`` or ``/`` is not walked and hashed), said before any file is read."""
+    import stat
+
+
+    found, entries, total = [], 0, 0
     for root, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if everything or d not in _SKIP_DIRS)
-        found += [Path(root) / n for n in sorted(names)
-                  if (everything or Path(n).suffix not in _SKIP_SUFFIXES) and n != SEAL_FILE]
+        entries += len(dirs) + len(names)
+        if entries > MAX_ENTRIES:
+            raise DataError(f"{folder}: more than {MAX_ENTRIES} files and folders, not an encoder folder; refused")
+        for name in sorted(names):
+            if (not everything and Path(name).suffix in _SKIP_SUFFIXES) or name == SEAL_FILE:
+                continue
+            path = Path(root) / name
+            try:
+                info = path.stat()
+            except OSError as error:
+                raise DataError(f"{path}: cannot be read ({error.strerror or error}); an encoder folder's files "
+                                "must all be readable") from None
+            if not stat.S_ISREG(info.st_mode):
+                raise DataError(f"{path}: not a regular file (a FIFO, device or socket) in an encoder folder; "
+                                "refused")
+            total += info.st_size
+            if total > MAX_BYTES:
+                raise DataError(f"{folder}: its files hold more than {MAX_BYTES // 2**30} GiB, not an encoder "
+                                "folder; refused")
+            found.append((path, info))
     return found
 
 
 def _file_hash(path: Path) -> str:
-    from pragmeter.data.root import sha256_of
+    """sha256 of a regular file, opened without blocking (a file swapped for a FIFO since it was listed is refused,
+    not waited on)."""
+    import stat
 
-    return sha256_of(path)
+
+    digest = hashlib.sha256()
+    with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise DataError(f"{path}: not a regular file (a FIFO, device or socket) in an encoder folder; refused")
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _stamps(stat: os.stat_result) -> str:
@@ -61,8 +100,8 @@ def folder_fingerprint(folder: str | os.PathLike, everything: bool = False) -> s
     if not isinstance(memo, dict):
         memo = {}
     changed, digest = False, hashlib.sha256()
-    for path in _files(folder, everything):
-        key = _stamps(path.stat())
+    for path, info in _files(folder, everything):
+        key = _stamps(info)
         if not isinstance(memo.get(key), str):
             memo[key], changed = _file_hash(path), True
         digest.update(f"{path.relative_to(folder).as_posix()}\0{memo[key]}\n".encode())
@@ -96,7 +135,7 @@ def encoder_fingerprint(name: str) -> str:
     if not Path(location).is_dir():
         return "hub-" + hashlib.sha256(location.encode()).hexdigest()[:12]
     # In-process memo on the files' (size, mtime): a long-lived process still sees a folder replaced under it.
-    stamps = tuple((str(p), _stamps(p.stat())) for p in _files(Path(location)))
+    stamps = tuple((str(path), _stamps(info)) for path, info in _files(Path(location)))
     return _cached(str(Path(location).resolve()), stamps)[:16]
 
 
@@ -131,4 +170,6 @@ def seal_problem(folder: Path, built_from: str) -> str | None:
         content = folder_fingerprint(folder, everything=True)
     except OSError as error:
         return f"unreadable ({error.strerror or error})"
+    except DataError as error:
+        return str(error)
     return None if recorded.get("content") == content else "files changed since it was built"

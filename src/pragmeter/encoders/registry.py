@@ -201,6 +201,38 @@ def _in_hub_cache(repo: str) -> bool:
     return isinstance(try_to_load_from_cache(repo, "modules.json"), str)
 
 
+ENCODER_MARKERS = ("config.json", "modules.json")  # an encoder folder holds one of them at its top
+
+
+def config_encoder(model_folder: str | os.PathLike, name: object, where: str) -> str:
+    """The encoder a model folder's config names (ImpScore's ``encoder``, a classifier's ``base_encoder``), read as
+    someone else's file: a packaged encoder's name as it is; a path, relative ones read from the model folder (never
+    the working directory), that is an encoder folder (``config.json`` or ``modules.json`` at its top); a hub name
+    only when its files are already in the local Hugging Face cache (a config never starts a download). Anything else
+    is a DataError naming ``where`` (the config)."""
+    from pragmeter.errors import DataError
+
+    if not isinstance(name, str) or not name.strip() or "\x00" in name:
+        raise DataError(f"{where}: the encoder must be a packaged encoder's name or a folder, got {name!r}")
+    if is_packaged(name):
+        return name
+    path = Path(name)
+    folder = path if path.is_absolute() else Path(model_folder) / path
+    if folder.is_dir():
+        if not any((folder / marker).is_file() for marker in ENCODER_MARKERS):
+            raise DataError(f"{where}: encoder {name!r} ({folder}) is not an encoder folder (no "
+                            f"{' or '.join(ENCODER_MARKERS)}); refused")
+        return str(folder.resolve())
+    if not path.is_absolute() and _in_hub_cache(name):
+        return name
+    if not path.is_absolute() and path.is_dir():
+        raise DataError(f"{where}: encoder {name!r} is not a folder in the model folder (only in the working "
+                        "directory, which a model's relative encoder path does not read)")
+    raise DataError(f"{where}: encoder {name!r} is neither a packaged encoder ({', '.join(_ALIASES)}), a folder "
+                    f"{'' if path.is_absolute() else 'in the model folder '}nor in the local Hugging Face cache; a "
+                    "model's config never downloads one")
+
+
 def require_encoder(name: str) -> str:
     """Where ``name`` loads from; an EncoderNotFound with the install command at once (no hub retries) when a
     packaged encoder is not installed, or when the hub is off (HF_HUB_OFFLINE) and the files are not cached."""

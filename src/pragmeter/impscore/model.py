@@ -106,12 +106,12 @@ def read_heads(folder: Path, config: dict) -> dict[str, np.ndarray]:
 
 
 def model_encoder(folder: Path, encoder: str) -> str:
-    """The encoder a model folder's config names: a relative path is read from the model folder, never from the
-    working directory (a folder there of that name is refused, not used); a name or absolute path as it is."""
-    from pragmeter.encoders.registry import is_packaged
+    """The encoder a model folder's config names, as :func:`pragmeter.encoders.registry.config_encoder` reads it: a
+    packaged name, a folder (a relative path read from the model folder, never from the working directory) or a hub
+    name already in the local cache."""
+    from pragmeter.encoders.registry import config_encoder
 
-    if Path(encoder).is_absolute() or is_packaged(encoder):
-        return encoder
+    return config_encoder(folder, encoder, str(folder / CONFIG_FILE))
     if (folder / encoder).is_dir():
         return str((folder / encoder).resolve())
     if Path(encoder).is_dir():

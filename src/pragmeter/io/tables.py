@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -30,6 +31,12 @@ from pragmeter.text import is_blank
 log = logging.getLogger("pragmeter")
 
 FORMATS = (".txt", ".csv", ".tsv", ".jsonl", ".parquet")
+MAX_COLUMNS = 16_384  # a spreadsheet's limit: a table of more columns is refused before it is read into a frame
+
+
+def _check_columns(path: Path, count: int) -> None:
+    if count > MAX_COLUMNS:
+        raise DataError(f"{path}: {count} columns; a table may have at most {MAX_COLUMNS}")
 
 
 def table_format(path: Path) -> str:
@@ -181,9 +188,11 @@ def _unquoted_lone_cr(text: str) -> int | None:
 def _read_delimited(path: Path, text: str, sep: str) -> pd.DataFrame:
     # pandas renames a repeated header name (text, text.1): which one a --column means would be a guess
     header = next(csv.reader(io.StringIO(text, newline=""), delimiter=sep), [])
-    repeated = sorted({name for name in header if header.count(name) > 1 and name.strip()})
+    _check_columns(path, len(header))
+    counts = Counter(header)  # one pass: a header of many columns is checked in linear time
+    repeated = sorted(name for name, count in counts.items() if count > 1 and name.strip())
     if repeated:
-        raise DataError(f"{path}: header names column {repeated[0]!r} {header.count(repeated[0])} times; "
+        raise DataError(f"{path}: header names column {repeated[0]!r} {counts[repeated[0]]} times; "
                         "give each column its own name")
     lone = _unquoted_lone_cr(text)
     if lone is not None:
@@ -204,6 +213,9 @@ def _read_parquet(path: Path) -> pd.DataFrame:
     if len(raw) < 12 or raw[:4] != b"PAR1" or raw[-4:] != b"PAR1":
         raise DataError(f"{path}: not a parquet file (no PAR1 marker); is it a text file with the wrong extension?")
     try:
+        import pyarrow.parquet as pq
+
+        _check_columns(path, pq.read_metadata(io.BytesIO(raw)).num_columns)
         return pd.read_parquet(io.BytesIO(raw))
     except (ValueError, OSError) as error:  # pyarrow's ArrowInvalid is a ValueError
         raise DataError(f"{path}: damaged parquet file ({str(error).splitlines()[0]})") from None
@@ -245,7 +257,12 @@ def read_table(path: str | os.PathLike, allow_empty: bool = False, text_columns=
         if fmt == ".txt":
             frame = pd.DataFrame({"text": lines(text)}, dtype=object)
         elif fmt == ".jsonl":
-            frame = pd.DataFrame([record for _, record in read_records(path)])
+            records, keys = [], set()
+            for _, record in read_records(path):
+                keys.update(record)
+                _check_columns(path, len(keys))
+                records.append(record)
+            frame = pd.DataFrame(records)
         else:
             frame = _read_delimited(path, text, "\t" if fmt == ".tsv" else ",")
             if text_columns is not None:
@@ -312,8 +329,37 @@ def report_rows(errors: list[str], done: str, output: str | os.PathLike, error_c
     return failed
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula (OWASP)
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def neutralise_formula(value):
+    """A text cell a spreadsheet would run as a formula (``=HYPERLINK(…)``, ``+cmd|…``, ``@SUM(…)``: one starting
+    with FORMULA_STARTS) with a ``'`` before it, so it shows as text, as OWASP advises for CSV output; a plain number
+    (``-0.5``) and anything that is not text as it is."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def _without_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text cell and column name through :func:`neutralise_formula` (a copy when any changes)."""
+    columns = [name for name in frame.columns if not pd.api.types.is_numeric_dtype(frame[name])
+               and frame[name].map(lambda v: neutralise_formula(v) is not v).any()]
+    names = [neutralise_formula(name) for name in frame.columns]
+    if not columns and names == list(frame.columns):
+        return frame
+    frame = frame.copy()
+    for name in columns:
+        frame[name] = frame[name].map(neutralise_formula)
+    frame.columns = names
+    return frame
+
+
 def write_table(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool = False) -> None:
-    """Write atomically in the format given by the extension; refuse to replace a file unless ``overwrite``."""
+    """Write atomically in the format given by the extension; refuse to replace a file unless ``overwrite``. In csv
+    and tsv (which spreadsheets open) a text cell that would run as a formula gets a ``'`` before it
+    (:func:`neutralise_formula`); parquet and JSON lines keep every value as it is."""
     path = check_output(path, overwrite)
     fmt = table_format(path)
     if fmt == ".txt":
@@ -324,6 +370,7 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, overwrite: bool = 
         elif fmt == ".jsonl":
             frame.to_json(tmp, orient="records", lines=True, force_ascii=False)
         else:
+            frame = _without_formulas(frame)
             # pandas quotes a cell with \n but not one with a lone \r, which a reader then takes as a line break
             carriage = any(frame[c].map(lambda v: isinstance(v, str) and "\r" in v).any()
                            for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c]))

@@ -235,11 +235,17 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
     async def stopped(_request: Request, error: BatcherStopped) -> JSONResponse:
         return JSONResponse(status_code=503, content={"detail": f"{error}; the service must be restarted"})
 
-    @app.get("/health", summary="liveness: the model is loaded and the batcher runs (503 saying why when it stopped)")
+    @app.get("/health", summary="liveness: the model is loaded, the batcher runs and no encoder batch has run past "
+                                 "the stall timeout (503 saying why otherwise)")
     async def health():
         failure = next((each.failure for each in batchers if each.failure is not None), None)
         if failure is not None:
             return JSONResponse(status_code=503, content={"status": "failed", "detail": failure})
+        busy = max(each.busy_for for each in batchers)
+        if busy > limits.stall_timeout:  # a hung encoder never fails: its batch just never ends
+            return JSONResponse(status_code=503, content={
+                "status": "stalled", "detail": f"a model has run one batch for {busy:.0f} s, past the stall "
+                                               f"timeout of {limits.stall_timeout:g} s; the service must be restarted"})
         return {"status": "ok", "queued_requests": sum(each.queued for each in batchers),
                 "queued_texts": sum(each.queued_texts for each in batchers), "buffered_body_bytes": budget.held,
                 "batcher": batcher.stats.to_dict(),

@@ -121,6 +121,7 @@ class MicroBatcher:
         self._worker: asyncio.Task | None = None
         self._stopping = False
         self.failure: str | None = None  # why the worker ended, if it ended without being stopped
+        self._encoding_since: float | None = None  # when the batch in the encoder began (monotonic); None: idle
         # One thread: the encoder is never called concurrently (ONNX Runtime and torch use all cores per call).
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pragmeter-encoder")
 
@@ -132,6 +133,13 @@ class MicroBatcher:
     @property
     def queued_texts(self) -> int:
         return self._queued_texts
+
+    @property
+    def busy_for(self) -> float:
+        """Seconds the batch now in the encoder has been running (0 when the encoder is idle): what the service's
+        liveness check compares with its stall timeout, since a hung encoder never fails."""
+        since = self._encoding_since
+        return 0.0 if since is None else time.monotonic() - since
 
     async def start(self) -> None:
         self._arrived = asyncio.Event()
@@ -253,7 +261,11 @@ class MicroBatcher:
         return self._take()
 
     async def _encode_rows(self, texts: list[str]) -> np.ndarray:
-        rows = await asyncio.get_running_loop().run_in_executor(self._executor, self._encode, texts)
+        self._encoding_since = time.monotonic()
+        try:
+            rows = await asyncio.get_running_loop().run_in_executor(self._executor, self._encode, texts)
+        finally:
+            self._encoding_since = None
         rows = np.asarray(rows)
         if rows.ndim != 2 or rows.shape[0] != len(texts):  # an encoder bug, answered like an encoder failure
             raise ValueError(f"the encoder returned an array of shape {rows.shape} for {len(texts)} texts")

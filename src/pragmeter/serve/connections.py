@@ -5,7 +5,8 @@ uvicorn times out an idle keep-alive connection, but never a connection that has
 connection held a file descriptor for ever, ~20,000 of them exhausted the process's descriptors, and every failed
 accept logged a traceback. Here a connection must send its request headers within ``header_timeout`` seconds of
 connecting or of its previous response (408, closed; silently closed when it sent nothing), at most
-``max_connections`` are open at once (past that a new one is answered 503 and closed at once), and the process's
+``max_connections`` are open at once and ``max_client_connections`` from one client address, so that one client
+cannot hold every slot (past either a new one is answered 503 and closed at once), and the process's
 descriptor limit is raised to fit the cap (the cap is lowered, in one warning, where it cannot be).
 """
 
@@ -101,10 +102,13 @@ def connection_cap(max_connections: int) -> int:
     return cap
 
 
-def protocol_class(header_timeout: float, max_connections: int) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with the header deadline and the connection cap."""
-    return type("ServiceProtocol", (_ServiceProtocol,), {"header_timeout": header_timeout,
-                                                         "max_connections": max_connections})
+def protocol_class(header_timeout: float, max_connections: int,
+                   max_client_connections: int | None = None) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with the header deadline and the connection caps (in all, per client address; None:
+    the cap in all alone)."""
+    return type("ServiceProtocol", (_ServiceProtocol,), {
+        "header_timeout": header_timeout, "max_connections": max_connections,
+        "max_client_connections": max_client_connections or max_connections})
 
 
 def _response(status: int, reason: str, detail: str, retry_after: int | None = None) -> bytes:
@@ -117,6 +121,7 @@ def _response(status: int, reason: str, detail: str, retry_after: int | None = N
 class _ServiceProtocol(H11Protocol):
     header_timeout: float = 10.0
     max_connections: int = 1024
+    max_client_connections: int = 1024
 
     _header_timer: asyncio.TimerHandle | None = None
 
@@ -128,6 +133,16 @@ class _ServiceProtocol(H11Protocol):
             self._close_with(_response(503, "Service Unavailable", f"the service has {self.max_connections} open "
                                        "connections (its limit); retry in 1 s", retry_after=1))
             return
+        host = self.client[0] if self.client else None
+        if host is not None and len(self.connections) > self.max_client_connections:  # counted only when it can bind
+            mine = sum(1 for other in self.connections if other.client and other.client[0] == host)
+            if mine > self.max_client_connections:
+                log.warning("refused a connection from %s: it has %d open, the limit per client is %d", host,
+                            mine - 1, self.max_client_connections, extra={"condition": "client cap"})
+                self._close_with(_response(503, "Service Unavailable", f"this client has "
+                                           f"{self.max_client_connections} open connections (the limit per client); "
+                                           "retry in 1 s", retry_after=1))
+                return
         self._arm_header_timer()
 
     def on_response_complete(self) -> None:

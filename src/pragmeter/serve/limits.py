@@ -1,5 +1,6 @@
 """Request limits of the ImpScore service: texts per request, characters per text, bytes per body, buffered
-bodies, seconds to send the headers and the body and to wait for an answer, queued texts, open connections.
+bodies, seconds to send the headers and the body and to wait for an answer, queued texts, open connections (in all
+and per client address), and how long one encoder batch may run before the service reports itself stalled.
 
 Too large → 413 with a message naming the limit; malformed or unencodable text → 422; a body not sent in time →
 408; queue full, too many bytes of bodies buffered or no answer in time → 503 with Retry-After (see
@@ -16,7 +17,7 @@ from dataclasses import asdict, dataclass
 
 from fastapi import HTTPException
 
-from pragmeter.text import unencodable_reason
+from pragmeter.text import is_blank, unencodable_reason
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class Limits:
     header_timeout: float = 10.0  # seconds to send a request's headers from connecting or the last answer (→ 408)
     keep_alive_timeout: float = 5.0  # seconds an idle kept-alive connection stays open
     max_connections: int = 1024  # open at once (more → 503 at once, connection closed)
+    max_client_connections: int = 256  # open at once from one client address (more → 503 at once, closed)
+    stall_timeout: float = 120.0  # seconds one encoder batch may run before /health answers 503 (a hung encoder)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -48,7 +51,7 @@ class Limits:
             if len(text) > self.max_chars:
                 raise HTTPException(413, f"{where(index)} has {len(text)} characters, the limit is "
                                          f"{self.max_chars} per text")
-            if not text.strip():
+            if is_blank(text):  # only spaces or invisible characters (U+200B…) are empty too
                 raise HTTPException(422, f"{where(index)} is empty")
             reason = unencodable_reason(text)
             if reason:  # refused here, so text the tokenizer cannot take never reaches a shared batch

@@ -36,7 +36,8 @@ def service_server(app, log_level: str = "warning", **config) -> ServiceServer:
     limits: Limits = app.state.limits
     settings = uvicorn.Config(app, log_level=log_level, ws="none", timeout_keep_alive=limits.keep_alive_timeout,
                               **config)  # configures uvicorn's log, which the cap's warning goes to
-    settings.http = protocol_class(limits.header_timeout, connection_cap(limits.max_connections))
+    cap = connection_cap(limits.max_connections)
+    settings.http = protocol_class(limits.header_timeout, cap, min(cap, limits.max_client_connections))
     return ServiceServer(settings)
 
 
@@ -44,10 +45,10 @@ def check_settings(port: int, limits: Limits, max_batch: int, max_wait_ms: float
     """Refuse a setting the service cannot run with, in one line naming its ``pragmeter serve`` option."""
     counts = {**limits.to_dict(), "max_batch": max_batch}
     for name in ("max_texts", "max_chars", "max_body_bytes", "max_batch", "max_queued_texts", "max_buffered_bytes",
-                 "max_connections"):
+                 "max_connections", "max_client_connections"):
         if counts[name] < 1:
             raise InvalidParameter(name, counts[name], "must be positive")
-    for name in ("request_timeout", "body_timeout", "header_timeout", "keep_alive_timeout"):
+    for name in ("request_timeout", "body_timeout", "header_timeout", "keep_alive_timeout", "stall_timeout"):
         if not (math.isfinite(counts[name]) and counts[name] > 0):
             raise InvalidParameter(name, counts[name], "must be a positive number of seconds")
     if not 0 <= port <= 65535:
