@@ -170,8 +170,8 @@ def test_a_link_planted_in_the_data_root_is_refused_in_one_line_and_never_writte
     code, out, err = fetch(root, capsys)
     assert code == 2 and out == ""
     assert err.strip().splitlines() == [f"pragmeter data: error: {root.resolve() / planted_at}: a symbolic link in "
-                                        "the data root; nothing is written through it (remove it, or give another "
-                                        "--data-root)"]
+                                        "the data root; nothing is written through it (remove it, or use another "
+                                        "data root)"]
     assert victim.read_bytes() == VICTIM and (root / planted_at).is_symlink()
     assert upstream.requests == []  # refused before anything is downloaded
 

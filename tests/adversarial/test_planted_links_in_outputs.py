@@ -34,6 +34,8 @@ EXEMPT = {
     ("cli/__init__.py", "os.open(os.devnull"): "opens os.devnull",
     ("testing/fake_gguf_server.py", "open(flag"): "a test double writing where its test tells it",
     ("testing/fake_gguf_server.py", "open(script['request_log']"): "a test double writing where its test tells it",
+    ("testing/tiny_nli.py", "BertForSequenceClassification(config)"): "a test model written where its test tells it",
+    ("testing/tiny_nli.py", "tokenizer.save_pretrained(path"): "a test model written where its test tells it",
     ("encoders/embedding_cache.py", "sqlite3.connect(self.path"): "refuse_planted checks the database and its "
                                                                     "journals first (SQLite cannot be told O_NOFOLLOW)",
 }

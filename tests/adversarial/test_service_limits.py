@@ -8,16 +8,13 @@ import socket
 import threading
 import time
 
+import httpx
 import numpy as np
 import pytest
 
-pytest.importorskip("fastapi")
-httpx = pytest.importorskip("httpx")
-pytest.importorskip("uvicorn")
-
-from pragmeter.serve.app import create_app  # noqa: E402
-from pragmeter.serve.limits import Limits  # noqa: E402
-from pragmeter.testing.asgi import running  # noqa: E402
+from pragmeter.serve.app import create_app
+from pragmeter.serve.limits import Limits
+from pragmeter.testing.asgi import running
 
 DIM = 16
 HALF_HEAD = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # headers never finished: the connection stays open

@@ -306,7 +306,7 @@ def test_interpret_file_mode_keeps_every_row_and_names_the_bad_ones(tiny, tmp_pa
     assert main(["interpret", "--input", str(source), "--output", str(lines), "--model", str(folder),
                  "--device", "cpu", "--no-progress"]) == 0
     records = [json.loads(line) for line in lines.read_text(encoding="utf-8").splitlines()]
-    assert records[0]["scores"] == pytest.approx(model.rank(CONTEXT, UTTERANCE, READINGS), abs=1e-5)
+    assert records[0]["scores"] == pytest.approx(model.scores(CONTEXT, UTTERANCE, READINGS), abs=1e-5)
     assert [record["scores"] for record in records[1:]] == [None, None, None]
 
     pairs = tmp_path / "pairs.jsonl"

@@ -85,5 +85,5 @@ def test_a_folder_without_any_manifest_file_is_one_line_not_every_file_missing(t
     out, err = capsys.readouterr()
     assert out == ""
     assert err.splitlines() == [f"pragmeter data: error: {empty.resolve()} holds none of the manifest's files, so it "
-                                "is no data root: fetch them into it (`pragmeter data fetch` with --data-root "
-                                f"{empty.resolve()}), or name the folder that holds them (docs/data.md)"]
+                                "is no data root: fetch them into it (`pragmeter data fetch` into this folder), or "
+                                "name the folder that holds them (docs/data.md)"]

@@ -79,7 +79,7 @@ def check_report(root: str | os.PathLike | None = None, only: Sequence[str] = ()
     base = data_root(root)
     if not holds_data(base):
         raise DataError(f"{base} holds none of the manifest's files, so it is no data root: fetch them into it "
-                        f"(`pragmeter data fetch` with data_root={base}), or name the folder that holds them "
+                        "(`pragmeter data fetch` into this folder), or name the folder that holds them "
                         "(docs/data.md)")
     statuses = check_data_root(base, only)
     unknown = unknown_files(base, only)

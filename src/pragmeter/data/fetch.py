@@ -165,7 +165,7 @@ def scan_root(base: Path, names: Sequence[str]) -> None:
         problem = planted(mode, folder=True)
         if problem is not None:
             raise PlantedFile(f"{base / name}: {problem} in the data root; nothing is written through it "
-                              "(remove it, or give another data_root)")
+                              "(remove it, or use another data root)")
         for folder, subfolders, files in os.walk(base / name, onerror=_raise):
             for entry in (*subfolders, *files):
                 path = Path(folder) / entry
@@ -173,7 +173,7 @@ def scan_root(base: Path, names: Sequence[str]) -> None:
                 problem = planted(mode, folder=entry in subfolders and stat.S_ISDIR(mode))
                 if problem is not None:
                     raise PlantedFile(f"{path}: {problem} in the data root; nothing is written through it "
-                                      "(remove it, or give another data_root)")
+                                      "(remove it, or use another data root)")
 
 
 def _raise(error: OSError) -> None:
