@@ -33,6 +33,7 @@ from pragmeter.classify.recipes.inli import EXTRA_SOURCES, build
 from pragmeter.classify.release import ship
 from pragmeter.classify.shipped import DEFAULT_RANK
 from pragmeter.classify.training import FineTuneConfig
+from pragmeter.cli.interpret import parse_ranks
 from pragmeter.io import write_json_atomic
 
 
@@ -50,17 +51,6 @@ def parse_extras(value: str) -> list[tuple[str, ...]]:
             raise SystemExit(f"--extras: unknown source {unknown[0]!r}; choose none or {', '.join(EXTRA_SOURCES)}")
         variants.append(names)
     return variants
-
-
-def parse_ranks(value: str) -> list[int]:
-    """"16,32,64" -> [16, 32, 64] (each at least 1)."""
-    try:
-        ranks = [int(part) for part in value.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"ranks are whole numbers separated by commas, not {value!r}") from None
-    if not ranks or min(ranks) < 1:
-        raise argparse.ArgumentTypeError(f"ranks must be at least 1, got {value!r}")
-    return ranks
 
 
 def data_for(extras: tuple[str, ...], args) -> object:

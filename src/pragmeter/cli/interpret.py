@@ -78,7 +78,7 @@ def _ship_parser(kind) -> argparse.ArgumentParser:
         overwrite={"help": "replace --output if it exists"},
         limit={"help": "first N validation and test pairs only"},
         batch_size={"default": 64, "help": "pairs per batch (default 64)"})
-    parser.add_argument("--rank", type=_ranks, default=[DEFAULT_RANK],
+    parser.add_argument("--rank", type=parse_ranks, default=[DEFAULT_RANK],
                         help=f"rank of the shipped factors, or comma-separated ranks: the best on validation ships "
                              f"(default {DEFAULT_RANK})")
     parser.add_argument("--evaluate-test", action="store_true", help="test the shipped interpreter once on INLI test")
@@ -101,7 +101,8 @@ def _export_parser(kind) -> argparse.ArgumentParser:
     return parser
 
 
-def _ranks(value: str) -> list[int]:
+def parse_ranks(value: str) -> list[int]:
+    """"16,32,64" -> [16, 32, 64] (each at least 1): the ``--rank`` argument type of shipping an interpreter."""
     try:
         ranks = [int(part) for part in value.split(",") if part.strip()]
     except ValueError:
