@@ -19,7 +19,6 @@ skipped) and its validation figures to ``OUT/<variant>.json``. Test splits are n
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import random
@@ -30,7 +29,7 @@ from pathlib import Path
 from pragmeter.classify.job import run_recipe
 from pragmeter.classify.recipes.interpreter import (GENERAL, PRAGMATIC, build, circa_items, training_files,
                                                     yes_no_accuracy)
-from pragmeter.data.root import dataset_checksums
+from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.classify.training import FineTuneConfig
 from pragmeter.io import write_json_atomic
 
@@ -53,19 +52,11 @@ def sample(data, args):
     return data
 
 
-def digest(folder: Path) -> str:
-    h = hashlib.sha256()
-    with open(folder / "model.safetensors", "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def stage(name: str, data, epochs: int, init_from: Path | None, args) -> dict:
     out = Path(args.out)
     folder, work = out / "runs" / f"{args.variant}-{name}", out / "work" / f"{args.variant}-{name}"
     if init_from is not None:  # the starting weights are part of what a resumed run must share
-        data.arguments["init_from"] = {"folder": init_from.name, "sha256": digest(init_from)}
+        data.arguments["init_from"] = {"folder": init_from.name, "sha256": sha256_of(init_from / "model.safetensors")}
     if not (folder / "metrics.json").is_file():
         print(f"{args.variant}-{name}: {len(data.train)} training pairs", file=sys.stderr)
         config = FineTuneConfig(epochs=1 if args.max_steps else epochs, batch_size=args.batch_size, lr=args.lr,
