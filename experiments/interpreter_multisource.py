@@ -31,8 +31,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from pragmeter.classify.job import run_recipe
-from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, PRAGMATIC, build, circa_items, grice_accuracy,
-                                                    grice_items, training_files, yes_no_accuracy)
+from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, PRAGMATIC, build, circa_items, grice_evaluator,
+                                                    grice_items, training_files, yes_no_evaluator)
 from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.classify.training import FineTuneConfig
 from pragmeter.io import write_json_atomic
@@ -151,10 +151,11 @@ def main(argv: list[str] | None = None) -> None:
         dev = dev[:args.limit_eval]
     interpreter = Interpreter.load(Path(args.out) / "runs" / f"{args.variant}-pragmatic", device=args.device,
                                    precision="fp32")
-    summary["circa_dev_yes_no_accuracy"] = yes_no_accuracy(interpreter, dev)
+    summary["circa_dev_yes_no_accuracy"] = yes_no_evaluator(dev)(interpreter)["circa_dev_accuracy"]
     summary["circa_dev_items"] = len(dev)
     turns = grice_items(args.data_root)[1][:args.limit_eval or None]
-    summary["grice_dev_accuracy"], summary["grice_dev_turns"] = grice_accuracy(interpreter, turns), len(turns)
+    summary["grice_dev_accuracy"] = grice_evaluator(turns)(interpreter)["grice_dev_accuracy"]
+    summary["grice_dev_turns"] = len(turns)
     write_json_atomic(Path(args.out) / f"{args.variant}.json", summary)
     print(json.dumps({k: summary[k] for k in ("variant", "circa_dev_yes_no_accuracy", "grice_dev_accuracy")}
                      | {"val_accuracy": summary["pragmatic"]["val_accuracy"]}))

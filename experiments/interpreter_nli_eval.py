@@ -48,10 +48,10 @@ def grice_dev(root, limit: int | None) -> dict:
 
 
 def grice_choice(interpreter: Interpreter, turns, batch_size: int) -> dict:
-    from pragmeter.classify.recipes.interpreter import grice_accuracy
+    from pragmeter.classify.recipes.interpreter import grice_evaluator
 
-    return {"accuracy": grice_accuracy(interpreter, turns, batch_size), "n": len(turns), "form": "4-way choice",
-            "chance": 0.25}
+    return {"accuracy": grice_evaluator(turns, batch_size=batch_size)(interpreter)["grice_dev_accuracy"],
+            "n": len(turns), "form": "4-way choice", "chance": 0.25}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -73,11 +73,11 @@ def main(argv: list[str] | None = None) -> None:
         if entry == "grice":
             results[entry] = grice_choice(interpreter, grice_dev(args.data_root, args.limit), args.batch_size)
         elif entry == "circa_dev":
-            from pragmeter.classify.recipes.interpreter import circa_items, yes_no_accuracy
+            from pragmeter.classify.recipes.interpreter import circa_items, yes_no_evaluator
 
             items = circa_items(args.data_root)[1][:args.limit]
-            results[entry] = {"accuracy": yes_no_accuracy(interpreter, items, args.batch_size), "n": len(items),
-                              "form": "yes/no choice", "chance": 0.5}
+            accuracy = yes_no_evaluator(items, batch_size=args.batch_size)(interpreter)["circa_dev_accuracy"]
+            results[entry] = {"accuracy": accuracy, "n": len(items), "form": "yes/no choice", "chance": 0.5}
         else:
             name, _, split = entry.partition(":")
             pairs = load_nli(name, split or None, args.data_root)

@@ -86,21 +86,6 @@ class FineTuneResult:
     best_val: float = float("-inf")
 
 
-def evaluate(classifier: TextClassifier, examples: Examples, batch_size: int = 128,
-             progress: bool = False) -> tuple[dict, list[str]]:
-    """The harness's classification report of ``examples`` and the predictions."""
-    report, predictions, _ = evaluate_with_probabilities(classifier, examples, batch_size, progress)
-    return report, predictions
-
-
-def evaluate_with_probabilities(classifier: TextClassifier, examples: Examples, batch_size: int = 128,
-                                progress: bool = False) -> tuple[dict, list[str], np.ndarray]:
-    """:func:`evaluate`, and the class probabilities its predictions were decided from (rows in input order)."""
-    probabilities = classifier.probabilities(examples.texts, examples.pairs, batch_size, progress)
-    predictions = classifier.decide(probabilities)
-    return classification_report(examples.labels, predictions, classifier.labels), predictions, probabilities
-
-
 BIAS_GRID = sorted(np.round(np.arange(-4.0, 4.0001, 0.1), 1), key=lambda v: (abs(v), v))  # small biases first
 
 
@@ -316,6 +301,9 @@ class Trainer:
         scheduler.last_epoch = start * steps_per_epoch
         for group, base in zip(optimizer.param_groups, scheduler.base_lrs):
             group["lr"] = base * _schedule(scheduler.last_epoch, total, warmup)
+        from pragmeter.classify.evaluators import ClassificationEvaluator
+
+        validation = ClassificationEvaluator(val, "val", config.select_on, config.eval_batch_size)
         labels = {label: i for i, label in enumerate(classifier.labels)}
         targets_all = torch.tensor([labels[label] for label in train.labels])
         lengths = classifier.token_lengths(train.texts, train.pairs) if config.group_by_length else None
@@ -361,18 +349,18 @@ class Trainer:
                 bar.set_postfix(loss=f"{np.mean(losses[-20:] or [0.0]):.4f}", refresh=False)
             bar.close()
             train_seconds = _clock() - started
-            report, _ = evaluate(classifier, val, config.eval_batch_size)
-            value = report[config.select_on]
+            figures = validation(classifier)
+            value = figures[validation.primary_metric]
             improved = value > result.best_val
             if improved:
                 result.best_val, result.best_epoch = value, epoch
             result.history.append({"epoch": epoch, "train_loss": float(np.mean(losses)) if losses else None,
                                    "train_seconds": round(train_seconds, 2), "examples": len(train),
-                                   "val_accuracy": report["accuracy"], "val_macro_f1": report["macro_f1"],
+                                   "val_accuracy": figures["val_accuracy"], "val_macro_f1": figures["val_macro_f1"],
                                    **({"choice_loss": float(np.mean(choice_losses)), "choice_items": len(choice)}
                                       if choice is not None else {})})
-            log.info(f"epoch {epoch}: train loss {np.mean(losses or [float('nan')]):.4f}, val accuracy {report['accuracy']:.4f}, "
-                     f"val macro-F1 {report['macro_f1']:.4f}{' (best)' if improved else ''}")
+            log.info(f"epoch {epoch}: train loss {np.mean(losses or [float('nan')]):.4f}, val accuracy {figures['val_accuracy']:.4f}, "
+                     f"val macro-F1 {figures['val_macro_f1']:.4f}{' (best)' if improved else ''}")
             self._save_checkpoint(optimizer, result, epoch, key, improved)
         return result
 

@@ -228,14 +228,17 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
         paper={"label_scheme": {k: list(v) for k, v in PAPER["4way"].items()}}, choice=chosen)
 
 
-def grice_accuracy(interpreter, turns: list, batch_size: int = 64) -> float:
-    """Accuracy of choosing GRICE's meant reading among its four on ``turns``."""
-    scores = interpreter.scores_many([grice_premise(turn) for turn in turns], [list(t.options) for t in turns],
-                                     batch_size)
-    return sum(max(range(len(s)), key=lambda i: (s[i], -i)) == t.meant for s, t in zip(scores, turns)) / max(1, len(turns))
+def grice_evaluator(turns: list, name: str = "grice_dev", batch_size: int = 64):
+    """GRICE turns as a four-way choice of the meant reading (a ReadingChoiceEvaluator)."""
+    from pragmeter.classify.evaluators import ReadingChoiceEvaluator
+
+    return ReadingChoiceEvaluator([grice_premise(turn) for turn in turns], [list(t.options) for t in turns],
+                                  [turn.meant for turn in turns], name, batch_size=batch_size)
 
 
-def yes_no_accuracy(interpreter, items: list[YesNoItem], batch_size: int = 64) -> float:
-    """Accuracy of choosing between the readings "yes" and "no" (LUDWIG's form) on ``items``."""
-    scores = interpreter.scores_many([item.premise for item in items], [list(CIRCA_LABELS)] * len(items), batch_size)
-    return sum(CIRCA_LABELS[0 if s[0] >= s[1] else 1] == item.label for s, item in zip(scores, items)) / max(1, len(items))
+def yes_no_evaluator(items: list[YesNoItem], name: str = "circa_dev", batch_size: int = 64):
+    """Yes/no items as a choice between the readings "yes" and "no" (LUDWIG's form; a ReadingChoiceEvaluator)."""
+    from pragmeter.classify.evaluators import ReadingChoiceEvaluator
+
+    return ReadingChoiceEvaluator([item.premise for item in items], [list(CIRCA_LABELS)] * len(items),
+                                  [CIRCA_LABELS.index(item.label) for item in items], name, batch_size=batch_size)
