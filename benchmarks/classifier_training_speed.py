@@ -22,7 +22,8 @@ import torch
 from machine import MachineWatch
 
 from pragmeter.classify.model import ClassifierSettings, TextClassifier
-from pragmeter.classify.training import FineTuneConfig, Trainer, evaluate
+from pragmeter.classify.evaluators import ClassificationEvaluator
+from pragmeter.classify.training import FineTuneConfig, Trainer
 
 
 def one_epoch(data, encoder: str, config: FineTuneConfig) -> dict:
@@ -32,7 +33,7 @@ def one_epoch(data, encoder: str, config: FineTuneConfig) -> dict:
     with tempfile.TemporaryDirectory() as work:
         result = Trainer(classifier, config, Path(work), progress=False).fit(data.train, data.val)
     seconds = result.history[0]["train_seconds"]
-    report, _ = evaluate(classifier, data.test)
+    report = ClassificationEvaluator(data.test, "test").evaluate(classifier).details["report"]
     return {"train_seconds": seconds, "examples_per_second": len(data.train) / seconds,
             "val_macro_f1": result.history[0]["val_macro_f1"], "heldout_accuracy": report["accuracy"],
             "heldout_macro_f1": report["macro_f1"]}

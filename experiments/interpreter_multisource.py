@@ -9,12 +9,16 @@ accuracy beside it. Families and sources are chosen per variant, so one command 
     # the ablation rows: no general stage; general stage, INLI alone
     python experiments/interpreter_multisource.py --out runs/ms --variant implicature --families none --sources flute,circa
     python experiments/interpreter_multisource.py --out runs/ms --variant general --sources none
+    # GRICE's turns (and Circa's exchanges) also as choice items, with the loss over their readings' scores
+    python experiments/interpreter_multisource.py --out runs/ms --variant choice --init-from interpreter-minilm-inli \
+        --sources general,circa --choice grice --grice-cap 3000
     # smoke run
     python experiments/interpreter_multisource.py --out /tmp/ms --variant smoke --max-steps 2 --limit-eval 16
 
 Each variant writes ``OUT/runs/<variant>-general`` and ``OUT/runs/<variant>-pragmatic`` (whole-weight classifier
 folders), checkpoints under ``OUT/work`` (an interrupted stage resumes after its last finished epoch; a finished one is
-skipped) and its validation figures to ``OUT/<variant>.json``. Test splits are not read for selection.
+skipped) and its validation figures to ``OUT/<variant>.json`` (INLI, the Circa yes/no and GRICE development
+splits). Test splits are not read for selection.
 """
 from __future__ import annotations
 
@@ -27,8 +31,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from pragmeter.classify.job import run_recipe
-from pragmeter.classify.recipes.interpreter import (GENERAL, PRAGMATIC, build, circa_items, training_files,
-                                                    yes_no_accuracy)
+from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, PRAGMATIC, build, circa_items, grice_evaluator,
+                                                    grice_items, training_files, yes_no_evaluator)
 from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.classify.training import FineTuneConfig
 from pragmeter.io import write_json_atomic
@@ -47,6 +51,8 @@ def sample(data, args):
         wanted = args.max_steps * args.batch_size
         rows = sorted(random.Random("max-steps").sample(range(len(data.train)), min(wanted, len(data.train))))
         data.train = data.train.subset(rows)
+        if data.choice is not None:
+            data.choice = data.choice.head(args.max_steps * max(1, args.batch_size // 4))
     if args.limit_eval:
         data.val, data.test = data.val.head(args.limit_eval), data.test.head(args.limit_eval)
     return data
@@ -99,6 +105,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--circa-cap", type=int, default=4000, help="Circa items in training (3 pairs each)")
     parser.add_argument("--inli-cap", type=int, default=None, help="INLI training pairs in the pragmatic stage "
                                                                    "(seeded sample; default all)")
+    parser.add_argument("--choice", default="none", help="sets trained as choice items with the loss over their "
+                                                          f"readings' scores in the pragmatic stage: none or among "
+                                                          f"{', '.join(CHOICE)}")
+    parser.add_argument("--grice-cap", type=int, default=4000, help="GRICE training turns (4 readings each)")
     parser.add_argument("--init-from", default=None,
                         help="start the pragmatic stage from this interpreter (folder or packaged name; a shipped "
                              "form is first written out whole to OUT/init-<name>) instead of the general stage")
@@ -117,7 +127,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     families, sources = names(args.families, GENERAL), names(args.sources, PRAGMATIC)
-    summary = {"variant": args.variant, "families": list(families), "sources": list(sources),
+    choice = names(args.choice, CHOICE)
+    summary = {"variant": args.variant, "families": list(families), "sources": list(sources), "choice": list(choice),
                "encoder": args.encoder, "selected_on": "INLI validation accuracy"}
     init = None
     if args.init_from:
@@ -128,7 +139,8 @@ def main(argv: list[str] | None = None) -> None:
         summary["general"] = stage("general", data, args.epochs_general, None, args)
         init = Path(args.out) / "runs" / f"{args.variant}-general"
     data = sample(build("pragmatic", families=families, sources=sources, cap=args.cap, circa_cap=args.circa_cap,
-                        seed=args.seed, root=args.data_root, inli_cap=args.inli_cap), args)
+                        seed=args.seed, root=args.data_root, inli_cap=args.inli_cap, choice=choice,
+                        grice_cap=args.grice_cap), args)
     if families and not args.init_from:  # the final weights derive from the general stage's data: its files too
         data.data_files = {**data.data_files, **dataset_checksums(training_files("general", families))}
     summary["pragmatic"] = stage("pragmatic", data, args.epochs_pragmatic, init, args)
@@ -139,10 +151,13 @@ def main(argv: list[str] | None = None) -> None:
         dev = dev[:args.limit_eval]
     interpreter = Interpreter.load(Path(args.out) / "runs" / f"{args.variant}-pragmatic", device=args.device,
                                    precision="fp32")
-    summary["circa_dev_yes_no_accuracy"] = yes_no_accuracy(interpreter, dev)
+    summary["circa_dev_yes_no_accuracy"] = yes_no_evaluator(dev)(interpreter)["circa_dev_accuracy"]
     summary["circa_dev_items"] = len(dev)
+    turns = grice_items(args.data_root)[1][:args.limit_eval or None]
+    summary["grice_dev_accuracy"] = grice_evaluator(turns)(interpreter)["grice_dev_accuracy"]
+    summary["grice_dev_turns"] = len(turns)
     write_json_atomic(Path(args.out) / f"{args.variant}.json", summary)
-    print(json.dumps({k: summary[k] for k in ("variant", "circa_dev_yes_no_accuracy")}
+    print(json.dumps({k: summary[k] for k in ("variant", "circa_dev_yes_no_accuracy", "grice_dev_accuracy")}
                      | {"val_accuracy": summary["pragmatic"]["val_accuracy"]}))
 
 

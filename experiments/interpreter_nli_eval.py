@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 
 import numpy as np
 
-from pragmeter.classify.interpreter import Interpreter, premise
+from pragmeter.classify.interpreter import Interpreter
 from pragmeter.io import write_json_atomic
 
 DEFAULT_SETS = ("xnli_en:validation", "grice", "circa_dev")
-GRICE_DEV_TURNS = 1000
 
 
 def nli_accuracy(interpreter: Interpreter, pairs, batch_size: int) -> dict:
@@ -41,21 +39,19 @@ def nli_accuracy(interpreter: Interpreter, pairs, batch_size: int) -> dict:
     return {"accuracy": float((predicted == gold).mean()), "n": len(pairs), "form": "3-way" if three_way else "2-way"}
 
 
-def grice_dev(root, limit: int | None):
-    """GRICE's held-out turns: ``GRICE_DEV_TURNS`` drawn by a fixed seed (the recipe trains on none of GRICE)."""
-    from pragmeter.datasets.grice import load_grice
+def grice_dev(root, limit: int | None) -> dict:
+    """GRICE's development turns (the recipe's: never trained on), ``limit`` first."""
+    from pragmeter.classify.recipes.interpreter import grice_items
 
-    turns = load_grice(root)
-    turns = random.Random("grice-dev").sample(turns, min(GRICE_DEV_TURNS, len(turns)))
+    turns = grice_items(root)[1]
     return turns[:limit] if limit else turns
 
 
-def grice_accuracy(interpreter: Interpreter, turns, batch_size: int) -> dict:
-    premises = [premise(" ".join(f'"{q}" "{a}"' for q, a in t.history) + f" {t.question}?".strip(), t.answer)
-                for t in turns]
-    scores = interpreter.scores_many(premises, [list(t.options) for t in turns], batch_size)
-    correct = [int(np.argmax(s)) == t.meant for s, t in zip(scores, turns)]
-    return {"accuracy": float(np.mean(correct)), "n": len(turns), "form": "4-way choice", "chance": 0.25}
+def grice_choice(interpreter: Interpreter, turns, batch_size: int) -> dict:
+    from pragmeter.classify.recipes.interpreter import grice_evaluator
+
+    return {"accuracy": grice_evaluator(turns, batch_size=batch_size)(interpreter)["grice_dev_accuracy"],
+            "n": len(turns), "form": "4-way choice", "chance": 0.25}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -75,13 +71,13 @@ def main(argv: list[str] | None = None) -> None:
     results = {}
     for entry in [s.strip() for s in args.sets.split(",") if s.strip()]:
         if entry == "grice":
-            results[entry] = grice_accuracy(interpreter, grice_dev(args.data_root, args.limit), args.batch_size)
+            results[entry] = grice_choice(interpreter, grice_dev(args.data_root, args.limit), args.batch_size)
         elif entry == "circa_dev":
-            from pragmeter.classify.recipes.interpreter import circa_items, yes_no_accuracy
+            from pragmeter.classify.recipes.interpreter import circa_items, yes_no_evaluator
 
             items = circa_items(args.data_root)[1][:args.limit]
-            results[entry] = {"accuracy": yes_no_accuracy(interpreter, items, args.batch_size), "n": len(items),
-                              "form": "yes/no choice", "chance": 0.5}
+            accuracy = yes_no_evaluator(items, batch_size=args.batch_size)(interpreter)["circa_dev_accuracy"]
+            results[entry] = {"accuracy": accuracy, "n": len(items), "form": "yes/no choice", "chance": 0.5}
         else:
             name, _, split = entry.partition(":")
             pairs = load_nli(name, split or None, args.data_root)

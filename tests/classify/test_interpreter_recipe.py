@@ -1,5 +1,6 @@
-"""The interpreter's multi-source recipe: how each set's labels meet INLI's four, Circa's development split kept
-out of training, and a stage that starts from another run's weights refusing weights that do not fit."""
+"""The interpreter's multi-source recipe: how each set's labels meet INLI's four, Circa's and GRICE's development
+splits kept out of training, choice items trained with the loss over their readings' scores, and a stage that starts
+from another run's weights refusing weights that do not fit."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import torch
 
 from pragmeter.classify.job import start_from
 from pragmeter.classify.model import ClassifierSettings, TextClassifier
-from pragmeter.classify.recipes.interpreter import (CIRCA_DEV_ITEMS, YesNoItem, build, circa_examples, circa_items,
-                                                    general_examples)
+from pragmeter.classify.examples import ChoiceExamples, Examples
+from pragmeter.classify.recipes.interpreter import (CIRCA_DEV_ITEMS, GRICE_DEV_TURNS, YesNoItem, build,
+                                                    choice_examples, circa_examples, circa_items, general_examples,
+                                                    grice_items, grice_premise, training_files)
+from pragmeter.classify.training import FineTuneConfig, Trainer, choice_loss, fingerprint
 from pragmeter.errors import PragmeterError
 
 INLI_LABELS = {"implied", "explicit", "neutral", "contradiction"}
@@ -87,3 +91,60 @@ def test_a_stage_starts_from_a_fitting_run_only(classifier, tmp_path):
     (source / "config.json").write_text(json.dumps(config))
     with pytest.raises(PragmeterError, match="differ from the recipe's"):
         start_from(classifier, source)
+
+
+def test_grice_development_dialogues_never_train(data_root):
+    train, dev = grice_items(data_root)
+    dialogue = lambda turn: turn.id.rsplit("-", 1)[0]  # noqa: E731
+    assert len(dev) == GRICE_DEV_TURNS and not {dialogue(t) for t in train} & {dialogue(t) for t in dev}
+    assert len(train) > 10_000
+    choice = choice_examples(("grice", "circa"), grice_cap=30, circa_cap=20, root=data_root)
+    assert Counter(choice.groups) == {"grice": 30, "circa_choice": 20}
+    assert set(choice.premises) & {grice_premise(t) for t in dev} == set()
+    first = next(t for t in train if t.history)
+    assert grice_premise(first).endswith(f'{first.question}? "{first.answer}"')
+    assert grice_premise(first).startswith(f'"{first.history[0][0]}" "{first.history[0][1]}" ')
+    assert all(len(r) == 4 for r, g in zip(choice.readings, choice.groups) if g == "grice")
+    assert all(r == ("yes", "no") for r, g in zip(choice.readings, choice.groups) if g == "circa_choice")
+    data = build("pragmatic", sources=(), choice=("grice",), grice_cap=10, root=data_root)
+    assert len(data.choice) == 10 and data.arguments["choice"] == ["grice"] and "10 choice items" in data.description
+    assert any(path.startswith("grice/") for path in data.data_files)
+    assert any(path.startswith("grice/") for path in training_files("pragmatic", choice=("grice",)))
+    with pytest.raises(PragmeterError, match="unknown choice source"):
+        choice_examples(("drinq",), root=data_root)
+
+
+def test_the_choice_loss_is_a_softmax_over_each_items_reading_scores():
+    meant = [0, 1]  # implied, explicit
+    logits = torch.tensor([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0],  # item 1: reading 0 meant, reading 1 neutral
+                           [0.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]],  # item 2: 3 readings
+                          requires_grad=True)
+    loss = choice_loss(logits, [2, 3], [0, 1], meant)
+    score = torch.log(torch.softmax(logits, dim=-1)[:, meant].sum(dim=-1))
+    first = -torch.log_softmax(score[:2], dim=0)[0]
+    second = -torch.log_softmax(score[2:], dim=0)[1]
+    assert loss.item() == pytest.approx(((first + second) / 2).item(), rel=1e-6)
+    loss.backward()
+    # descent raises the meant reading's implied logit and lowers the other reading's (its neutral one rises)
+    assert logits.grad[0, 0] < 0 and logits.grad[1, 0] > 0 and logits.grad[1, 2] < 0
+    with pytest.raises(ValueError, match="readings with the meant one at 2"):
+        ChoiceExamples(["p"], [("a", "b")], [2])
+
+
+def test_training_on_choice_items_lowers_their_loss_and_keys_the_resume(tmp_path):
+    settings = ClassifierSettings(labels=["implied", "explicit", "neutral", "contradiction"],
+                                  base_encoder="all-MiniLM-L6-v2", max_length=32, input_kind="pair")
+    classifier = TextClassifier.from_encoder("all-MiniLM-L6-v2", settings, "cpu", seed=0)
+    animals = ["cat", "dog", "bird", "fish", "horse", "cow", "sheep", "goat"]
+    choice = ChoiceExamples([f'Where is the {a}? "Look under the table."' for a in animals],
+                            [(f"The {a} is under the table.", f"The {a} is on the roof.") for a in animals],
+                            [0] * len(animals))
+    train = Examples(["It rains."] * 4, ["explicit", "neutral", "explicit", "contradiction"],
+                     ["It is raining.", "It is Monday.", "Water falls.", "It is dry."])
+    config = FineTuneConfig(epochs=3, batch_size=8, lr=2e-4, max_length=32, select_on="accuracy", warmup_ratio=0.0)
+    result = Trainer(classifier, config, tmp_path / "work", progress=False).fit(train, train, choice=choice)
+    losses = [row["choice_loss"] for row in result.history]
+    assert losses[-1] < losses[0] and all(row["choice_items"] == 8 for row in result.history)
+    assert fingerprint(config, classifier, train, train, choice) != fingerprint(config, classifier, train, train)
+    assert fingerprint(config, classifier, train, train, ChoiceExamples([], [], [])) == \
+        fingerprint(config, classifier, train, train)

@@ -197,20 +197,24 @@ def test_the_recorded_selection_variants_name_known_sources_and_settings():
 
 
 def test_interpreter_multisource_smoke_run_trains_both_stages_and_scores_circa_dev(tmp_path, data_root, run_script):
-    """Two stages of 2 steps each; the second starts from the first's weights, and its card lists the general
-    stage's files with their licences."""
+    """Two stages of 2 steps each (and GRICE choice items in the second); the second starts from the first's
+    weights, and its card lists the general stage's files and GRICE's with their licences."""
     out = run_script("interpreter_multisource.py", "--out", tmp_path, "--variant", "smoke", "--families",
                      "presupposition", "--sources", "circa", "--cap", "50", "--circa-cap", "20", "--max-steps", "2",
+                     "--choice", "grice", "--grice-cap", "40",
                      "--batch-size", "8", "--limit-eval", "16", "--precision", "fp32", "--no-progress",
                      "--data-root", data_root)
     result = json.loads(out.strip().splitlines()[-1])
     summary = json.loads((tmp_path / "smoke.json").read_text())
     assert result["variant"] == "smoke" and 0 <= result["circa_dev_yes_no_accuracy"] <= 1
+    assert 0 <= result["grice_dev_accuracy"] <= 1 and summary["grice_dev_turns"] == 16
     assert summary["general"]["train_pairs"] == summary["pragmatic"]["train_pairs"] == 16
+    assert summary["pragmatic"]["history"][0]["choice_items"] == 4  # 2 steps of 8 pairs: 2 GRICE turns each
     config = json.loads((tmp_path / "runs" / "smoke-pragmatic" / "config.json").read_text())
     assert config["pragmeter"]["recipe"]["init_from"]["folder"] == "smoke-general"
     card = (tmp_path / "runs" / "smoke-pragmatic" / "README.md").read_text()
     assert "imppres/dataset/presupposition/only_presupposition.jsonl" in card and "circa/data/CIRCA" in card
+    assert "grice/data/impl_dial" in card
 
 
 def test_interpreter_nli_eval(tmp_path, data_root, run_script):

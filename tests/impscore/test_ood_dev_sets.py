@@ -55,9 +55,10 @@ def test_dev_choice_distractors_share_more_words_than_the_answer():
     items = load_choice(OOD / "dev_choice.json")
     assert len(items) >= 72 and len({i.id for i in items}) == len(items)
     for item in items:
-        assert len(set(item.options)) == len(item.options) >= 3
-        overlap = [len(content_words(item.reference) & content_words(o)) for o in item.options]
-        assert all(overlap[k] > overlap[item.answer] for k in range(len(overlap)) if k != item.answer), item.id
+        assert len(set(item.readings)) == len(item.readings) >= 3
+        overlap = [len(content_words(item.utterance) & content_words(o)) for o in item.readings]
+        assert all(overlap[k] > overlap[item.answer_index] for k in range(len(overlap)) if k != item.answer_index), \
+            item.id
     assert len({i.answer for i in items}) > 1, "the answer must not always sit at the same position"
 
 
@@ -170,8 +171,8 @@ def test_choice_items_from_groups_pair_each_implicit_sentence_with_its_own_expli
     items = choice_from_groups(groups, n_options=4, seed=0)
     assert [item.id for item in items] == [group.id for group in groups]
     for item, group in zip(items, groups):
-        assert item.reference == group.sentences[-1] and item.options[item.answer] == group.sentences[0]
-        assert len(set(item.options)) == 4 and group.sentences[0] not in item.options[:item.answer]
+        assert item.utterance == group.sentences[-1] and item.readings[item.answer_index] == group.sentences[0]
+        assert len(set(item.readings)) == 4 and group.sentences[0] not in item.readings[:item.answer_index]
     assert len({item.answer for item in items}) == 4  # the answer's position varies
     assert [i.options for i in choice_from_groups(groups, seed=0)] == [i.options for i in items]  # seeded
 
@@ -185,8 +186,8 @@ def test_the_papers_choice_form_sets_each_explicit_sentence_against_three_most_i
     most_implicit = {group.sentences[-1] for group in groups}
     draws = [choice_from_groups(groups, 3, seed, reference=1, answer=-1) for seed in range(10)]
     for item, group in zip(draws[0], groups):
-        assert item.reference == group.sentences[1] and item.options[item.answer] == group.sentences[-1]
-        assert len(set(item.options)) == 3 and set(item.options) <= most_implicit
+        assert item.utterance == group.sentences[1] and item.readings[item.answer_index] == group.sentences[-1]
+        assert len(set(item.readings)) == 3 and set(item.readings) <= most_implicit
     baseline = HedgingBaseline()
     accuracies = [evaluate_choice(baseline, items)["accuracy"] for items in draws]
     assert len(set(accuracies)) > 1  # the draws differ, hence the mean over ten

@@ -11,44 +11,50 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-import numpy as np
-
+from pragmeter.classify.evaluators import ReadingChoiceEvaluator
 from pragmeter.classify.interpreter import PREMISE_TEMPLATE, Interpreter
 from pragmeter.classify.interpreter import premise as interpreter_premise
 from pragmeter.datasets.drinq import DrinqItem
-from pragmeter.metrics.classification import correct
-from pragmeter.metrics.intervals import BOOTSTRAP_SIGNATURE, bootstrap_ci
-
-BOOTSTRAP_RESAMPLES = 2000
 
 
 def premise(item: DrinqItem) -> str:
     return interpreter_premise(item.context, item.question)
 
 
-def answer(interpreter: Interpreter, items: list[DrinqItem], batch_size: int = 64,
-           progress: bool = False) -> list[dict]:
-    """Per item: the chosen letter and each option's score as the meant reading (:meth:`Interpreter.scores_many`)."""
-    ranked = interpreter.scores_many([premise(item) for item in items],
-                                   [[text for _, text in item.options] for item in items], batch_size, progress)
+def evaluator(items: list[DrinqItem], seed: int = 0, batch_size: int = 64,
+              progress: bool = False) -> ReadingChoiceEvaluator:
+    """DRInQ as choice items (:class:`ReadingChoiceEvaluator` ``drinq``): accuracy against the human consensus
+    (primary) and against the implied comment's option (``drinq_implied_comment_accuracy``)."""
+    def index(item: DrinqItem, letter: str | None) -> int:
+        letters = [option for option, _ in item.options]
+        return letters.index(letter) if letter in letters else -1
+
+    return ReadingChoiceEvaluator([premise(item) for item in items],
+                                  [[text for _, text in item.options] for item in items],
+                                  [index(item, item.consensus) for item in items], "drinq", seed, batch_size,
+                                  progress, also={"implied_comment": [index(i, i.implied_letter) for i in items]})
+
+
+def answer(items: list[DrinqItem], evaluation) -> list[dict]:
+    """Per item of a DRInQ evaluation: the chosen letter and each option's score as the meant reading."""
     rows = []
-    for item, scores in zip(items, ranked):
+    for item, row in zip(items, evaluation.details["per_item"]):
         letters = [letter for letter, _ in item.options]
-        rows.append({"item_id": item.id, "prediction": letters[int(np.argmax(scores))], "consensus": item.consensus,
+        rows.append({"item_id": item.id, "prediction": letters[row["chosen"]], "consensus": item.consensus,
                      "implied_letter": item.implied_letter,
-                     **{f"p_entailed_{letter}": float(s) for letter, s in zip(letters, scores)}})
+                     **{f"p_entailed_{letter}": float(s) for letter, s in zip(letters, row["scores"])}})
     return rows
 
 
-def score(rows: list[dict], seed: int = 0) -> dict:
-    consensus = [correct(r["consensus"], r["prediction"]) for r in rows]
-    implied = [correct(r["implied_letter"], r["prediction"]) for r in rows]
-    metric = lambda values: {"accuracy": float(np.mean(values)) if values else float("nan"),  # noqa: E731
-                             "ci95": list(bootstrap_ci(values, BOOTSTRAP_RESAMPLES, seed))}
-    return {"consensus": metric(consensus), "implied_comment": metric(implied), "n": len(rows),
+def score(drinq: ReadingChoiceEvaluator, evaluation) -> dict:
+    """The results file's figures of a DRInQ evaluation: each accuracy with its 95% CI, n and the method."""
+    metric = lambda key: {"accuracy": drinq.figure(evaluation.metrics, key)["value"],  # noqa: E731
+                          "ci95": drinq.figure(evaluation.metrics, key)["ci95"]}
+    return {"consensus": metric("accuracy"), "implied_comment": metric("implied_comment_accuracy"),
+            "n": len(drinq.premises),
             "method": "argmax over options of P(implied)+P(explicit) (P(entailed) for 3-way), premise = "
                       + PREMISE_TEMPLATE,
-            "ci_signature": BOOTSTRAP_SIGNATURE.format(n=BOOTSTRAP_RESAMPLES, seed=seed)}
+            "ci_signature": evaluation.details["bootstrap"]}
 
 
 def accuracy_text(metrics: dict) -> str:
@@ -64,8 +70,9 @@ def evaluate_drinq(model: str | os.PathLike, root=None, path=None, limit: int | 
 
     items = load_drinq(root, path=path)[:limit] if limit else load_drinq(root, path=path)  # a bad file fails fast
     interpreter = Interpreter.load(model, device=device)
-    rows = answer(interpreter, items, batch_size, progress)
-    return score(rows, seed), rows
+    drinq = evaluator(items, seed, batch_size, progress)
+    evaluation = drinq.evaluate(interpreter)
+    return score(drinq, evaluation), answer(items, evaluation)
 
 
 def write_drinq_outputs(metrics: dict, rows: list[dict], model: str | os.PathLike, path: str | os.PathLike | None,

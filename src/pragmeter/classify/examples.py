@@ -43,6 +43,45 @@ class Examples:
                         join(self.groups, other.groups))
 
 
+@dataclass
+class ChoiceExamples:
+    """Choice items for training with a loss over their readings' scores (what ``Interpreter.choose`` decides on):
+    parallel lists of premises, each premise's readings and the index of the meant one."""
+
+    premises: list[str]
+    readings: list[tuple[str, ...]]
+    golds: list[int]
+    groups: list[str] | None = None
+
+    def __post_init__(self):
+        for name in ("readings", "golds", "groups"):
+            values = getattr(self, name)
+            if values is not None and len(values) != len(self.premises):
+                raise ValueError(f"{name} has {len(values)} entries for {len(self.premises)} premises")
+        for index, (options, gold) in enumerate(zip(self.readings, self.golds)):
+            if len(options) < 2 or not 0 <= gold < len(options):
+                raise ValueError(f"item {index}: {len(options)} readings with the meant one at {gold}")
+
+    def __len__(self) -> int:
+        return len(self.premises)
+
+    @property
+    def pair_count(self) -> int:
+        return sum(len(options) for options in self.readings)
+
+    def subset(self, indices: Sequence[int]) -> "ChoiceExamples":
+        return ChoiceExamples([self.premises[i] for i in indices], [self.readings[i] for i in indices],
+                              [self.golds[i] for i in indices],
+                              None if self.groups is None else [self.groups[i] for i in indices])
+
+    def head(self, n: int | None) -> "ChoiceExamples":
+        return self if n is None else self.subset(range(min(n, len(self))))
+
+    def as_examples(self) -> Examples:
+        """One row per item (readings joined by a unit separator, the meant index as label): for fingerprints."""
+        return Examples(list(self.premises), [str(g) for g in self.golds], ["\x1f".join(r) for r in self.readings])
+
+
 def run_fingerprint(settings: dict, *splits: Examples) -> str:
     """What a resumed run must share with the interrupted one: its settings and every example of ``splits``."""
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
@@ -68,3 +107,4 @@ class RecipeData:
     description: str = ""
     report_groups: dict[str, list[str]] = field(default_factory=dict)  # extra test accuracies over group sets
     paper: dict = field(default_factory=dict)  # the paper's figures for the same setting
+    choice: ChoiceExamples | None = None  # trained with the loss over readings' scores beside ``train``

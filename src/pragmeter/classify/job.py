@@ -59,7 +59,7 @@ def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: P
     if init_from is not None:
         start_from(classifier, Path(init_from))
     trainer = Trainer(classifier, config, work_dir, progress)
-    result: FineTuneResult = trainer.fit(data.train, data.val, stop_after)
+    result: FineTuneResult = trainer.fit(data.train, data.val, stop_after, data.choice)
     if len(result.history) < config.epochs:
         return None
     trainer.load_best(result)
@@ -142,6 +142,7 @@ def test_and_save(data: RecipeData, classifier, training: dict, output: Path, co
         "device": f"{classifier.device.type} ({torch.cuda.get_device_name(0) if classifier.device.type == 'cuda' else platform.processor() or platform.machine()})",
         "settings": asdict(classifier.settings), **training, "arguments": data.arguments,
         "train_examples": len(data.train), "val_examples": len(data.val), "data_files": data.data_files,
+        **({"train_choice_items": len(data.choice)} if data.choice is not None else {}),
         "test": test,
         "test_by_group": accuracy_by_group(data.test.labels, predictions, data.test.groups) if data.test.groups else {},
         "test_report_groups": group_accuracies(data.test.labels, predictions, data.test.groups, data.report_groups),
@@ -163,6 +164,7 @@ def train_classifier(data: RecipeData, encoder: str, output: str | Path, config:
     if (output / "config.json").exists() and not overwrite:
         raise OutputExists(output, "already holds a model")
     data.train = data.train.head(limit_train)
+    data.choice = data.choice.head(limit_train) if data.choice is not None else None
     data.val, data.test = data.val.head(limit_eval), data.test.head(limit_eval)
     if not len(data.train) or not len(data.val):
         raise InvalidParameter("limit_train", limit_train, "leaves no training or validation examples",

@@ -26,7 +26,7 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
     from pragmeter.classify.card import interpreter_card
     from pragmeter.classify.model import TextClassifier, base_encoder
     from pragmeter.classify.shipped import bf16_bounds, bf16_check, compress, save_shipped
-    from pragmeter.classify.training import evaluate, evaluate_with_probabilities
+    from pragmeter.classify.evaluators import ClassificationEvaluator
     from pragmeter.encoders.runtime import cpu_has_bf16
 
     source = Path(source)
@@ -36,16 +36,20 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
     classifier = TextClassifier.load(source, "cpu", "fp32")
     classifier.settings.base_encoder = base_encoder(source, classifier.settings)  # the encoder the changes are over
     meant = Interpreter(classifier, source.name).meant  # an interpreter, before any work
-    whole, _ = evaluate(classifier, val, batch_size, progress)
+    validation = ClassificationEvaluator(val, "val", "accuracy", batch_size, progress)
+    whole = validation.evaluate(classifier).details["report"]
     by_rank, predicted, fp32 = {}, {}, {}  # per rank: report, labels and fp32 probabilities of the validation pairs
+
+    def measure(model, at: int) -> None:
+        details = validation.evaluate(model).details
+        by_rank[at], predicted[at], fp32[at] = details["report"], details["predictions"], details["probabilities"]
+
     for candidate in ranks[:-1]:  # compress() replaces the encoder: each candidate starts from the whole model
         trial = TextClassifier.load(source, "cpu", "fp32")
         compress(trial, candidate)
-        by_rank[candidate], predicted[candidate], fp32[candidate] = evaluate_with_probabilities(
-            trial, val, batch_size, progress)
+        measure(trial, candidate)
     factors, head = compress(classifier, ranks[-1])
-    by_rank[ranks[-1]], predicted[ranks[-1]], fp32[ranks[-1]] = evaluate_with_probabilities(
-        classifier, val, batch_size, progress)
+    measure(classifier, ranks[-1])
     rank = max(ranks, key=lambda r: (by_rank[r]["accuracy"], -r))
     if rank != ranks[-1]:
         classifier = TextClassifier.load(source, "cpu", "fp32")
@@ -71,7 +75,8 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
                    "command", "commit", "settings", "train_config", "best_epoch", "history", "train_examples",
                    "data_files", "transformers", "torch", "device")}}
     if test is not None:
-        metrics["test_compressed"], predictions = evaluate(classifier, test, batch_size, progress)
+        tested = ClassificationEvaluator(test, "test", "accuracy", batch_size, progress).evaluate(classifier).details
+        metrics["test_compressed"], predictions = tested["report"], tested["predictions"]
         if test.groups:
             from pragmeter.metrics.classification import accuracy_by_group
 

@@ -6,6 +6,11 @@ Batches are length-grouped (on by default): each epoch's seeded shuffle is cut i
 again, so a batch pads to its own (similar) lengths instead of its longest random member. The loss is the same
 per example; only which examples share a batch changes.
 
+Choice items (:class:`ChoiceExamples`, given beside the labelled pairs) are trained for what
+``Interpreter.choose`` decides on: each reading's score is log(P(implied) + P(explicit)) of its (premise, reading)
+pair, and the loss is the cross-entropy of a softmax over one item's readings with the meant one as target. Their
+batches (as many whole items as fit ``batch_size`` pairs) are shuffled in among the pair batches.
+
 Resumable: after every epoch the work folder gets the weights, the AdamW state (safetensors, never pickles)
 and ``state.json`` (epochs done, history, best epoch); an interrupted run started again with the same settings
 continues after the last finished epoch. Shuffling and dropout are seeded per epoch, so a resumed run follows
@@ -27,7 +32,7 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
-from pragmeter.classify.examples import Examples, run_fingerprint
+from pragmeter.classify.examples import ChoiceExamples, Examples, run_fingerprint
 from pragmeter.classify.model import TextClassifier, decide
 from pragmeter.errors import InvalidParameter
 from pragmeter.metrics.classification import classification_report
@@ -81,21 +86,6 @@ class FineTuneResult:
     best_val: float = float("-inf")
 
 
-def evaluate(classifier: TextClassifier, examples: Examples, batch_size: int = 128,
-             progress: bool = False) -> tuple[dict, list[str]]:
-    """The harness's classification report of ``examples`` and the predictions."""
-    report, predictions, _ = evaluate_with_probabilities(classifier, examples, batch_size, progress)
-    return report, predictions
-
-
-def evaluate_with_probabilities(classifier: TextClassifier, examples: Examples, batch_size: int = 128,
-                                progress: bool = False) -> tuple[dict, list[str], np.ndarray]:
-    """:func:`evaluate`, and the class probabilities its predictions were decided from (rows in input order)."""
-    probabilities = classifier.probabilities(examples.texts, examples.pairs, batch_size, progress)
-    predictions = classifier.decide(probabilities)
-    return classification_report(examples.labels, predictions, classifier.labels), predictions, probabilities
-
-
 BIAS_GRID = sorted(np.round(np.arange(-4.0, 4.0001, 0.1), 1), key=lambda v: (abs(v), v))  # small biases first
 
 
@@ -124,9 +114,31 @@ def tune_decision_bias(probabilities: np.ndarray, golds: list[str], labels: list
     return {label: float(b) for label, b in zip(labels, bias)}, before, best
 
 
-def fingerprint(config: FineTuneConfig, classifier: TextClassifier, train: Examples, val: Examples) -> str:
+def fingerprint(config: FineTuneConfig, classifier: TextClassifier, train: Examples, val: Examples,
+                choice: ChoiceExamples | None = None) -> str:
     """What a resumed run must share with the interrupted one: settings, labels and data."""
-    return run_fingerprint({**asdict(config), **asdict(classifier.settings)}, train, val)
+    extra = [choice.as_examples()] if choice is not None and len(choice) else []
+    return run_fingerprint({**asdict(config), **asdict(classifier.settings)}, train, val, *extra)
+
+
+def choice_batches(choice: ChoiceExamples, batch_size: int, generator: torch.Generator) -> list[list[int]]:
+    """One epoch's batches of choice items: a seeded shuffle cut into runs of as many items as fit ``batch_size``
+    pairs when every item has as many readings as the largest (at least one item a batch)."""
+    per_batch = max(1, batch_size // max(len(options) for options in choice.readings))
+    order = torch.randperm(len(choice), generator=generator).tolist()
+    return [order[begin:begin + per_batch] for begin in range(0, len(order), per_batch)]
+
+
+def choice_loss(logits: torch.Tensor, sizes: list[int], golds: list[int], meant: list[int]) -> torch.Tensor:
+    """The mean over items of the cross-entropy of a softmax over each item's reading scores, a reading's score being
+    log(sum of its meant labels' probabilities); ``logits`` holds the items' readings one after another."""
+    scores = torch.logsumexp(torch.log_softmax(logits.float(), dim=-1)[:, meant], dim=-1)
+    losses, start = [], 0
+    for size, gold in zip(sizes, golds):
+        item = scores[start:start + size]
+        losses.append(torch.logsumexp(item, dim=0) - item[gold])
+        start += size
+    return torch.stack(losses).mean()
 
 
 def _optimizer(model: torch.nn.Module, config: FineTuneConfig) -> torch.optim.AdamW:
@@ -263,22 +275,35 @@ class Trainer:
     def best_weights_path(self, result: FineTuneResult) -> Path:
         return self.work_dir / f"best-{result.best_epoch}.safetensors"
 
-    def fit(self, train: Examples, val: Examples, stop_after: int | None = None) -> FineTuneResult:
-        """Train; ``stop_after`` ends the run after that many epochs (as an interruption would)."""
+    def fit(self, train: Examples, val: Examples, stop_after: int | None = None,
+            choice: ChoiceExamples | None = None) -> FineTuneResult:
+        """Train; ``stop_after`` ends the run after that many epochs (as an interruption would). ``choice``: items
+        trained with the loss over their readings' scores (:func:`choice_loss`) beside ``train``'s pairs."""
         from tqdm import tqdm
 
         config, classifier = self.config, self.classifier
         model = classifier.model
         optimizer = _optimizer(model, config)
-        steps_per_epoch = math.ceil(len(train) / (config.batch_size * config.grad_accumulation))
+        choice = choice if choice is not None and len(choice) else None
+        meant = []
+        if choice is not None:
+            from pragmeter.classify.interpreter import meant_columns
+
+            meant = meant_columns(classifier.settings)
+        choice_count = 0 if choice is None else len(choice_batches(choice, config.batch_size, torch.Generator()))
+        steps_per_epoch = math.ceil((math.ceil(len(train) / config.batch_size) + choice_count)
+                                    / config.grad_accumulation)
         total = steps_per_epoch * config.epochs
         warmup = int(config.warmup_ratio * total)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _schedule(step, total, warmup))
-        key = fingerprint(config, classifier, train, val)
+        key = fingerprint(config, classifier, train, val, choice)
         start, result = self._resume(optimizer, key)
         scheduler.last_epoch = start * steps_per_epoch
         for group, base in zip(optimizer.param_groups, scheduler.base_lrs):
             group["lr"] = base * _schedule(scheduler.last_epoch, total, warmup)
+        from pragmeter.classify.evaluators import ClassificationEvaluator
+
+        validation = ClassificationEvaluator(val, "val", config.select_on, config.eval_batch_size)
         labels = {label: i for i, label in enumerate(classifier.labels)}
         targets_all = torch.tensor([labels[label] for label in train.labels])
         lengths = classifier.token_lengths(train.texts, train.pairs) if config.group_by_length else None
@@ -288,39 +313,54 @@ class Trainer:
             model.train()
             generator = torch.Generator().manual_seed(config.seed * 1000 + epoch)
             torch.manual_seed(config.seed * 1000 + epoch)  # dropout
-            batches = epoch_batches(len(train), config.batch_size, generator, lengths)
-            losses = []
+            batches = [("pairs", index) for index in epoch_batches(len(train), config.batch_size, generator, lengths)]
+            if choice is not None:  # its own generator: the pair batches stay those of a run without choice items
+                mixer = torch.Generator().manual_seed(config.seed * 1000 + epoch + 7919)
+                batches += [("choice", index) for index in choice_batches(choice, config.batch_size, mixer)]
+                batches = [batches[i] for i in torch.randperm(len(batches), generator=mixer).tolist()]
+            losses, choice_losses = [], []
             started = _clock()
             bar = tqdm(batches, desc=f"epoch {epoch}/{config.epochs}", unit="batch", disable=not self.progress,
                        dynamic_ncols=True, file=sys.stderr)
             optimizer.zero_grad(set_to_none=True)
-            for number, index in enumerate(bar, 1):
-                batch = train.subset(index)
-                inputs = classifier.tokenize(batch.texts, batch.pairs).to(classifier.device)
-                targets = targets_all[index].to(classifier.device)
-                with classifier.autocast():
-                    logits = model(**inputs).logits
-                loss = torch.nn.functional.cross_entropy(logits.float(), targets)
+            for number, (kind, index) in enumerate(bar, 1):
+                if kind == "pairs":
+                    batch = train.subset(index)
+                    inputs = classifier.tokenize(batch.texts, batch.pairs).to(classifier.device)
+                    targets = targets_all[index].to(classifier.device)
+                    with classifier.autocast():
+                        logits = model(**inputs).logits
+                    loss = torch.nn.functional.cross_entropy(logits.float(), targets)
+                    losses.append(loss.item())
+                else:
+                    items = choice.subset(index)
+                    premises = [p for p, options in zip(items.premises, items.readings) for _ in options]
+                    inputs = classifier.tokenize(premises, [r for options in items.readings for r in options])
+                    with classifier.autocast():
+                        logits = model(**inputs.to(classifier.device)).logits
+                    loss = choice_loss(logits, [len(options) for options in items.readings], items.golds, meant)
+                    choice_losses.append(loss.item())
                 (loss / config.grad_accumulation).backward()
-                losses.append(loss.item())
                 if number % config.grad_accumulation == 0 or number == len(batches):
                     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
                     optimizer.step()
                     scheduler.step()
                     optimizer.zero_grad(set_to_none=True)
-                bar.set_postfix(loss=f"{np.mean(losses[-20:]):.4f}", refresh=False)
+                bar.set_postfix(loss=f"{np.mean(losses[-20:] or [0.0]):.4f}", refresh=False)
             bar.close()
             train_seconds = _clock() - started
-            report, _ = evaluate(classifier, val, config.eval_batch_size)
-            value = report[config.select_on]
+            figures = validation(classifier)
+            value = figures[validation.primary_metric]
             improved = value > result.best_val
             if improved:
                 result.best_val, result.best_epoch = value, epoch
-            result.history.append({"epoch": epoch, "train_loss": float(np.mean(losses)),
+            result.history.append({"epoch": epoch, "train_loss": float(np.mean(losses)) if losses else None,
                                    "train_seconds": round(train_seconds, 2), "examples": len(train),
-                                   "val_accuracy": report["accuracy"], "val_macro_f1": report["macro_f1"]})
-            log.info(f"epoch {epoch}: train loss {np.mean(losses):.4f}, val accuracy {report['accuracy']:.4f}, "
-                     f"val macro-F1 {report['macro_f1']:.4f}{' (best)' if improved else ''}")
+                                   "val_accuracy": figures["val_accuracy"], "val_macro_f1": figures["val_macro_f1"],
+                                   **({"choice_loss": float(np.mean(choice_losses)), "choice_items": len(choice)}
+                                      if choice is not None else {})})
+            log.info(f"epoch {epoch}: train loss {np.mean(losses or [float('nan')]):.4f}, val accuracy {figures['val_accuracy']:.4f}, "
+                     f"val macro-F1 {figures['val_macro_f1']:.4f}{' (best)' if improved else ''}")
             self._save_checkpoint(optimizer, result, epoch, key, improved)
         return result
 

@@ -20,6 +20,7 @@ from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from pragmeter.datasets.items import ChoiceItem  # noqa: F401  (the item tasks are built of)
 from pragmeter.eval.task import Sample, ScoreContext, Task
 from pragmeter.llm.request import ChoiceInput
 from pragmeter.metrics.classification import accuracy_by_group, correct
@@ -27,29 +28,6 @@ from pragmeter.metrics.intervals import BOOTSTRAP_SIGNATURE, bootstrap_ci, mean_
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
-
-
-@dataclass(frozen=True)
-class ChoiceItem:
-    id: str
-    context: str  # the situation the utterance is said in ("" when the item has none)
-    utterance: str  # what is said, whose meaning is chosen ("" when the options are the utterances themselves)
-    options: tuple[tuple[str, str], ...]  # ((key, reading), …) in the order shown
-    answer: str  # key of the meant reading
-    text: str  # the item's implicit text, stratified by ImpScore
-    extra: dict = field(default_factory=dict, compare=False)  # logged with each sample (source, group, …)
-
-    @property
-    def readings(self) -> tuple[str, ...]:
-        return tuple(reading for _, reading in self.options)
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        return tuple(key for key, _ in self.options)
-
-    @property
-    def answer_index(self) -> int:
-        return self.keys.index(self.answer)
 
 
 def option_key(response: str | None, item: ChoiceItem) -> str | None:

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from pragmeter.datasets.items import ChoiceItem
 from pragmeter.errors import DataError
 from pragmeter.io.tables import choice_fields, item_text
 from pragmeter.metrics.correlation import rank_agreement
@@ -53,14 +54,6 @@ class RankingGroup:
     id: str
     sentences: list[str]
     category: str = ""
-
-
-@dataclass
-class ChoiceItem:
-    id: str
-    reference: str
-    options: list[str]
-    answer: int
 
 
 @dataclass
@@ -97,16 +90,17 @@ def _choice_items(path, raw: list, reference_field: str) -> list[ChoiceItem]:
     items = []
     for index, item in enumerate(raw):
         options, answer = choice_fields(path, index, item)
-        items.append(ChoiceItem(str(item.get("id", index)), item_text(path, index, reference_field, item.get(reference_field)),
-                                options, answer))
+        items.append(ChoiceItem.lettered(str(item.get("id", index)),
+                                         item_text(path, index, reference_field, item.get(reference_field)), options,
+                                         answer))
     return items
 
 
 def load_battery(path: str | os.PathLike) -> list[BatteryItem]:
     """Battery items: a choice item whose reference is the utterance, plus its category."""
     raw = _load_json(path, "items")
-    return [BatteryItem(choice.id, item_text(path, index, "category", item.get("category")), choice.reference,
-                        choice.options, choice.answer)
+    return [BatteryItem(choice.id, item_text(path, index, "category", item.get("category")), choice.utterance,
+                        list(choice.readings), choice.answer_index)
             for index, (item, choice) in enumerate(zip(raw, _choice_items(path, raw, "utterance"), strict=True))]
 
 
@@ -167,17 +161,18 @@ def evaluate_ranking(model, groups: list[RankingGroup]) -> dict:
 
 
 def evaluate_choice(model, items: list[ChoiceItem]) -> dict:
-    """Accuracy of choosing the option with the smallest pragmatic distance to the reference."""
-    # One call for every (reference, option) pair: the model embeds each distinct sentence once.
-    pairs = [(item.reference, option) for item in items for option in item.options]
+    """Accuracy of choosing the reading with the smallest pragmatic distance to the item's utterance (the
+    reference)."""
+    # One call for every (reference, reading) pair: the model embeds each distinct sentence once.
+    pairs = [(item.utterance, reading) for item in items for reading in item.readings]
     flat = np.asarray(model.pragmatic_distance([a for a, _ in pairs], [b for _, b in pairs]), dtype=float).reshape(-1)
     correct, per_item, start = 0, [], 0
     for item in items:
         distances = flat[start:start + len(item.options)]
         start += len(item.options)
         chosen = int(np.argmin(distances))
-        correct += chosen == item.answer
-        per_item.append({"id": item.id, "chosen": chosen, "answer": item.answer,
+        correct += chosen == item.answer_index
+        per_item.append({"id": item.id, "chosen": chosen, "answer": item.answer_index,
                          "distances": [float(d) for d in distances]})
     return {"items": len(items), "accuracy": correct / len(items), "per_item": per_item}
 
@@ -198,7 +193,7 @@ def choice_from_groups(groups: list[RankingGroup], n_options: int = 4, seed: int
         options = [groups[i].sentences[answer] for i in others]
         position = int(rng.integers(n_options))
         options.insert(position, group.sentences[answer])
-        items.append(ChoiceItem(group.id, group.sentences[reference], options, position))
+        items.append(ChoiceItem.lettered(group.id, group.sentences[reference], options, position))
     return items
 
 
@@ -212,7 +207,7 @@ def paper_group_choice(model, groups: list[RankingGroup], draws: int = 10) -> fl
 
 def evaluate_battery(model, items: list[BatteryItem]) -> dict:
     """Implicitness check (utterance above its plain statement) and choice check, overall and per category."""
-    choice = evaluate_choice(model, [ChoiceItem(i.id, i.utterance, i.options, i.answer) for i in items])
+    choice = evaluate_choice(model, [ChoiceItem.lettered(i.id, i.utterance, i.options, i.answer) for i in items])
     scores = model.score([text for item in items for text in (item.utterance, item.meaning)]).reshape(-1, 2)
     per_item = [{**row, "category": item.category, "score_utterance": float(pair[0]), "score_meaning": float(pair[1]),
                  "implicit_above_plain": bool(pair[0] > pair[1]), "choice_correct": row["chosen"] == item.answer}
@@ -251,7 +246,7 @@ def development_sentences() -> list[str]:
         if name.endswith("rank"):
             out += [s for group in load_ranking(path) for s in group.sentences]
         elif name.endswith("choice"):
-            out += [s for item in load_choice(path) for s in (item.reference, *item.options)]
+            out += [s for item in load_choice(path) for s in (item.utterance, *item.readings)]
         else:
             out += [s for item in load_battery(path) for s in (item.utterance, *item.options)]
     return out

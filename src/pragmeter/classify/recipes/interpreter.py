@@ -14,8 +14,15 @@ Every set is read as INLI's four labels, so one head serves every stage and the 
   the quoted answer (as the interpreter writes LUDWIG's and DRInQ's premises), hypotheses = the question as a
   statement and the bare answers "yes" and "no": the meant one ``implied``, the other ``contradiction``.
 
-Validation is INLI's, plus a development split cut from Circa (seeded, by dialogue: never in training) that is scored
-as a two-way choice between "yes" and "no", the form of LUDWIG's items.
+Choice items (``choice``), trained with a loss over each item's reading scores (what ``Interpreter.choose`` decides
+on; :func:`pragmeter.classify.training.choice_loss`):
+
+- GRICE's turns: premise = the dialogue so far and the question, with the quoted answer; readings = its four;
+- Circa's yes/no exchanges outside INLI's premises: readings "yes" and "no".
+
+Validation is INLI's, plus development splits never trained on: 500 Circa dialogues scored as a two-way choice
+between "yes" and "no" (the form of LUDWIG's items), and 1,000 GRICE turns (seeded) as a four-way choice; GRICE
+training leaves out every dialogue that has a development turn.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import os
 import random
 from dataclasses import dataclass
 
-from pragmeter.classify.examples import Examples, RecipeData
+from pragmeter.classify.examples import ChoiceExamples, Examples, RecipeData
 from pragmeter.classify.recipes.inli import ANSWER_WORDS, PAPER, flute_examples, split_examples
 from pragmeter.data.root import dataset_checksums
 from pragmeter.datasets.inli import FILES as INLI_FILES
@@ -41,6 +48,8 @@ PRAGMATIC = ("flute", "circa", "general")  # "general": the general families mix
 NLI_TO_INLI = {"entailment": "explicit", "neutral": "neutral", "contradiction": "contradiction"}
 CIRCA_DEV_ITEMS = 500
 CIRCA_LABELS = ("yes", "no")
+CHOICE = ("grice", "circa")  # sets trained as choice items
+GRICE_DEV_TURNS = 1000
 
 
 def general_examples(families: tuple[str, ...] = tuple(GENERAL), cap: int | None = 6000, seed: int = 0,
@@ -101,6 +110,51 @@ def circa_examples(items: list[YesNoItem], cap: int | None = 4000, seed: int = 0
     return Examples(texts=texts, pairs=pairs, labels=labels, groups=["circa_yes_no"] * len(texts))
 
 
+def grice_premise(turn) -> str:
+    """A GRICE turn as the interpreter's premise: the earlier exchanges quoted, the question, then the quoted
+    answer."""
+    from pragmeter.classify.interpreter import premise
+
+    context = " ".join(f'"{question}" "{answer}"' for question, answer in turn.history)
+    return premise(f"{context} {turn.question}?".strip(), turn.answer)
+
+
+def grice_items(root: str | os.PathLike | None = None) -> tuple[list, list]:
+    """(train, dev) of GRICE's turns: dev is ``GRICE_DEV_TURNS`` turns drawn by a fixed seed; train is every turn of
+    the dialogues that have none in dev."""
+    from pragmeter.datasets.grice import load_grice
+
+    turns = load_grice(root)
+    dev = random.Random("grice-dev").sample(turns, min(GRICE_DEV_TURNS, len(turns)))
+    held = {turn.id.rsplit("-", 1)[0] for turn in dev}
+    return [turn for turn in turns if turn.id.rsplit("-", 1)[0] not in held], dev
+
+
+def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None = 4000,
+                    circa_cap: int | None = 4000, seed: int = 0,
+                    root: str | os.PathLike | None = None) -> ChoiceExamples:
+    """The choice items of ``sources`` (see :data:`CHOICE`), each set sampled to at most its cap (seeded)."""
+    unknown = sorted(set(sources) - set(CHOICE))
+    if unknown:
+        raise PragmeterError(f"unknown choice source {unknown[0]!r}; choose among {', '.join(CHOICE)}")
+    premises, readings, golds, groups = [], [], [], []
+    if "grice" in sources:
+        turns = grice_items(root)[0]
+        if grice_cap is not None and len(turns) > grice_cap:
+            turns = random.Random(f"{seed}-grice").sample(turns, grice_cap)
+        for turn in turns:
+            premises.append(grice_premise(turn)), readings.append(turn.options), golds.append(turn.meant)
+            groups.append("grice")
+    if "circa" in sources:
+        items = circa_items(root)[0]
+        if circa_cap is not None and len(items) > circa_cap:
+            items = random.Random(f"{seed}-circa-choice").sample(items, circa_cap)
+        for item in items:
+            premises.append(item.premise), readings.append(CIRCA_LABELS)
+            golds.append(CIRCA_LABELS.index(item.label)), groups.append("circa_choice")
+    return ChoiceExamples(premises, readings, golds, groups)
+
+
 def pragmatic_examples(sources: tuple[str, ...] = ("flute", "circa"), circa_cap: int | None = 4000, seed: int = 0,
                        root: str | os.PathLike | None = None, inli_cap: int | None = None,
                        families: tuple[str, ...] = tuple(GENERAL), cap: int | None = 6000) -> Examples:
@@ -121,13 +175,19 @@ def pragmatic_examples(sources: tuple[str, ...] = ("flute", "circa"), circa_cap:
     return train
 
 
-def training_files(stage: str, families: tuple[str, ...] = (), sources: tuple[str, ...] = ()) -> list[str]:
+def training_files(stage: str, families: tuple[str, ...] = (), sources: tuple[str, ...] = (),
+                   choice: tuple[str, ...] = ()) -> list[str]:
     """The data-root files a stage trains on besides INLI (their licences go on the card of every model made from
     it)."""
     import importlib
 
-    from pragmeter.datasets import circa
+    from pragmeter.datasets import circa, grice
     from pragmeter.datasets.nli import files
+
+    if choice:
+        return list(dict.fromkeys(training_files(stage, families, sources)
+                                  + (list(grice.FILES.values()) if "grice" in choice else [])
+                                  + (list(circa.FILES) if "circa" in choice else [])))
 
     flute = importlib.import_module("pragmeter.datasets.pairs.flute")
     if stage == "general":
@@ -141,9 +201,10 @@ def training_files(stage: str, families: tuple[str, ...] = (), sources: tuple[st
 
 def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
           sources: tuple[str, ...] = ("flute", "circa"), cap: int | None = 6000, circa_cap: int | None = 4000,
-          seed: int = 0, root: str | os.PathLike | None = None, inli_cap: int | None = None) -> RecipeData:
+          seed: int = 0, root: str | os.PathLike | None = None, inli_cap: int | None = None,
+          choice: tuple[str, ...] = (), grice_cap: int | None = 4000) -> RecipeData:
     """The recipe's data for one ``stage``: ``general`` (the ``families`` of GENERAL) or ``pragmatic`` (INLI train
-    with ``sources``); both validate and test on INLI."""
+    with ``sources``, and the choice items of ``choice``); both validate and test on INLI."""
     if stage not in STAGES:
         raise PragmeterError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
     if stage == "general":
@@ -152,17 +213,32 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
     else:
         train = pragmatic_examples(tuple(sources), circa_cap, seed, root, inli_cap, tuple(families), cap)
         arguments = {"stage": stage, "sources": list(sources), "circa_cap": circa_cap, "inli_cap": inli_cap,
-                     **({"families": list(families), "cap": cap} if "general" in sources else {})}
-    read = list(dict.fromkeys(list(INLI_FILES) + training_files(stage, families, sources)))
+                     **({"families": list(families), "cap": cap} if "general" in sources else {}),
+                     **({"choice": list(choice), "grice_cap": grice_cap} if choice else {})}
+    chosen = choice_examples(tuple(choice), grice_cap, circa_cap, seed, root) if choice and stage == "pragmatic" \
+        else None
+    read = list(dict.fromkeys(list(INLI_FILES) + training_files(stage, families, sources,
+                                                                tuple(choice) if chosen is not None else ())))
     return RecipeData(
         name="interpreter", labels=list(LABELS), input_kind="pair", train=train,
         val=split_examples("val", "4way", None, root), test=split_examples("test", "4way", None, root),
         arguments=arguments, answer_words=ANSWER_WORDS, data_files=dataset_checksums(read),
-        description=f"interpreter, {stage} stage ({len(train)} training pairs)",
-        paper={"label_scheme": {k: list(v) for k, v in PAPER["4way"].items()}})
+        description=f"interpreter, {stage} stage ({len(train)} training pairs"
+                    + (f", {len(chosen)} choice items" if chosen is not None else "") + ")",
+        paper={"label_scheme": {k: list(v) for k, v in PAPER["4way"].items()}}, choice=chosen)
 
 
-def yes_no_accuracy(interpreter, items: list[YesNoItem], batch_size: int = 64) -> float:
-    """Accuracy of choosing between the readings "yes" and "no" (LUDWIG's form) on ``items``."""
-    scores = interpreter.scores_many([item.premise for item in items], [list(CIRCA_LABELS)] * len(items), batch_size)
-    return sum(CIRCA_LABELS[0 if s[0] >= s[1] else 1] == item.label for s, item in zip(scores, items)) / max(1, len(items))
+def grice_evaluator(turns: list, name: str = "grice_dev", batch_size: int = 64):
+    """GRICE turns as a four-way choice of the meant reading (a ReadingChoiceEvaluator)."""
+    from pragmeter.classify.evaluators import ReadingChoiceEvaluator
+
+    return ReadingChoiceEvaluator([grice_premise(turn) for turn in turns], [list(t.options) for t in turns],
+                                  [turn.meant for turn in turns], name, batch_size=batch_size)
+
+
+def yes_no_evaluator(items: list[YesNoItem], name: str = "circa_dev", batch_size: int = 64):
+    """Yes/no items as a choice between the readings "yes" and "no" (LUDWIG's form; a ReadingChoiceEvaluator)."""
+    from pragmeter.classify.evaluators import ReadingChoiceEvaluator
+
+    return ReadingChoiceEvaluator([item.premise for item in items], [list(CIRCA_LABELS)] * len(items),
+                                  [CIRCA_LABELS.index(item.label) for item in items], name, batch_size=batch_size)
