@@ -148,3 +148,13 @@ def test_training_on_choice_items_lowers_their_loss_and_keys_the_resume(tmp_path
     assert fingerprint(config, classifier, train, train, choice) != fingerprint(config, classifier, train, train)
     assert fingerprint(config, classifier, train, train, ChoiceExamples([], [], [])) == \
         fingerprint(config, classifier, train, train)
+
+
+def test_the_card_says_which_sets_were_trained_as_choice_items():
+    from pragmeter.classify.card import multi_source_data
+
+    text = multi_source_data({"stage": "pragmatic", "sources": ["circa"], "circa_cap": 50, "choice": ["grice", "circa"],
+                              "grice_cap": 10})
+    assert "GRICE's dialogue turns (10 of them, four readings each" in text
+    assert "and Circa's yes/no exchanges (readings yes and no)" in text
+    assert "choice items" not in multi_source_data({"stage": "pragmatic", "sources": ["circa"]})

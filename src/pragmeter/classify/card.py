@@ -128,6 +128,12 @@ def multi_source_data(recipe: dict) -> str:
             [f"Circa's yes/no exchanges outside INLI's premises ({recipe.get('circa_cap') or 'all'} of them, each with "
              "its question as a statement and the bare answers yes and no)"] if "circa" in sources else []) + (
             [f"{GENERAL_SETS}, {recipe.get('cap')} pairs per set"] if "general" in sources else [])
+        choice = recipe.get("choice") or []
+        if choice:
+            parts.append("as choice items, with a loss over each item's reading scores: " + " and ".join(
+                ([f"GRICE's dialogue turns ({recipe.get('grice_cap') or 'all'} of them, four readings each; "
+                  "Zheng et al. 2021, grammar-generated)"] if "grice" in choice else [])
+                + (["Circa's yes/no exchanges (readings yes and no)"] if "circa" in choice else [])))
         start = recipe.get("init_from", {}).get("folder")
         trained = (f"Trained (`classify/recipes/interpreter.py`) from the weights of `{start}` " if start else
                    "Trained (`classify/recipes/interpreter.py`) ") + "on " + "; ".join(parts) + "."

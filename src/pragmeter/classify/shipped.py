@@ -29,7 +29,7 @@ from pathlib import Path
 from pragmeter.errors import DataError, PragmeterError
 
 MODELS_DIR = Path(__file__).with_name("models")
-DEFAULT_INTERPRETER = "interpreter-minilm-multisource"
+DEFAULT_INTERPRETER = "interpreter-minilm-choice"
 DEFAULT_ENV = "PRAGMETER_INTERPRETER"  # names the interpreter used when none is given
 HEAD_KEY = "head_weights"
 HEAD_FILE = "head.safetensors"
