@@ -9,6 +9,9 @@ weights): what a user of that library gets from the same model.
     python benchmarks/interpreter_speed.py --model FOLDER              # 1024 INLI validation pairs
     python benchmarks/interpreter_speed.py --model FOLDER --pairs 4096 --output speed.json
 
+Last, one ``choose`` over four readings is timed on the runtime ``auto`` picks, after loading (median and largest of
+20 calls).
+
 Each setting is loaded (and its graph converted, once per model) before the clock starts, warmed up on the first
 --warmup pairs, then times --repeats passes over the pairs; its figure is the best pass. Order: torch fp32, OpenVINO
 fp32, OpenVINO bf16 (where the CPU has bf16 instructions), CrossEncoder fp32 (batches of --batch-size), torch fp32
@@ -96,6 +99,24 @@ def measure(model: str, premises: list[str], hypotheses: list[str], batch_size: 
             "crossencoder": runs["crossencoder fp32"]["pairs_per_second"]}
 
 
+CHOOSE_ITEM = ("Ann offers Bob a coffee late at night.", "It would keep me awake.",
+               ("Bob declines the coffee.", "Bob accepts the coffee.", "Bob wants tea.", "Bob is tired."))
+
+
+def choose_latency(model: str | None, calls: int = 20) -> dict:
+    """Seconds of one ``choose`` over four readings on the runtime ``auto`` picks, after loading and one warm-up
+    call: median and largest of ``calls`` calls."""
+    interpreter = Interpreter.load(model, progress=False)
+    interpreter.choose(*CHOOSE_ITEM)
+    seconds = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        interpreter.choose(*CHOOSE_ITEM)
+        seconds.append(time.perf_counter() - started)
+    return {"runtime": interpreter.runtime.signature() if interpreter.runtime else "torch",
+            "median_s": float(np.median(seconds)), "max_s": float(np.max(seconds)), "calls": calls}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=None, help="interpreter: packaged name or model folder (default: the "
@@ -111,6 +132,7 @@ def main() -> None:
     premises, hypotheses = inli_pairs(args.pairs, args.data_root)
     with MachineWatch() as watch:
         result = measure(args.model, premises, hypotheses, args.batch_size, args.repeats, args.warmup)
+        result["choose"] = choose_latency(args.model)
     plain = result["torch_fp32_mean"]
     print(f"interpreter {args.model or 'default'}, {len(premises)} INLI validation pairs, torch batch "
           f"{args.batch_size}, best of {args.repeats}")
@@ -123,6 +145,9 @@ def main() -> None:
         print(f"{name:20s} {run['pairs_per_second']:9.1f} {run['pairs_per_second'] / plain:8.2f} "
               f"{run['pairs_per_second'] / cross:6.2f} {run['max_abs_probability_diff']:9.5f} "
               f"{run['label_agreement']:10.4f}  {run['runtime']}")
+    choose = result["choose"]
+    print(f"choose over 4 readings ({choose['runtime']}): median {choose['median_s']:.3f} s, largest "
+          f"{choose['max_s']:.3f} s of {choose['calls']} calls")
     print(watch.summary())
     if args.output:
         Path(args.output).write_text(json.dumps({"arguments": vars(args), **result, "machine": watch.record},

@@ -457,3 +457,6 @@ def test_the_speed_benchmark_runs_every_setting_on_one_folder(tiny, benchmark_sc
     else:
         assert "skipped" in runs["openvino bf16"]
     assert all(run["pairs_per_second"] > 0 for run in runs.values() if "skipped" not in run)
+    choose = benchmark_script("interpreter_speed").choose_latency(str(folder), calls=3)
+    assert choose["calls"] == 3 and 0 < choose["median_s"] <= choose["max_s"]
+    assert choose["runtime"].startswith("backend=")
