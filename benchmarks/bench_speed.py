@@ -74,8 +74,8 @@ def heads_for(encoder: str, backend: str, seed: int, precision: str | None = "fp
 
     torch.manual_seed(seed)
     dim = load_encoder(encoder).get_embedding_dimension()
-    model = ImpScore(ImpScoreHeads(HeadsConfig(dim)).to(device or "cpu"), encoder, backend=backend,
-                     precision=precision, device=device)
+    runtime = resolve_runtime(backend, precision, encoder=encoder, device=device)
+    model = ImpScore(ImpScoreHeads(HeadsConfig(dim)).to(device or "cpu"), encoder, runtime=runtime)
     return model, f"random heads (seed {seed})"
 
 

@@ -35,7 +35,7 @@ from pragmeter.impscore.distillation import distillation_targets
 from pragmeter.impscore.evaluators import HumanSuite, llm_written_suite
 from pragmeter.impscore.model import ImpScore
 from pragmeter.impscore.training import TrainConfig, train_heads
-from pragmeter.impscore.triplets import embed_corpus, evaluate_heads
+from pragmeter.impscore.triplets import corpus_runtime, embed_corpus, evaluate_heads
 
 def expand(sources: str) -> list[str]:
     return resolve_sources(sources.split(","))
@@ -53,8 +53,9 @@ def run_variant(corpus: pd.DataFrame, variant: dict, seed: int, encoder: str, hu
         part = part.groupby("split", group_keys=False).head(limit)
     known = {f.name for f in fields(TrainConfig)}
     config = TrainConfig(**{"encoder": encoder, **{k: v for k, v in variant.items() if k in known}, "seed": seed})
-    encoder, how = config.encoder, {"backend": config.encoder_backend, "precision": config.encoder_precision}
-    splits = embed_corpus(part, encoder, embeddings_dir(), show_progress=False, **how)
+    encoder = config.encoder
+    runtime = corpus_runtime(config.encoder_backend, config.encoder_precision, encoder)
+    splits = embed_corpus(part, encoder, embeddings_dir(), show_progress=False, runtime=runtime)
     targets = distillation_targets(config, part, embeddings_dir(), show_progress=False)
     started = time.perf_counter()
     result = train_heads(splits, config, show_progress=False, targets=targets)
@@ -62,9 +63,9 @@ def run_variant(corpus: pd.DataFrame, variant: dict, seed: int, encoder: str, hu
     for split in ("val", "test"):
         rows = part[(part["split"] == split) & part["source"].isin(PRESETS["paper"])]
         paper[split], _ = evaluate_heads(result.heads, embed_corpus(rows, encoder, embeddings_dir(),
-                                                                     show_progress=False, **how)[split])
+                                                                     show_progress=False, runtime=runtime)[split])
     # scored as trained: the suite's sentences go through the same backend and precision as the corpus did
-    model = attach_embedding_cache(ImpScore(result.heads, encoder, {"name": variant["name"]}, **how))
+    model = attach_embedding_cache(ImpScore(result.heads, encoder, {"name": variant["name"]}, runtime=runtime))
     summary, llm_summary = human.summary(human.evaluate(model)), llm.summary(llm.evaluate(model))
     return {"variant": variant["name"], "seed": seed, "encoder": encoder, "train_seconds": round(time.perf_counter() - started, 1),
             **{f"paper_{split}_{kind}": round(paper[split][f"{kind}_accuracy"], 4)

@@ -55,9 +55,9 @@ def main() -> int:
             paper = config.get("evaluation", {}).get("paper_test") or {**config["metrics"]["test"]}
         else:
             # embedded as users' scores are (OpenVINO at the model's precision; torch for the other backends)
-            how = {"backend": "openvino", "precision": model.precision} if model.backend == "openvino" else {}
+            runtime = model.runtime if model.backend == "openvino" else None
             paper, _ = evaluate_heads(model.heads, embed_corpus(paper_test, model.encoder_name, embeddings_dir(),
-                                                                show_progress=False, **how)["test"])
+                                                                show_progress=False, runtime=runtime)["test"])
         run = {**RunRecord.now(model.signature()).to_dict(), "model": name}
         evaluation = {"human": {k: (v["value"] if isinstance(v, dict) else v) for k, v in summary.items()},
                       "human_intervals": {k: v for k, v in summary.items() if isinstance(v, dict)},

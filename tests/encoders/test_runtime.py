@@ -168,3 +168,65 @@ def test_a_malformed_bf16_check_in_a_model_folder_counts_as_no_check(tmp_path, r
     runtime = ImpScore.load(folder, backend="openvino", precision="auto").runtime
     assert runtime.precision == "fp32"
     assert runtime.reason.startswith(("fp32: no bf16", "fp32: ONEDNN", "fp32: this encoder's bf16 scores are not"))
+
+
+ENCODER = "all-MiniLM-L6-v2"
+
+
+def test_the_corpus_the_svm_head_and_training_resolve_their_runtime_in_one_place(on_host):
+    """Each use's policy is an argument of resolve_runtime (the backends it runs, what torch runs for it), and each
+    gets a Runtime: the corpus embedding and an svm head's encoder run as scoring does on a CPU, torch in fp32 on a
+    GPU (where scoring would take fp16); a model being trained autocasts to bf16 on CUDA."""
+    from pragmeter.classify.svm import embedding_runtime
+    from pragmeter.encoders.runtime import training_runtime
+    from pragmeter.errors import InvalidParameter
+    from pragmeter.impscore.triplets import corpus_runtime
+
+    on_host("zen4")
+    scoring = resolve_runtime("openvino", "auto", encoder=ENCODER)
+    assert corpus_runtime("auto", "auto", ENCODER) == embedding_runtime("auto", None, ENCODER) == scoring
+    for runtime in (corpus_runtime("auto", "auto", ENCODER, device="cuda"), embedding_runtime("auto", "cuda", ENCODER)):
+        assert isinstance(runtime, Runtime) and (runtime.backend, runtime.precision, runtime.device) == (
+            "torch", "fp32", "cuda")
+        assert "fp32:" in runtime.reason and runtime.cache_key(ENCODER).endswith("-torch-fp32")
+    assert resolve_runtime("auto", "auto", encoder=ENCODER, device="cuda").precision == "fp16"  # scoring's own
+    assert embedding_runtime("bf16", "cuda", ENCODER).precision == "bf16"  # an svm head's torch autocast
+    with pytest.raises(InvalidParameter, match=r"precision='bf16', backend='torch': needs backend openvino "
+                                               r"\(the corpus embedding runs fp32 on torch\)"):
+        corpus_runtime("torch", "bf16", ENCODER)
+    with pytest.raises(InvalidParameter, match="backend='onnx': does not run the corpus embedding"):
+        corpus_runtime("onnx", "auto", ENCODER)
+    with pytest.raises(InvalidParameter, match="backend='onnx': does not run an svm head's encoder"):
+        embedding_runtime("auto", None, ENCODER, backend="onnx")
+    assert training_runtime("auto", "cuda").precision == "bf16" and training_runtime("auto", "cpu").precision == "fp32"
+    with pytest.raises(InvalidParameter, match="precision='fp16'"):
+        training_runtime("fp16", "cuda")  # fp16 training would need loss scaling
+
+
+def test_every_embedding_cache_writer_keys_its_vectors_by_the_runtime(tmp_path):
+    """The corpus embedding of training, ImpScore's scores and an svm head's encoder keep a text's vectors in one
+    part of the cache for one runtime (Runtime.cache_key): scoring a corpus text reads the vector training wrote."""
+    import numpy as np
+    import pandas as pd
+
+    from pragmeter.classify.model import ClassifierSettings
+    from pragmeter.classify.svm import EmbeddingSVMClassifier
+    from pragmeter.encoders.embedding_cache import attach_embedding_cache
+    from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
+    from pragmeter.impscore.model import ImpScore
+    from pragmeter.impscore.triplets import corpus_runtime, embed_corpus
+
+    corpus = pd.DataFrame({"implicit": TEXTS[:1], "explicit": TEXTS[1:], "negative": ["Close the window."],
+                           "split": ["train"], "source": ["test"]})
+    settings = ClassifierSettings(["no", "yes"], ENCODER, 256, "single")
+    for runtime in (corpus_runtime("openvino", "fp32", ENCODER), corpus_runtime("torch", "auto", ENCODER, "cpu")):
+        root = tmp_path / runtime.backend
+        splits = embed_corpus(corpus, ENCODER, root, show_progress=False, runtime=runtime)
+        model = attach_embedding_cache(ImpScore(ImpScoreHeads(HeadsConfig(384)), ENCODER, runtime=runtime), root)
+        assert model.embedding_key() == runtime.cache_key(ENCODER)
+        vectors = model.encode(TEXTS[:1])
+        assert [part.name for part in root.iterdir()] == [model.embedding_cache.folder.name]
+        assert np.array_equal(vectors[0], splits["train"].e1[0].numpy())  # read from what the corpus wrote
+        arrays = {name: np.zeros(0) for name in ("support_vectors", "dual_coef", "intercept", "n_support")}
+        svm = EmbeddingSVMClassifier(settings, arrays, 0.5, 1.0, runtime=runtime)
+        assert svm.embedding_cache().folder.name == model.embedding_cache.folder.name

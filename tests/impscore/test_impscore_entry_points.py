@@ -101,8 +101,8 @@ def test_corpus_file_from_the_official_csv(tmp_path, caplog):
 def test_a_gpu_device_off_the_torch_backend_is_refused_before_loading():
     from pragmeter.impscore.model import ImpScore
 
-    with pytest.raises(PragmeterError, match="dtype='float16', backend='onnx': a torch precision"):
-        ImpScore.load(backend="onnx", dtype="float16")
+    with pytest.raises(PragmeterError, match="precision='fp16': runs through torch on a GPU"):
+        ImpScore.load(backend="onnx", precision="fp16")
     with pytest.raises(PragmeterError, match="device='cuda', backend='onnx': needs backend torch"):
         ImpScore.load(backend="onnx", device="cuda")
 

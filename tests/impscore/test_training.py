@@ -222,7 +222,7 @@ def test_the_corpus_embedded_through_openvino_matches_torch_under_its_own_cache_
     assert torch.allclose(openvino["val"].e1, splits["val"].e1, atol=1e-4)
     keys = sorted(p.name for p in embedding_cache.iterdir())
     assert any(k.endswith("-openvino-fp32") for k in keys) and any(k.endswith("-torch-fp32") for k in keys)
-    with pytest.raises(ValueError, match="backend='onnx': the corpus is embedded with torch or openvino"):
+    with pytest.raises(ValueError, match="backend='onnx': does not run the corpus embedding"):
         embed_corpus(rows, "all-MiniLM-L6-v2", embedding_cache, show_progress=False, backend="onnx")
 
 

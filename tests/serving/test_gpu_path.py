@@ -42,17 +42,18 @@ def test_impscore_on_cuda_picks_half_precision_without_loading(monkeypatch, gpu)
         return gpu
 
     monkeypatch.setattr(torch.cuda, "is_available", is_available)
-    model = ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", backend="torch")
+    model = ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", runtime=resolve_runtime("torch"))
     assert asked == [gpu]  # the decision read the machine once
     device, precision = ("cuda", "fp16") if gpu else ("cpu", "fp32")
     assert model.device == device and model.precision == precision and model._encoder is None
     assert f"|precision={precision}|device={device}|" in model.signature()  # reports say what produced them
-    explicit = ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", device="cuda")
-    assert explicit.encoder_dtype == "float16"  # fp16 on a GPU even where bf16 runs: within the bounds
-    assert ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", device="cuda",
-                    precision="bf16").encoder_dtype == "bfloat16"  # still available when asked for
-    assert ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", device="cuda",
-                    dtype="float32").encoder_dtype == "float32"
+    def on_cuda(**wish) -> ImpScore:
+        return ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2",
+                        runtime=resolve_runtime(device="cuda", **wish))
+
+    assert on_cuda().encoder_dtype == "float16"  # fp16 on a GPU even where bf16 runs: within the bounds
+    assert on_cuda(precision="bf16").encoder_dtype == "bfloat16"  # still available when asked for
+    assert on_cuda(dtype="float32").encoder_dtype == "float32"
 
 
 def test_half_precision_torch_path_on_cpu(model_dir, sentences):
@@ -62,7 +63,7 @@ def test_half_precision_torch_path_on_cpu(model_dir, sentences):
     full = ImpScore.load(model_dir, device="cpu", backend="torch")
     assert full.encoder_dtype == "float32" and full.encoder is load_encoder(full.encoder_name, "cpu")
     assert "|backend=torch|precision=fp32|device=cpu|" in full.signature()  # every signature names both
-    half = ImpScore.load(model_dir, device="cpu", dtype="bfloat16", backend="torch")
+    half = ImpScore.load(model_dir, device="cpu", precision="bf16", backend="torch")
     assert next(half.encoder.parameters()).dtype.is_floating_point
     assert str(next(half.encoder.parameters()).dtype) == "torch.bfloat16"
     assert next(full.encoder.parameters()).dtype.itemsize == 4  # the shared float32 encoder was not cast
@@ -73,9 +74,12 @@ def test_half_precision_torch_path_on_cpu(model_dir, sentences):
     assert 0 < difference < 0.2
 
 
-def test_dtype_needs_the_torch_backend(model_dir):
-    from pragmeter.errors import PragmeterError
-    from pragmeter.impscore.model import ImpScore
+def test_dtype_needs_the_torch_backend():
+    from pragmeter.encoders.runtime import precision_with_dtype
 
     with pytest.raises(PragmeterError, match="dtype='float16', backend='onnx': a torch precision"):
-        ImpScore.load(model_dir, backend="onnx", dtype="float16")
+        resolve_runtime("onnx", dtype="float16")
+    # --dtype, the command line's torch spelling, reaches ImpScore.load as a precision
+    assert precision_with_dtype("auto", "bfloat16") == "bf16"
+    with pytest.raises(PragmeterError, match="dtype='float16', precision='bf16': give a precision or a dtype"):
+        precision_with_dtype("bf16", "float16")

@@ -251,7 +251,7 @@ def test_gpu_actor_path_runs_with_device_cpu(local_ray, model_dir, sentences, tm
     assert (summary["backend"], summary["device"], summary["gpus_per_actor"], summary["actors"]) == \
         ("torch", "cpu", 1, 1)  # GPU actors default to torch; one declared GPU, one actor
     scored = pd.read_parquet(tmp_path / "scored").set_index("id").loc[frame["id"]]
-    local = ImpScore.load(model_dir, backend="torch", device="cpu", dtype="bfloat16")
+    local = ImpScore.load(model_dir, backend="torch", device="cpu", precision="bf16")
     assert local.encoder_dtype == "bfloat16"
     expected, _ = score_values(local, frame["text"].tolist())
     # one actor given the 240 rows as one block (ROWS_PER_BLOCK): the batches of this process, so its bf16 numbers

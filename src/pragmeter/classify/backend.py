@@ -14,11 +14,14 @@ asks a kind of request the model does not answer is refused before any request (
 Requests are batched: every request waiting at the same moment goes through one forward pass. The folder may also be
 a packaged interpreter's name.
 
-An interpreter runs as :meth:`pragmeter.classify.interpreter.Interpreter.load` resolves it (OpenVINO on a CPU, in bf16
-only where its recorded check allows; torch on a GPU); any other classifier runs through torch.
+The folder opens as every command opens it (:func:`pragmeter.classify.opening.open_classifier`): an interpreter as
+:meth:`pragmeter.classify.interpreter.Interpreter.load` resolves it (OpenVINO on a CPU, in bf16 only where its recorded
+check allows; torch on a GPU ``device``); any other classifier through torch. Its runtime's signature is in the
+results' model settings (``runtime_signature``).
 
-Model arguments: ``device`` (default cuda when available), ``batch_size`` (default 64), ``backend`` (auto, openvino or
-torch; default auto) and ``precision`` (auto, fp32 or bf16; default auto).
+Model arguments: ``device`` (a torch device; default: as ``pragmeter interpret`` and ``classifier predict`` run the
+folder), ``batch_size`` (default 64), ``backend`` (auto, openvino or torch; default auto) and ``precision`` (auto,
+fp32, bf16 or fp16; default auto).
 """
 
 from __future__ import annotations
@@ -50,34 +53,17 @@ def classifier_input(request: Request) -> tuple[str, str | None]:
     return request.input.text, None
 
 
-def open_classifier(folder: Path, device: str | None, backend: str = "auto", precision: str = "auto"):
-    """(the classifier of ``folder``, its Runtime or None): an interpreter as Interpreter.load resolves ``backend``
-    and ``precision`` (``device`` None: cuda when available, else the CPU's fast path), any other classifier through
-    torch (``backend`` auto or torch)."""
-    from pragmeter.classify.interpreter import Interpreter, is_interpreter
-    from pragmeter.classify.loading import load_classifier
-    from pragmeter.classify.model import read_settings
-    from pragmeter.encoders.registry import default_device
-
-    if is_interpreter(read_settings(folder)[2]):
-        interpreter = Interpreter.load(folder, backend=backend, precision=precision, device=device or default_device())
-        return interpreter.classifier, interpreter.runtime
-    if backend not in ("auto", "torch"):
-        raise PragmeterError(f"model argument backend={backend!r}: only an interpreter runs through OpenVINO; "
-                             f"{folder} runs backend=torch")
-    return load_classifier(folder, device, precision), None
-
-
 class LocalClassifierBackend(ChatBackend):
     def __init__(self, path: str, device: str | None = None, batch_size: int = 64, backend: str = "auto",
                  precision: str = "auto"):
+        from pragmeter.classify.opening import open_classifier
         from pragmeter.classify.shipped import resolve_interpreter
 
         self.path = path
         if not (Path(path) / "config.json").is_file():  # a packaged interpreter's name
             path = str(resolve_interpreter(path))
         self.folder = path
-        self.classifier, self.runtime = open_classifier(Path(path), device, backend, precision)
+        self.classifier, self.runtime = open_classifier(path, backend=backend, precision=precision, device=device)
         self.interpreter = self._interpreter()
         self.kinds = self._kinds()
         self.batch_size = batch_size
@@ -123,11 +109,7 @@ class LocalClassifierBackend(ChatBackend):
     def identity(self) -> dict:
         settings = self.classifier.settings
         # how it runs is part of what answers, for every classifier: a bf16 answer is not an fp32 one's cache hit
-        if self.runtime is not None:
-            run = f"{self.runtime.backend} {self.runtime.precision}"
-        else:  # torch (a fine-tuned encoder) or an svm over its encoder's backend
-            classifier = self.classifier
-            run = f"{getattr(classifier, 'backend', 'torch')} {getattr(classifier, 'runs_in', classifier.precision)}"
+        run = f"{self.runtime.backend} {self.runtime.precision}"
         return {"backend": "local", "model": self.path, "base_encoder": settings.base_encoder,
                 "recipe": settings.recipe, "weights_sha256": self._weights_digest(), "runtime": run}
 
@@ -146,7 +128,7 @@ class LocalClassifierBackend(ChatBackend):
 
     def settings(self) -> dict:
         return {**self.identity(), **self.decoding(None), "batch_size": self.batch_size,
-                "device": str(self.classifier.device)}
+                "device": str(self.classifier.device), "runtime_signature": self.runtime.signature()}
 
     def unaskable(self, request: Request) -> str | None:
         """Why the classifier cannot take this request (a kind it does not answer, an empty text, or a

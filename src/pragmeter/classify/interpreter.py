@@ -139,7 +139,7 @@ class Interpreter:
         else:
             from pragmeter.classify.loading import load_classifier
 
-            interpreter = cls(load_classifier(folder, runtime.device, runtime.precision), label)
+            interpreter = cls(load_classifier(folder, runtime.device, runtime), label)
         interpreter.runtime, interpreter.folder = runtime, folder
         return interpreter
 

@@ -103,15 +103,14 @@ def run_svm_recipe(data: RecipeData, encoder: str, c_values: list[float], output
     if data.input_kind != "single":
         raise InvalidParameter("head", "svm", "classifies single texts; INLI's (premise, hypothesis) pairs need the "
                                "fine-tuned head (linear)")
-    backend, precision = embedding_runtime(precision, device, canonical_name(encoder))
+    runtime = embedding_runtime(precision, device, canonical_name(encoder))
     # max_length 0 here: fit records the encoder's own max_seq_length (embeddings are cached per encoder name)
     classifier, history = EmbeddingSVMClassifier.fit(recipe_settings(data, encoder, 0), data.train,
-                                                     data.val, c_values, select_on, device, precision, progress,
-                                                     work_dir, backend)
+                                                     data.val, c_values, select_on, runtime, progress, work_dir)
     best = next(i for i, row in enumerate(history, 1) if row["C"] == classifier.c)
     training = {"head": "svm", "train_config": {"head": "svm", "kernel": "rbf", "gamma": "scale",
                                                 "C_grid": [float(c) for c in c_values], "select_on": select_on,
-                                                "backend": backend, "precision": precision},
+                                                "backend": runtime.backend, "precision": runtime.precision},
                 "best_epoch": best, "history": history}
     info = test_and_save(data, classifier, training, output, command, progress, tune_bias, select_on)
     remove_checkpoints(work_dir)

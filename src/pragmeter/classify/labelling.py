@@ -58,16 +58,22 @@ def label_frame(classifier, frame: pd.DataFrame, path: str | os.PathLike, column
 
 def label_table(model: str | os.PathLike, path: str | os.PathLike, output: str | os.PathLike, column: str = "text",
                 premise_column: str = "premise", hypothesis_column: str = "hypothesis", batch_size: int = 64,
-                device: str | None = None, overwrite: bool = False, progress: bool = True) -> pd.DataFrame:
+                device: str | None = None, overwrite: bool = False, progress: bool = True, backend: str = "auto",
+                precision: str = "auto") -> pd.DataFrame:
     """``pragmeter classifier predict``: the table at ``path`` labelled by the classifier folder ``model``
     (:func:`label_frame`) and written to ``output``, its rows reported (the ``pragmeter`` logger); returns it. The
-    output and the table are checked before the model loads, so a bad file fails fast."""
-    from pragmeter.classify.loading import load_classifier
+    folder opens as every command opens it (:func:`pragmeter.classify.opening.open_classifier`: ``backend``,
+    ``precision`` and ``device`` resolved once) and its runtime's signature is said. The output and the table are
+    checked before the model loads, so a bad file fails fast."""
+    from pragmeter.classify.opening import open_classifier
     from pragmeter.io import check_output, read_table, report_rows, write_table
 
     check_output(output, overwrite)
     frame = read_table(path)
-    classifier = load_classifier(model, device)
+    classifier, runtime = open_classifier(model, backend=backend, precision=precision, device=device,
+                                          progress=progress)
+    # how it runs, as `interpret` says it: a precision chosen by the folder's claim is seen
+    log.info(f"classifier {model}: {runtime.signature()}")
     out = label_frame(classifier, frame, path, column, premise_column, hypothesis_column, batch_size,
                       progress=progress)
     write_table(out, output, overwrite=overwrite)

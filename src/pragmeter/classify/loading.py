@@ -1,6 +1,7 @@
 """Open any classifier folder pragmeter writes: a fine-tuned encoder (``model.safetensors``), its shipped form (low-rank
 changes over a base encoder: :mod:`pragmeter.classify.shipped`) or a frozen encoder with an SVM on its embeddings
-(``svm.safetensors``). All answer ``labels``, ``settings``, ``probabilities``, ``decide`` and ``predict`` alike."""
+(``svm.safetensors``). All answer ``labels``, ``settings``, ``probabilities``, ``decide`` and ``predict`` alike.
+How a command opens one, with its runtime: :func:`pragmeter.classify.opening.open_classifier`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from pragmeter.classify.svm import EmbeddingSVMClassifier
 
 
 def load_classifier(folder: str | os.PathLike, device: str | None = None,
-                    precision: str = "auto") -> TextClassifier | EmbeddingSVMClassifier:
+                    precision="auto") -> TextClassifier | EmbeddingSVMClassifier:
+    """The classifier of ``folder`` (whole weights, the shipped form or an svm head) on ``device`` in ``precision``
+    (a resolved Runtime for a fine-tuned encoder, or a precision; see
+    :func:`pragmeter.classify.opening.open_classifier` for how commands open one)."""
     from pragmeter.classify.shipped import is_shipped, load_shipped
 
     if (Path(folder) / EmbeddingSVMClassifier.WEIGHTS_FILE).is_file():

@@ -16,23 +16,17 @@ import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from pragmeter.errors import DataError, InvalidParameter, PragmeterError
 
+if TYPE_CHECKING:
+    from pragmeter.encoders.runtime import Runtime
+
 INPUT_KINDS = ("pair", "single")
-PRECISIONS = ("auto", "fp32", "bf16")  # auto: bf16 autocast on CUDA, fp32 on CPU
-# and fp16 for inference only (fp16 autocast: a GPU's ``auto`` as pragmeter.encoders.runtime resolves it for the
-# interpreter); training in fp16 would need loss scaling
-INFERENCE_PRECISIONS = (*PRECISIONS, "fp16")
-
-
-def check_precision(precision: str, allowed: tuple[str, ...] = PRECISIONS) -> str:
-    if precision not in allowed:
-        raise InvalidParameter("precision", precision, choices=allowed)
-    return precision
 
 
 @dataclass
@@ -237,9 +231,9 @@ def cut_long_inputs(tokenizer, max_length: int, texts: Sequence[str],
     return cut(texts), None if pairs is None else cut(pairs)
 
 
-def pick_device(device: str | None) -> torch.device:
+def pick_device(device: str | torch.device | None) -> torch.device:
     """The torch device asked for (a PragmeterError, in one line, for one this machine lacks: torch would fail deep
-    inside with an AssertionError), else cuda when available, else the CPU."""
+    inside with an AssertionError), else torch's best device (pragmeter.encoders.registry.default_device)."""
     if device:
         from pragmeter.encoders.runtime import device_problem
 
@@ -247,19 +241,39 @@ def pick_device(device: str | None) -> torch.device:
         if problem:
             raise PragmeterError(f"device={problem}")
         return torch.device(device)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    from pragmeter.encoders.registry import default_device
+
+    return torch.device(default_device())
+
+
+def torch_runtime(device: str | torch.device | None, precision) -> "Runtime":
+    """The Runtime of a classifier run through torch: ``precision`` a Runtime already resolved, or a precision that
+    pragmeter.encoders.runtime.resolve_runtime resolves for torch on ``device`` (``auto``: fp16 on a CUDA device,
+    fp32 elsewhere; None device: torch's best one, checked)."""
+    from pragmeter.encoders.runtime import Runtime, resolve_runtime
+
+    if isinstance(precision, Runtime):
+        return precision
+    return resolve_runtime("torch", precision, device=str(pick_device(device)), backends=("torch",),
+                           purpose="a fine-tuned classifier")
 
 
 class TextClassifier:
+    """A fine-tuned transformers classifier run through torch as its ``runtime`` (pragmeter.encoders.runtime.Runtime:
+    backend torch, a resolved precision it autocasts to, a device) says."""
+
     WEIGHTS_FILE = "model.safetensors"
 
-    def __init__(self, model, tokenizer, settings: ClassifierSettings, device: torch.device,
-                 precision: str = "auto"):
-        self.precision = check_precision(precision, INFERENCE_PRECISIONS)
-        self.model = model.to(device)
+    def __init__(self, model, tokenizer, settings: ClassifierSettings, device: str | torch.device | None = None,
+                 precision="auto"):
+        """``precision``: a resolved Runtime, or a precision resolved for ``device`` by :func:`torch_runtime`."""
+        self.runtime = torch_runtime(device, precision)
+        if self.runtime.backend != "torch":
+            raise PragmeterError(f"a TextClassifier runs backend='torch', not {self.runtime.backend!r}")
+        self.device = pick_device(self.runtime.device)
+        self.model = model.to(self.device)
         self.tokenizer = tokenizer
         self.settings = settings
-        self.device = device
         self.truncated = 0  # inputs longer than settings.max_length seen by probabilities() (truncated to it)
         self.source = "the classifier"  # what messages name it by: the folder it was read from, once loaded
 
@@ -292,7 +306,10 @@ class TextClassifier:
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise PragmeterError(f"cannot load encoder {encoder!r} from {location} with safetensors weights "
                                  f"({first})") from None
-        return cls(model, tokenizer, settings, pick_device(device), precision)
+        from pragmeter.encoders.runtime import training_runtime
+
+        # a new classifier is one to train: it runs as training runs (encoders.runtime.training_runtime)
+        return cls(model, tokenizer, settings, precision=training_runtime(precision, str(pick_device(device))))
 
     @classmethod
     def load(cls, folder: str | os.PathLike, device: str | None = None, precision: str = "auto") -> "TextClassifier":
@@ -341,7 +358,7 @@ class TextClassifier:
         model.config.id2label = dict(enumerate(settings.labels))  # a plain NLI folder's labels by pragmeter's names
         model.config.label2id = {label: index for index, label in enumerate(settings.labels)}
         check_finite_tensors(model.state_dict(), weights)
-        classifier = cls(model, tokenizer, settings, pick_device(device), precision)
+        classifier = cls(model, tokenizer, settings, device, precision)
         classifier.source = str(folder)
         return classifier
 
@@ -410,15 +427,22 @@ class TextClassifier:
         return decide(probabilities, self.labels, self.settings.decision_bias)
 
     @property
-    def runs_in(self) -> str:
-        """The precision the forward pass runs in here: bf16 on CUDA (precision auto or bf16) and on the CPU when
-        asked (bf16), fp16 when asked, fp32 otherwise (what :meth:`autocast` does; part of an answer cache's key)."""
-        if self.precision == "fp16":
-            return "fp16"
-        return "bf16" if self.precision == "bf16" or (self.precision == "auto" and self.device.type == "cuda") \
-            else "fp32"
+    def precision(self) -> str:
+        """The precision the forward pass runs in (fp32, bf16 or fp16: what :meth:`autocast` does; part of an answer
+        cache's key); set, it replaces the runtime's (the bf16 check of a release runs one folder both ways)."""
+        return self.runtime.precision
+
+    @precision.setter
+    def precision(self, value: str) -> None:
+        from dataclasses import replace
+
+        from pragmeter.encoders.runtime import LONG_NAMES
+
+        if value not in LONG_NAMES:
+            raise InvalidParameter("precision", value, choices=tuple(LONG_NAMES))
+        self.runtime = replace(self.runtime, precision=value, reason="as asked")
 
     def autocast(self):
-        """Autocast to :attr:`runs_in` (disabled in fp32)."""
-        dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(self.runs_in)
+        """Autocast to :attr:`precision` (disabled in fp32)."""
+        dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(self.precision)
         return torch.autocast(self.device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None)

@@ -3,8 +3,8 @@
 
 Nothing of the encoder is trained: each text is embedded once (L2-normalised; through the shared on-disk embedding
 cache, so runs that share texts, like the augmentation rows of one task, embed them once), on scoring's fast path
-(:func:`embedding_runtime`: OpenVINO on a CPU, bf16 where the CPU has it and the encoder's bf16 is within bounds;
-the folder records it and prediction embeds the same way), and scikit-learn's ``SVC`` (libsvm, one-vs-one) is
+(:func:`embedding_runtime`, a Runtime: OpenVINO on a CPU, bf16 where the CPU has it and the encoder's bf16 is within
+bounds; the folder records it and prediction embeds the same way), and scikit-learn's ``SVC`` (libsvm, one-vs-one) is
 fitted for each C of a grid; the C with the best validation metric is kept. On a CPU this takes minutes where
 fine-tuning takes tens of minutes to hours. Embedding and fitting show progress bars (counts, ETA).
 
@@ -29,8 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from pragmeter.classify.examples import Examples, run_fingerprint
-from pragmeter.classify.model import (ClassifierSettings, base_encoder, check_finite_tensors, check_precision,
-                                      check_probabilities, decide, pick_device, read_settings)
+from pragmeter.classify.model import (ClassifierSettings, base_encoder, check_finite_tensors, check_probabilities,
+                                      decide, pick_device, read_settings)
+from pragmeter.encoders.runtime import Runtime
 from pragmeter.errors import DataError, InvalidParameter, PragmeterError
 from pragmeter.io.atomic import atomic_path, replace_folder, write_json_atomic
 from pragmeter.metrics.classification import classification_report
@@ -40,6 +41,8 @@ log = logging.getLogger("pragmeter")
 C_GRID = (1.0, 4.0, 16.0)
 _ARRAYS = ("support_vectors", "dual_coef", "intercept", "n_support")
 _KERNEL_ROWS = 1024  # texts per kernel block: bounds memory at rows x support vectors doubles
+BACKENDS = ("openvino", "torch")  # how the frozen encoder runs (pragmeter.encoders.runtime.resolve_runtime)
+TORCH_PRECISIONS = ("fp32", "bf16")  # on torch: fp32 (auto), or bf16 autocast
 
 
 
@@ -53,30 +56,35 @@ def parse_c_values(text: str) -> list[float]:
         raise InvalidParameter("svm_c", text, "expected comma-separated positive numbers, e.g. 1,4,16")
     return values
 
-def embedding_runtime(precision: str, device: str | None, encoder: str) -> tuple[str, str]:
-    """(backend, precision) of the frozen encoder for a new svm head, as scoring resolves them
-    (pragmeter.encoders.runtime): OpenVINO on a CPU (``precision`` auto: bf16 where the CPU has it and the
-    encoder's bf16 is within bounds, else fp32), torch on a GPU ``device`` (auto: fp32; bf16: autocast)."""
+def embedding_runtime(precision: str = "auto", device: str | None = None, encoder: str | None = None,
+                      backend: str = "auto") -> Runtime:
+    """The Runtime of an svm head's frozen encoder, resolved by pragmeter.encoders.runtime.resolve_runtime as scoring
+    resolves it, among the backends an svm head runs (``BACKENDS``): OpenVINO on a CPU (``precision`` auto: bf16
+    where the CPU has it and the encoder's bf16 is within bounds, else fp32), torch on a GPU ``device`` or where
+    OpenVINO cannot run (``TORCH_PRECISIONS``: fp32 for auto, bf16 as autocast)."""
     from pragmeter.encoders.runtime import resolve_runtime
 
-    if resolve_runtime("auto", "auto", encoder=encoder, device=device).backend != "openvino":
-        return "torch", check_precision("fp32" if precision == "auto" else precision)
-    return "openvino", resolve_runtime("openvino", precision, encoder=encoder).precision
+    return resolve_runtime(backend, precision, encoder=encoder, device=device, backends=BACKENDS,
+                           torch_precisions=TORCH_PRECISIONS, purpose="an svm head's encoder")
 
 
 class EmbeddingSVMClassifier:
     WEIGHTS_FILE = "svm.safetensors"
 
     def __init__(self, settings: ClassifierSettings, arrays: dict[str, np.ndarray], gamma: float, c: float,
-                 device: str | None = None, precision: str = "fp32", backend: str = "torch"):
+                 device: str | None = None, precision: str = "fp32", backend: str = "torch",
+                 runtime: Runtime | None = None):
+        """``runtime``: how the frozen encoder runs (prediction embeds as the fit did); None: ``backend`` and
+        ``precision`` on ``device`` (a graph backend runs on the CPU), resolved by :func:`embedding_runtime`."""
         if settings.input_kind != "single":
             raise PragmeterError("the svm head classifies single texts; sentence pairs need the fine-tuned head")
-        if backend not in ("torch", "openvino"):
-            raise PragmeterError(f"the svm head's encoder runs through torch or openvino, not {backend!r}")
+        if runtime is None:
+            if backend not in BACKENDS:
+                raise PragmeterError(f"the svm head's encoder runs through torch or openvino, not {backend!r}")
+            runtime = embedding_runtime(precision, None if backend == "openvino" else device, None, backend)
         self.settings, self.gamma, self.c = settings, float(gamma), float(c)
-        self.precision = check_precision(precision)
-        self.backend = backend  # how the frozen encoder runs; prediction embeds as the fit did
-        self.device = pick_device(device)
+        self.runtime = runtime
+        self.device = pick_device(runtime.device)
         self.arrays = {name: np.asarray(arrays[name]) for name in _ARRAYS}
         self._encoder = None
         self.truncated = 0  # texts encoded so far that were longer than the encoder's limit (truncated by it)
@@ -86,13 +94,21 @@ class EmbeddingSVMClassifier:
     def labels(self) -> list[str]:
         return self.settings.labels
 
+    @property
+    def backend(self) -> str:
+        return self.runtime.backend
+
+    @property
+    def precision(self) -> str:
+        return self.runtime.precision
+
     # -- training -------------------------------------------------------------------------------------
     @classmethod
     def fit(cls, settings: ClassifierSettings, train: Examples, val: Examples, c_values: Sequence[float] = C_GRID,
-            select_on: str = "macro_f1", device: str | None = None, precision: str = "fp32",
-            progress: bool = True, work_dir: str | os.PathLike | None = None,
-            backend: str = "torch") -> tuple["EmbeddingSVMClassifier", list[dict]]:
-        """Fit one SVC per C on ``train``'s embeddings and keep the best on ``val`` (first C among ties).
+            select_on: str = "macro_f1", runtime: Runtime | None = None, progress: bool = True,
+            work_dir: str | os.PathLike | None = None) -> tuple["EmbeddingSVMClassifier", list[dict]]:
+        """Fit one SVC per C on ``train``'s embeddings and keep the best on ``val`` (first C among ties), the texts
+        embedded as ``runtime`` says (None: :func:`embedding_runtime`'s ``auto`` for the settings' encoder).
         Returns the classifier and one history row per C. With ``work_dir``, each fitted C is checkpointed there
         and an interrupted run resumes without refitting the C values it finished. ``progress``: bars on stderr for
         the embeddings and for the C values (libsvm fits one C in one call: the bar moves per C, with an ETA)."""
@@ -103,13 +119,16 @@ class EmbeddingSVMClassifier:
         if unknown:
             raise PragmeterError(f"training labels {unknown} are not among the recipe's labels {settings.labels}")
         # An instance without machines embeds the texts; every fitted model shares its encoder.
-        embedder = cls(settings, {n: np.zeros(0) for n in _ARRAYS}, 0.0, 0.0, device, precision, backend)
+        runtime = runtime or embedding_runtime(encoder=settings.base_encoder)
+        embedder = cls(settings, {n: np.zeros(0) for n in _ARRAYS}, 0.0, 0.0, runtime=runtime)
         settings.max_length = int(embedder.encoder.max_seq_length)  # what the embeddings were truncated to
         x_train = embedder.embed(train.texts, progress, "training")
         x_val = embedder.embed(val.texts, progress, "validation")
         y_train = np.array([settings.labels.index(label) for label in train.labels])
-        checkpoints = _Checkpoints(work_dir, run_fingerprint({"settings": asdict(settings), "precision": precision,
-                                                              "backend": backend, "kernel": "rbf", "gamma": "scale"},
+        checkpoints = _Checkpoints(work_dir, run_fingerprint({"settings": asdict(settings),
+                                                              "precision": runtime.precision,
+                                                              "backend": runtime.backend, "kernel": "rbf",
+                                                              "gamma": "scale"},
                                                              train, val))
         best, history = None, []
         bar = tqdm(c_values, desc=f"fitting the svm ({len(train):,} texts)", unit="C", disable=not progress,
@@ -125,7 +144,7 @@ class EmbeddingSVMClassifier:
                 arrays, gamma = _arrays_of(svm, len(settings.labels)), float(svm._gamma)
                 row = {"C": float(c), "support_vectors": int(svm.support_vectors_.shape[0]),
                        "train_seconds": round(time.perf_counter() - started, 1)}
-            model = cls(settings, arrays, gamma, c, device, precision, backend)
+            model = cls(settings, arrays, gamma, c, runtime=runtime)
             model._encoder = embedder._encoder
             report = classification_report(val.labels, model.decide(model.probabilities_of(x_val)), settings.labels)
             row = {**row, "val_accuracy": report["accuracy"], "val_macro_f1": report["macro_f1"]}
@@ -143,10 +162,10 @@ class EmbeddingSVMClassifier:
     def encoder(self):
         """The frozen encoder, loaded on first use: OpenVINO's (no torch) or sentence-transformers'."""
         if self._encoder is None:
-            if self.backend == "openvino":
-                from pragmeter.encoders.shared import load_openvino_encoder
+            if self.runtime.graph:
+                from pragmeter.encoders.shared import load_graph_encoder
 
-                self._encoder = load_openvino_encoder(self.settings.base_encoder, self.precision)
+                self._encoder = load_graph_encoder(self.settings.base_encoder, self.runtime)
             else:
                 from pragmeter.encoders import load_encoder
 
@@ -154,15 +173,12 @@ class EmbeddingSVMClassifier:
         return self._encoder
 
     def embedding_cache(self):
-        """The part of the shared embedding cache for this encoder as it runs (torch: the encoder's name, as before
-        the fast path; OpenVINO: its content and precision, the key ImpScore training's corpus vectors use)."""
+        """The part of the shared embedding cache for this encoder as it runs: :meth:`Runtime.cache_key`, the key
+        ImpScore and its training's corpus vectors use."""
         from pragmeter.encoders import embeddings_dir
         from pragmeter.encoders.embedding_cache import EmbeddingCache
-        from pragmeter.encoders.fingerprint import encoder_key
 
-        if self.backend == "torch":
-            return EmbeddingCache(embeddings_dir(), self.settings.base_encoder)
-        return EmbeddingCache(embeddings_dir(), f"{encoder_key(self.settings.base_encoder)}-openvino-{self.precision}")
+        return EmbeddingCache(embeddings_dir(), self.runtime.cache_key(self.settings.base_encoder))
 
     def embed(self, texts: Sequence[str], progress: bool = False, what: str = "texts") -> np.ndarray:
         """L2-normalised sentence embeddings (float32), through the shared embedding cache, in steps of scoring's
@@ -182,7 +198,7 @@ class EmbeddingSVMClassifier:
 
             def encode(batch: list[str]) -> np.ndarray:
                 self.truncated += tokens_over_limit(self.encoder, batch)
-                if self.backend == "openvino":
+                if self.runtime.graph:
                     return self.encoder.encode(batch)
                 import torch
 
@@ -299,8 +315,10 @@ class EmbeddingSVMClassifier:
         backend = svm.get("backend", "torch")
         if backend not in ("torch", "openvino"):
             raise DataError(f"{config_path}: 'svm' backend must be torch or openvino, got {backend!r}")
-        classifier = cls(settings, arrays, gamma, c, device,
-                         svm.get("precision", "fp32") if precision == "auto" else precision, backend)
+        recorded = svm.get("precision", "fp32")
+        if recorded not in TORCH_PRECISIONS:
+            raise DataError(f"{config_path}: 'svm' precision must be fp32 or bf16, got {recorded!r}")
+        classifier = cls(settings, arrays, gamma, c, device, recorded if precision == "auto" else precision, backend)
         classifier.source = str(folder)
         return classifier
 

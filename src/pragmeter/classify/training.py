@@ -62,11 +62,12 @@ class FineTuneConfig:
     precision: str = "auto"  # auto | fp32 | bf16 (autocast); auto = bf16 on CUDA, fp32 on CPU
 
     def __post_init__(self):
-        from pragmeter.classify.model import check_precision
+        from pragmeter.encoders.runtime import TRAINING_PRECISIONS
 
         if self.select_on not in SELECT_ON:
             raise InvalidParameter("select_on", self.select_on, choices=SELECT_ON)
-        check_precision(self.precision)
+        if self.precision not in TRAINING_PRECISIONS:
+            raise InvalidParameter("precision", self.precision, choices=TRAINING_PRECISIONS)
         for name in ("epochs", "batch_size", "grad_accumulation", "max_length", "eval_batch_size"):
             if getattr(self, name) < 1:
                 raise InvalidParameter(name, getattr(self, name), "must be at least 1")

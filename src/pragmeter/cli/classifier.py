@@ -8,7 +8,8 @@ import shlex
 import sys
 
 from pragmeter.classify.labelling import ERROR_COLUMN, PREDICTION_COLUMN
-from pragmeter.cli.common import add, add_group, add_input_option, positive_int
+from pragmeter.cli.common import CLASSIFIER_RUNTIME, add, add_group, add_input_option, positive_int
+from pragmeter.encoders.runtime import TRAINING_PRECISIONS
 
 
 def register(subparsers) -> None:
@@ -39,7 +40,7 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-length-grouping", action="store_true",
                         help="plain shuffled batches (default: batches of similar token length, which pad less)")
     add(parser, "seed", device={"help": "cpu, cuda… (default: cuda when available)"},
-        precision={"choices": ["auto", "fp32", "bf16"],
+        precision={"choices": list(TRAINING_PRECISIONS),
                    "help": "autocast: auto (bf16 on CUDA, fp32 on CPU), fp32, or bf16 (also on CPU)"})
     parser.add_argument("--work-dir", default=None,
                         help="checkpoints for resuming (default: OUTPUT.work beside the output folder)")
@@ -123,7 +124,7 @@ def _add_predict(actions) -> None:
                     "models read --premise-column and --hypothesis-column, single-text models --column. The output "
                     f"keeps every input column in input order and adds '{PREDICTION_COLUMN}', one 'p_<label>' "
                     f"probability column per label and '{ERROR_COLUMN}' (why a row has no prediction: an empty text).")
-    parser.add_argument("--model", required=True, help="classifier folder")
+    parser.add_argument("--model", required=True, help="classifier folder, or a packaged interpreter's name")
     parser.add_argument("--input", required=True, help="csv, tsv, jsonl, parquet or txt file")
     add(parser, output={"required": True, "help": "output file (format from its extension)"},
         column={"help": "text column for single-text models (default text)"})
@@ -131,8 +132,7 @@ def _add_predict(actions) -> None:
     parser.add_argument("--hypothesis-column", default="hypothesis",
                         help="hypothesis column for pair models (default hypothesis)")
     add(parser, "no_progress", batch_size={"default": 64, "help": "texts per batch (default 64)"},
-        device={"help": "cpu, cuda… (default: cuda when available)"},
-        overwrite={"help": "replace --output if it exists"})
+        overwrite={"help": "replace --output if it exists"}, **CLASSIFIER_RUNTIME)
     parser.set_defaults(func=run_predict)
 
 
@@ -140,7 +140,8 @@ def run_predict(args: argparse.Namespace) -> int:
     from pragmeter.classify.labelling import label_table
 
     label_table(args.model, args.input, args.output, args.column, args.premise_column, args.hypothesis_column,
-                args.batch_size, args.device, args.overwrite, progress=not args.no_progress)
+                args.batch_size, args.device, args.overwrite, progress=not args.no_progress, backend=args.backend,
+                precision=args.precision)
     return 0
 
 

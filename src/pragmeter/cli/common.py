@@ -14,7 +14,7 @@ import math
 import sys
 from pathlib import Path
 
-from pragmeter.encoders.runtime import BACKEND_CHOICES, PRECISIONS, device_problem
+from pragmeter.encoders.runtime import BACKEND_CHOICES, PRECISIONS, device_problem, precision_with_dtype
 from pragmeter.errors import InvalidParameter, OutputExists, PragmeterError, spelled
 
 # Exit status of a run that wrote its output but some requests failed after every retry (eval, generate): the output
@@ -94,6 +94,18 @@ OPTIONS: dict[str, tuple[str, dict]] = {
     "no_response_cache": ("--no-response-cache", {**SWITCH, "help": "neither read nor write the response cache"}),
 }
 RUNTIME = ("backend", "precision")  # how ImpScore's encoder runs, on every command that scores
+# How a classifier folder runs, on every command that opens one to classify (interpret, classifier predict):
+# pragmeter.classify.opening.open_classifier's backend, precision and device, as the local: backend's model arguments
+CLASSIFIER_RUNTIME = {
+    "device": {"help": "torch device, e.g. cpu or cuda (default: cuda when available where the model runs through "
+                       "torch: --backend torch, or a classifier other than an interpreter)"},
+    "backend": {"choices": ["auto", "openvino", "torch"],
+                "help": "how an interpreter runs (default auto: OpenVINO on a CPU, converted once per model; torch on "
+                        "a GPU --device); other classifiers run through torch"},
+    "precision": {"choices": ["auto", "fp32", "bf16", "fp16"],
+                  "help": "auto (default): on a CPU bf16 where it has AVX-512 BF16 or AMX and the model's bf16 check "
+                          "is within bounds, else fp32; fp16 on a CUDA device; fp16: torch on a GPU only"},
+}
 INSTRUMENT = ("impscore", "batch_size", "device", *RUNTIME)  # --impscore with its encoder settings
 
 
@@ -200,10 +212,11 @@ def load_model(args: argparse.Namespace, cache: bool = False):
     from pragmeter.impscore.model import ImpScore
 
     option = {name: getattr(args, name, None) for name in ("backend", "precision", "device", "batch_size", "dtype")}
+    # --dtype is torch's spelling of a precision
+    precision = precision_with_dtype(option["precision"] or "auto", option["dtype"])
     return ImpScore.load(args.impscore if hasattr(args, "impscore") else args.model,
-                         backend=option["backend"] or "auto", precision=option["precision"] or "auto",
-                         device=option["device"], batch_size=option["batch_size"], cache=cache or None,
-                         dtype=option["dtype"])
+                         backend=option["backend"] or "auto", precision=precision, device=option["device"],
+                         batch_size=option["batch_size"], cache=cache or None)
 
 
 # Library parameters that a command's option of another name sets.

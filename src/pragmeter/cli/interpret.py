@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 
-from pragmeter.cli.common import add
+from pragmeter.cli.common import CLASSIFIER_RUNTIME, add
 from pragmeter.errors import PragmeterError
 from pragmeter.text import is_blank
 
@@ -51,14 +51,7 @@ def register(subparsers) -> None:
         overwrite={"help": "replace --output if it exists"},
         model={"help": "interpreter: packaged name or model folder (default: the packaged default, or "
                        "$PRAGMETER_INTERPRETER)"},
-        batch_size={"default": 64, "help": "pairs per batch (default 64)"},
-        device={"help": "torch device, e.g. cpu or cuda (default: cuda when available, with --backend torch)"},
-        backend={"choices": ["auto", "openvino", "torch"],
-                 "help": "how the interpreter runs (default auto: OpenVINO on a CPU, converted once per model; "
-                         "torch on a GPU --device)"},
-        precision={"choices": ["auto", "fp32", "bf16", "fp16"],
-                   "help": "auto (default): on a CPU bf16 where it has AVX-512 BF16 or AMX and the model's bf16 "
-                           "check is within bounds, else fp32; fp16 on a CUDA device; fp16: torch on a GPU only"})
+        batch_size={"default": 64, "help": "pairs per batch (default 64)"}, **CLASSIFIER_RUNTIME)
     add(parser, "no_progress")
     parser.set_defaults(func=run)
     _with_actions(parser, {"ship": _ship_parser(type(parser)), "export": _export_parser(type(parser))})

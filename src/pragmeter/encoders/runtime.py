@@ -28,6 +28,12 @@ elsewhere.
 Threads. ``threads`` (or ``$PRAGMETER_ONNX_THREADS``) is validated here for both graph runtimes alike: a whole
 number >= 1, capped at the CPUs this process may use; unset, each runtime takes its own default.
 
+Uses. What else differs between the things that run (an interpreter runs openvino or torch; another fine-tuned
+classifier torch only; the corpus embedding of training torch in fp32 only; an svm head's encoder torch in fp32 or
+bf16) is said as :func:`resolve_runtime`'s ``backends`` and ``torch_precisions``, never decided elsewhere; a model
+being trained autocasts as :func:`training_runtime` says (bf16 on CUDA, fp32 elsewhere). :meth:`Runtime.cache_key`
+keys every writer of the embedding cache.
+
 Errors are :class:`pragmeter.errors.InvalidParameter` (a ValueError) naming the parameters (``precision='bf16'``), as a
 Python caller passes them; the command line says them as flags.
 """
@@ -45,6 +51,7 @@ BACKEND_CHOICES = ("auto", "openvino", "onnx", "onnx-int8", "torch")  # what a c
 BACKENDS = ("openvino", "onnx", "torch")  # what a resolved runtime runs
 GRAPH_BACKENDS = ("openvino", "onnx")  # the encoder as an exported graph, on the CPU
 PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")  # fp16: torch on a GPU only
+TRAINING_PRECISIONS = ("auto", "fp32", "bf16")  # what a model being trained autocasts to (training_runtime)
 # oneDNN's instruction-set names below AVX512_CORE_BF16: capped at one of these ($ONEDNN_MAX_CPU_ISA), OpenVINO has no
 # bf16 kernels (its compile fails), though its OPTIMIZATION_CAPABILITIES still say BF16 (they ignore the cap)
 ISAS_WITHOUT_BF16 = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI")
@@ -94,10 +101,20 @@ class Runtime:
         return (f"backend={self.backend}|precision={self.precision}|device={self.device}|"
                 f"threads={self.threads or 'default'}|reason={self.reason}")
 
+    def cache_key(self, encoder: str) -> str:
+        """The key of ``encoder``'s vectors as this runtime makes them in the embedding cache: the encoder's content
+        hash, the backend and the precision (a replaced encoder folder, or fp32 vs bf16, never share entries;
+        devices and threads move fp32 vectors by float rounding only, so they share them). Every writer of the cache
+        (ImpScore, the corpus embedding of training, the svm classifier) keys its vectors by this."""
+        from pragmeter.encoders.fingerprint import encoder_key
+
+        return f"{encoder_key(encoder)}-{self.backend}-{self.precision}"
+
 
 def resolve_runtime(backend: str | None = "auto", precision: str | None = "auto", threads: int | str | None = None,
                     encoder: str | None = None, *, device: str | None = None, dtype: str | None = None,
-                    bf16_check: bool | str | None = None, backends: tuple[str, ...] = BACKENDS) -> Runtime:
+                    bf16_check: bool | str | None = None, backends: tuple[str, ...] = BACKENDS,
+                    torch_precisions: tuple[str, ...] | None = None, purpose: str = "this model") -> Runtime:
     """The one resolution of how an encoder runs here.
 
     Args:
@@ -111,8 +128,13 @@ def resolve_runtime(backend: str | None = "auto", precision: str | None = "auto"
         bf16_check: for an encoder whose layers a model fine-tuned: whether the model records its bf16 scores as
             within bounds (None: not fine-tuned, the encoder's name decides; NOT_CHECKED: the model records no
             check, so fp32 under ``auto``, and the reason says why).
-        backends: the backends the model can run (a classifier: openvino and torch); ``auto`` picks among them
-            and another is refused.
+        backends: the backends the model can run (an interpreter: openvino and torch; another fine-tuned
+            classifier: torch; a corpus or an svm head's texts: openvino and torch); ``auto`` picks among them and
+            another is refused.
+        torch_precisions: the precisions the torch backend runs for this use, ``auto`` taking the first (None:
+            ``auto`` is fp16 on a CUDA device, fp32 elsewhere, and any precision is taken); e.g. ``("fp32",)`` for
+            the corpus embedding of training, whose vectors train the heads in fp32.
+        purpose: what runs, as errors and reasons name it (``the corpus embedding``).
 
     Returns:
         The :class:`Runtime`. A wish this machine cannot meet raises an InvalidParameter (a ValueError) naming the parameter.
@@ -126,11 +148,11 @@ def resolve_runtime(backend: str | None = "auto", precision: str | None = "auto"
     if backend == "onnx-int8" or precision == "int8":
         asked = ("backend", backend) if backend == "onnx-int8" else ("precision", precision)
         raise InvalidParameter(*asked, f"not offered: {INT8_REFUSED}")
-    precision = _with_dtype(precision, dtype)
+    precision = precision_with_dtype(precision, dtype)
     device = None if device is None else str(device)
     gpu = device not in (None, "cpu")
     reasons: list[str] = []
-    backend = _backend(backend, device if gpu else None, reasons, backends)
+    backend = _backend(backend, device if gpu else None, reasons, backends, purpose)
     if dtype is not None and backend != "torch":
         raise InvalidParameter("dtype", dtype, "a torch precision, and this backend is not torch (its precision is "
                                "the precision parameter)", also={"backend": backend})
@@ -142,13 +164,34 @@ def resolve_runtime(backend: str | None = "auto", precision: str | None = "auto"
 
         device = default_device()
     device = device or "cpu"
+    if backend == "torch" and torch_precisions is not None:
+        precision = _torch_precision(precision, torch_precisions, purpose, reasons)
     precision = _precision(precision, backend, device, encoder, bf16_check, reasons)
     threads = _threads(threads, backend, reasons)
     return Runtime(backend, precision, device, threads, "; ".join(reasons) or "as asked")
 
 
-def _with_dtype(precision: str, dtype: str | None) -> str:
-    """``precision`` with torch's ``dtype`` spelling folded in (both given: they must agree)."""
+def training_runtime(precision: str = "auto", device: str | None = None) -> Runtime:
+    """How a model being trained runs its forward passes (a classifier's fine-tuning, and its evaluation during
+    training): torch on ``device`` (None: torch's best device), autocast to ``precision`` (TRAINING_PRECISIONS).
+    ``auto`` is bf16 on a CUDA device (fp32's range, so no loss scaling, which fp16 training would need) and fp32
+    elsewhere."""
+    if precision not in TRAINING_PRECISIONS:
+        raise InvalidParameter("precision", precision, choices=TRAINING_PRECISIONS)
+    if device is None:
+        from pragmeter.encoders.registry import default_device
+
+        device = default_device()
+    device = str(device)
+    if precision != "auto":
+        return Runtime("torch", precision, device)
+    chosen = "bf16" if device.startswith("cuda") else "fp32"
+    return Runtime("torch", chosen, device, reason=f"{chosen}: training on {device}")
+
+
+def precision_with_dtype(precision: str, dtype: str | None) -> str:
+    """``precision`` with torch's ``dtype`` spelling (float32, float16, bfloat16: the ``--dtype`` flag) folded in
+    (both given: they must agree), for a caller that hands ImpScore.load a precision."""
     if dtype is None:
         return precision
     from pragmeter.encoders.registry import DTYPES
@@ -161,9 +204,10 @@ def _with_dtype(precision: str, dtype: str | None) -> str:
     return short
 
 
-def _backend(backend: str, device: str | None, reasons: list[str], backends: tuple[str, ...] = BACKENDS) -> str:
+def _backend(backend: str, device: str | None, reasons: list[str], backends: tuple[str, ...] = BACKENDS,
+             purpose: str = "this model") -> str:
     if backend not in ("auto", *backends):
-        raise InvalidParameter("backend", backend, f"does not run this model; use {' or '.join(('auto', *backends))}",
+        raise InvalidParameter("backend", backend, f"does not run {purpose}; use {' or '.join(('auto', *backends))}",
                                choices=("auto", *backends))
     cap = isa_cap()
     if backend == "openvino" and cap in ISAS_WITHOUT_OPENVINO:
@@ -182,7 +226,8 @@ def _backend(backend: str, device: str | None, reasons: list[str], backends: tup
     elif installed == ["onnx"]:
         reasons.append("openvino is not installed")
     if not installed:
-        reasons.append("torch: no graph runtime installed")
+        graphs = [name for name in GRAPH_BACKENDS if name in backends]
+        reasons.append("torch: no graph runtime installed" if graphs else f"torch: the only backend of {purpose}")
     return installed[0] if installed else "torch"
 
 
@@ -227,6 +272,18 @@ def _precision(precision: str, backend: str, device: str, encoder: str | None, b
         return "fp32"
     reasons.append("bf16: the CPU has bf16 instructions and this encoder's bf16 scores are within the bounds")
     return "bf16"
+
+
+def _torch_precision(precision: str, allowed: tuple[str, ...], purpose: str, reasons: list[str]) -> str:
+    """``precision`` for a torch use that runs only ``allowed`` (``auto``: the first)."""
+    runs = f"{purpose} runs {' or '.join(allowed)} on torch"
+    if precision == "auto":
+        reasons.append(f"{allowed[0]}: {runs}")
+        return allowed[0]
+    if precision not in allowed:
+        wrong = f"needs backend openvino ({runs})" if precision == "bf16" else runs
+        raise InvalidParameter("precision", precision, wrong, also={"backend": "torch"})
+    return precision
 
 
 def _bf16_within_bounds(encoder: str | None, bf16_check: bool | None) -> bool:

@@ -300,12 +300,14 @@ def finetune(result, corpus: pd.DataFrame, show_progress: bool = True):
     from dataclasses import replace
 
     from pragmeter.encoders import require_encoder
+    from pragmeter.encoders.runtime import training_runtime
 
     config = result.config
     texts, rows = triplet_rows(corpus)
     encoder = TrainableEncoder(require_encoder(config.encoder), config.device, texts)
     base = {name: tensor.detach().clone() for name, tensor in encoder.bert.state_dict().items()}
-    tuned = train_layers(encoder, result.heads, rows, config, bf16=config.device.startswith("cuda"),
+    training = training_runtime("auto", config.device)  # bf16 autocast on CUDA, fp32 elsewhere
+    tuned = train_layers(encoder, result.heads, rows, config, bf16=training.precision == "bf16",
                          log=logging.getLogger("pragmeter").info if show_progress else None)
     weights = (compress_layers(encoder, base, tuned.weights, config.encoder_rank)
                if config.encoder_rank and not config.encoder_adapters else tuned.weights)

@@ -129,15 +129,15 @@ class Features:
 
 
 class ImpScore:
-    def __init__(self, heads, encoder_name: str, config: dict | None = None, device: str | None = None,
-                 batch_size: int | None = None, embedding_cache=None, backend: str = "torch",
-                 dtype: str | None = None, precision: str | None = None, runtime=None) -> None:
-        """``runtime`` (pragmeter.encoders.runtime.Runtime): how the encoder runs; None: resolved here from
-        ``backend``, ``precision``, ``dtype`` and ``device`` (resolve_runtime)."""
+    def __init__(self, heads, encoder_name: str, config: dict | None = None, runtime=None,
+                 batch_size: int | None = None, embedding_cache=None) -> None:
+        """``runtime`` (pragmeter.encoders.runtime.Runtime): how the encoder runs, resolved once by the caller
+        (:meth:`load` resolves it for a model folder); None: torch, as resolve_runtime resolves it (the heads given
+        are torch heads)."""
         if runtime is None:
             from pragmeter.encoders.runtime import resolve_runtime
 
-            runtime = resolve_runtime(backend, precision, encoder=encoder_name, device=device, dtype=dtype)
+            runtime = resolve_runtime("torch", encoder=encoder_name)
         # Torch heads, or NumpyHeads (graph backends: scoring never imports torch; torch heads are built on demand).
         self._numpy_heads = heads if isinstance(heads, NumpyHeads) else None
         self._heads = None if self._numpy_heads is not None else heads.eval()
@@ -185,18 +185,18 @@ class ImpScore:
     @classmethod
     def load(cls, name: str | os.PathLike | None = None, *, backend: str = "auto", precision: str = "auto",
              device: str | None = None, threads: int | None = None, batch_size: int | None = None,
-             cache: bool | str | os.PathLike | None = None, dtype: str | None = None, runtime=None) -> "ImpScore":
+             cache: bool | str | os.PathLike | None = None, runtime=None) -> "ImpScore":
         """The one way to load ImpScore: a shipped model by ``name`` (default: the package default) or a model
         folder; every other argument by keyword, named as :meth:`pragmeter.classify.interpreter.Interpreter.load`
         names them.
 
         ``backend``: "auto" (OpenVINO on a CPU, torch on a GPU device), "openvino" (fp32, or bf16 where the CPU has
         it; see pragmeter.encoders.openvino), "torch" (sentence-transformers; on a GPU in fp16 with large
-        length-sorted batches unless ``dtype``/``batch_size`` say otherwise) or "onnx" (ONNX Runtime, fp32).
-        ``precision``: auto | fp32 | bf16 (auto is bf16 where the CPU has AVX-512 BF16 or AMX and the encoder's bf16
-        scores are within bounds, else fp32); ``threads``: the graph runtime's threads. All are resolved once, for
-        this model's encoder, by pragmeter.encoders.runtime.resolve_runtime (``runtime``: a resolved one, e.g. of
-        a caller that resolved its wish for several models). ``cache``: True or a folder gives the model the on-disk
+        length-sorted batches unless ``precision``/``batch_size`` say otherwise) or "onnx" (ONNX Runtime, fp32).
+        ``precision``: auto | fp32 | bf16 | fp16 (auto is bf16 where the CPU has AVX-512 BF16 or AMX and the
+        encoder's bf16 scores are within bounds, else fp32; fp16 on a CUDA device); ``threads``: the graph runtime's
+        threads. All are resolved once, for this model's encoder, by pragmeter.encoders.runtime.resolve_runtime
+        (``runtime``: a resolved one, e.g. of a caller that resolved its wish for several models). ``cache``: True or a folder gives the model the on-disk
         embedding cache (True: ``$PRAGMETER_CACHE/embeddings``), keyed by :meth:`embedding_key`. A bad
         ``$PRAGMETER_CHUNK_SIZE`` is refused before the model loads (not half-way through a job)."""
         from pragmeter.impscore.scoring import chunk_size
@@ -218,7 +218,7 @@ class ImpScore:
             recorded = config.get(BF16_CHECK_KEY)
             check = None if WEIGHTS_KEY not in config else NOT_CHECKED if recorded is None \
                 else isinstance(recorded, dict) and recorded.get("within_bounds") is True
-            runtime = resolve_runtime(backend, precision, threads, config["encoder"], device=device, dtype=dtype,
+            runtime = resolve_runtime(backend, precision, threads, config["encoder"], device=device,
                                       bf16_check=check)
         encoder_name = model_encoder(folder, config["encoder"])
         if WEIGHTS_KEY in config:  # encoder layers trained with the heads: the base encoder with them in place
@@ -306,11 +306,9 @@ class ImpScore:
         return self.runtime.precision
 
     def embedding_key(self) -> str:
-        """What produced this model's embeddings, as the embedding cache keys them: the encoder's content hash,
-        the backend and the precision (a replaced encoder folder, or fp32 vs bf16, never share entries)."""
-        from pragmeter.encoders.fingerprint import encoder_key
-
-        return f"{encoder_key(self.encoder_name)}-{self.backend}-{self.precision}"
+        """What produced this model's embeddings, as the embedding cache keys them: its runtime's
+        :meth:`~pragmeter.encoders.runtime.Runtime.cache_key` of its encoder (content hash, backend, precision)."""
+        return self.runtime.cache_key(self.encoder_name)
 
     def _check(self, texts: Sequence[str]) -> list[str]:
         if isinstance(texts, str):

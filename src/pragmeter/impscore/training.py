@@ -86,8 +86,8 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         # the config records what embeds the corpus, never "auto"
-        self.encoder_backend, self.encoder_precision = corpus_runtime(self.encoder_backend, self.encoder_precision,
-                                                                      self.encoder, self.device)
+        runtime = corpus_runtime(self.encoder_backend, self.encoder_precision, self.encoder, self.device)
+        self.encoder_backend, self.encoder_precision = runtime.backend, runtime.precision
 
 
 @dataclass

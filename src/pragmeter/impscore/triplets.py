@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from pragmeter.encoders.runtime import Runtime
 from pragmeter.impscore.accuracy import triplet_metrics
 from pragmeter.impscore.heads import ImpScoreHeads
 from pragmeter.impscore.losses import triplet_outputs
@@ -23,22 +24,19 @@ from pragmeter.impscore.losses import triplet_outputs
 CORPUS_STEP = 4096
 
 
-def corpus_runtime(backend: str, precision: str, encoder: str, device: str | None = None) -> tuple[str, str]:
-    """(backend, precision) that embed a corpus, ``auto`` resolved by scoring's rules
-    (pragmeter.encoders.runtime): OpenVINO on a CPU, torch on a GPU ``device`` or where OpenVINO cannot run (ONNX
-    Runtime is not a corpus backend); a torch corpus embedding runs fp32."""
-    from pragmeter.encoders.runtime import resolve_runtime
-    from pragmeter.errors import InvalidParameter
+CORPUS_BACKENDS = ("openvino", "torch")  # ONNX Runtime is not a corpus backend
+CORPUS_TORCH_PRECISIONS = ("fp32",)  # the torch corpus embedding runs fp32
 
-    if backend not in ("auto", "torch", "openvino"):
-        raise InvalidParameter("backend", backend, "the corpus is embedded with torch or openvino",
-                               choices=("auto", "torch", "openvino"))
-    if resolve_runtime(backend, "auto", encoder=encoder, device=device).backend != "openvino":
-        if precision not in ("auto", "fp32"):
-            raise InvalidParameter("precision", precision, "needs backend openvino (the torch corpus embedding runs "
-                                   "fp32)", also={"backend": backend})
-        return "torch", "fp32"
-    return "openvino", resolve_runtime("openvino", precision, encoder=encoder).precision
+
+def corpus_runtime(backend: str = "auto", precision: str = "auto", encoder: str | None = None,
+                   device: str | None = None) -> Runtime:
+    """The Runtime that embeds a corpus, ``auto`` resolved by scoring's rules (pragmeter.encoders.runtime.resolve_runtime)
+    among ``CORPUS_BACKENDS``: OpenVINO on a CPU, torch on a GPU ``device`` or where OpenVINO cannot run; a torch
+    corpus embedding runs fp32."""
+    from pragmeter.encoders.runtime import resolve_runtime
+
+    return resolve_runtime(backend, precision, encoder=encoder, device=device, backends=CORPUS_BACKENDS,
+                           torch_precisions=CORPUS_TORCH_PRECISIONS, purpose="the corpus embedding")
 
 
 @dataclass
@@ -69,45 +67,46 @@ def corpus_texts(corpus: pd.DataFrame, hard_texts: pd.Series | None = None) -> l
 
 def embed_corpus(corpus: pd.DataFrame, encoder: str, cache_root: Path, batch_size: int | None = None,
                  device: str | None = None, show_progress: bool = True, backend: str = "torch",
-                 precision: str = "fp32", hard_negatives: bool = True) -> dict[str, TripletEmbeddings]:
-    """Embeddings per split, computing only texts missing from the on-disk cache (``batch_size`` None: the
-    device's default, see pragmeter.encoders.default_batch_size; ``backend`` torch or openvino, ``precision`` the
-    openvino graph's fp32 or bf16; either "auto" as :func:`corpus_runtime` resolves it). The texts go through the
-    encoder in steps of CORPUS_STEP texts ($PRAGMETER_CHUNK_SIZE overrides it), each committed to the cache:
-    ``show_progress`` draws a bar on stderr (counts, rate, ETA) at once and moves it every step. ``hard_negatives``:
-    embed the corpus's ``hard_negative`` column too (e4, hard); only an objective with source hard negatives reads
-    it (impscore.training.uses_source_hard_negatives)."""
+                 precision: str = "fp32", hard_negatives: bool = True,
+                 runtime: Runtime | None = None) -> dict[str, TripletEmbeddings]:
+    """Embeddings per split, computing only texts missing from the on-disk cache, keyed by the runtime's
+    :meth:`~pragmeter.encoders.runtime.Runtime.cache_key` as ImpScore's scores are (``batch_size`` None: the device's
+    default, see pragmeter.encoders.default_batch_size). ``runtime``: how the encoder runs; None: ``backend`` (torch
+    or openvino), ``precision`` (the openvino graph's fp32 or bf16) and ``device``, either "auto", as
+    :func:`corpus_runtime` resolves them. The texts go through the encoder in steps of CORPUS_STEP texts
+    ($PRAGMETER_CHUNK_SIZE overrides it), each committed to the cache: ``show_progress`` draws a bar on stderr
+    (counts, rate, ETA) at once and moves it every step. ``hard_negatives``: embed the corpus's ``hard_negative``
+    column too (e4, hard); only an objective with source hard negatives reads it
+    (impscore.training.uses_source_hard_negatives)."""
     from tqdm import tqdm
 
     from pragmeter.encoders import default_batch_size, load_encoder
     from pragmeter.encoders.embedding_cache import EmbeddingCache
-    from pragmeter.encoders.fingerprint import encoder_key
     from pragmeter.errors import PragmeterError
     from pragmeter.impscore.scoring import chunk_size
 
-    try:
-        backend, precision = corpus_runtime(backend, precision, encoder, device)
-    except PragmeterError as error:
-        raise ValueError(str(error)) from None
-    torch_variant = f"torch-{'fp32' if device in (None, 'cpu') else device}"
-    variant = f"openvino-{precision}" if backend == "openvino" else torch_variant
+    if runtime is None:
+        try:
+            runtime = corpus_runtime(backend, precision, encoder, device)
+        except PragmeterError as error:
+            raise ValueError(str(error)) from None
     hard_texts = (corpus["hard_negative"].fillna("") if hard_negatives and "hard_negative" in corpus.columns
                   else None)
     texts = corpus_texts(corpus, hard_texts)
-    runtime = f"{backend} {precision}" if backend == "openvino" else f"torch {torch_variant[6:]}"
     # drawn before the cache is read: a large corpus's lookups take seconds
-    with tqdm(total=len(texts), desc=f"embedding the corpus ({encoder}, {runtime})", unit="text",
-              disable=not show_progress, file=sys.stderr) as bar:
+    with tqdm(total=len(texts), desc=f"embedding the corpus ({encoder}, {runtime.backend} {runtime.precision})",
+              unit="text", disable=not show_progress, file=sys.stderr) as bar:
         # keyed by the encoder's content, as scoring's cache: a replaced encoder folder never trains on stale vectors
-        cache = EmbeddingCache(cache_root, f"{encoder_key(encoder)}-{variant}")
+        cache = EmbeddingCache(cache_root, runtime.cache_key(encoder))
         bar.reset(total=sum(1 for t in texts if t not in cache))
 
         def encode(batch: list[str]) -> np.ndarray:
-            if backend == "openvino":
-                from pragmeter.encoders.shared import load_openvino_encoder
+            if runtime.graph:
+                from pragmeter.encoders.shared import load_graph_encoder
 
-                return load_openvino_encoder(encoder, precision).encode(batch)
-            model = load_encoder(encoder, device)
+                return load_graph_encoder(encoder, runtime).encode(batch)
+            # as ImpScore loads its torch encoder: float32 shares the one cached encoder
+            model = load_encoder(encoder, runtime.device, *(() if runtime.dtype == "float32" else (runtime.dtype,)))
             return model.encode(batch, batch_size=batch_size or default_batch_size(str(model.device)),
                                 convert_to_numpy=True, show_progress_bar=False)
 

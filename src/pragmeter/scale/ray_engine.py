@@ -105,8 +105,10 @@ class ImpScorePredictor:
         # The runtime is resolved on the actor's own CPU, with the actor's share of threads (a graph runtime would
         # otherwise use every core of the node). GPU actors: torch in fp16 (unless dtype says otherwise) on large
         # length-sorted batches.
-        self.model = ImpScore.load(model, backend=backend, precision=precision, device=device,
-                                   batch_size=batch_size, dtype=dtype, threads=threads)
+        from pragmeter.encoders.runtime import precision_with_dtype
+
+        self.model = ImpScore.load(model, backend=backend, precision=precision_with_dtype(precision, dtype),
+                                   device=device, batch_size=batch_size, threads=threads)
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
         return score_frame(self.model, batch, self.column)

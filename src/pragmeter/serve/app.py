@@ -255,7 +255,8 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
     async def version() -> dict:
         described = None if interpreter is None else {  # a local folder by its name alone, not where it lies
             "name": Path(interpreter.name).name if Path(interpreter.name).exists() else interpreter.name, "labels": interpreter.labels, "meant_labels": interpreter.meant_labels,
-            "backend": getattr(interpreter.runtime, "backend", None)}
+            "backend": getattr(interpreter.runtime, "backend", None),
+            "runtime": interpreter.runtime.signature() if interpreter.runtime is not None else None}
         return {"pragmeter": __version__, "model": model.signature(), "encoder": model.encoder_name,
                 "backend": model.backend, "interpreter": described, "limits": limits.to_dict()}
 

@@ -57,6 +57,18 @@ def check_settings(port: int, limits: Limits, max_batch: int, max_wait_ms: float
         raise InvalidParameter("max_wait_ms", max_wait_ms, "must be >= 0")
 
 
+def service_interpreter(name: str | None = None, device: str | None = None):
+    """The interpreter the service answers ``/interpret`` with, loaded and warm: opened as every command opens a model
+    folder (:meth:`pragmeter.classify.interpreter.Interpreter.load`, what
+    :func:`pragmeter.classify.opening.open_classifier` runs for an interpreter), with its own runtime (OpenVINO on a
+    CPU, torch on a GPU ``device``), converted once."""
+    from pragmeter.classify.interpreter import Interpreter
+
+    reader = Interpreter.load(name, device=device, progress=False)
+    reader.predict([("Warm up the interpreter.", "It is warm.")])
+    return reader
+
+
 def serve(model: str | None, host: str, port: int, limits: Limits, *, backend: str = "auto", precision: str = "auto",
           device: str | None = None, max_batch: int = 256, max_wait_ms: float = 2.0, log_level: str = "warning",
           interpreter: str | None = None, with_interpreter: bool = True) -> None:
@@ -72,12 +84,7 @@ def serve(model: str | None, host: str, port: int, limits: Limits, *, backend: s
     try:
         impscore = ImpScore.load(model, backend=backend, precision=precision, device=device)
         impscore.encode(["warm up the encoder"])  # export/load now, not on the first request
-        reader = None
-        if with_interpreter:  # its own runtime (OpenVINO on a CPU, torch on a GPU device), converted once
-            from pragmeter.classify.interpreter import Interpreter
-
-            reader = Interpreter.load(interpreter, device=device, progress=False)
-            reader.predict([("Warm up the interpreter.", "It is warm.")])
+        reader = service_interpreter(interpreter, device) if with_interpreter else None
         host, port = sock.getsockname()[:2]
         app = create_app(impscore, limits, max_batch=max_batch, max_wait_ms=max_wait_ms,
                          loopback_only=is_loopback(host), interpreter=reader)
