@@ -105,30 +105,29 @@ def test_peft_saves_the_same_names_and_shapes_for_that_adapter_config(adapter):
     assert all(tuple(saved[name].shape) == tuple(ours[name].shape) for name in ours)
 
 
-@pytest.mark.parametrize("reader", ["peft", "pragmeter"])
-def test_the_adapter_gives_the_shipped_probabilities_and_labels(adapter, pairs, shipped, reader):
-    if reader == "peft":
-        pytest.importorskip("peft")
+def test_pragmeters_own_reader_gives_the_shipped_probabilities_and_labels(adapter, pairs, shipped):
     probabilities, labels = shipped
-    classifier = load_adapter(adapter, "cpu", "fp32", reader=reader)
-    assert classifier.adapter_reader == reader and classifier.labels == labels
+    classifier = load_adapter(adapter, "cpu", "fp32", reader="pragmeter")
+    assert classifier.adapter_reader == "pragmeter" and classifier.labels == labels
     ours = classifier.probabilities(*pairs)
     assert ours.shape == (PAIRS, 4) and len({tuple(np.round(row, 5)) for row in ours}) > PAIRS // 2
     assert float(np.abs(ours - probabilities).max()) <= TOLERANCE
     assert (ours.argmax(1) == probabilities.argmax(1)).all()
 
 
-def test_interpreter_load_and_the_cli_open_the_adapter_folder(adapter, pairs, shipped, capsys):
-    from pragmeter.classify.loading import load_classifier, weights_file
+def test_interpreter_load_opens_the_adapter_through_peft_to_the_shipped_probabilities(adapter, pairs, shipped):
+    """Interpreter.load (torch: classify/loading.py) recognises the folder and, with peft installed, has peft apply
+    it (PeftModel.from_pretrained, merge_and_unload)."""
+    pytest.importorskip("peft")
+    from pragmeter.classify.loading import weights_file
 
+    probabilities, labels = shipped
     model = Interpreter.load(adapter, device="cpu", precision="fp32", backend="torch", progress=False)
-    assert float(np.abs(model.probabilities(*pairs) - shipped[0]).max()) <= TOLERANCE
-    assert load_classifier(adapter, "cpu", "fp32").adapter_reader in ("peft", "pragmeter")
-    assert weights_file(adapter) == adapter / "config.json"
-    assert main(["interpret", "It would keep me awake.", "--context", "Ann offers Bob a coffee late at night.",
-                 "--reading", "Bob declines the coffee.", "--reading", "Bob accepts the coffee.",
-                 "--model", str(adapter), "--backend", "torch", "--precision", "fp32", "--no-progress"]) == 0
-    assert capsys.readouterr().out.count("Bob declines the coffee.") == 1
+    assert model.classifier.adapter_reader == "peft" and model.labels == labels
+    ours = model.probabilities(*pairs)
+    assert float(np.abs(ours - probabilities).max()) <= TOLERANCE
+    assert (ours.argmax(1) == probabilities.argmax(1)).all()
+    assert weights_file(adapter) == adapter / "config.json"  # what run records identify the model by
 
 
 def test_the_cli_writes_the_peft_form_of_a_shipped_interpreter_only(tmp_path, capsys):
@@ -138,7 +137,8 @@ def test_the_cli_writes_the_peft_form_of_a_shipped_interpreter_only(tmp_path, ca
     assert main(["interpret", "export", "--model", "interpreter-minilm-inli", "--format", "peft",
                  "--output", str(output)]) == 0
     assert capsys.readouterr().out.strip() == str(output)
-    assert is_adapter(output) and json.loads((output / "config.json").read_text())["pragmeter"]["labels"][0] == "implied"
+    labels = json.loads((output / "config.json").read_text())["pragmeter"]["labels"]
+    assert is_adapter(output) and labels[0] == "implied"
     assert main(["interpret", "export", "--model", "interpreter-minilm-inli", "--format", "peft",
                  "--output", str(output)]) == 2  # no --overwrite
     plain = tiny_nli_folder(tmp_path / "plain")

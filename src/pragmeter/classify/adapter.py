@@ -57,7 +57,9 @@ UNREAD_FEATURES = ("use_dora", "fan_in_fan_out", "lora_bias", "layers_to_transfo
                    "target_parameters", "layer_replication")
 READERS = ("auto", "peft", "pragmeter")  # who applies the adapter: peft where installed, else pragmeter; or as named
 MODULE_NAME = re.compile(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*")
-MERGE_RTOL, MERGE_ATOL = 1e-4, 1e-5  # peft's merged weights against the file's numbers (fp32 sums in another order)
+# peft's merged weights against the file's numbers (fp32 sums in another order): the largest difference within
+# MERGE_ATOL + MERGE_RTOL × the tensor's largest value
+MERGE_RTOL, MERGE_ATOL = 1e-5, 1e-6
 
 
 def is_adapter(folder: str | os.PathLike) -> bool:
@@ -175,25 +177,28 @@ def save_adapter(classifier, factors: dict, head: dict, folder: str | os.PathLik
 
 def export_adapter(source: str | os.PathLike | None, output: str | os.PathLike) -> Path:
     """Write the shipped interpreter ``source`` (a packaged name or a shipped folder; None: the default) in the peft
-    form to ``output``: the folder is opened as ``Interpreter.load`` opens it (every file and tensor checked), then
-    its factors and head are written under peft's names with a card, and its metrics.json alongside."""
-    from safetensors.torch import load_file
-
+    form to ``output``: the shipped folder's files checked as loading checks them (each against its sha256, every
+    tensor finite, the head written for the config's labels), its factors and head written under peft's names with
+    a card, and its metrics.json alongside."""
     from pragmeter.classify.card import adapter_card
-    from pragmeter.classify.model import read_settings
-    from pragmeter.classify.shipped import HEAD_KEY, is_shipped, load_shipped, resolve_interpreter
+    from pragmeter.classify.model import base_encoder, check_finite_tensors, read_settings
+    from pragmeter.classify.shipped import HEAD_KEY, is_shipped, read_head, resolve_interpreter, transformers_config
     from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards, folder_file, read_shards
 
     folder = resolve_interpreter(source)
     if not is_shipped(folder):
         raise PragmeterError(f"{folder} is not in the shipped form (low-rank changes over a base encoder, as "
                              f"`pragmeter interpret ship` writes them): only that form has LoRA factors to write")
-    classifier = load_shipped(folder, "cpu", "fp32")  # checks every shard, the head and its labels
     config_path, config, settings = read_settings(folder)
-    factors, _ = read_shards(check_shards(folder, config[WEIGHTS_KEY], str(config_path)))
-    head_entry = config[HEAD_KEY]
-    head = load_file(str(check_shards(folder, [head_entry] if isinstance(head_entry, dict) else head_entry,
-                                      f"{config_path} ({HEAD_KEY})")[0]))
+    shards = check_shards(folder, config.get(WEIGHTS_KEY), str(config_path))
+    head_entry = config.get(HEAD_KEY)
+    head = read_head(check_shards(folder, [head_entry] if isinstance(head_entry, dict) else head_entry,
+                                  f"{config_path} ({HEAD_KEY})")[0], settings.labels, config_path)
+    factors, where_of = read_shards(shards)
+    for path in sorted(set(where_of.values())):
+        check_finite_tensors({name: tensor for name, tensor in factors.items() if where_of[name] == path}, path)
+    settings.base_encoder = base_encoder(folder, settings)  # a folder relative to the shipped one: its full path
+    model = skeleton(transformers_config(config_path, config, settings), config_path)
     metrics = None
     if (folder / "metrics.json").is_file() and not (folder / "metrics.json").is_symlink():
         try:
@@ -201,10 +206,24 @@ def export_adapter(source: str | os.PathLike | None, output: str | os.PathLike) 
         except (OSError, ValueError):
             metrics = None
     name = str(source) if source is not None else folder.name
-    # the base as the shipped folder resolved it (a folder relative to that folder is named by its full path)
-    config = {**config, "pragmeter": {**config["pragmeter"], "base_encoder": classifier.settings.base_encoder}}
-    return write_adapter(config, factors, head, classifier.model, output,
-                         adapter_card(name, settings, folder), metrics if isinstance(metrics, dict) else None)
+    config = {**config, "pragmeter": {**config["pragmeter"], "base_encoder": settings.base_encoder}}
+    return write_adapter(config, factors, head, model, output, adapter_card(name, settings, folder),
+                         metrics if isinstance(metrics, dict) else None)
+
+
+def skeleton(model_config, where: str | os.PathLike):
+    """The classification model of ``model_config`` without weights (on the meta device): its modules' kinds, names
+    and tensor shapes, at no cost of reading or initialising weights."""
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    from pragmeter.classify.model import first_line
+
+    try:
+        with torch.device("meta"):
+            return AutoModelForSequenceClassification.from_config(model_config)
+    except (ValueError, TypeError, KeyError, RuntimeError) as error:
+        raise DataError(f"{where}: the model cannot be built ({first_line(error)})") from None
 
 
 # -- reading -------------------------------------------------------------------------------------------------------
@@ -452,6 +471,9 @@ def load_adapter(folder: str | os.PathLike, device: str | None = None, precision
     adapter_config = read_adapter_config(config_file, [name for name in (base_model_id(named), named) if name])
     settings.base_encoder = base_encoder(folder, settings)  # a relative folder is the model folder's
     model_config = transformers_config(config_path, config, settings, (ADAPTER_KEY,))
+    # every tensor checked against the model's modules and shapes before any weight is read
+    changes, head = read_adapter(weights_path, adapter_config, skeleton(model_config, config_path), settings.labels,
+                                 settings.base_encoder)
     base_folder = require_encoder(settings.base_encoder)
     try:
         with quiet_loading():  # the head is missing from the base on purpose: the adapter holds it
@@ -462,8 +484,6 @@ def load_adapter(folder: str | os.PathLike, device: str | None = None, precision
         raise DataError(f"{config_path}: the model cannot be built on {settings.base_encoder} "
                         f"({first_line(error)})") from None
     model.eval()
-    check_finite_tensors(model.base_model.state_dict(), f"{base_folder} (base encoder {settings.base_encoder!r})")
-    changes, head = read_adapter(weights_path, adapter_config, model, settings.labels, settings.base_encoder)
     unset = sorted(set(info.get("missing_keys") or ()) - set(head))
     if unset:
         raise DataError(f"{weights_path}: holds no {unset[0]!r}, which the base encoder {settings.base_encoder} lacks "
@@ -479,7 +499,8 @@ def load_adapter(folder: str | os.PathLike, device: str | None = None, precision
             state = model.state_dict()
             model.load_state_dict({name: tensor.to(state[name].dtype) for name, tensor in head.items()},
                                   strict=False)
-    check_finite_tensors(model.state_dict(), weights_path)
+    # the base encoder's own tensors too (the adapter's were checked when read): no tensor of the model is NaN
+    check_finite_tensors(model.state_dict(), f"{weights_path} over the base encoder {settings.base_encoder!r}")
     classifier = TextClassifier(model, tokenizer, settings, pick_device(device), precision)
     classifier.source = str(folder)
     classifier.adapter_reader = "peft" if use_peft else "pragmeter"
@@ -509,8 +530,8 @@ def _through_peft(model, folder: Path, weights_path: Path, encoder: dict, head: 
     state = merged.state_dict()
     for name, tensor in expected.items():
         have = state.get(name)
-        if have is None or have.shape != tensor.shape or not torch.allclose(
-                have.float(), tensor.float(), rtol=MERGE_RTOL, atol=MERGE_ATOL):
+        if have is None or have.shape != tensor.shape or not (torch.equal(have, tensor.to(have.dtype)) or float(
+                (have.float() - tensor.float()).abs().max()) <= MERGE_ATOL + MERGE_RTOL * float(tensor.abs().max())):
             raise DataError(f"{weights_path}: peft {peft.__version__} applied tensor {name!r} otherwise than the file "
                             f"holds it; refused")
     return merged

@@ -220,8 +220,6 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     """A :class:`TextClassifier` from a shipped folder: the base encoder with the changes applied (built once in the
     cache), the head's tensors in place, the labels checked against the model's."""
     import torch
-    from safetensors import SafetensorError, safe_open
-    from safetensors.torch import load_file
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from pragmeter.classify.model import (TextClassifier, base_encoder, check_finite_tensors, first_line, pick_device,
@@ -238,16 +236,7 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     settings.base_encoder = base_encoder(folder, settings)  # a relative folder is the model folder's
     encoder_folder = finetuned_encoder(settings.base_encoder, folder, config.get(WEIGHTS_KEY), where)
     model_config = transformers_config(config_path, config, settings)
-    try:
-        head = load_file(str(head_path))
-        with safe_open(str(head_path), "pt") as handle:
-            recorded = (handle.metadata() or {}).get(HEAD_LABELS)
-    except (OSError, SafetensorError) as error:
-        raise DataError(f"{head_path}: not readable safetensors ({first_line(error)})") from None
-    check_finite_tensors(head, head_path)
-    if recorded is not None and recorded != json.dumps(list(settings.labels)):
-        raise DataError(f"{config_path}: labels {settings.labels} are not the ones {head_path.name} was written with "
-                        f"({recorded}; its sha256 covers them): predictions would be renamed")
+    head = read_head(head_path, settings.labels, config_path)
     try:
         with quiet_loading():  # the head is missing from the base on purpose: it is loaded next
             tokenizer = AutoTokenizer.from_pretrained(encoder_folder)
@@ -272,6 +261,27 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     classifier = TextClassifier(model, tokenizer, settings, pick_device(device), precision)
     classifier.source = str(folder)
     return classifier
+
+
+def read_head(head_path: Path, labels: list[str], config_path: Path) -> dict:
+    """The tensors of a shipped folder's head file (checked against its sha256 already), each finite, the file written
+    for ``labels`` (its metadata's, which its sha256 covers): a DataError naming the file otherwise."""
+    from safetensors import SafetensorError, safe_open
+    from safetensors.torch import load_file
+
+    from pragmeter.classify.model import check_finite_tensors, first_line
+
+    try:
+        head = load_file(str(head_path))
+        with safe_open(str(head_path), "pt") as handle:
+            recorded = (handle.metadata() or {}).get(HEAD_LABELS)
+    except (OSError, SafetensorError) as error:
+        raise DataError(f"{head_path}: not readable safetensors ({first_line(error)})") from None
+    check_finite_tensors(head, head_path)
+    if recorded is not None and recorded != json.dumps(list(labels)):
+        raise DataError(f"{config_path}: labels {labels} are not the ones {head_path.name} was written with "
+                        f"({recorded}; its sha256 covers them): predictions would be renamed")
+    return head
 
 
 NOT_MODEL_KEYS = ("pragmeter", BF16_KEY, HEAD_KEY)  # a folder config's entries that are pragmeter's, not transformers'
