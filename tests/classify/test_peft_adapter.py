@@ -130,6 +130,34 @@ def test_interpreter_load_opens_the_adapter_through_peft_to_the_shipped_probabil
     assert weights_file(adapter) == adapter / "config.json"  # what run records identify the model by
 
 
+def test_factors_as_compress_returns_them_are_written_as_an_adapter_of_their_rank(pairs, shipped, tmp_path):
+    """The release path's form (compress: factors by encoder name, the head, the classifier running the compressed
+    encoder), here the shipped factors cut to rank 8, written with save_adapter, loads back to that model."""
+    from safetensors.torch import load_file
+
+    from pragmeter.classify.adapter import save_adapter
+    from pragmeter.classify.shipped import base_weights, load_shipped
+    from pragmeter.encoders.finetuned import apply_changes
+
+    classifier = load_shipped(FOLDER, "cpu", "fp32")
+    factors = {}
+    for entry in json.loads((FOLDER / "config.json").read_text())["encoder_weights"]:
+        factors.update(load_file(str(FOLDER / entry["file"])))
+    factors = {name: tensor[:, :8] if name.endswith(".up") else tensor[:8] if name.endswith(".down") else tensor
+               for name, tensor in factors.items()}
+    encoder = base_weights("all-MiniLM-L6-v2")
+    apply_changes(encoder, factors, "rank 8", "all-MiniLM-L6-v2")
+    classifier.model.base_model.load_state_dict(encoder, strict=False)  # as compress() leaves the classifier
+    head = load_file(str(FOLDER / "head.safetensors"))
+    folder = save_adapter(classifier, factors, head, tmp_path / "rank8", "# rank 8\n")
+    config = json.loads((folder / ADAPTER_CONFIG).read_text())
+    assert config["r"] == 8 and config["rank_pattern"] == {"bert.embeddings.token_type_embeddings": 2}
+    texts, hypotheses = pairs[0][:16], pairs[1][:16]
+    loaded = load_adapter(folder, "cpu", "fp32", reader="pragmeter").probabilities(texts, hypotheses)
+    assert float(np.abs(loaded - classifier.probabilities(texts, hypotheses)).max()) <= TOLERANCE
+    assert float(np.abs(loaded - shipped[0][:16]).max()) > 1e-3  # rank 8 is another model than the shipped one
+
+
 def test_the_cli_writes_the_peft_form_of_a_shipped_interpreter_only(tmp_path, capsys):
     from pragmeter.testing.tiny_nli import tiny_nli_folder
 
