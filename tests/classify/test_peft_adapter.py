@@ -6,12 +6,14 @@ applied."""
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from pragmeter.classify.adapter import (ADAPTER_CONFIG, ADAPTER_KEY, ADAPTER_WEIGHTS, EMBEDDING_A, EMBEDDING_B, LORA_A,
                                         LORA_B, PREFIX, TARGET_BIAS, export_adapter, is_adapter, load_adapter)
@@ -43,7 +45,7 @@ def pairs(data_root):
 @pytest.fixture(scope="module")
 def shipped(pairs):
     model = Interpreter.load(FOLDER, device="cpu", precision="fp32", backend="torch", progress=False)
-    return model.probabilities(*pairs), model.labels
+    return model.probabilities(*pairs), model.labels, model.classifier
 
 
 def weights(folder: Path) -> dict:
@@ -106,7 +108,7 @@ def test_peft_saves_the_same_names_and_shapes_for_that_adapter_config(adapter):
 
 
 def test_pragmeters_own_reader_gives_the_shipped_probabilities_and_labels(adapter, pairs, shipped):
-    probabilities, labels = shipped
+    probabilities, labels, _ = shipped
     classifier = load_adapter(adapter, "cpu", "fp32", reader="pragmeter")
     assert classifier.adapter_reader == "pragmeter" and classifier.labels == labels
     ours = classifier.probabilities(*pairs)
@@ -121,13 +123,29 @@ def test_interpreter_load_opens_the_adapter_through_peft_to_the_shipped_probabil
     pytest.importorskip("peft")
     from pragmeter.classify.loading import weights_file
 
-    probabilities, labels = shipped
+    probabilities, labels, _ = shipped
     model = Interpreter.load(adapter, device="cpu", precision="fp32", backend="torch", progress=False)
     assert model.classifier.adapter_reader == "peft" and model.labels == labels
     ours = model.probabilities(*pairs)
     assert float(np.abs(ours - probabilities).max()) <= TOLERANCE
     assert (ours.argmax(1) == probabilities.argmax(1)).all()
     assert weights_file(adapter) == adapter / "config.json"  # what run records identify the model by
+    # the card's and docs/interpreter.md's recipe, peft alone, on the installed copy of the base encoder
+    from peft import PeftModel
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+    from pragmeter.encoders.registry import quiet_loading, require_encoder
+
+    base_name = require_encoder("all-MiniLM-L6-v2")
+    with quiet_loading():
+        base = AutoModelForSequenceClassification.from_pretrained(base_name,
+                                                                  config=AutoConfig.from_pretrained(adapter))
+    peft_model = PeftModel.from_pretrained(base, str(adapter)).merge_and_unload().eval()
+    inputs = AutoTokenizer.from_pretrained(base_name)(pairs[0][:8], pairs[1][:8], truncation=True, max_length=128,
+                                                      padding=True, return_tensors="pt")
+    with torch.no_grad():
+        alone = peft_model(**inputs).logits.softmax(-1).numpy()
+    assert float(np.abs(alone - probabilities[:8]).max()) <= TOLERANCE
 
 
 def test_factors_as_compress_returns_them_are_written_as_an_adapter_of_their_rank(pairs, shipped, tmp_path):
@@ -136,10 +154,10 @@ def test_factors_as_compress_returns_them_are_written_as_an_adapter_of_their_ran
     from safetensors.torch import load_file
 
     from pragmeter.classify.adapter import save_adapter
-    from pragmeter.classify.shipped import base_weights, load_shipped
+    from pragmeter.classify.shipped import base_weights
     from pragmeter.encoders.finetuned import apply_changes
 
-    classifier = load_shipped(FOLDER, "cpu", "fp32")
+    classifier = copy.deepcopy(shipped[2])  # the shipped folder's classifier, loaded once for the module
     factors = {}
     for entry in json.loads((FOLDER / "config.json").read_text())["encoder_weights"]:
         factors.update(load_file(str(FOLDER / entry["file"])))

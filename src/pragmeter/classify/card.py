@@ -287,8 +287,8 @@ def adapter_card(name: str, settings, source=None) -> str:
         f"config=AutoConfig.from_pretrained(\"FOLDER\"))",
         "model = PeftModel.from_pretrained(base, \"FOLDER\").merge_and_unload().eval()",
         f"tokenizer = AutoTokenizer.from_pretrained(\"{base}\")",
-        f"inputs = tokenizer([premise], [hypothesis], truncation=True, max_length={settings.max_length}, "
-        f"return_tensors=\"pt\")",
+        f"inputs = tokenizer(premises, hypotheses, truncation=True, max_length={settings.max_length}, "
+        f"padding=True, return_tensors=\"pt\")",
         "with torch.no_grad():",
         "    probabilities = model(**inputs).logits.softmax(-1)  # columns as the labels above", "",
         "from pragmeter import Interpreter", "",
