@@ -1,6 +1,6 @@
 """The model card (README.md) of a trained classifier: data, code commit, settings, metrics, command; of a shipped
-interpreter; and of an interpreter exported as a CrossEncoder folder. Each opens with the YAML front matter the
-Hugging Face Hub reads (:mod:`pragmeter.io.model_card`)."""
+interpreter; and of an interpreter exported as a CrossEncoder folder or a peft adapter. Each opens with the YAML
+front matter the Hugging Face Hub reads (:mod:`pragmeter.io.model_card`)."""
 
 from __future__ import annotations
 
@@ -218,32 +218,48 @@ def interpreter_card(metrics: dict) -> str:
     return metadata + "\n".join(lines)
 
 
+def source_card(source) -> tuple[str, dict]:
+    """(the text, the front matter) of the card (README.md) of the model folder ``source``; empty for none, a link
+    (a planted link is not read) or a card that does not parse."""
+    from pathlib import Path
+
+    card_path = Path(source) / "README.md" if source is not None else None
+    if card_path is None or not card_path.is_file() or card_path.is_symlink():
+        return "", {}
+    try:
+        from huggingface_hub import ModelCard
+
+        parsed = ModelCard.load(card_path)
+        return parsed.text.strip(), parsed.data.to_dict()
+    except Exception:  # noqa: BLE001  (an unreadable source card: the new card without it)
+        return "", {}
+
+
+def _carried_front_matter(name: str, settings, source_metadata: dict, library_name: str) -> str:
+    """The front matter of a card written from another folder's: its licence and data sets carried over."""
+    datasets = source_metadata.get("datasets")
+    return front_matter(source_metadata.get("license") if isinstance(source_metadata.get("license"), str)
+                        else "other",
+                        base_model_id(settings.base_encoder) or base_model_id(name),
+                        [str(d) for d in datasets] if isinstance(datasets, list) else (),
+                        "text-classification", DATA_METRICS, library_name, INTERPRETER_TAGS)
+
+
+def _title(name: str) -> str:
+    from pathlib import Path
+
+    return name if base_model_id(name) == name else Path(name or "pragmeter interpreter").name  # Hub name or folder
+
+
 def export_card(name: str, settings, source=None) -> str:
     """Card of an interpreter written as whole weights (:meth:`pragmeter.classify.interpreter.Interpreter.save`):
     how to open it (pragmeter, sentence-transformers), its labels, and the card of the folder it came from (``source``;
     its licence and data sets carried into the front matter)."""
-    from pathlib import Path
-
-    source_card, source_metadata = "", {}
-    card_path = Path(source) / "README.md" if source is not None else None
-    if card_path is not None and card_path.is_file() and not card_path.is_symlink():  # a planted link is not read
-        try:
-            from huggingface_hub import ModelCard
-
-            parsed = ModelCard.load(card_path)
-            source_card, source_metadata = parsed.text.strip(), parsed.data.to_dict()
-        except Exception:  # noqa: BLE001  (an unreadable source card: this card without it)
-            source_card, source_metadata = "", {}
-    datasets = source_metadata.get("datasets")
-    metadata = front_matter(source_metadata.get("license") if isinstance(source_metadata.get("license"), str)
-                            else "other",
-                            base_model_id(settings.base_encoder) or base_model_id(name),
-                            [str(d) for d in datasets] if isinstance(datasets, list) else (),
-                            "text-classification", DATA_METRICS, "sentence-transformers", INTERPRETER_TAGS)
+    text, source_metadata = source_card(source)
+    metadata = _carried_front_matter(name, settings, source_metadata, "sentence-transformers")
     labels = ", ".join(f"`{label}`" for label in settings.labels)
-    title = name if base_model_id(name) == name else Path(name or "pragmeter interpreter").name  # Hub name or folder
     lines = [
-        f"# {title} (whole weights)", "",
+        f"# {_title(name)} (whole weights)", "",
         f"An NLI cross-encoder read as pragmeter's interpreter: premise = a context and the quoted utterance, "
         f"hypothesis = a candidate reading; labels {labels}; inputs truncated at {settings.max_length} tokens.", "",
         "```python", "from sentence_transformers import CrossEncoder", "",
@@ -252,6 +268,38 @@ def export_card(name: str, settings, source=None) -> str:
         "from pragmeter import Interpreter", "",
         "Interpreter.load(\"FOLDER\").rank(context, utterance, readings)", "```", "",
     ]
-    if source_card:
-        lines += ["## The card of the folder it was written from", "", source_card, ""]
+    if text:
+        lines += ["## The card of the folder it was written from", "", text, ""]
+    return metadata + "\n".join(lines)
+
+
+def adapter_card(name: str, settings, source=None) -> str:
+    """Card of an interpreter written as a peft LoRA adapter (:func:`pragmeter.classify.adapter.export_adapter`): how
+    to open it with peft and with pragmeter, its labels, and the card of the shipped folder it came from."""
+    text, source_metadata = source_card(source)
+    metadata = _carried_front_matter(name, settings, source_metadata, "peft")
+    base = base_model_id(settings.base_encoder) or settings.base_encoder
+    labels = ", ".join(f"`{label}`" for label in settings.labels)
+    lines = [
+        f"# {_title(name)} (peft LoRA adapter)", "",
+        f"pragmeter's interpreter as a LoRA adapter over `{base}`: premise = a context and the quoted utterance, "
+        f"hypothesis = a candidate reading; labels {labels}; inputs truncated at {settings.max_length} tokens. "
+        f"`config.json` builds the base classification model (its labels); the adapter holds the encoder's low-rank "
+        f"changes, the changed biases and layer norms, and the classifier.", "",
+        "```python", "import torch",
+        "from peft import PeftModel",
+        "from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer", "",
+        f"base = AutoModelForSequenceClassification.from_pretrained(\"{base}\", "
+        f"config=AutoConfig.from_pretrained(\"FOLDER\"))",
+        "model = PeftModel.from_pretrained(base, \"FOLDER\").merge_and_unload().eval()",
+        f"tokenizer = AutoTokenizer.from_pretrained(\"{base}\")",
+        f"inputs = tokenizer(premises, hypotheses, truncation=True, max_length={settings.max_length}, "
+        f"padding=True, return_tensors=\"pt\")",
+        "with torch.no_grad():",
+        "    probabilities = model(**inputs).logits.softmax(-1)  # columns as the labels above", "",
+        "from pragmeter import Interpreter", "",
+        "Interpreter.load(\"FOLDER\").rank(context, utterance, readings)", "```", "",
+    ]
+    if text:
+        lines += ["## The card of the folder it was written from", "", text, ""]
     return metadata + "\n".join(lines)

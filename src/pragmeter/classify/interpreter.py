@@ -16,8 +16,9 @@ scores P(entailed).
 
 Model folders: a ``classifier train inli`` folder (whole weights, ``model.safetensors``), the shipped form
 (:mod:`pragmeter.classify.shipped`: low-rank changes over an installable base encoder plus the classification
-layer), or any NLI cross-encoder (a plain Hugging Face sequence-classification folder whose ``id2label`` names NLI's
-labels: :func:`pragmeter.classify.model.plain_settings`), local or, with a connection, by its Hub name.
+layer), the same changes as a peft LoRA adapter (:mod:`pragmeter.classify.adapter`), or any NLI cross-encoder (a plain
+Hugging Face sequence-classification folder whose ``id2label`` names NLI's labels:
+:func:`pragmeter.classify.model.plain_settings`), local or, with a connection, by its Hub name.
 :meth:`Interpreter.load` without a name opens the default that ships in the package; :meth:`Interpreter.save` writes
 whole weights that ``sentence_transformers.CrossEncoder`` opens.
 
@@ -117,9 +118,9 @@ class Interpreter:
     def load(cls, name: str | os.PathLike | None = None, *, backend: str = "auto", precision: str = "auto",
              device: str | None = None, threads: int | str | None = None, progress: bool = True) -> "Interpreter":
         """The packaged default (``name`` None), a packaged interpreter by name, a model folder (shipped form,
-        a ``classifier train inli`` folder or a plain NLI cross-encoder) or, with a connection, an NLI
-        cross-encoder's Hub name (e.g. ``cross-encoder/nli-deberta-v3-base``); every other argument by keyword, named
-        as :meth:`pragmeter.impscore.model.ImpScore.load` names them. Run as
+        its peft LoRA adapter form, a ``classifier train inli`` folder or a plain NLI cross-encoder) or, with a
+        connection, an NLI cross-encoder's Hub name (e.g. ``cross-encoder/nli-deberta-v3-base``); every other argument
+        by keyword, named as :meth:`pragmeter.impscore.model.ImpScore.load` names them. Run as
         :func:`pragmeter.classify.shipped.interpreter_runtime` resolves ``backend``, ``precision``, ``device`` and
         ``threads``: ``auto`` is OpenVINO on a CPU (:mod:`pragmeter.classify.openvino`: converted once per model
         content, with a bar unless ``progress`` is False), in bf16 where the CPU has bf16 instructions and the

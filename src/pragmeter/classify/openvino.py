@@ -40,7 +40,8 @@ SAMPLE_TEXTS = (["A premise to trace the graph with.", "Short one."], ["A hypoth
 
 def export_folder(folder: str | os.PathLike) -> Path:
     """Where the OpenVINO graph of the classifier folder ``folder`` is cached, keyed by what decides its numbers: the
-    folder's files and, for the shipped form, its base encoder's."""
+    folder's files and, for the shipped and peft forms, their base encoder's."""
+    from pragmeter.classify.adapter import is_adapter
     from pragmeter.classify.model import base_encoder, read_settings
     from pragmeter.classify.shipped import is_shipped
     from pragmeter.encoders import cache_dir
@@ -49,7 +50,7 @@ def export_folder(folder: str | os.PathLike) -> Path:
 
     folder = Path(folder).resolve()
     content = [folder_fingerprint(folder)]
-    if is_shipped(folder):
+    if is_shipped(folder) or is_adapter(folder):
         content.append(encoder_fingerprint(base_encoder(folder, read_settings(folder)[2])))
     digest = hashlib.sha256("\n".join(content).encode()).hexdigest()[:16]
     return cache_dir() / "openvino" / "classifiers" / f"{safe_name(folder.name)}-{digest}"

@@ -177,21 +177,28 @@ def compress(classifier, rank: int = DEFAULT_RANK) -> tuple[dict, dict]:
     return factors, head
 
 
+def folder_config(classifier) -> dict:
+    """The config a model folder of ``classifier`` holds: its transformers config with the ``pragmeter`` settings,
+    without the fields that describe one machine's copy (path, versions, dtype)."""
+    from dataclasses import asdict
+
+    classifier.model.config.pragmeter = asdict(classifier.settings)
+    config = classifier.model.config.to_dict()
+    for key in ("_name_or_path", "transformers_version", "dtype", "torch_dtype"):
+        config.pop(key, None)
+    return config
+
+
 def save_shipped(classifier, factors: dict, head: dict, folder: str | os.PathLike, card: str,
                  metrics: dict | None = None, bf16: dict | None = None) -> Path:
     """Write the shipped form (module notes) atomically."""
-    from dataclasses import asdict
-
     from safetensors.torch import save_file
 
     from pragmeter.data.root import sha256_of
     from pragmeter.encoders.finetuned import WEIGHTS_KEY, shard_files
     from pragmeter.io.atomic import replace_folder
 
-    classifier.model.config.pragmeter = asdict(classifier.settings)
-    config = classifier.model.config.to_dict()
-    for key in ("_name_or_path", "transformers_version", "dtype", "torch_dtype"):
-        config.pop(key, None)
+    config = folder_config(classifier)
 
     def write(staging: Path) -> None:
         shards = shard_files(factors, staging, "encoder", "float16", SHARD_BYTES)
@@ -213,9 +220,7 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     """A :class:`TextClassifier` from a shipped folder: the base encoder with the changes applied (built once in the
     cache), the head's tensors in place, the labels checked against the model's."""
     import torch
-    from safetensors import SafetensorError, safe_open
-    from safetensors.torch import load_file
-    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from pragmeter.classify.model import (TextClassifier, base_encoder, check_finite_tensors, first_line, pick_device,
                                          read_settings)
@@ -230,24 +235,8 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
                              f"{where} ({HEAD_KEY})")[0]
     settings.base_encoder = base_encoder(folder, settings)  # a relative folder is the model folder's
     encoder_folder = finetuned_encoder(settings.base_encoder, folder, config.get(WEIGHTS_KEY), where)
-    try:
-        model_config = AutoConfig.for_model(**{k: v for k, v in config.items()
-                                               if k not in (WEIGHTS_KEY, HEAD_KEY, BF16_KEY, "pragmeter")})
-    except (ValueError, TypeError, KeyError) as error:
-        raise DataError(f"{config_path}: not a transformers model config ({first_line(error)})") from None
-    if [model_config.id2label.get(i) for i in range(model_config.num_labels)] != settings.labels:
-        raise DataError(f"{config_path}: 'pragmeter' labels {settings.labels} do not match the model's id2label "
-                        f"{model_config.id2label} (predictions would be renamed)")
-    try:
-        head = load_file(str(head_path))
-        with safe_open(str(head_path), "pt") as handle:
-            recorded = (handle.metadata() or {}).get(HEAD_LABELS)
-    except (OSError, SafetensorError) as error:
-        raise DataError(f"{head_path}: not readable safetensors ({first_line(error)})") from None
-    check_finite_tensors(head, head_path)
-    if recorded is not None and recorded != json.dumps(list(settings.labels)):
-        raise DataError(f"{config_path}: labels {settings.labels} are not the ones {head_path.name} was written with "
-                        f"({recorded}; its sha256 covers them): predictions would be renamed")
+    model_config = transformers_config(config_path, config, settings)
+    head = read_head(head_path, settings.labels, config_path)
     try:
         with quiet_loading():  # the head is missing from the base on purpose: it is loaded next
             tokenizer = AutoTokenizer.from_pretrained(encoder_folder)
@@ -272,6 +261,49 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     classifier = TextClassifier(model, tokenizer, settings, pick_device(device), precision)
     classifier.source = str(folder)
     return classifier
+
+
+def read_head(head_path: Path, labels: list[str], config_path: Path) -> dict:
+    """The tensors of a shipped folder's head file (checked against its sha256 already), each finite, the file written
+    for ``labels`` (its metadata's, which its sha256 covers): a DataError naming the file otherwise."""
+    from safetensors import SafetensorError, safe_open
+    from safetensors.torch import load_file
+
+    from pragmeter.classify.model import check_finite_tensors, first_line
+
+    try:
+        head = load_file(str(head_path))
+        with safe_open(str(head_path), "pt") as handle:
+            recorded = (handle.metadata() or {}).get(HEAD_LABELS)
+    except (OSError, SafetensorError) as error:
+        raise DataError(f"{head_path}: not readable safetensors ({first_line(error)})") from None
+    check_finite_tensors(head, head_path)
+    if recorded is not None and recorded != json.dumps(list(labels)):
+        raise DataError(f"{config_path}: labels {labels} are not the ones {head_path.name} was written with "
+                        f"({recorded}; its sha256 covers them): predictions would be renamed")
+    return head
+
+
+NOT_MODEL_KEYS = ("pragmeter", BF16_KEY, HEAD_KEY)  # a folder config's entries that are pragmeter's, not transformers'
+
+
+def transformers_config(config_path: Path, config: dict, settings, extra_keys: tuple[str, ...] = ()):
+    """The transformers config of a model folder's ``config`` (pragmeter's own entries, and ``extra_keys``, left
+    out), its labels checked against the ``pragmeter`` settings': a DataError naming ``config_path`` otherwise."""
+    from transformers import AutoConfig
+
+    from pragmeter.classify.model import first_line
+    from pragmeter.encoders.finetuned import WEIGHTS_KEY
+
+    left_out = (WEIGHTS_KEY, *NOT_MODEL_KEYS, *extra_keys)
+    try:
+        model_config = AutoConfig.for_model(**{k: v for k, v in config.items() if k not in left_out})
+    except (ValueError, TypeError, KeyError) as error:
+        raise DataError(f"{config_path}: not a transformers model config ({first_line(error)})") from None
+    if [model_config.id2label.get(i) for i in range(model_config.num_labels)] != settings.labels:
+        raise DataError(f"{config_path}: 'pragmeter' labels {settings.labels} do not match the model's id2label "
+                        f"{model_config.id2label} (predictions would be renamed)")
+    return model_config
 
 
 def bf16_check(classifier, premises: list[str], hypotheses: list[str], meant: list[int], fp32,

@@ -1,7 +1,7 @@
 """``pragmeter interpret``: which reading of an utterance in its context is meant, by the interpreter (an INLI pair
 classifier: :class:`pragmeter.classify.interpreter.Interpreter`); ``pragmeter interpret ship`` releases a trained run
 in the shipped form, ``pragmeter interpret export`` writes an interpreter as a sentence-transformers CrossEncoder
-folder."""
+folder, or with ``--format peft`` a shipped one as a peft LoRA adapter."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pragmeter.errors import PragmeterError
 from pragmeter.text import is_blank
 
 ACTIONS = ("ship", "export")  # first words that name an action instead of an utterance
+EXPORT_FORMATS = ("crossencoder", "peft")  # the forms `interpret export` writes
 
 
 def _with_actions(parser: argparse.ArgumentParser, actions: dict) -> None:
@@ -86,10 +87,15 @@ def _export_parser(kind) -> argparse.ArgumentParser:
                   description="Write an interpreter (--model: packaged name, model folder, or an NLI cross-encoder's "
                               "Hub name) as whole fp32 weights with its tokenizer and card: a folder that "
                               "sentence_transformers.CrossEncoder opens, giving the same probabilities with "
-                              "predict(pairs, apply_softmax=True), and that --model accepts.")
+                              "predict(pairs, apply_softmax=True), and that --model accepts. With --format peft: a "
+                              "shipped interpreter's low-rank changes as a peft LoRA adapter (adapter_config.json, "
+                              "adapter_model.safetensors) over its base encoder, which --model accepts too.")
     add(parser, "no_progress", output={"required": True, "help": "folder to write"},
         overwrite={"help": "replace --output if it exists"},
         model={"help": "interpreter: packaged name, model folder or Hub name (default: the packaged default)"})
+    parser.add_argument("--format", choices=EXPORT_FORMATS, default=EXPORT_FORMATS[0],
+                        help="the folder's form: crossencoder (default: whole weights) or peft (a LoRA adapter over "
+                             "the base encoder; a shipped interpreter only)")
     parser.set_defaults(func=run_export, command="interpret", interpret_command="export")
     return parser
 
@@ -128,6 +134,11 @@ def run_export(args: argparse.Namespace) -> int:
     from pragmeter.classify.interpreter import Interpreter
 
     _check_output(args)
+    if args.format == "peft":
+        from pragmeter.classify.adapter import export_adapter
+
+        print(export_adapter(args.model, args.output))
+        return 0
     interpreter = Interpreter.load(args.model, device="cpu", precision="fp32", backend="torch", progress=not args.no_progress)
     print(interpreter.save(args.output))
     return 0
