@@ -449,13 +449,12 @@ def load_adapter(folder: str | os.PathLike, device: str | None = None, precision
     ``auto`` without peft), after every file and tensor is checked (module notes). ``classifier.adapter_reader``
     says which applied it."""
     import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from pragmeter.classify.model import (TextClassifier, base_encoder, check_finite_tensors, first_line, pick_device,
+    from pragmeter.classify.model import (TextClassifier, base_encoder, check_finite_tensors, pick_device,
                                          read_settings)
-    from pragmeter.classify.shipped import transformers_config
+    from pragmeter.classify.shipped import build_on, transformers_config
     from pragmeter.encoders.finetuned import apply_changes
-    from pragmeter.encoders.registry import quiet_loading, require_encoder
+    from pragmeter.encoders.registry import require_encoder
     from pragmeter.io.model_card import base_model_id
 
     if reader not in READERS:
@@ -475,14 +474,7 @@ def load_adapter(folder: str | os.PathLike, device: str | None = None, precision
     changes, head = read_adapter(weights_path, adapter_config, skeleton(model_config, config_path), settings.labels,
                                  settings.base_encoder)
     base_folder = require_encoder(settings.base_encoder)
-    try:
-        with quiet_loading():  # the head is missing from the base on purpose: the adapter holds it
-            tokenizer = AutoTokenizer.from_pretrained(base_folder)
-            model, info = AutoModelForSequenceClassification.from_pretrained(
-                base_folder, config=model_config, use_safetensors=True, output_loading_info=True)
-    except (OSError, ValueError, TypeError, KeyError, RuntimeError) as error:
-        raise DataError(f"{config_path}: the model cannot be built on {settings.base_encoder} "
-                        f"({first_line(error)})") from None
+    tokenizer, model, info = build_on(base_folder, model_config, settings.base_encoder, config_path)
     model.eval()
     unset = sorted(set(info.get("missing_keys") or ()) - set(head))
     if unset:

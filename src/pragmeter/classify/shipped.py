@@ -216,16 +216,32 @@ def save_shipped(classifier, factors: dict, head: dict, folder: str | os.PathLik
     return replace_folder(Path(folder), write)
 
 
+def build_on(encoder_folder, model_config, base_name: str, config_path):
+    """(tokenizer, model, loading info) of the classification model ``model_config`` describes, built on the encoder
+    folder's weights; its head is left unset on purpose (the caller puts it in place). A DataError naming
+    ``config_path`` when it cannot be built."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from pragmeter.classify.model import first_line
+    from pragmeter.encoders.registry import quiet_loading
+
+    try:
+        with quiet_loading():  # the head is missing from the base on purpose: the caller loads it next
+            tokenizer = AutoTokenizer.from_pretrained(encoder_folder)
+            model, info = AutoModelForSequenceClassification.from_pretrained(
+                encoder_folder, config=model_config, use_safetensors=True, output_loading_info=True)
+    except (OSError, ValueError, TypeError, KeyError, RuntimeError) as error:
+        raise DataError(f"{config_path}: the model cannot be built on {base_name} ({first_line(error)})") from None
+    return tokenizer, model, info
+
+
 def load_shipped(folder: str | os.PathLike, device: str | None = None, precision: str = "auto"):
     """A :class:`TextClassifier` from a shipped folder: the base encoder with the changes applied (built once in the
     cache), the head's tensors in place, the labels checked against the model's."""
     import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from pragmeter.classify.model import (TextClassifier, base_encoder, check_finite_tensors, first_line, pick_device,
-                                         read_settings)
+    from pragmeter.classify.model import TextClassifier, base_encoder, check_finite_tensors, pick_device, read_settings
     from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards, finetuned_encoder
-    from pragmeter.encoders.registry import quiet_loading
 
     folder = Path(folder)
     config_path, config, settings = read_settings(folder)
@@ -237,14 +253,7 @@ def load_shipped(folder: str | os.PathLike, device: str | None = None, precision
     encoder_folder = finetuned_encoder(settings.base_encoder, folder, config.get(WEIGHTS_KEY), where)
     model_config = transformers_config(config_path, config, settings)
     head = read_head(head_path, settings.labels, config_path)
-    try:
-        with quiet_loading():  # the head is missing from the base on purpose: it is loaded next
-            tokenizer = AutoTokenizer.from_pretrained(encoder_folder)
-            model, info = AutoModelForSequenceClassification.from_pretrained(
-                encoder_folder, config=model_config, use_safetensors=True, output_loading_info=True)
-    except (OSError, ValueError, TypeError, KeyError, RuntimeError) as error:
-        raise DataError(f"{config_path}: the model cannot be built on {settings.base_encoder} "
-                        f"({first_line(error)})") from None
+    tokenizer, model, info = build_on(encoder_folder, model_config, settings.base_encoder, config_path)
     missing = set(info.get("missing_keys") or ())
     if missing != set(head):
         raise DataError(f"{head_path}: holds {sorted(head)[:3]}…, the model on {settings.base_encoder} lacks "
