@@ -91,7 +91,6 @@ def test_the_adapter_holds_the_shipped_factors_under_peft_names(adapter):
 def test_peft_saves_the_same_names_and_shapes_for_that_adapter_config(adapter):
     """peft's own saving of a model wrapped with this folder's adapter config gives exactly the file's tensor names,
     each with the file's shape."""
-    pytest.importorskip("peft")
     from peft import LoraConfig, get_peft_model, get_peft_model_state_dict
     from transformers import AutoConfig, AutoModelForSequenceClassification
 
@@ -120,7 +119,6 @@ def test_pragmeters_own_reader_gives_the_shipped_probabilities_and_labels(adapte
 def test_interpreter_load_opens_the_adapter_through_peft_to_the_shipped_probabilities(adapter, pairs, shipped):
     """Interpreter.load (torch: classify/loading.py) recognises the folder and, with peft installed, has peft apply
     it (PeftModel.from_pretrained, merge_and_unload)."""
-    pytest.importorskip("peft")
     from pragmeter.classify.loading import weights_file
 
     probabilities, labels, _ = shipped
