@@ -60,9 +60,11 @@ def evaluation_sets(root, limit: int | None) -> dict[str, pd.DataFrame]:
 
 def recipe_texts(root) -> list[pd.DataFrame]:
     """The multi-source recipe's training text besides INLI: every pair of the general sets, Circa's yes/no
-    training exchanges and FLUTE's training files (premises and hypotheses)."""
+    training exchanges, FLUTE's training files (premises and hypotheses) and GRICE's training turns as choice items
+    (premises and readings)."""
     from pragmeter.classify.recipes.inli import flute_examples
-    from pragmeter.classify.recipes.interpreter import circa_examples, circa_items, general_examples
+    from pragmeter.classify.recipes.interpreter import (choice_examples, circa_examples, circa_items,
+                                                        general_examples)
 
     rows = []
     for name, examples in (("general", general_examples(cap=None, root=root)),
@@ -70,6 +72,9 @@ def recipe_texts(root) -> list[pd.DataFrame]:
                            ("flute", flute_examples(root))):
         rows.append(pd.DataFrame({"source": f"{name}:premise", "text": examples.texts}))
         rows.append(pd.DataFrame({"source": f"{name}:hypothesis", "text": examples.pairs}))
+    grice = choice_examples(("grice",), grice_cap=None, root=root)
+    rows.append(pd.DataFrame({"source": "grice:premise", "text": grice.premises}))
+    rows.append(pd.DataFrame({"source": "grice:reading", "text": [r for options in grice.readings for r in options]}))
     return rows
 
 
@@ -132,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threshold", type=float, default=0.8, help="word Jaccard of a near copy (default 0.8)")
     parser.add_argument("--extra", action="append", default=[], help="a table of more training text (repeatable)")
     parser.add_argument("--recipe", action="store_true",
-                        help="also the multi-source recipe's training text (general NLI sets, Circa, FLUTE), and "
+                        help="also the multi-source recipe's training text (general NLI sets, Circa, FLUTE, GRICE), and "
                              "XNLI-en test among the evaluation sets")
     parser.add_argument("--limit", type=int, default=None, help="first N items of each evaluation set (smoke runs)")
     parser.add_argument("--output", default=None, help="table of the overlapping items (csv, jsonl, parquet)")
