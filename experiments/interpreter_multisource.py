@@ -67,7 +67,7 @@ def stage(name: str, data, epochs: int, init_from: Path | None, args) -> dict:
         print(f"{args.variant}-{name}: {len(data.train)} training pairs", file=sys.stderr)
         config = FineTuneConfig(epochs=1 if args.max_steps else epochs, batch_size=args.batch_size, lr=args.lr,
                                 max_length=args.max_length, precision=args.precision, select_on="accuracy",
-                                seed=args.seed)
+                                seed=args.seed, checkpoint_every=args.checkpoint_every)
         run_recipe(data, args.encoder, config, folder, work, args.device,
                    " ".join(["python", "experiments/interpreter_multisource.py", *sys.argv[1:]]),
                    not args.no_progress, init_from=init_from)
@@ -120,6 +120,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--precision", default="bf16", choices=["auto", "fp32", "bf16"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-steps", type=int, default=None, help="one epoch of this many steps per stage (smoke)")
+    parser.add_argument("--checkpoint-every", type=int, default=0,
+                        help="also checkpoint every N optimizer steps within an epoch (long epochs on the CPU)")
     parser.add_argument("--limit-eval", type=int, default=None)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--no-progress", action="store_true")

@@ -94,6 +94,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="one epoch of this many optimizer steps on a seeded sample of the training split (smoke "
                              "and CPU runs)")
     parser.add_argument("--seed-sample", type=int, default=0, help="seed of the --max-steps sample")
+    parser.add_argument("--checkpoint-every", type=int, default=0,
+                        help="also checkpoint every N optimizer steps within an epoch (long epochs on the CPU)")
     add_ship_arguments(parser)
     parser.add_argument("--device", default=None)
     parser.add_argument("--no-progress", action="store_true")
@@ -103,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     out = Path(args.out)
     config = FineTuneConfig(epochs=1 if args.max_steps else args.epochs, batch_size=args.batch_size,
                             grad_accumulation=args.grad_accumulation, lr=args.lr, max_length=args.max_length,
-                            precision=args.precision, select_on="accuracy")
+                            precision=args.precision, select_on="accuracy", checkpoint_every=args.checkpoint_every)
     runs = []
     for extras in parse_extras(args.extras):
         data = data_for(extras, args)

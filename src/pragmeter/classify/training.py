@@ -11,10 +11,12 @@ Choice items (:class:`ChoiceExamples`, given beside the labelled pairs) are trai
 pair, and the loss is the cross-entropy of a softmax over one item's readings with the meant one as target. Their
 batches (as many whole items as fit ``batch_size`` pairs) are shuffled in among the pair batches.
 
-Resumable: after every epoch the work folder gets the weights, the AdamW state (safetensors, never pickles)
-and ``state.json`` (epochs done, history, best epoch); an interrupted run started again with the same settings
-continues after the last finished epoch. Shuffling and dropout are seeded per epoch, so a resumed run follows
-the same path as an uninterrupted one.
+Resumable: after every epoch (and, with ``checkpoint_every``, every that many optimizer steps within one) the
+work folder gets the weights, the AdamW state and the random state (safetensors, never pickles) and ``state.json``
+(epochs done, the unfinished epoch's place, history, best epoch); an interrupted run started again with the same
+settings continues from its last checkpoint. Shuffling is seeded per epoch and the dropout state is saved, so a
+resumed run follows the same path as an uninterrupted one. Checkpoints within an epoch are what makes an epoch of
+hours (a base-size encoder on two CPU cores) safe to interrupt.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ class FineTuneConfig:
     head_lr_scale: float = 1.0  # learning rate of the new classification layer = lr × this
     group_by_length: bool = True
     precision: str = "auto"  # auto | fp32 | bf16 (autocast); auto = bf16 on CUDA, fp32 on CPU
+    checkpoint_every: int = 0  # optimizer steps between checkpoints within an epoch; 0: at epoch ends only
 
     def __post_init__(self):
         from pragmeter.encoders.runtime import TRAINING_PRECISIONS
@@ -71,6 +74,8 @@ class FineTuneConfig:
         for name in ("epochs", "batch_size", "grad_accumulation", "max_length", "eval_batch_size"):
             if getattr(self, name) < 1:
                 raise InvalidParameter(name, getattr(self, name), "must be at least 1")
+        if self.checkpoint_every < 0:
+            raise InvalidParameter("checkpoint_every", self.checkpoint_every, "must be 0 (epoch ends only) or more")
 
 
 def config_from_options(options: Mapping[str, Any]) -> FineTuneConfig:
@@ -117,9 +122,11 @@ def tune_decision_bias(probabilities: np.ndarray, golds: list[str], labels: list
 
 def fingerprint(config: FineTuneConfig, classifier: TextClassifier, train: Examples, val: Examples,
                 choice: ChoiceExamples | None = None) -> str:
-    """What a resumed run must share with the interrupted one: settings, labels and data."""
+    """What a resumed run must share with the interrupted one: settings, labels and data (how often it checkpoints
+    is not among them: a resumed run may checkpoint more or less often)."""
     extra = [choice.as_examples()] if choice is not None and len(choice) else []
-    return run_fingerprint({**asdict(config), **asdict(classifier.settings)}, train, val, *extra)
+    settings = {k: v for k, v in asdict(config).items() if k != "checkpoint_every"}
+    return run_fingerprint({**settings, **asdict(classifier.settings)}, train, val, *extra)
 
 
 def choice_batches(choice: ChoiceExamples, batch_size: int, generator: torch.Generator) -> list[list[int]]:
@@ -190,9 +197,14 @@ def _optimizer_tensors(model: torch.nn.Module, optimizer: torch.optim.AdamW) -> 
     return tensors
 
 
+RNG_KEY = "::torch_rng_state"  # the dropout generator's state, stored beside the AdamW slots
+
+
 def _load_optimizer_tensors(model: torch.nn.Module, optimizer: torch.optim.AdamW, tensors: dict) -> None:
     parameters = dict(model.named_parameters())
     for key, value in tensors.items():
+        if key == RNG_KEY:
+            continue
         name, _, slot = key.rpartition("::")
         optimizer.state[parameters[name]][slot] = value.to(parameters[name].device if value.ndim else "cpu")
 
@@ -229,57 +241,72 @@ class Trainer:
         self.work_dir = Path(work_dir)
         self.progress = progress
 
-    def _save_checkpoint(self, optimizer, result: FineTuneResult, epoch: int, key: str, improved: bool) -> None:
+    def _save_checkpoint(self, optimizer, result: FineTuneResult, epoch: int, key: str, improved: bool,
+                         partial: dict | None = None) -> None:
+        """After epoch ``epoch`` (``partial`` None), or within it: ``partial`` = the unfinished epoch's place
+        (``epoch``, ``batches_done``, its losses so far and seconds), ``epoch`` then being the epochs finished."""
         with naming(self.work_dir):  # a full disk names the work folder, in one line
-            self._write_checkpoint(optimizer, result, epoch, key, improved)
+            self._write_checkpoint(optimizer, result, epoch, key, improved, partial)
 
-    def _write_checkpoint(self, optimizer, result: FineTuneResult, epoch: int, key: str, improved: bool) -> None:
+    def _write_checkpoint(self, optimizer, result: FineTuneResult, epoch: int, key: str, improved: bool,
+                          partial: dict | None) -> None:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         weights = _weights(self.classifier.model)
-        # Epoch-stamped files first, state.json (which names the epoch) last, old files removed after it: a
-        # crash anywhere leaves a state.json whose files are complete.
+        # Stamped files first, state.json (which names them) last, old files removed after it: a crash anywhere
+        # leaves a state.json whose files are complete.
         # each through a new temporary file renamed into place: a link planted at a checkpoint's name is replaced,
         # never written through
-        last = f"last-{epoch}.safetensors"
+        stamp = f"{epoch}" if partial is None else f"{partial['epoch']}.{partial['batches_done']}"
+        last, moments = f"last-{stamp}.safetensors", f"optimizer-{stamp}.safetensors"
         with atomic_path(self.work_dir / last) as tmp:
             save_file(weights, tmp)
-        with atomic_path(self.work_dir / f"optimizer-{epoch}.safetensors") as tmp:
-            save_file(_optimizer_tensors(self.classifier.model, optimizer), tmp)
+        with atomic_path(self.work_dir / moments) as tmp:
+            save_file({**_optimizer_tensors(self.classifier.model, optimizer),
+                       RNG_KEY: torch.get_rng_state()}, tmp)
         if improved:
             with atomic_path(self.work_dir / f"best-{epoch}.safetensors") as tmp:
                 save_file(weights, tmp)
         state = {"fingerprint": key, "epochs_done": epoch, "history": result.history,
-                 "best_epoch": result.best_epoch, "best_val": result.best_val}
+                 "best_epoch": result.best_epoch, "best_val": result.best_val, "weights": last,
+                 "optimizer": moments, "partial": partial}
         write_json_atomic(self.work_dir / "state.json", state)
-        keep = {last, f"optimizer-{epoch}.safetensors", f"best-{result.best_epoch}.safetensors"}
+        keep = {last, moments, f"best-{result.best_epoch}.safetensors"}
         for old in self.work_dir.glob("*.safetensors"):
             if old.name not in keep:
                 old.unlink()
 
-    def _resume(self, optimizer, key: str) -> tuple[int, FineTuneResult]:
+    def _resume(self, optimizer, key: str) -> tuple[int, FineTuneResult, dict | None]:
+        """(epochs finished, their result, the unfinished epoch's place or None) from the work folder's last
+        checkpoint; the weights, AdamW state and dropout state are restored."""
         state_path = self.work_dir / "state.json"
         if not state_path.is_file():
-            return 0, FineTuneResult()
+            return 0, FineTuneResult(), None
         state = json.loads(state_path.read_text(encoding="utf-8"))
         if state.get("fingerprint") != key:
             raise InvalidParameter("work_dir", str(self.work_dir), "holds a checkpoint of a different run (other "
                                    "settings or data); give another or delete it")
-        done = state["epochs_done"]
+        done, partial = state["epochs_done"], state.get("partial")
         device = self.classifier.device
+        weights = state.get("weights", f"last-{done}.safetensors")
         self.classifier.model.load_state_dict(
-            {k: v.to(device) for k, v in load_file(self.work_dir / f"last-{done}.safetensors").items()})
-        _load_optimizer_tensors(self.classifier.model, optimizer,
-                                load_file(self.work_dir / f"optimizer-{done}.safetensors"))
-        log.info(f"resuming after epoch {done} from {self.work_dir}")
-        return done, FineTuneResult(state["history"], state["best_epoch"], state["best_val"])
+            {k: v.to(device) for k, v in load_file(self.work_dir / weights).items()})
+        moments = load_file(self.work_dir / state.get("optimizer", f"optimizer-{done}.safetensors"))
+        _load_optimizer_tensors(self.classifier.model, optimizer, moments)
+        if partial is not None:
+            torch.set_rng_state(moments[RNG_KEY])
+            log.info(f"resuming epoch {partial['epoch']} after {partial['batches_done']} batches from {self.work_dir}")
+        else:
+            log.info(f"resuming after epoch {done} from {self.work_dir}")
+        return done, FineTuneResult(state["history"], state["best_epoch"], state["best_val"]), partial
 
     def best_weights_path(self, result: FineTuneResult) -> Path:
         return self.work_dir / f"best-{result.best_epoch}.safetensors"
 
     def fit(self, train: Examples, val: Examples, stop_after: int | None = None,
-            choice: ChoiceExamples | None = None) -> FineTuneResult:
-        """Train; ``stop_after`` ends the run after that many epochs (as an interruption would). ``choice``: items
-        trained with the loss over their readings' scores (:func:`choice_loss`) beside ``train``'s pairs."""
+            choice: ChoiceExamples | None = None, stop_after_steps: int | None = None) -> FineTuneResult:
+        """Train; ``stop_after`` ends the run after that many epochs, ``stop_after_steps`` after that many optimizer
+        steps of the whole run (as an interruption would). ``choice``: items trained with the loss over their
+        readings' scores (:func:`choice_loss`) beside ``train``'s pairs."""
         from tqdm import tqdm
 
         config, classifier = self.config, self.classifier
@@ -298,8 +325,9 @@ class Trainer:
         warmup = int(config.warmup_ratio * total)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _schedule(step, total, warmup))
         key = fingerprint(config, classifier, train, val, choice)
-        start, result = self._resume(optimizer, key)
-        scheduler.last_epoch = start * steps_per_epoch
+        start, result, partial = self._resume(optimizer, key)
+        scheduler.last_epoch = start * steps_per_epoch + (partial["batches_done"] // config.grad_accumulation
+                                                          if partial else 0)
         for group, base in zip(optimizer.param_groups, scheduler.base_lrs):
             group["lr"] = base * _schedule(scheduler.last_epoch, total, warmup)
         from pragmeter.classify.evaluators import ClassificationEvaluator
@@ -313,18 +341,22 @@ class Trainer:
                 break
             model.train()
             generator = torch.Generator().manual_seed(config.seed * 1000 + epoch)
-            torch.manual_seed(config.seed * 1000 + epoch)  # dropout
+            if partial is None:
+                torch.manual_seed(config.seed * 1000 + epoch)  # dropout (a resumed epoch's state was restored)
             batches = [("pairs", index) for index in epoch_batches(len(train), config.batch_size, generator, lengths)]
             if choice is not None:  # its own generator: the pair batches stay those of a run without choice items
                 mixer = torch.Generator().manual_seed(config.seed * 1000 + epoch + 7919)
                 batches += [("choice", index) for index in choice_batches(choice, config.batch_size, mixer)]
                 batches = [batches[i] for i in torch.randperm(len(batches), generator=mixer).tolist()]
-            losses, choice_losses = [], []
+            skip, losses, choice_losses, seconds_before = 0, [], [], 0.0
+            if partial is not None:
+                skip, losses, choice_losses = partial["batches_done"], partial["losses"], partial["choice_losses"]
+                seconds_before, partial = partial["seconds"], None
             started = _clock()
-            bar = tqdm(batches, desc=f"epoch {epoch}/{config.epochs}", unit="batch", disable=not self.progress,
-                       dynamic_ncols=True, file=sys.stderr)
+            bar = tqdm(batches[skip:], desc=f"epoch {epoch}/{config.epochs}", unit="batch", initial=skip,
+                       total=len(batches), disable=not self.progress, dynamic_ncols=True, file=sys.stderr)
             optimizer.zero_grad(set_to_none=True)
-            for number, (kind, index) in enumerate(bar, 1):
+            for number, (kind, index) in enumerate(bar, skip + 1):
                 if kind == "pairs":
                     batch = train.subset(index)
                     inputs = classifier.tokenize(batch.texts, batch.pairs).to(classifier.device)
@@ -347,9 +379,17 @@ class Trainer:
                     optimizer.step()
                     scheduler.step()
                     optimizer.zero_grad(set_to_none=True)
+                    if stop_after_steps is not None and scheduler.last_epoch >= stop_after_steps:
+                        bar.close()  # as a kill would: nothing saved since the last checkpoint
+                        return result
+                    in_epoch = number // config.grad_accumulation
+                    if config.checkpoint_every and in_epoch % config.checkpoint_every == 0 and number < len(batches):
+                        self._save_checkpoint(optimizer, result, epoch - 1, key, False, {
+                            "epoch": epoch, "batches_done": number, "losses": losses,
+                            "choice_losses": choice_losses, "seconds": round(seconds_before + _clock() - started, 2)})
                 bar.set_postfix(loss=f"{np.mean(losses[-20:] or [0.0]):.4f}", refresh=False)
             bar.close()
-            train_seconds = _clock() - started
+            train_seconds = seconds_before + _clock() - started
             figures = validation(classifier)
             value = figures[validation.primary_metric]
             improved = value > result.best_val

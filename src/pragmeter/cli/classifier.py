@@ -29,6 +29,8 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
             ("--warmup-ratio", float, 0.06, "share of steps with linear warm-up"),
             ("--max-length", int, 128, "tokens per input (default 128)"),
             ("--eval-batch-size", positive_int, 128, None),
+            ("--checkpoint-every", int, 0, "also checkpoint every N optimizer steps within an epoch, so that an "
+                                           "interrupted long epoch resumes there (default 0: at epoch ends)"),
             ("--limit-train", int, None, "first N training examples (smoke runs)"),
             ("--limit-eval", int, None, "first N validation and test examples")):
         parser.add_argument(flag, type=kind, default=default, help=help)
