@@ -1,4 +1,4 @@
-"""``impscore train --encoder-adapters``'s low-rank adapters: the project's own (impscore.finetune.LowRankAdapter)
+"""``impscore train --encoder-adapters``'s low-rank adapters: the project's own (encoders.low_rank.LowRankAdapter)
 against peft's LoRA (``LoraConfig`` injected into the same layers), side by side in one run: the same corpus
 pairs, heads, rank, layers, seed and steps (``impscore.finetune.train_layers``, one epoch), on the CPU.
 

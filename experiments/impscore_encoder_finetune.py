@@ -362,7 +362,7 @@ def evaluate(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------------ compress (CPU)
 def compress(args: argparse.Namespace) -> int:
     """A folder from ``train --save-models`` with its trained layers as rank-R factors of each matrix's change
-    (impscore.finetune.low_rank_change), its held-out figures measured again on the compressed encoder, written as a
+    (encoders.low_rank.low_rank_change), its held-out figures measured again on the compressed encoder, written as a
     new model folder (what ``impscore train --encoder-rank R`` writes in one run)."""
     from pragmeter.encoders import require_encoder
     from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards, read_shards

@@ -49,7 +49,7 @@ class RunRecord:
 
     @classmethod
     def now(cls, signature: str | None = None, command: list[str] | None = None, **extra) -> "RunRecord":
-        from pragmeter import __version__
+        from pragmeter.version import __version__
 
         return cls(version=__version__, commit=code_commit(), date=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                    machine=machine(), command=list(sys.argv) if command is None else command, signature=signature,

@@ -124,6 +124,19 @@ def test_save_and_reload_give_identical_scores(model, tmp_path):
     assert np.array_equal(model.score(texts), again.score(texts))
 
 
+def test_a_save_that_fails_midway_leaves_the_old_folder_whole(model, tmp_path):
+    folder = model.save(tmp_path / "model", card="first")
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+
+    def fail(staging):
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        model.save(folder, card="second", also=fail)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["model"]  # no staging folder left beside it
+
+
 def test_loads_offline_in_a_fresh_process(tmp_path):
     code = ("from pragmeter import ImpScore; m = ImpScore.load(); "
             "print(m.score(['Is the pope Catholic?'])[0])")

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from collections.abc import Iterator
 from pathlib import Path
 
-from pragmeter import __version__
+from pragmeter.version import __version__
 from pragmeter.errors import DataError, PragmeterError
 from pragmeter.io.untrusted import folder_inside, read_inside, refusal, safe_name
 from pragmeter.provenance import read_run_record

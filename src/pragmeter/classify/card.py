@@ -4,7 +4,7 @@ front matter the Hugging Face Hub reads (:mod:`pragmeter.io.model_card`)."""
 
 from __future__ import annotations
 
-import pragmeter
+from pragmeter.version import __version__
 from pragmeter.io.model_card import base_model_id, combined_licence, front_matter
 
 DATA_METRICS = ["accuracy", "f1"]
@@ -46,7 +46,7 @@ def model_card(info: dict) -> str:
         f"# {info['name']}", "",
         f"{info['description']}. {how}, by pragmeter (`pragmeter classifier train {info['recipe']}`).", "",
         "## Reproduce", "", "```", info["command"], "```", "",
-        f"- pragmeter commit: `{info['commit']}`; pragmeter {pragmeter.__version__}; torch {info['torch']}; "
+        f"- pragmeter commit: `{info['commit']}`; pragmeter {__version__}; torch {info['torch']}; "
         f"{versions}device: {info['device']}",
         f"- training settings: " + ", ".join(f"{k}={v}" for k, v in info["train_config"].items()),
         f"{chosen} (selected on validation {info['train_config']['select_on']}); "

@@ -120,7 +120,7 @@ def split_weights(model) -> tuple[dict, dict]:
 def changes(base: dict, encoder: dict, rank: int) -> dict:
     """The encoder tensors that differ from ``base``, each matrix's change as rank-``rank`` factors (fp16); tensors
     the base lacks (none in a classifier over its own base) are refused."""
-    from pragmeter.impscore.finetune import low_rank_change
+    from pragmeter.encoders.low_rank import fit_bytes, low_rank_change
 
     changed = {}
     for name, tensor in encoder.items():
@@ -133,25 +133,8 @@ def changes(base: dict, encoder: dict, rank: int) -> dict:
                                  f"{tuple(base[name].shape)}")
         if not tensor.detach().cpu().float().equal(base[name].float()):
             changed[name] = tensor
-    return fit_shards(low_rank_change(base, changed, rank))
-
-
-def fit_shards(factors: dict) -> dict:
-    """``factors`` with each pair cut to the rank at which both fit one shard: the word-embedding matrix (30,522 rows
-    in MiniLM) keeps its change's largest singular directions up to ``SHARD_BYTES`` (rank 49 for MiniLM); the SVD
-    orders them, so the cut is the best approximation of that rank. Other tensors as they are."""
-    from pragmeter.encoders.finetuned import DOWN, UP
-
-    out = dict(factors)
-    for name in [n for n in factors if n.endswith(UP)]:
-        up, down = factors[name], factors[name[:-len(UP)] + DOWN]
-        widest = max(up.shape[0], down.shape[1])
-        keep = SHARD_BYTES // (widest * up.element_size())
-        if keep < 1:
-            raise PragmeterError(f"the change of {name[:-len(UP)]!r} does not fit a {SHARD_BYTES}-byte shard")
-        if up.shape[1] > keep:
-            out[name], out[name[:-len(UP)] + DOWN] = up[:, :keep].contiguous(), down[:keep].contiguous()
-    return out
+    # each factor under the package's per-file budget: the word embeddings' change keeps its largest directions only
+    return fit_bytes(low_rank_change(base, changed, rank), SHARD_BYTES)
 
 
 def base_weights(base_encoder: str) -> dict:

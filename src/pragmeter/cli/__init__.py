@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 
-from pragmeter import __version__
+from pragmeter.version import __version__
 from pragmeter.errors import Interrupted, PragmeterError
 
 # Top-level commands in help order (ImpScore use, ImpScore models, benchmarks, classifiers, new data, analyses, the

@@ -22,26 +22,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+from pragmeter.encoders.low_rank import LowRankAdapter, low_rank_change
+
 HEADS_LR = 1e-3  # the heads' learning rate in the joint phase (they start trained)
 WEIGHT_DECAY = 0.01
-
-
-class LowRankAdapter(torch.nn.Module):
-    """A frozen Linear plus a trainable change ``up @ down`` of rank ``rank`` (LoRA: ``down`` starts as nn.Linear's
-    own initialisation, ``up`` at zero, so training starts from the base encoder); the bias trains whole. The same
-    function as peft's LoRA with ``lora_alpha`` = rank (its B·alpha/r is ``up``, its A ``down``), without the
-    dependencies; benchmarks/lora_adapters.py trains the two side by side."""
-
-    def __init__(self, base: torch.nn.Linear, rank: int) -> None:
-        super().__init__()
-        self.base = base
-        self.base.weight.requires_grad_(False)
-        self.down = torch.nn.Parameter(torch.empty(rank, base.in_features, device=base.weight.device))
-        torch.nn.init.kaiming_uniform_(self.down, a=5 ** 0.5)
-        self.up = torch.nn.Parameter(torch.zeros(base.out_features, rank, device=base.weight.device))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.base(x) + torch.nn.functional.linear(torch.nn.functional.linear(x, self.down), self.up)
 
 
 class TrainableEncoder:
@@ -251,24 +235,6 @@ def train_layers(encoder: TrainableEncoder, heads, rows: pd.DataFrame, config, *
     weights = (encoder.adapter_factors() if adapter_rank
                else {name: best[1][0][name].detach().cpu() for name in names})
     return TunedLayers(heads, weights, best[2], history)
-
-
-def low_rank_change(base: dict[str, torch.Tensor], tuned: dict[str, torch.Tensor],
-                    rank: int) -> dict[str, torch.Tensor]:
-    """``tuned`` (trained tensors by name) with each matrix's change from ``base`` as rank-``rank`` factors
-    ``NAME.up`` (out × r) and ``NAME.down`` (r × in), the truncated SVD (the best approximation of that rank); other
-    tensors as they are. Everything rounded to fp16, as the shards store it, so what is measured is what ships."""
-    from pragmeter.encoders.finetuned import DOWN, UP
-
-    out = {}
-    for name, tensor in tuned.items():
-        if tensor.dim() != 2:
-            out[name] = tensor.detach().cpu().half()
-            continue
-        u, s, vh = torch.linalg.svd(tensor.detach().cpu().float() - base[name].detach().cpu().float(),
-                                    full_matrices=False)
-        out[name + UP], out[name + DOWN] = (u[:, :rank] * s[:rank]).half(), vh[:rank].contiguous().half()
-    return out
 
 
 def compress_layers(encoder: TrainableEncoder, base: dict[str, torch.Tensor], tuned: dict[str, torch.Tensor],

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -242,41 +242,44 @@ class ImpScore:
         return model
 
     def save(self, folder: str | os.PathLike, card: str | None = None, extra_config: dict | None = None,
-             encoder_weights: dict | None = None, base_encoder: str | None = None) -> Path:
-        """Write the model folder. ``encoder_weights`` (tensor name -> tensor): encoder tensors trained with the heads,
-        stored as fp16 shards that loading applies to ``base_encoder`` (see pragmeter.encoders.finetuned); a loaded
-        model that carries such shards keeps them."""
+             encoder_weights: dict | None = None, base_encoder: str | None = None,
+             also: Callable[[Path], object] | None = None) -> Path:
+        """Write the model folder atomically: every file goes to a staging folder beside it that then replaces
+        ``folder`` whole, so a run killed while saving leaves the old model intact, never new heads beside an old
+        config. ``encoder_weights`` (tensor name -> tensor): encoder tensors trained with the heads, stored as fp16
+        shards that loading applies to ``base_encoder`` (see pragmeter.encoders.finetuned); a loaded model that
+        carries such shards keeps them. ``also(staging)`` writes further files into the same folder."""
         import shutil
 
         from safetensors.torch import save_file
 
         from pragmeter.encoders.finetuned import WEIGHTS_KEY, shard_files
-        from pragmeter.io import atomic_path
+        from pragmeter.io.atomic import replace_folder
 
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
         config = {**self.config, "format": FORMAT, "version": 1, "encoder": self.encoder_name,
                   "heads": self.heads.config.to_dict(), **(extra_config or {})}
-        if encoder_weights is not None:
-            config["encoder"] = base_encoder or self.encoder_name
-            config[WEIGHTS_KEY] = shard_files(encoder_weights, folder)
-        elif WEIGHTS_KEY in self.config:  # re-saved after loading: the base's name and the same shards
-            config["encoder"] = self.config["encoder"]
-            for shard in self.config[WEIGHTS_KEY]:
-                if self.config_path is not None and self.config_path.parent.resolve() != folder.resolve():
-                    with atomic_path(folder / shard["file"]) as tmp:
-                        shutil.copyfile(self.config_path.parent / shard["file"], tmp)
 
-        # safetensors writes through a private temporary file (mode 0600): write via our atomic path, which
-        # gives the file the user's umask like every other output.
-        with atomic_path(folder / WEIGHTS_FILE) as tmp:
-            save_file({k: v.detach().cpu().contiguous() for k, v in self.heads.state_dict().items()}, tmp)
-        with atomic_path(folder / CONFIG_FILE) as tmp:
-            tmp.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-        if card is not None:
-            with atomic_path(folder / CARD_FILE) as tmp:
-                tmp.write_text(card, encoding="utf-8")
+        def write(staging: Path) -> None:
+            if encoder_weights is not None:
+                config["encoder"] = base_encoder or self.encoder_name
+                config[WEIGHTS_KEY] = shard_files(encoder_weights, staging)
+            elif WEIGHTS_KEY in self.config:  # re-saved after loading: the base's name and the same shards
+                if self.config_path is None:
+                    raise PragmeterError("this model's encoder shards were never saved; give encoder_weights")
+                config["encoder"] = self.config["encoder"]
+                for shard in self.config[WEIGHTS_KEY]:
+                    shutil.copyfile(self.config_path.parent / shard["file"], staging / shard["file"])
+            save_file({k: v.detach().cpu().contiguous() for k, v in self.heads.state_dict().items()},
+                      staging / WEIGHTS_FILE)
+            (staging / CONFIG_FILE).write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+            if card is not None:
+                (staging / CARD_FILE).write_text(card, encoding="utf-8")
+            if also is not None:
+                also(staging)
+
+        folder = replace_folder(Path(folder), write)
         self.config = config
+        self.config_path = folder / CONFIG_FILE
         return folder
 
     # ---------------------------------------------------------------- encoding

@@ -22,7 +22,6 @@ import torch
 
 from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
 from pragmeter.errors import InvalidParameter, OutputExists
-from pragmeter.io.atomic import replace_folder
 from pragmeter.provenance import RunRecord
 from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
 from pragmeter.impscore.accuracy import format_accuracy, per_source_metrics
@@ -376,16 +375,13 @@ def save_trained(result: TrainResult, folder: str | Path, name: str, corpus_info
                                         "counts": result.counts, "corpus": info},
              "metrics": {"val": result.val, "test": result.test}}
 
-    def write(staging: Path) -> None:
-        model.save(staging, card=model_card(name, result, info), extra_config=extra, encoder_weights=encoder_weights,
-                   base_encoder=result.config.encoder)
+    def records(staging: Path) -> None:
         if result.test_per_source is not None:
             result.test_per_source.to_csv(staging / "test_per_source.csv", index=False)
         (staging / "history.json").write_text(json.dumps(result.history, indent=1) + "\n", encoding="utf-8")
 
-    # Atomically (as classifier folders): a run killed while saving leaves the old model whole, never new heads
-    # beside the old config.
-    return replace_folder(Path(folder), write)
+    return model.save(folder, card=model_card(name, result, info), extra_config=extra, encoder_weights=encoder_weights,
+                      base_encoder=result.config.encoder, also=records)
 
 
 def train(config: TrainConfig, output: str | Path | None = None, corpus: pd.DataFrame | str | Path | None = None, *,

@@ -24,7 +24,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from pragmeter import __version__
+from pragmeter.version import __version__
 from pragmeter.serve.batcher import BatcherStopped, DeadlineExceeded, EncoderFailed, MicroBatcher, QueueFull
 from pragmeter.serve.hosts import LoopbackOnly
 from pragmeter.serve.limits import BodyBudget, BodyGuard, Limits
