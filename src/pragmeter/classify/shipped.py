@@ -27,10 +27,10 @@ import re
 from pathlib import Path
 
 from pragmeter.errors import DataError, PragmeterError
+from pragmeter.packaged import INTERPRETERS
 
-MODELS_DIR = Path(__file__).with_name("models")
-DEFAULT_INTERPRETER = "interpreter-minilm-choice"
-DEFAULT_ENV = "PRAGMETER_INTERPRETER"  # names the interpreter used when none is given
+# The packaged interpreters, the default and the variable that names another (pragmeter.packaged)
+MODELS_DIR, DEFAULT_INTERPRETER, DEFAULT_ENV = INTERPRETERS.folder, INTERPRETERS.default, INTERPRETERS.env
 HEAD_KEY = "head_weights"
 HEAD_FILE = "head.safetensors"
 HEAD_LABELS = "labels"  # the head file's metadata entry: its outputs' labels in order, covered by its sha256
@@ -54,23 +54,17 @@ BF16_PATHS = ("openvino", "torch")
 
 
 def shipped_interpreters() -> list[str]:
-    if not MODELS_DIR.is_dir():
-        return []
-    return sorted(p.name for p in MODELS_DIR.iterdir() if (p / "config.json").is_file())
+    return INTERPRETERS.names()
 
 
 def resolve_interpreter(name: str | os.PathLike | None) -> Path:
-    """The folder of a model folder path or a packaged interpreter's name; None: ``$PRAGMETER_INTERPRETER``, else
-    the packaged default."""
-    if name is None:
-        name = os.environ.get(DEFAULT_ENV) or DEFAULT_INTERPRETER
-    path = Path(name).expanduser()
-    if (path / "config.json").is_file():
-        return path
-    packaged = MODELS_DIR / str(name)
-    if (packaged / "config.json").is_file():
-        return packaged
-    if HUB_NAME.fullmatch(str(name)) and not path.exists():
+    """The folder of a model folder path, a packaged interpreter's name or a Hub name (``owner/model``); None:
+    ``$PRAGMETER_INTERPRETER``, else the packaged default."""
+    folder = INTERPRETERS.locate(name)
+    if folder is not None:
+        return folder
+    name = INTERPRETERS.default_name() if name is None else name
+    if HUB_NAME.fullmatch(str(name)) and not Path(name).expanduser().exists():
         return hub_folder(str(name))
     names = ", ".join(shipped_interpreters()) or "none ships with this version: train one with `pragmeter " \
                                                    "classifier train inli` and pass its folder"

@@ -24,39 +24,33 @@ import numpy as np
 
 from pragmeter.errors import DataError, PragmeterError
 from pragmeter.impscore.numpy_heads import NumpyHeads
+from pragmeter.packaged import IMPSCORE
 from pragmeter.text import invalid_text_reason
 
 log = logging.getLogger("pragmeter")
 
-MODELS_DIR = Path(__file__).with_name("models")
-DEFAULT_MODEL = "impscore-minilm-general-ft"
-# Names the model used when none is given (ImpScore.load(), every command's --impscore), e.g. the fast MiniLM one
-DEFAULT_MODEL_ENV = "PRAGMETER_IMPSCORE"
+# The packaged models, the default and the variable that names another (ImpScore.load(), every command's --impscore)
+MODELS_DIR, DEFAULT_MODEL, DEFAULT_MODEL_ENV = IMPSCORE.folder, IMPSCORE.default, IMPSCORE.env
 CONFIG_FILE, WEIGHTS_FILE, CARD_FILE = "config.json", "heads.safetensors", "README.md"
 BF16_CHECK_KEY = "bf16_check"  # a fine-tuned encoder's bf16 scores against fp32 (benchmarks/bench_speed.py)
 FORMAT = "pragmeter-impscore"
 
 
 def shipped_models() -> list[str]:
-    return sorted(p.name for p in MODELS_DIR.iterdir() if (p / CONFIG_FILE).is_file()) if MODELS_DIR.is_dir() else []
+    return IMPSCORE.names()
 
 
 def default_model() -> str:
     """The model used when none is named: ``$PRAGMETER_IMPSCORE`` when set, else the shipped default."""
-    return os.environ.get(DEFAULT_MODEL_ENV) or DEFAULT_MODEL
+    return IMPSCORE.default_name()
 
 
 def resolve_model_dir(name_or_path: str | os.PathLike | None) -> Path:
-    if name_or_path is None:
-        name_or_path = default_model()
-    path = Path(name_or_path).expanduser()
-    if (path / CONFIG_FILE).is_file():
-        return path
-    shipped = MODELS_DIR / str(name_or_path)
-    if (shipped / CONFIG_FILE).is_file():
-        return shipped
-    names = ", ".join(shipped_models()) or "(none)"
-    raise PragmeterError(f"no ImpScore model at {name_or_path!r}: give a model folder or one of: {names}")
+    folder = IMPSCORE.locate(name_or_path)
+    if folder is None:
+        names = ", ".join(shipped_models()) or "(none)"
+        raise PragmeterError(f"no ImpScore model at {str(name_or_path)!r}: give a model folder or one of: {names}")
+    return folder
 
 
 def read_model_config(folder: Path) -> dict:
