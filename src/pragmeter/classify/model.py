@@ -95,6 +95,22 @@ def nli_label(name) -> str | None:
     return NLI_LABELS.get(name.strip().lower()) if isinstance(name, str) else None
 
 
+def check_id2label(config_path: Path, config: dict, settings: ClassifierSettings) -> None:
+    """The one check, for every folder kind (whole, shipped, peft), that a config's ``id2label`` names the model's
+    outputs as its settings do, in order (a plain NLI folder's names read through :func:`nli_label`): a DataError
+    naming ``config_path`` otherwise, since predictions would be renamed."""
+    id2label = config.get("id2label")
+    try:
+        outputs = {int(key): value for key, value in id2label.items()}
+    except (AttributeError, TypeError, ValueError):
+        outputs = None
+    if outputs is not None and not config.get("pragmeter"):  # a plain NLI folder: its labels by pragmeter's names
+        outputs = {index: nli_label(name) for index, name in outputs.items()}
+    if outputs != dict(enumerate(settings.labels)):
+        raise DataError(f"{config_path}: 'pragmeter' labels {settings.labels} do not match the model's id2label "
+                        f"{id2label} (predictions would be renamed)")
+
+
 def plain_settings(folder: Path, config: dict) -> ClassifierSettings:
     """The settings of a plain sequence-classification folder (no ``pragmeter`` settings) whose ``id2label`` names
     NLI's labels: a pair classifier with those labels (:func:`nli_label`), base encoder the folder's name, max length
@@ -324,16 +340,7 @@ class TextClassifier:
 
         folder = Path(folder)
         config_path, config, settings = read_settings(folder)
-        id2label = config.get("id2label")
-        try:
-            outputs = {int(key): value for key, value in id2label.items()}
-        except (AttributeError, TypeError, ValueError):
-            outputs = None
-        if outputs is not None and not config.get("pragmeter"):  # a plain NLI folder: its labels by pragmeter's names
-            outputs = {index: nli_label(name) for index, name in outputs.items()}
-        if outputs != dict(enumerate(settings.labels)):
-            raise DataError(f"{config_path}: 'pragmeter' labels {settings.labels} do not match the model's id2label "
-                            f"{id2label} (predictions would be renamed)")
+        check_id2label(config_path, config, settings)
         weights = folder / cls.WEIGHTS_FILE
         if not weights.is_file():
             raise PragmeterError(f"{folder} has no model.safetensors (pickled weights are never loaded)")

@@ -278,18 +278,15 @@ def transformers_config(config_path: Path, config: dict, settings, extra_keys: t
     out), its labels checked against the ``pragmeter`` settings': a DataError naming ``config_path`` otherwise."""
     from transformers import AutoConfig
 
-    from pragmeter.classify.model import first_line
+    from pragmeter.classify.model import check_id2label, first_line
     from pragmeter.encoders.finetuned import WEIGHTS_KEY
 
+    check_id2label(config_path, config, settings)
     left_out = (WEIGHTS_KEY, *NOT_MODEL_KEYS, *extra_keys)
     try:
-        model_config = AutoConfig.for_model(**{k: v for k, v in config.items() if k not in left_out})
+        return AutoConfig.for_model(**{k: v for k, v in config.items() if k not in left_out})
     except (ValueError, TypeError, KeyError) as error:
         raise DataError(f"{config_path}: not a transformers model config ({first_line(error)})") from None
-    if [model_config.id2label.get(i) for i in range(model_config.num_labels)] != settings.labels:
-        raise DataError(f"{config_path}: 'pragmeter' labels {settings.labels} do not match the model's id2label "
-                        f"{model_config.id2label} (predictions would be renamed)")
-    return model_config
 
 
 def bf16_check(classifier, premises: list[str], hypotheses: list[str], meant: list[int], fp32,
