@@ -81,7 +81,7 @@ def stage(name: str, data, epochs: int, init_from: Path | None, args) -> dict:
 def whole_weights(name: str, out: Path) -> Path:
     """A classifier folder with whole weights for interpreter ``name`` (a shipped form is written out once)."""
     from pragmeter.classify.loading import load_classifier
-    from pragmeter.classify.shipped import resolve_interpreter
+    from pragmeter.interpreter.hub import resolve_interpreter
 
     folder = resolve_interpreter(name)
     if (folder / "model.safetensors").is_file():

@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from pragmeter.classify.interpreter import Interpreter
-from pragmeter.classify.shipped import DEFAULT_INTERPRETER, MODELS_DIR
+from pragmeter.interpreter.hub import DEFAULT_INTERPRETER, MODELS_DIR
 from pragmeter.cli import main
 from pragmeter.errors import DataError, PragmeterError
 

@@ -18,7 +18,8 @@ import torch
 from pragmeter.classify.adapter import (ADAPTER_CONFIG, ADAPTER_KEY, ADAPTER_WEIGHTS, EMBEDDING_A, EMBEDDING_B, LORA_A,
                                         LORA_B, PREFIX, TARGET_BIAS, export_adapter, is_adapter, load_adapter)
 from pragmeter.classify.interpreter import Interpreter
-from pragmeter.classify.shipped import DEFAULT_INTERPRETER, MODELS_DIR, SHARD_BYTES
+from pragmeter.interpreter.hub import DEFAULT_INTERPRETER, MODELS_DIR
+from pragmeter.classify.shipped import SHARD_BYTES
 from pragmeter.cli import main
 from pragmeter.errors import DataError, PragmeterError
 

@@ -9,7 +9,8 @@ import json
 import pytest
 
 from pragmeter.classify.interpreter import Interpreter
-from pragmeter.classify.shipped import DEFAULT_INTERPRETER, MODELS_DIR, SHARD_BYTES, resolve_interpreter
+from pragmeter.interpreter.hub import DEFAULT_INTERPRETER, MODELS_DIR, resolve_interpreter
+from pragmeter.classify.shipped import SHARD_BYTES
 from pragmeter.cli import main
 
 FOLDER = MODELS_DIR / DEFAULT_INTERPRETER

@@ -182,7 +182,8 @@ def export_adapter(source: str | os.PathLike | None, output: str | os.PathLike) 
     a card, and its metrics.json alongside."""
     from pragmeter.classify.card import adapter_card
     from pragmeter.classify.model import base_encoder, check_finite_tensors, read_settings
-    from pragmeter.classify.shipped import HEAD_KEY, is_shipped, read_head, resolve_interpreter, transformers_config
+    from pragmeter.classify.shipped import HEAD_KEY, is_shipped, read_head, transformers_config
+    from pragmeter.interpreter.hub import resolve_interpreter
     from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards, folder_file, read_shards
 
     folder = resolve_interpreter(source)

@@ -57,7 +57,7 @@ class LocalClassifierBackend(ChatBackend):
     def __init__(self, path: str, device: str | None = None, batch_size: int = 64, backend: str = "auto",
                  precision: str = "auto"):
         from pragmeter.classify.opening import open_classifier
-        from pragmeter.classify.shipped import resolve_interpreter
+        from pragmeter.interpreter.hub import resolve_interpreter
 
         self.path = path
         if not (Path(path) / "config.json").is_file():  # a packaged interpreter's name

@@ -127,7 +127,8 @@ class Interpreter:
         folder records a bf16 check within bounds, else fp32; torch on a GPU ``device``. :attr:`runtime` says
         which."""
         from pragmeter.classify.model import read_settings
-        from pragmeter.classify.shipped import interpreter_runtime, resolve_interpreter
+        from pragmeter.classify.shipped import interpreter_runtime
+        from pragmeter.interpreter.hub import resolve_interpreter
 
         folder = resolve_interpreter(name)
         label = str(name or folder.name)

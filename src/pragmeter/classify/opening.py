@@ -18,7 +18,7 @@ def open_classifier(model: str | os.PathLike | None, *, backend: str = "auto", p
     from pragmeter.classify.interpreter import Interpreter, is_interpreter
     from pragmeter.classify.loading import load_classifier
     from pragmeter.classify.model import read_settings, torch_runtime
-    from pragmeter.classify.shipped import resolve_interpreter
+    from pragmeter.interpreter.hub import resolve_interpreter
     from pragmeter.classify.svm import EmbeddingSVMClassifier
     from pragmeter.errors import InvalidParameter
 

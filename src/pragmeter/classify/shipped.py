@@ -23,14 +23,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 
 from pragmeter.errors import DataError, PragmeterError
-from pragmeter.packaged import INTERPRETERS
 
-# The packaged interpreters, the default and the variable that names another (pragmeter.packaged)
-MODELS_DIR, DEFAULT_INTERPRETER, DEFAULT_ENV = INTERPRETERS.folder, INTERPRETERS.default, INTERPRETERS.env
 HEAD_KEY = "head_weights"
 HEAD_FILE = "head.safetensors"
 HEAD_LABELS = "labels"  # the head file's metadata entry: its outputs' labels in order, covered by its sha256
@@ -41,49 +37,11 @@ BF16_KEY = "bf16_check"  # bf16 against fp32 on validation pairs, measured when 
 # interpreter's outputs): every label probability and each reading's score (P(implied) + P(explicit)) within
 # MAX_ABS_DIFF of fp32's, and the same label (argmax) on every checked pair.
 BF16_MIN_AGREEMENT = 1.0
-HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")  # owner/model, as the Hub spells repository names
-# What an interpreter needs of a Hub repository (weights only as safetensors; never pickles)
-HUB_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-             "vocab.txt", "vocab.json", "merges.txt", "spm.model", "spiece.model", "sentencepiece.bpe.model",
-             "tokenizer.model", "added_tokens.json")
 # What a folder's recorded check may claim for ``auto`` to believe it (the config is someone else's file): measured on
 # at least BF16_MIN_PAIRS pairs, through a path that runs bf16 (``openvino`` or ``torch``), each figure a finite number
 # in its range, and some change seen (bf16 that equals fp32 to five decimals on every pair was not run in bf16).
 BF16_MIN_PAIRS = 256
 BF16_PATHS = ("openvino", "torch")
-
-
-def shipped_interpreters() -> list[str]:
-    return INTERPRETERS.names()
-
-
-def resolve_interpreter(name: str | os.PathLike | None) -> Path:
-    """The folder of a model folder path, a packaged interpreter's name or a Hub name (``owner/model``); None:
-    ``$PRAGMETER_INTERPRETER``, else the packaged default."""
-    folder = INTERPRETERS.locate(name)
-    if folder is not None:
-        return folder
-    name = INTERPRETERS.default_name() if name is None else name
-    if HUB_NAME.fullmatch(str(name)) and not Path(name).expanduser().exists():
-        return hub_folder(str(name))
-    names = ", ".join(shipped_interpreters()) or "none ships with this version: train one with `pragmeter " \
-                                                   "classifier train inli` and pass its folder"
-    raise PragmeterError(f"no interpreter at {str(name)!r}: give a model folder or a packaged name ({names})")
-
-
-def hub_folder(name: str) -> Path:
-    """The local copy of the Hub model ``name`` (``owner/model``): its config, safetensors weights and tokenizer
-    files, downloaded once into the Hugging Face cache (``$HF_HOME``); a PragmeterError in one line without a
-    connection or for an unknown name."""
-    try:
-        from huggingface_hub import snapshot_download
-
-        return Path(snapshot_download(name, allow_patterns=list(HUB_FILES)))
-    except Exception as error:  # noqa: BLE001  (huggingface_hub's errors: offline, unknown name, refused)
-        from pragmeter.classify.model import first_line
-
-        raise PragmeterError(f"no interpreter at {name!r}: not a local folder or packaged name, and the Hugging Face "
-                             f"Hub did not give it ({first_line(error)})") from None
 
 
 def is_shipped(folder: Path) -> bool:
