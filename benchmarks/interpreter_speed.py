@@ -30,7 +30,7 @@ import numpy as np
 from machine import MachineWatch
 
 from pragmeter.classify.interpreter import Interpreter
-from pragmeter.classify.shipped import bf16_bounds
+from pragmeter.interpreter.runtime import bf16_bounds
 from pragmeter.encoders.runtime import cpu_has_bf16
 
 SETTINGS = (("torch fp32 (before)", "torch", "fp32"), ("openvino fp32", "openvino", "fp32"),

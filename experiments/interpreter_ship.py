@@ -1,5 +1,5 @@
 """Ship a trained interpreter through `pragmeter interpret ship`: the ``classifier train inli`` folder ``--run`` as
-low-rank factors over its base encoder (pragmeter.classify.shipped), the rank chosen on INLI validation among
+low-rank factors over its base encoder (pragmeter.interpreter.shipped), the rank chosen on INLI validation among
 ``--rank``, bf16 checked, the card written, and the INLI test split read once for the shipped form with
 ``--evaluate-test``. The output folder is replaced (the release goes over the packaged one).
 

@@ -478,7 +478,7 @@ PLAUSIBLE = {"max_abs_probability_diff": 0.012, "max_abs_score_diff": 0.009, "la
 def test_a_bf16_claim_no_measurement_makes_runs_fp32_and_says_why(claim, problem, tmp_path, on_host, caplog):
     import logging
 
-    from pragmeter.classify.shipped import interpreter_runtime
+    from pragmeter.interpreter.runtime import interpreter_runtime
 
     folder = copy_default(tmp_path / "model")
     on_host("zen4")  # a CPU with bf16: the recorded claim alone decides
@@ -510,7 +510,7 @@ def test_labels_renamed_consistently_in_the_config_are_refused(tmp_path):
 def test_a_shipped_folder_records_its_labels_in_the_head_it_writes(tmp_path):
     from safetensors import safe_open
 
-    from pragmeter.classify.shipped import HEAD_FILE, save_shipped
+    from pragmeter.interpreter.shipped import HEAD_FILE, save_shipped
 
     model = load(MODELS_DIR / DEFAULT_INTERPRETER)
     save_shipped(model.classifier, {}, {"classifier.bias": torch.zeros(4), "classifier.weight": torch.zeros(4, 384)},

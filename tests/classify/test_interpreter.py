@@ -78,7 +78,7 @@ def test_the_trained_interpreter_reads_inli_better_than_its_untrained_start(tiny
 
 def test_shipped_form_reloads_to_the_compressed_model_and_refuses_a_damaged_shard(tiny, tmp_path):
     from pragmeter.classify.release import ship
-    from pragmeter.classify.shipped import SHARD_BYTES, load_shipped
+    from pragmeter.interpreter.shipped import SHARD_BYTES, load_shipped
 
     data, folder = tiny
     # Full rank (MiniLM is 384 wide) for every matrix but the word embeddings, cut to fit a shard.
@@ -115,7 +115,7 @@ def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bound
     """The rule, on any machine (the host kind simulated): OpenVINO on a CPU, bf16 only with bf16 instructions and a
     recorded check within bounds; torch on a GPU device; a backend that cannot run the model refused in one line."""
     from pragmeter.classify.release import ship
-    from pragmeter.classify.shipped import interpreter_runtime
+    from pragmeter.interpreter.runtime import interpreter_runtime
 
     data, folder = tiny
     bf16_cpu, plain_cpu = "zen4", "zen1"
@@ -153,7 +153,7 @@ def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bound
 
 
 def test_bf16_check_needs_every_probability_within_bounds_and_the_same_label_on_every_pair():
-    from pragmeter.classify.shipped import bf16_bounds
+    from pragmeter.interpreter.runtime import bf16_bounds
     from pragmeter.encoders.runtime import MAX_ABS_DIFF
 
     fp32 = np.array([[0.70, 0.10, 0.10, 0.10], [0.40, 0.35, 0.15, 0.10]])
@@ -197,7 +197,7 @@ def test_openvino_fp32_gives_torch_fp32_probabilities_on_inli_pairs(tiny, tmp_pa
 
 
 def test_openvino_bf16_stays_within_the_bounds_of_torch_fp32(tiny):
-    from pragmeter.classify.shipped import bf16_bounds
+    from pragmeter.interpreter.runtime import bf16_bounds
     from pragmeter.encoders.runtime import MAX_ABS_DIFF, cpu_has_bf16
 
     if not cpu_has_bf16():

@@ -19,7 +19,7 @@ from pragmeter.classify.adapter import (ADAPTER_CONFIG, ADAPTER_KEY, ADAPTER_WEI
                                         LORA_B, PREFIX, TARGET_BIAS, export_adapter, is_adapter, load_adapter)
 from pragmeter.classify.interpreter import Interpreter
 from pragmeter.interpreter.hub import DEFAULT_INTERPRETER, MODELS_DIR
-from pragmeter.classify.shipped import SHARD_BYTES
+from pragmeter.interpreter.shipped import SHARD_BYTES
 from pragmeter.cli import main
 from pragmeter.errors import DataError, PragmeterError
 
@@ -153,7 +153,7 @@ def test_factors_as_compress_returns_them_are_written_as_an_adapter_of_their_ran
     from safetensors.torch import load_file
 
     from pragmeter.classify.adapter import save_adapter
-    from pragmeter.classify.shipped import base_weights
+    from pragmeter.interpreter.shipped import base_weights
     from pragmeter.encoders.finetuned import apply_changes
 
     classifier = copy.deepcopy(shipped[2])  # the shipped folder's classifier, loaded once for the module

@@ -10,7 +10,7 @@ import pytest
 
 from pragmeter.classify.interpreter import Interpreter
 from pragmeter.interpreter.hub import DEFAULT_INTERPRETER, MODELS_DIR, resolve_interpreter
-from pragmeter.classify.shipped import SHARD_BYTES
+from pragmeter.interpreter.shipped import SHARD_BYTES
 from pragmeter.cli import main
 
 FOLDER = MODELS_DIR / DEFAULT_INTERPRETER

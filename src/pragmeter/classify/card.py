@@ -152,7 +152,7 @@ BASE_LICENCES = {"all-MiniLM-L6-v2": "Apache-2.0", "all-mpnet-base-v2": "Apache-
 
 
 def bf16_line(check: dict) -> str:
-    """The card's sentence on the bf16 check (pragmeter.classify.shipped.bf16_bounds, ``path`` where it ran)."""
+    """The card's sentence on the bf16 check (pragmeter.interpreter.runtime.bf16_bounds, ``path`` where it ran)."""
     if not check.get("pairs"):
         return ("bf16 was not checked against fp32 for this folder: `--precision auto` runs it in fp32 on a CPU "
                 "(`--precision bf16` still runs bf16 where asked).")

@@ -43,7 +43,7 @@ def export_folder(folder: str | os.PathLike) -> Path:
     folder's files and, for the shipped and peft forms, their base encoder's."""
     from pragmeter.classify.adapter import is_adapter
     from pragmeter.classify.model import base_encoder, read_settings
-    from pragmeter.classify.shipped import is_shipped
+    from pragmeter.interpreter.shipped import is_shipped
     from pragmeter.encoders import cache_dir
     from pragmeter.encoders.fingerprint import encoder_fingerprint, folder_fingerprint
     from pragmeter.io.untrusted import safe_name

@@ -59,7 +59,7 @@ def register(subparsers) -> None:
 
 
 def _ship_parser(kind) -> argparse.ArgumentParser:
-    from pragmeter.classify.shipped import DEFAULT_RANK
+    from pragmeter.interpreter.shipped import DEFAULT_RANK
 
     parser = kind(prog="pragmeter interpret ship",
                   description="Release the `pragmeter classifier train inli` folder RUN as the shipped form: low-rank "
