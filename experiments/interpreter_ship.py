@@ -4,7 +4,7 @@ low-rank factors over its base encoder (pragmeter.interpreter.shipped), the rank
 ``--evaluate-test``. The output folder is replaced (the release goes over the packaged one).
 
     python experiments/interpreter_ship.py --run runs/inli-minilm --rank 16,32,64 --evaluate-test \
-        --output src/pragmeter/classify/models/interpreter-minilm-inli
+        --output src/pragmeter/interpreter/models/interpreter-minilm-inli
 """
 from __future__ import annotations
 

@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 import torch
 
-from pragmeter.classify.interpreter import Interpreter
-from pragmeter.interpreter.hub import DEFAULT_INTERPRETER, MODELS_DIR
 from pragmeter.cli import main
 from pragmeter.errors import DataError, PragmeterError
+from pragmeter.interpreter.hub import DEFAULT_INTERPRETER, MODELS_DIR
+from pragmeter.interpreter.model import Interpreter
 
 CONTEXT = "Ann offers Bob a coffee at eleven at night."
 UTTERANCE = "It would keep me awake."
@@ -218,7 +218,7 @@ from pathlib import Path
 from pragmeter.errors import PragmeterError
 try:
     if sys.argv[1] == "interpreter":
-        from pragmeter.classify.interpreter import Interpreter
+        from pragmeter.interpreter.model import Interpreter
         Interpreter.load(sys.argv[2], device="cpu", precision="fp32", backend="torch", progress=False)
     else:
         from pragmeter.classify.openvino import export_folder

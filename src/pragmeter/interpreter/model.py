@@ -16,8 +16,8 @@ scores P(entailed).
 
 Model folders: a ``classifier train inli`` folder (whole weights, ``model.safetensors``), the shipped form
 (:mod:`pragmeter.interpreter.shipped`: low-rank changes over an installable base encoder plus the classification
-layer), the same changes as a peft LoRA adapter (:mod:`pragmeter.classify.adapter`), or any NLI cross-encoder (a plain
-Hugging Face sequence-classification folder whose ``id2label`` names NLI's labels:
+layer), the same changes as a peft LoRA adapter (:mod:`pragmeter.interpreter.adapter`), or any NLI cross-encoder (a
+plain Hugging Face sequence-classification folder whose ``id2label`` names NLI's labels:
 :func:`pragmeter.classify.model.plain_settings`), local or, with a connection, by its Hub name.
 :meth:`Interpreter.load` without a name opens the default that ships in the package; :meth:`Interpreter.save` writes
 whole weights that ``sentence_transformers.CrossEncoder`` opens.
@@ -127,8 +127,8 @@ class Interpreter:
         folder records a bf16 check within bounds, else fp32; torch on a GPU ``device``. :attr:`runtime` says
         which."""
         from pragmeter.classify.model import read_settings
-        from pragmeter.interpreter.runtime import interpreter_runtime
         from pragmeter.interpreter.hub import resolve_interpreter
+        from pragmeter.interpreter.runtime import interpreter_runtime
 
         folder = resolve_interpreter(name)
         label = str(name or folder.name)

@@ -9,8 +9,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from pragmeter.classify.interpreter import Interpreter
 from pragmeter.errors import PragmeterError
+from pragmeter.interpreter.model import Interpreter
 
 
 def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Sequence[int], val, test=None,
@@ -24,11 +24,11 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
     ships (the smallest among equals); the test split is read once, for that one. Returns the metrics (also in
     metrics.json)."""
     from pragmeter.classify.card import interpreter_card
+    from pragmeter.classify.evaluators import ClassificationEvaluator
     from pragmeter.classify.model import TextClassifier, base_encoder
+    from pragmeter.encoders.runtime import cpu_has_bf16
     from pragmeter.interpreter.runtime import bf16_bounds, bf16_check
     from pragmeter.interpreter.shipped import compress, save_shipped
-    from pragmeter.classify.evaluators import ClassificationEvaluator
-    from pragmeter.encoders.runtime import cpu_has_bf16
 
     source = Path(source)
     ranks = sorted({rank} if isinstance(rank, int) else set(rank))

@@ -139,9 +139,9 @@ def write_adapter(config: dict, factors: dict, head: dict, model, folder: str | 
     ``model`` whose folder config (transformers config with the ``pragmeter`` settings) is ``config``, atomically."""
     from safetensors.torch import save_file
 
-    from pragmeter.interpreter.shipped import HEAD_KEY, HEAD_LABELS, base_weights
     from pragmeter.data.root import sha256_of
     from pragmeter.encoders.finetuned import WEIGHTS_KEY
+    from pragmeter.interpreter.shipped import HEAD_KEY, HEAD_LABELS, base_weights
     from pragmeter.io.atomic import replace_folder
     from pragmeter.io.model_card import base_model_id
 
@@ -182,9 +182,9 @@ def export_adapter(source: str | os.PathLike | None, output: str | os.PathLike) 
     a card, and its metrics.json alongside."""
     from pragmeter.classify.card import adapter_card
     from pragmeter.classify.model import base_encoder, check_finite_tensors, read_settings
-    from pragmeter.interpreter.shipped import HEAD_KEY, is_shipped, read_head, transformers_config
-    from pragmeter.interpreter.hub import resolve_interpreter
     from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards, folder_file, read_shards
+    from pragmeter.interpreter.hub import resolve_interpreter
+    from pragmeter.interpreter.shipped import HEAD_KEY, is_shipped, read_head, transformers_config
 
     folder = resolve_interpreter(source)
     if not is_shipped(folder):
@@ -330,8 +330,8 @@ def read_adapter(path: Path, adapter_config: dict, model, labels: list[str], bas
     from safetensors.torch import load_file
 
     from pragmeter.classify.model import check_finite_tensors, first_line
-    from pragmeter.interpreter.shipped import HEAD_LABELS
     from pragmeter.encoders.finetuned import DOWN, UP
+    from pragmeter.interpreter.shipped import HEAD_LABELS
 
     try:
         tensors = load_file(str(path))
@@ -453,9 +453,9 @@ def load_adapter(folder: str | os.PathLike, device: str | None = None, precision
 
     from pragmeter.classify.model import (TextClassifier, base_encoder, check_finite_tensors, pick_device,
                                          read_settings)
-    from pragmeter.interpreter.shipped import build_on, transformers_config
     from pragmeter.encoders.finetuned import apply_changes
     from pragmeter.encoders.registry import require_encoder
+    from pragmeter.interpreter.shipped import build_on, transformers_config
     from pragmeter.io.model_card import base_model_id
 
     if reader not in READERS:
