@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 from machine import MachineWatch
 
-from pragmeter.classify.interpreter import Interpreter
-from pragmeter.classify.shipped import bf16_bounds
 from pragmeter.encoders.runtime import cpu_has_bf16
+from pragmeter.interpreter.model import Interpreter
+from pragmeter.interpreter.runtime import bf16_bounds
 
 SETTINGS = (("torch fp32 (before)", "torch", "fp32"), ("openvino fp32", "openvino", "fp32"),
             ("openvino bf16", "openvino", "bf16"), ("crossencoder fp32", "crossencoder", "fp32"),

@@ -81,7 +81,7 @@ def stage(name: str, data, epochs: int, init_from: Path | None, args) -> dict:
 def whole_weights(name: str, out: Path) -> Path:
     """A classifier folder with whole weights for interpreter ``name`` (a shipped form is written out once)."""
     from pragmeter.classify.loading import load_classifier
-    from pragmeter.classify.shipped import resolve_interpreter
+    from pragmeter.interpreter.hub import resolve_interpreter
 
     folder = resolve_interpreter(name)
     if (folder / "model.safetensors").is_file():
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     if families and not args.init_from:  # the final weights derive from the general stage's data: its files too
         data.data_files = {**data.data_files, **dataset_checksums(training_files("general", families))}
     summary["pragmatic"] = stage("pragmatic", data, args.epochs_pragmatic, init, args)
-    from pragmeter.classify.interpreter import Interpreter
+    from pragmeter.interpreter.model import Interpreter
 
     dev = circa_items(args.data_root)[1]
     if args.limit_eval:

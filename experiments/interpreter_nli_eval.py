@@ -4,7 +4,7 @@ meant reading. The evaluation-only splits (XNLI-en test, SICK test, MoNLI test, 
 Breaking NLI, ConTRoL) are for the shipped model, once; ``--sets`` chooses (XNLI-en validation, GRICE's held-out
 turns and the recipe's Circa development split, ``circa_dev``, serve selection).
 
-    python experiments/interpreter_nli_eval.py --model src/pragmeter/classify/models/interpreter-minilm-inli \\
+    python experiments/interpreter_nli_eval.py --model src/pragmeter/interpreter/models/interpreter-minilm-inli \\
         --sets xnli_en:validation,grice --output runs/nli-eval.json
     python experiments/interpreter_nli_eval.py --model M --sets xnli_en:test --limit 50     # smoke run
 """
@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from pragmeter.classify.interpreter import Interpreter
+from pragmeter.interpreter.model import Interpreter
 from pragmeter.io import write_json_atomic
 
 DEFAULT_SETS = ("xnli_en:validation", "grice", "circa_dev")

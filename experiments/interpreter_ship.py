@@ -1,10 +1,10 @@
 """Ship a trained interpreter through `pragmeter interpret ship`: the ``classifier train inli`` folder ``--run`` as
-low-rank factors over its base encoder (pragmeter.classify.shipped), the rank chosen on INLI validation among
+low-rank factors over its base encoder (pragmeter.interpreter.shipped), the rank chosen on INLI validation among
 ``--rank``, bf16 checked, the card written, and the INLI test split read once for the shipped form with
 ``--evaluate-test``. The output folder is replaced (the release goes over the packaged one).
 
     python experiments/interpreter_ship.py --run runs/inli-minilm --rank 16,32,64 --evaluate-test \
-        --output src/pragmeter/classify/models/interpreter-minilm-inli
+        --output src/pragmeter/interpreter/models/interpreter-minilm-inli
 """
 from __future__ import annotations
 

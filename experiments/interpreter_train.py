@@ -30,10 +30,10 @@ from pathlib import Path
 
 from pragmeter.classify.job import run_recipe
 from pragmeter.classify.recipes.inli import EXTRA_SOURCES, build
-from pragmeter.classify.release import ship
-from pragmeter.classify.shipped import DEFAULT_RANK
 from pragmeter.classify.training import FineTuneConfig
 from pragmeter.cli.interpret import parse_ranks
+from pragmeter.interpreter.release import ship
+from pragmeter.interpreter.shipped import DEFAULT_RANK
 from pragmeter.io import write_json_atomic
 
 

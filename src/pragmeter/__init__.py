@@ -14,7 +14,7 @@ def __getattr__(name: str):
 
         return ImpScore
     if name == "Interpreter":
-        from pragmeter.classify.interpreter import Interpreter
+        from pragmeter.interpreter.model import Interpreter
 
         return Interpreter
     raise AttributeError(name)

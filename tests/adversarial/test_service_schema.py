@@ -17,8 +17,8 @@ EXAMPLES_PER_OPERATION = 30
 def service():
     """The real service (shipped default model, torch encoder, small limits; the packaged interpreter on torch) on
     127.0.0.1 in this process."""
-    from pragmeter.classify.interpreter import Interpreter
     from pragmeter.impscore.model import ImpScore
+    from pragmeter.interpreter.model import Interpreter
     from pragmeter.serve.app import create_app
     from pragmeter.serve.limits import Limits
     from pragmeter.testing.asgi import running

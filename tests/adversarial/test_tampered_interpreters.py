@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 import torch
 
-from pragmeter.classify.interpreter import Interpreter
-from pragmeter.classify.shipped import DEFAULT_INTERPRETER, MODELS_DIR
 from pragmeter.cli import main
 from pragmeter.errors import DataError, PragmeterError
+from pragmeter.interpreter.hub import DEFAULT_INTERPRETER, MODELS_DIR
+from pragmeter.interpreter.model import Interpreter
 
 CONTEXT = "Ann offers Bob a coffee at eleven at night."
 UTTERANCE = "It would keep me awake."
@@ -218,7 +218,7 @@ from pathlib import Path
 from pragmeter.errors import PragmeterError
 try:
     if sys.argv[1] == "interpreter":
-        from pragmeter.classify.interpreter import Interpreter
+        from pragmeter.interpreter.model import Interpreter
         Interpreter.load(sys.argv[2], device="cpu", precision="fp32", backend="torch", progress=False)
     else:
         from pragmeter.classify.openvino import export_folder
@@ -478,7 +478,7 @@ PLAUSIBLE = {"max_abs_probability_diff": 0.012, "max_abs_score_diff": 0.009, "la
 def test_a_bf16_claim_no_measurement_makes_runs_fp32_and_says_why(claim, problem, tmp_path, on_host, caplog):
     import logging
 
-    from pragmeter.classify.shipped import interpreter_runtime
+    from pragmeter.interpreter.runtime import interpreter_runtime
 
     folder = copy_default(tmp_path / "model")
     on_host("zen4")  # a CPU with bf16: the recorded claim alone decides
@@ -510,7 +510,7 @@ def test_labels_renamed_consistently_in_the_config_are_refused(tmp_path):
 def test_a_shipped_folder_records_its_labels_in_the_head_it_writes(tmp_path):
     from safetensors import safe_open
 
-    from pragmeter.classify.shipped import HEAD_FILE, save_shipped
+    from pragmeter.interpreter.shipped import HEAD_FILE, save_shipped
 
     model = load(MODELS_DIR / DEFAULT_INTERPRETER)
     save_shipped(model.classifier, {}, {"classifier.bias": torch.zeros(4), "classifier.weight": torch.zeros(4, 384)},

@@ -17,7 +17,7 @@ PACKAGE = CHECKOUT / "src" / "pragmeter"
 FORBIDDEN = {
     "metrics": ("pragmeter.impscore", "torch"),
     "datasets": ("pragmeter.impscore",),
-    "llm": ("pragmeter.classify",),
+    "llm": ("pragmeter.classify", "pragmeter.interpreter"),
 }
 
 

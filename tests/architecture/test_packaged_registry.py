@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pragmeter.classify.shipped import resolve_interpreter, shipped_interpreters
-from pragmeter.impscore.model import resolve_model_dir, shipped_models
 from pragmeter.errors import PragmeterError
+from pragmeter.impscore.model import resolve_model_dir, shipped_models
+from pragmeter.interpreter.hub import resolve_interpreter, shipped_interpreters
 from pragmeter.packaged import REGISTRY
 
 

@@ -18,7 +18,7 @@ def test_c_values_are_comma_separated_positive_numbers():
 
 
 def test_drinq_nli_refuses_existing_outputs_before_loading_anything(tmp_path):
-    from pragmeter.classify.drinq import drinq_nli
+    from pragmeter.interpreter.drinq import drinq_nli
 
     predictions = tmp_path / "items.csv"
     predictions.write_text("x\n")

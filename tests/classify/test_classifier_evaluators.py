@@ -8,8 +8,8 @@ import pytest
 
 from pragmeter.classify.evaluators import ClassificationEvaluator, ReadingChoiceEvaluator
 from pragmeter.classify.examples import Examples
-from pragmeter.classify.interpreter import Interpreter, premise
 from pragmeter.errors import InvalidParameter
+from pragmeter.interpreter.model import Interpreter, premise
 from pragmeter.testing.tiny_nli import tiny_nli_folder
 
 EXCHANGES = [("Can you pass the salt?", "My hands are full."), ("Is it cold outside?", "Take a coat."),

@@ -48,7 +48,7 @@ def test_interpret_predict_local_and_the_service_run_one_folder_one_way(folder, 
                                                                        capsys):
     from fastapi.testclient import TestClient
 
-    from pragmeter.classify.interpreter import Interpreter
+    from pragmeter.interpreter.model import Interpreter
     from pragmeter.llm.backends import load_backend
     from pragmeter.serve.app import create_app
     from pragmeter.serve.limits import Limits
@@ -85,7 +85,7 @@ def test_interpret_predict_local_and_the_service_run_one_folder_one_way(folder, 
 
 
 def test_eval_local_records_the_runtime_interpret_says(folder, tmp_path, data_root):
-    from pragmeter.classify.interpreter import Interpreter
+    from pragmeter.interpreter.model import Interpreter
 
     assert main(["eval", "--tasks", "inli", "--model", f"local:{folder}", "--output", str(tmp_path), "--limit", "3",
                  "--no-progress", "--data-root", str(data_root)]) == 0

@@ -40,7 +40,7 @@ def test_a_classifier_that_records_no_bf16_check_runs_fp32_saying_none_was_measu
     check was measured, not that one missed the bounds."""
     import json
 
-    from pragmeter.classify.shipped import interpreter_runtime
+    from pragmeter.interpreter.runtime import interpreter_runtime
 
     on_host("zen4")
     folder = tmp_path / "classifier"

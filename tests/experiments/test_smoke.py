@@ -76,7 +76,7 @@ def test_interpreter_contamination_with_the_recipes_training_text(data_root, run
 
 def test_interpreter_train_smoke_run_ships_a_loadable_interpreter(tmp_path, data_root, run_script):
     """The GPU script on a CPU: 2 optimizer steps, then the best run shipped as low-rank factors that load."""
-    from pragmeter.classify.interpreter import Interpreter
+    from pragmeter.interpreter.model import Interpreter
 
     out = run_script("interpreter_train.py", "--out", tmp_path, "--encoders", "all-MiniLM-L6-v2", "--seeds", "0",
                      "--extras", "none", "--max-steps", "2", "--batch-size", "8", "--limit-eval", "16", "--rank", "8",

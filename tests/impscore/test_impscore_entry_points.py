@@ -190,8 +190,8 @@ def test_the_loaders_have_one_shape():
     names with the same defaults; the embedding cache is ImpScore.load's own ``cache`` (no second loader)."""
     import inspect
 
-    from pragmeter.classify.interpreter import Interpreter
     from pragmeter.impscore import model as module
+    from pragmeter.interpreter.model import Interpreter
 
     for load in (module.ImpScore.load, Interpreter.load):
         first, *rest = inspect.signature(load).parameters.values()

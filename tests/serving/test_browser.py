@@ -60,7 +60,7 @@ def test_typing_sentences_shows_them_ranked(server_url, onnx_model, posts, tmp_p
 
 @pytest.fixture(scope="module")
 def interpreter_url(onnx_model, tmp_path_factory):
-    from pragmeter.classify.interpreter import Interpreter
+    from pragmeter.interpreter.model import Interpreter
     from pragmeter.serve.app import create_app
     from pragmeter.testing.asgi import running
     from pragmeter.testing.tiny_nli import tiny_nli_folder

@@ -137,7 +137,7 @@ def test_a_body_that_is_not_utf8_is_a_400_that_says_so(client, body, bad):
 @pytest.fixture(scope="module")
 def interpreting(onnx_model, tmp_path_factory):
     """The service with an interpreter: a tiny NLI cross-encoder written here (random weights, torch on the CPU)."""
-    from pragmeter.classify.interpreter import Interpreter
+    from pragmeter.interpreter.model import Interpreter
     from pragmeter.testing.tiny_nli import tiny_nli_folder
 
     interpreter = Interpreter.load(tiny_nli_folder(tmp_path_factory.mktemp("nli") / "tiny-nli"), device="cpu",

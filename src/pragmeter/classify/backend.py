@@ -6,7 +6,7 @@ The classifier reads the structured input each request carries (:mod:`pragmeter.
 prose: a single-text model answers ``text`` requests (the ISHate and hate-detection tasks), a pair model ``pair``
 requests (INLI's premise and hypothesis). The answer is the predicted label's word that the task parses (recorded in
 the model folder), so API and local models share one results format. A pair model whose labels make a reading's
-score is an interpreter (:mod:`pragmeter.classify.interpreter`) and also answers ``choice`` requests, the
+score is an interpreter (:mod:`pragmeter.interpreter.model`) and also answers ``choice`` requests, the
 multiple-choice tasks' items (DRInQ, LUDWIG, Circa, Fig-QA, the Floyd battery) — premise = the context with the
 quoted utterance, each option a reading — with the task's text for the reading most likely meant (P(implied) +
 P(explicit)); an item whose options are utterances (Snarks) has no reading to rank and cannot be asked. A task that
@@ -15,7 +15,7 @@ Requests are batched: every request waiting at the same moment goes through one 
 a packaged interpreter's name.
 
 The folder opens as every command opens it (:func:`pragmeter.classify.opening.open_classifier`): an interpreter as
-:meth:`pragmeter.classify.interpreter.Interpreter.load` resolves it (OpenVINO on a CPU, in bf16 only where its recorded
+:meth:`pragmeter.interpreter.model.Interpreter.load` resolves it (OpenVINO on a CPU, in bf16 only where its recorded
 check allows; torch on a GPU ``device``); any other classifier through torch. Its runtime's signature is in the
 results' model settings (``runtime_signature``).
 
@@ -57,7 +57,7 @@ class LocalClassifierBackend(ChatBackend):
     def __init__(self, path: str, device: str | None = None, batch_size: int = 64, backend: str = "auto",
                  precision: str = "auto"):
         from pragmeter.classify.opening import open_classifier
-        from pragmeter.classify.shipped import resolve_interpreter
+        from pragmeter.interpreter.hub import resolve_interpreter
 
         self.path = path
         if not (Path(path) / "config.json").is_file():  # a packaged interpreter's name
@@ -75,7 +75,7 @@ class LocalClassifierBackend(ChatBackend):
 
     def _interpreter(self):
         """The classifier read as an interpreter (it answers multiple-choice items), or None."""
-        from pragmeter.classify.interpreter import Interpreter, is_interpreter
+        from pragmeter.interpreter.model import Interpreter, is_interpreter
 
         return Interpreter(self.classifier, self.path) if is_interpreter(self.classifier.settings) else None
 
@@ -176,7 +176,7 @@ class LocalClassifierBackend(ChatBackend):
     def _choice(self, found: ChoiceInput) -> tuple[list[tuple[str, str | None]], Callable]:
         """A multiple-choice item read by the interpreter: the premise is the context with the quoted utterance, each
         option a reading, the answer the task's text for the option with the highest P(implied) + P(explicit)."""
-        from pragmeter.classify.interpreter import premise
+        from pragmeter.interpreter.model import premise
 
         item = found.item
         if not item.utterance.strip():

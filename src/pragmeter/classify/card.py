@@ -152,7 +152,7 @@ BASE_LICENCES = {"all-MiniLM-L6-v2": "Apache-2.0", "all-mpnet-base-v2": "Apache-
 
 
 def bf16_line(check: dict) -> str:
-    """The card's sentence on the bf16 check (pragmeter.classify.shipped.bf16_bounds, ``path`` where it ran)."""
+    """The card's sentence on the bf16 check (pragmeter.interpreter.runtime.bf16_bounds, ``path`` where it ran)."""
     if not check.get("pairs"):
         return ("bf16 was not checked against fp32 for this folder: `--precision auto` runs it in fp32 on a CPU "
                 "(`--precision bf16` still runs bf16 where asked).")
@@ -165,7 +165,7 @@ def bf16_line(check: dict) -> str:
 
 
 def interpreter_card(metrics: dict) -> str:
-    """Markdown card of a shipped interpreter from :func:`pragmeter.classify.release.ship`'s metrics."""
+    """Markdown card of a shipped interpreter from :func:`pragmeter.interpreter.release.ship`'s metrics."""
     training = metrics.get("training") or {}
     settings = training.get("settings") or {}
     base = settings.get("base_encoder", "?")
@@ -252,7 +252,7 @@ def _title(name: str) -> str:
 
 
 def export_card(name: str, settings, source=None) -> str:
-    """Card of an interpreter written as whole weights (:meth:`pragmeter.classify.interpreter.Interpreter.save`):
+    """Card of an interpreter written as whole weights (:meth:`pragmeter.interpreter.model.Interpreter.save`):
     how to open it (pragmeter, sentence-transformers), its labels, and the card of the folder it came from (``source``;
     its licence and data sets carried into the front matter)."""
     text, source_metadata = source_card(source)
@@ -274,7 +274,7 @@ def export_card(name: str, settings, source=None) -> str:
 
 
 def adapter_card(name: str, settings, source=None) -> str:
-    """Card of an interpreter written as a peft LoRA adapter (:func:`pragmeter.classify.adapter.export_adapter`): how
+    """Card of an interpreter written as a peft LoRA adapter (:func:`pragmeter.interpreter.adapter.export_adapter`): how
     to open it with peft and with pragmeter, its labels, and the card of the shipped folder it came from."""
     text, source_metadata = source_card(source)
     metadata = _carried_front_matter(name, settings, source_metadata, "peft")

@@ -123,7 +123,7 @@ def table_kind(frame: pd.DataFrame, path: str | os.PathLike) -> str:
 
 def interpret_frame(interpreter, frame: pd.DataFrame, path: str | os.PathLike, batch_size: int = 64,
                     progress: bool = True) -> pd.DataFrame:
-    """``frame`` read by an :class:`~pragmeter.classify.interpreter.Interpreter`, every row kept in order. Rows of
+    """``frame`` read by an :class:`~pragmeter.interpreter.model.Interpreter`, every row kept in order. Rows of
     ``premise``/``hypothesis`` get the predicted label and one ``p_<label>`` column per label; rows of
     ``context``/``utterance``/``readings`` (a list, or a JSON list in a text cell; ``context`` may be empty) get the
     index of the reading chosen (``choice``) and every reading's score (``scores``, a JSON list). A row that cannot be
@@ -132,7 +132,7 @@ def interpret_frame(interpreter, frame: pd.DataFrame, path: str | os.PathLike, b
 
     import numpy as np
 
-    from pragmeter.classify.interpreter import premise
+    from pragmeter.interpreter.model import premise
 
     if table_kind(frame, path) == "pairs":
         return label_frame(interpreter.classifier, frame, path, premise_column="premise",

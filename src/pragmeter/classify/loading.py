@@ -1,6 +1,6 @@
 """Open any classifier folder pragmeter writes: a fine-tuned encoder (``model.safetensors``), its shipped form (low-rank
-changes over a base encoder: :mod:`pragmeter.classify.shipped`), the same changes as a peft LoRA adapter
-(:mod:`pragmeter.classify.adapter`) or a frozen encoder with an SVM on its embeddings (``svm.safetensors``). All
+changes over a base encoder: :mod:`pragmeter.interpreter.shipped`), the same changes as a peft LoRA adapter
+(:mod:`pragmeter.interpreter.adapter`) or a frozen encoder with an SVM on its embeddings (``svm.safetensors``). All
 answer ``labels``, ``settings``, ``probabilities``, ``decide`` and ``predict`` alike. How a command opens one, with
 its runtime: :func:`pragmeter.classify.opening.open_classifier`."""
 
@@ -18,8 +18,8 @@ def load_classifier(folder: str | os.PathLike, device: str | None = None,
     """The classifier of ``folder`` (whole weights, the shipped form, its peft adapter form or an svm head) on
     ``device`` in ``precision`` (a resolved Runtime for a fine-tuned encoder, or a precision; see
     :func:`pragmeter.classify.opening.open_classifier` for how commands open one)."""
-    from pragmeter.classify.adapter import is_adapter, load_adapter
-    from pragmeter.classify.shipped import is_shipped, load_shipped
+    from pragmeter.interpreter.adapter import is_adapter, load_adapter
+    from pragmeter.interpreter.shipped import is_shipped, load_shipped
 
     if (Path(folder) / EmbeddingSVMClassifier.WEIGHTS_FILE).is_file():
         return EmbeddingSVMClassifier.load(folder, device, precision)
@@ -34,8 +34,8 @@ def load_classifier(folder: str | os.PathLike, device: str | None = None,
 def weights_file(folder: str | os.PathLike) -> Path:
     """The folder's weights file (what identifies the model in run records); for the shipped and the peft forms their
     config, which holds the sha256 of every weights file."""
-    from pragmeter.classify.adapter import is_adapter
-    from pragmeter.classify.shipped import is_shipped
+    from pragmeter.interpreter.adapter import is_adapter
+    from pragmeter.interpreter.shipped import is_shipped
 
     svm = Path(folder) / EmbeddingSVMClassifier.WEIGHTS_FILE
     if svm.is_file():

@@ -12,15 +12,15 @@ def open_classifier(model: str | os.PathLike | None, *, backend: str = "auto", p
                     device: str | None = None, threads: int | str | None = None, progress: bool = True):
     """(the classifier, its :class:`pragmeter.encoders.runtime.Runtime`) of a model folder or a packaged interpreter's
     name (None: the packaged default interpreter). An interpreter runs as
-    :meth:`pragmeter.classify.interpreter.Interpreter.load` resolves ``backend``, ``precision``, ``device`` and
+    :meth:`pragmeter.interpreter.model.Interpreter.load` resolves ``backend``, ``precision``, ``device`` and
     ``threads`` (``auto``: OpenVINO on a CPU, torch on a GPU ``device``); any other classifier runs through torch
     (a fine-tuned encoder: on ``device``, None being torch's best one) or, an svm head, as its folder records."""
-    from pragmeter.classify.interpreter import Interpreter, is_interpreter
     from pragmeter.classify.loading import load_classifier
     from pragmeter.classify.model import read_settings, torch_runtime
-    from pragmeter.classify.shipped import resolve_interpreter
     from pragmeter.classify.svm import EmbeddingSVMClassifier
     from pragmeter.errors import InvalidParameter
+    from pragmeter.interpreter.hub import resolve_interpreter
+    from pragmeter.interpreter.model import Interpreter, is_interpreter
 
     folder = Path(model) if model is not None and (Path(model) / "config.json").is_file() \
         else resolve_interpreter(model)

@@ -41,11 +41,11 @@ SAMPLE_TEXTS = (["A premise to trace the graph with.", "Short one."], ["A hypoth
 def export_folder(folder: str | os.PathLike) -> Path:
     """Where the OpenVINO graph of the classifier folder ``folder`` is cached, keyed by what decides its numbers: the
     folder's files and, for the shipped and peft forms, their base encoder's."""
-    from pragmeter.classify.adapter import is_adapter
     from pragmeter.classify.model import base_encoder, read_settings
-    from pragmeter.classify.shipped import is_shipped
     from pragmeter.encoders import cache_dir
     from pragmeter.encoders.fingerprint import encoder_fingerprint, folder_fingerprint
+    from pragmeter.interpreter.adapter import is_adapter
+    from pragmeter.interpreter.shipped import is_shipped
     from pragmeter.io.untrusted import safe_name
 
     folder = Path(folder).resolve()

@@ -315,7 +315,7 @@ class Trainer:
         choice = choice if choice is not None and len(choice) else None
         meant = []
         if choice is not None:
-            from pragmeter.classify.interpreter import meant_columns
+            from pragmeter.interpreter.model import meant_columns
 
             meant = meant_columns(classifier.settings)
         choice_count = 0 if choice is None else len(choice_batches(choice, config.batch_size, torch.Generator()))

@@ -166,7 +166,7 @@ def _add_drinq_nli(actions) -> None:
 
 
 def run_drinq_nli(args: argparse.Namespace) -> int:
-    from pragmeter.classify.drinq import drinq_nli
+    from pragmeter.interpreter.drinq import drinq_nli
 
     for text in drinq_nli(args.model, args.data_root, args.input, args.limit, args.device, args.batch_size, args.seed,
                           args.output, args.predictions, args.overwrite, progress=not args.no_progress):

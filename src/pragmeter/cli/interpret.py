@@ -1,5 +1,5 @@
 """``pragmeter interpret``: which reading of an utterance in its context is meant, by the interpreter (an INLI pair
-classifier: :class:`pragmeter.classify.interpreter.Interpreter`); ``pragmeter interpret ship`` releases a trained run
+classifier: :class:`pragmeter.interpreter.model.Interpreter`); ``pragmeter interpret ship`` releases a trained run
 in the shipped form, ``pragmeter interpret export`` writes an interpreter as a sentence-transformers CrossEncoder
 folder, or with ``--format peft`` a shipped one as a peft LoRA adapter."""
 
@@ -59,7 +59,7 @@ def register(subparsers) -> None:
 
 
 def _ship_parser(kind) -> argparse.ArgumentParser:
-    from pragmeter.classify.shipped import DEFAULT_RANK
+    from pragmeter.interpreter.shipped import DEFAULT_RANK
 
     parser = kind(prog="pragmeter interpret ship",
                   description="Release the `pragmeter classifier train inli` folder RUN as the shipped form: low-rank "
@@ -119,7 +119,7 @@ def _check_output(args: argparse.Namespace) -> None:
 
 
 def run_ship(args: argparse.Namespace) -> int:
-    from pragmeter.classify.release import ship_run
+    from pragmeter.interpreter.release import ship_run
 
     _check_output(args)
     if args.bf16_pairs < 0:
@@ -131,11 +131,11 @@ def run_ship(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from pragmeter.classify.interpreter import Interpreter
+    from pragmeter.interpreter.model import Interpreter
 
     _check_output(args)
     if args.format == "peft":
-        from pragmeter.classify.adapter import export_adapter
+        from pragmeter.interpreter.adapter import export_adapter
 
         print(export_adapter(args.model, args.output))
         return 0
@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
         reason = unencodable_reason(value) if value else None
         if reason:
             raise PragmeterError(f"{name}: {reason} (not valid UTF-8: give the text in UTF-8)")
-    from pragmeter.classify.interpreter import Interpreter
+    from pragmeter.interpreter.model import Interpreter
 
     def load() -> Interpreter:
         interpreter = Interpreter.load(args.model, backend=args.backend, precision=args.precision,
@@ -179,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
         interpret_table(load, args.input, args.output, args.batch_size, args.overwrite, progress=not args.no_progress)
         return 0
     interpreter = load()
-    from pragmeter.classify.interpreter import premise
+    from pragmeter.interpreter.model import premise
 
     text = premise(args.context, args.utterance)
     rows = interpreter.classify([text] * len(args.reading), args.reading, args.batch_size)

@@ -61,7 +61,7 @@ ISA_ENVS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")
 # MAX_ABS_DIFF of fp32's and Kendall τ ≥ MIN_TAU. fp32 itself moves by float rounding only (another batch, order,
 # thread, process or runtime): FP32_MAX_ABS_DIFF (bf16 moves with batching, more so on AMX). A classifier's
 # probabilities (the interpreter's labels and its score, P(implied) + P(explicit), all in [0, 1]) keep the same
-# MAX_ABS_DIFF, with the same label (argmax) on every checked pair in place of τ (pragmeter.classify.shipped).
+# MAX_ABS_DIFF, with the same label (argmax) on every checked pair in place of τ (pragmeter.interpreter.runtime).
 MAX_ABS_DIFF, MIN_TAU, FP32_MAX_ABS_DIFF = 0.02, 0.99, 1e-4
 # ``bf16_check`` of a fine-tuned model that records no bf16 check (none was measured): fp32 under ``auto``, saying so
 NOT_CHECKED = "not checked"

@@ -181,7 +181,7 @@ class ImpScore:
              device: str | None = None, threads: int | None = None, batch_size: int | None = None,
              cache: bool | str | os.PathLike | None = None, runtime=None) -> "ImpScore":
         """The one way to load ImpScore: a shipped model by ``name`` (default: the package default) or a model
-        folder; every other argument by keyword, named as :meth:`pragmeter.classify.interpreter.Interpreter.load`
+        folder; every other argument by keyword, named as :meth:`pragmeter.interpreter.model.Interpreter.load`
         names them.
 
         ``backend``: "auto" (OpenVINO on a CPU, torch on a GPU device), "openvino" (fp32, or bf16 where the CPU has

@@ -1,5 +1,5 @@
 """The ImpScore HTTP service (FastAPI): score, rank, distance, health, version, and a web page at ``/``; with an
-interpreter (:class:`pragmeter.classify.interpreter.Interpreter`), ``/interpret`` too.
+interpreter (:class:`pragmeter.interpreter.model.Interpreter`), ``/interpret`` too.
 
 All encoder work goes through one MicroBatcher, so concurrent requests share encoder batches; the heads (three
 small matrix products) run per request. A request whose client hangs up while it waits is withdrawn from the
@@ -294,7 +294,7 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
                   summary="label probabilities of premise/hypothesis pairs, or which reading of an utterance in "
                           "its context is meant")
         async def interpret(request: InterpretRequest, http: Request) -> InterpretResponse:
-            from pragmeter.classify.interpreter import premise
+            from pragmeter.interpreter.model import premise
 
             readings_form = request.utterance is not None or request.readings is not None or bool(request.context)
             if (request.pairs is None) == (not readings_form):

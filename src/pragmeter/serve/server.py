@@ -59,10 +59,10 @@ def check_settings(port: int, limits: Limits, max_batch: int, max_wait_ms: float
 
 def service_interpreter(name: str | None = None, device: str | None = None):
     """The interpreter the service answers ``/interpret`` with, loaded and warm: opened as every command opens a model
-    folder (:meth:`pragmeter.classify.interpreter.Interpreter.load`, what
+    folder (:meth:`pragmeter.interpreter.model.Interpreter.load`, what
     :func:`pragmeter.classify.opening.open_classifier` runs for an interpreter), with its own runtime (OpenVINO on a
     CPU, torch on a GPU ``device``), converted once."""
-    from pragmeter.classify.interpreter import Interpreter
+    from pragmeter.interpreter.model import Interpreter
 
     reader = Interpreter.load(name, device=device, progress=False)
     reader.predict([("Warm up the interpreter.", "It is warm.")])
@@ -73,7 +73,7 @@ def serve(model: str | None, host: str, port: int, limits: Limits, *, backend: s
           device: str | None = None, max_batch: int = 256, max_wait_ms: float = 2.0, log_level: str = "warning",
           interpreter: str | None = None, with_interpreter: bool = True) -> None:
     """Serve the ImpScore ``model`` on ``host:port`` (0: any free port) until stopped, and the ``interpreter``
-    (:meth:`pragmeter.classify.interpreter.Interpreter.load`'s name: None is the packaged default) on ``/interpret``
+    (:meth:`pragmeter.interpreter.model.Interpreter.load`'s name: None is the packaged default) on ``/interpret``
     unless ``with_interpreter`` is False; the URL served is said (the ``pragmeter`` logger) once the models are
     loaded and warm."""
     from pragmeter.impscore.model import ImpScore

@@ -73,8 +73,8 @@ def flute_examples(root: str | os.PathLike | None = None) -> Examples:
     """FLUTE's training files (figurative language NLI) as interpreter pairs: premise = the figurative sentence
     alone, quoted (an utterance without context), hypothesis = its literal meaning (``implied``) or, where FLUTE
     gives one, the opposite literal reading (``contradiction``). FLUTE's gold test files are left out."""
-    from pragmeter.classify.interpreter import premise
     from pragmeter.datasets.pairs.flute import flute
+    from pragmeter.interpreter.model import premise
 
     source = flute(root, cap=None)
     texts, pairs, labels = [], [], []

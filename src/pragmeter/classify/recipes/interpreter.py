@@ -86,8 +86,8 @@ class YesNoItem:
 def circa_items(root: str | os.PathLike | None = None) -> tuple[list[YesNoItem], list[YesNoItem]]:
     """(train, dev) of Circa's yes/no pairs whose dialogue is not one of INLI's premises; dev is ``CIRCA_DEV_ITEMS``
     items drawn by a fixed seed, and a dialogue (question, answer) never appears on both sides."""
-    from pragmeter.classify.interpreter import premise
     from pragmeter.datasets.circa import load_circa
+    from pragmeter.interpreter.model import premise
 
     items = [YesNoItem(premise(item.question, item.answer), item.statement or item.question, item.label)
              for item in load_circa(root) if not item.in_inli and item.label in CIRCA_LABELS]
@@ -113,7 +113,7 @@ def circa_examples(items: list[YesNoItem], cap: int | None = 4000, seed: int = 0
 def grice_premise(turn) -> str:
     """A GRICE turn as the interpreter's premise: the earlier exchanges quoted, the question, then the quoted
     answer."""
-    from pragmeter.classify.interpreter import premise
+    from pragmeter.interpreter.model import premise
 
     context = " ".join(f'"{question}" "{answer}"' for question, answer in turn.history)
     return premise(f"{context} {turn.question}?".strip(), turn.answer)

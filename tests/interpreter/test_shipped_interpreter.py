@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from pragmeter.classify.interpreter import Interpreter
-from pragmeter.classify.shipped import DEFAULT_INTERPRETER, MODELS_DIR, SHARD_BYTES, resolve_interpreter
 from pragmeter.cli import main
+from pragmeter.interpreter.hub import DEFAULT_INTERPRETER, MODELS_DIR, resolve_interpreter
+from pragmeter.interpreter.model import Interpreter
+from pragmeter.interpreter.shipped import SHARD_BYTES
 
 FOLDER = MODELS_DIR / DEFAULT_INTERPRETER
 PROBE = 500  # validation pairs labelled again (all 4,000 take half a minute on two cores)

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-from pragmeter.classify.interpreter import Interpreter, premise
 from pragmeter.errors import PragmeterError
+from pragmeter.interpreter.model import Interpreter, premise
 from pragmeter.testing.tiny_nli import tiny_nli_folder as nli_folder
 
 CONTEXT = "Ann offers Bob a coffee at eleven at night."
@@ -222,7 +222,7 @@ def test_a_hub_name_in_the_hugging_face_cache_opens_and_trains_as_its_folder(thr
     code = (
         "import torch\n"
         "from safetensors.torch import load_file\n"
-        "from pragmeter.classify.interpreter import Interpreter\n"
+        "from pragmeter.interpreter.model import Interpreter\n"
         "from pragmeter.classify.model import ClassifierSettings, TextClassifier\n"
         "m = Interpreter.load('owner/tiny-nli', device='cpu', backend='torch')\n"
         "print(m.labels, round(float(m.predict([('A man sleeps.', 'A person rests.')])[0, 1]), 6))\n"

@@ -15,9 +15,9 @@ classes ranks the meant reading first whether the utterance is direct or indirec
 scores P(entailed).
 
 Model folders: a ``classifier train inli`` folder (whole weights, ``model.safetensors``), the shipped form
-(:mod:`pragmeter.classify.shipped`: low-rank changes over an installable base encoder plus the classification
-layer), the same changes as a peft LoRA adapter (:mod:`pragmeter.classify.adapter`), or any NLI cross-encoder (a plain
-Hugging Face sequence-classification folder whose ``id2label`` names NLI's labels:
+(:mod:`pragmeter.interpreter.shipped`: low-rank changes over an installable base encoder plus the classification
+layer), the same changes as a peft LoRA adapter (:mod:`pragmeter.interpreter.adapter`), or any NLI cross-encoder (a
+plain Hugging Face sequence-classification folder whose ``id2label`` names NLI's labels:
 :func:`pragmeter.classify.model.plain_settings`), local or, with a connection, by its Hub name.
 :meth:`Interpreter.load` without a name opens the default that ships in the package; :meth:`Interpreter.save` writes
 whole weights that ``sentence_transformers.CrossEncoder`` opens.
@@ -121,13 +121,14 @@ class Interpreter:
         its peft LoRA adapter form, a ``classifier train inli`` folder or a plain NLI cross-encoder) or, with a
         connection, an NLI cross-encoder's Hub name (e.g. ``cross-encoder/nli-deberta-v3-base``); every other argument
         by keyword, named as :meth:`pragmeter.impscore.model.ImpScore.load` names them. Run as
-        :func:`pragmeter.classify.shipped.interpreter_runtime` resolves ``backend``, ``precision``, ``device`` and
+        :func:`pragmeter.interpreter.runtime.interpreter_runtime` resolves ``backend``, ``precision``, ``device`` and
         ``threads``: ``auto`` is OpenVINO on a CPU (:mod:`pragmeter.classify.openvino`: converted once per model
         content, with a bar unless ``progress`` is False), in bf16 where the CPU has bf16 instructions and the
         folder records a bf16 check within bounds, else fp32; torch on a GPU ``device``. :attr:`runtime` says
         which."""
         from pragmeter.classify.model import read_settings
-        from pragmeter.classify.shipped import interpreter_runtime, resolve_interpreter
+        from pragmeter.interpreter.hub import resolve_interpreter
+        from pragmeter.interpreter.runtime import interpreter_runtime
 
         folder = resolve_interpreter(name)
         label = str(name or folder.name)

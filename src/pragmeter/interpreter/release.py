@@ -1,5 +1,5 @@
 """Releasing an interpreter: a ``classifier train inli`` run written in the shipped form
-(:mod:`pragmeter.classify.shipped`: low-rank changes over its base encoder plus the classification layer), the rank
+(:mod:`pragmeter.interpreter.shipped`: low-rank changes over its base encoder plus the classification layer), the rank
 chosen on validation, bf16 checked against fp32, the card and metrics written (``pragmeter interpret ship``)."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from pragmeter.classify.interpreter import Interpreter
 from pragmeter.errors import PragmeterError
+from pragmeter.interpreter.model import Interpreter
 
 
 def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Sequence[int], val, test=None,
          bf16_pairs: int = 4096, batch_size: int = 64, progress: bool = True) -> dict:
-    """The shipped form (:mod:`pragmeter.classify.shipped`) of the ``classifier train inli`` folder ``source`` at
+    """The shipped form (:mod:`pragmeter.interpreter.shipped`) of the ``classifier train inli`` folder ``source`` at
     ``rank``, written to ``output`` with its card: validation accuracy of the whole and of the compressed model
     (``val``: Examples) with each validation pair's predicted label, bf16 checked on the first ``bf16_pairs``
     validation pairs (through OpenVINO, the path ``auto`` runs, where the CPU has bf16; else torch's autocast; 0: not
@@ -24,10 +24,11 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
     ships (the smallest among equals); the test split is read once, for that one. Returns the metrics (also in
     metrics.json)."""
     from pragmeter.classify.card import interpreter_card
-    from pragmeter.classify.model import TextClassifier, base_encoder
-    from pragmeter.classify.shipped import bf16_bounds, bf16_check, compress, save_shipped
     from pragmeter.classify.evaluators import ClassificationEvaluator
+    from pragmeter.classify.model import TextClassifier, base_encoder
     from pragmeter.encoders.runtime import cpu_has_bf16
+    from pragmeter.interpreter.runtime import bf16_bounds, bf16_check
+    from pragmeter.interpreter.shipped import compress, save_shipped
 
     source = Path(source)
     ranks = sorted({rank} if isinstance(rank, int) else set(rank))

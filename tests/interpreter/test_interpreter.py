@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 import torch
 
-from pragmeter.classify.interpreter import LABELS, Interpreter, premise
 from pragmeter.classify.job import run_recipe
 from pragmeter.classify.model import TextClassifier
 from pragmeter.classify.recipes import inli
 from pragmeter.classify.training import FineTuneConfig
 from pragmeter.cli import main
 from pragmeter.errors import DataError, PragmeterError
+from pragmeter.interpreter.model import LABELS, Interpreter, premise
 
 CONFIG = FineTuneConfig(epochs=4, batch_size=8, lr=2e-4, head_lr_scale=10, warmup_ratio=0.0, max_length=64,
                         eval_batch_size=64)
@@ -77,8 +77,8 @@ def test_the_trained_interpreter_reads_inli_better_than_its_untrained_start(tiny
 
 
 def test_shipped_form_reloads_to_the_compressed_model_and_refuses_a_damaged_shard(tiny, tmp_path):
-    from pragmeter.classify.release import ship
-    from pragmeter.classify.shipped import SHARD_BYTES, load_shipped
+    from pragmeter.interpreter.release import ship
+    from pragmeter.interpreter.shipped import SHARD_BYTES, load_shipped
 
     data, folder = tiny
     # Full rank (MiniLM is 384 wide) for every matrix but the word embeddings, cut to fit a shard.
@@ -114,8 +114,8 @@ def test_shipped_form_reloads_to_the_compressed_model_and_refuses_a_damaged_shar
 def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bounds(tiny, tmp_path, on_host):
     """The rule, on any machine (the host kind simulated): OpenVINO on a CPU, bf16 only with bf16 instructions and a
     recorded check within bounds; torch on a GPU device; a backend that cannot run the model refused in one line."""
-    from pragmeter.classify.release import ship
-    from pragmeter.classify.shipped import interpreter_runtime
+    from pragmeter.interpreter.release import ship
+    from pragmeter.interpreter.runtime import interpreter_runtime
 
     data, folder = tiny
     bf16_cpu, plain_cpu = "zen4", "zen1"
@@ -153,8 +153,8 @@ def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bound
 
 
 def test_bf16_check_needs_every_probability_within_bounds_and_the_same_label_on_every_pair():
-    from pragmeter.classify.shipped import bf16_bounds
     from pragmeter.encoders.runtime import MAX_ABS_DIFF
+    from pragmeter.interpreter.runtime import bf16_bounds
 
     fp32 = np.array([[0.70, 0.10, 0.10, 0.10], [0.40, 0.35, 0.15, 0.10]])
     assert bf16_bounds(fp32, fp32 + [[-0.01, 0.01, 0, 0], [0, 0, 0.01, -0.01]], [0, 1])["within_bounds"]
@@ -173,10 +173,10 @@ def _inli_pairs(data) -> tuple[list[str], list[str]]:
 
 
 def test_openvino_fp32_gives_torch_fp32_probabilities_on_inli_pairs(tiny, tmp_path):
-    from pragmeter.classify.release import ship
     from pragmeter.classify.openvino import GRAPH_FILE, export_folder
     from pragmeter.encoders.fingerprint import SEAL_FILE
     from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF
+    from pragmeter.interpreter.release import ship
 
     data, folder = tiny
     premises, hypotheses = _inli_pairs(data)
@@ -197,8 +197,8 @@ def test_openvino_fp32_gives_torch_fp32_probabilities_on_inli_pairs(tiny, tmp_pa
 
 
 def test_openvino_bf16_stays_within_the_bounds_of_torch_fp32(tiny):
-    from pragmeter.classify.shipped import bf16_bounds
     from pragmeter.encoders.runtime import MAX_ABS_DIFF, cpu_has_bf16
+    from pragmeter.interpreter.runtime import bf16_bounds
 
     if not cpu_has_bf16():
         pytest.skip("this CPU has no bf16 instructions (the rule is tested on every CPU above)")
@@ -328,8 +328,8 @@ def test_interpret_file_mode_keeps_every_row_and_names_the_bad_ones(tiny, tmp_pa
 
 
 def test_local_backend_answers_drinq_through_the_interpreter(tiny, tmp_path, data_root):
-    from pragmeter.classify.drinq import premise as drinq_premise
     from pragmeter.datasets.drinq import load_drinq
+    from pragmeter.interpreter.drinq import premise as drinq_premise
 
     _, folder = tiny
     assert main(["eval", "--tasks", "drinq_vanilla", "--model", f"local:{folder}", "--model-args",

@@ -12,9 +12,9 @@ import os
 from collections.abc import Iterator
 
 from pragmeter.classify.evaluators import ReadingChoiceEvaluator
-from pragmeter.classify.interpreter import PREMISE_TEMPLATE, Interpreter
-from pragmeter.classify.interpreter import premise as interpreter_premise
 from pragmeter.datasets.drinq import DrinqItem
+from pragmeter.interpreter.model import PREMISE_TEMPLATE, Interpreter
+from pragmeter.interpreter.model import premise as interpreter_premise
 
 
 def premise(item: DrinqItem) -> str:

@@ -1,6 +1,6 @@
 """The peft form of a shipped interpreter: its low-rank changes as a LoRA adapter that ``peft`` opens.
 
-The shipped form (:mod:`pragmeter.classify.shipped`) keeps each changed matrix of the base encoder as factors
+The shipped form (:mod:`pragmeter.interpreter.shipped`) keeps each changed matrix of the base encoder as factors
 ``NAME.up`` (out × R) and ``NAME.down`` (R × in), the other changed tensors whole, and the classification layer. The
 very same numbers make a peft LoRA adapter for sequence classification (``PeftModel.from_pretrained(base, folder)``):
 
@@ -139,9 +139,9 @@ def write_adapter(config: dict, factors: dict, head: dict, model, folder: str | 
     ``model`` whose folder config (transformers config with the ``pragmeter`` settings) is ``config``, atomically."""
     from safetensors.torch import save_file
 
-    from pragmeter.classify.shipped import HEAD_KEY, HEAD_LABELS, base_weights
     from pragmeter.data.root import sha256_of
     from pragmeter.encoders.finetuned import WEIGHTS_KEY
+    from pragmeter.interpreter.shipped import HEAD_KEY, HEAD_LABELS, base_weights
     from pragmeter.io.atomic import replace_folder
     from pragmeter.io.model_card import base_model_id
 
@@ -169,8 +169,8 @@ def write_adapter(config: dict, factors: dict, head: dict, model, folder: str | 
 
 def save_adapter(classifier, factors: dict, head: dict, folder: str | os.PathLike, card: str,
                  metrics: dict | None = None) -> Path:
-    """:func:`write_adapter` of what :func:`pragmeter.classify.shipped.compress` returned for ``classifier``."""
-    from pragmeter.classify.shipped import folder_config
+    """:func:`write_adapter` of what :func:`pragmeter.interpreter.shipped.compress` returned for ``classifier``."""
+    from pragmeter.interpreter.shipped import folder_config
 
     return write_adapter(folder_config(classifier), factors, head, classifier.model, folder, card, metrics)
 
@@ -182,8 +182,9 @@ def export_adapter(source: str | os.PathLike | None, output: str | os.PathLike) 
     a card, and its metrics.json alongside."""
     from pragmeter.classify.card import adapter_card
     from pragmeter.classify.model import base_encoder, check_finite_tensors, read_settings
-    from pragmeter.classify.shipped import HEAD_KEY, is_shipped, read_head, resolve_interpreter, transformers_config
     from pragmeter.encoders.finetuned import WEIGHTS_KEY, check_shards, folder_file, read_shards
+    from pragmeter.interpreter.hub import resolve_interpreter
+    from pragmeter.interpreter.shipped import HEAD_KEY, is_shipped, read_head, transformers_config
 
     folder = resolve_interpreter(source)
     if not is_shipped(folder):
@@ -329,8 +330,8 @@ def read_adapter(path: Path, adapter_config: dict, model, labels: list[str], bas
     from safetensors.torch import load_file
 
     from pragmeter.classify.model import check_finite_tensors, first_line
-    from pragmeter.classify.shipped import HEAD_LABELS
     from pragmeter.encoders.finetuned import DOWN, UP
+    from pragmeter.interpreter.shipped import HEAD_LABELS
 
     try:
         tensors = load_file(str(path))
@@ -452,9 +453,9 @@ def load_adapter(folder: str | os.PathLike, device: str | None = None, precision
 
     from pragmeter.classify.model import (TextClassifier, base_encoder, check_finite_tensors, pick_device,
                                          read_settings)
-    from pragmeter.classify.shipped import build_on, transformers_config
     from pragmeter.encoders.finetuned import apply_changes
     from pragmeter.encoders.registry import require_encoder
+    from pragmeter.interpreter.shipped import build_on, transformers_config
     from pragmeter.io.model_card import base_model_id
 
     if reader not in READERS:

@@ -15,12 +15,14 @@ import numpy as np
 import pytest
 import torch
 
-from pragmeter.classify.adapter import (ADAPTER_CONFIG, ADAPTER_KEY, ADAPTER_WEIGHTS, EMBEDDING_A, EMBEDDING_B, LORA_A,
-                                        LORA_B, PREFIX, TARGET_BIAS, export_adapter, is_adapter, load_adapter)
-from pragmeter.classify.interpreter import Interpreter
-from pragmeter.classify.shipped import DEFAULT_INTERPRETER, MODELS_DIR, SHARD_BYTES
 from pragmeter.cli import main
 from pragmeter.errors import DataError, PragmeterError
+from pragmeter.interpreter.adapter import (ADAPTER_CONFIG, ADAPTER_KEY, ADAPTER_WEIGHTS, EMBEDDING_A, EMBEDDING_B,
+                                           LORA_A, LORA_B, PREFIX, TARGET_BIAS, export_adapter, is_adapter,
+                                           load_adapter)
+from pragmeter.interpreter.hub import DEFAULT_INTERPRETER, MODELS_DIR
+from pragmeter.interpreter.model import Interpreter
+from pragmeter.interpreter.shipped import SHARD_BYTES
 
 FOLDER = MODELS_DIR / DEFAULT_INTERPRETER
 PAIRS = 64  # INLI validation pairs compared
@@ -151,9 +153,9 @@ def test_factors_as_compress_returns_them_are_written_as_an_adapter_of_their_ran
     encoder), here the shipped factors cut to rank 8, written with save_adapter, loads back to that model."""
     from safetensors.torch import load_file
 
-    from pragmeter.classify.adapter import save_adapter
-    from pragmeter.classify.shipped import base_weights
     from pragmeter.encoders.finetuned import apply_changes
+    from pragmeter.interpreter.adapter import save_adapter
+    from pragmeter.interpreter.shipped import base_weights
 
     classifier = copy.deepcopy(shipped[2])  # the shipped folder's classifier, loaded once for the module
     factors = {}
