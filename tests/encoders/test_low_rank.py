@@ -6,12 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pragmeter.encoders.low_rank import fit_bytes, low_rank_change
+from pragmeter.encoders.low_rank import apply_changes, fit_bytes, low_rank_change
 from pragmeter.errors import PragmeterError
 
 
 def test_a_low_rank_change_is_the_best_approximation_of_its_rank():
-    from pragmeter.encoders.finetuned import apply_changes
 
     generator = torch.Generator().manual_seed(0)
     base = {"w": torch.randn(48, 32, generator=generator), "b": torch.randn(48, generator=generator)}

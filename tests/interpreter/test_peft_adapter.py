@@ -153,7 +153,7 @@ def test_factors_as_compress_returns_them_are_written_as_an_adapter_of_their_ran
     encoder), here the shipped factors cut to rank 8, written with save_adapter, loads back to that model."""
     from safetensors.torch import load_file
 
-    from pragmeter.encoders.finetuned import apply_changes
+    from pragmeter.encoders.low_rank import apply_changes
     from pragmeter.interpreter.adapter import save_adapter
     from pragmeter.interpreter.shipped import base_weights
 

@@ -7,7 +7,7 @@ safetensors shards (each under ~15 MiB, fp16) and lists them in its config:
 
 The tensor names are the base sentence-transformers folder's (``encoder.layer.5.attention.self.query.weight``). A
 matrix's change may instead travel as two low-rank factors, ``NAME.up`` (out × r) and ``NAME.down`` (r × in): the
-matrix becomes base + up @ down (a few MB for all six MiniLM layers where the whole layers are 21 MB): LoRA's
+matrix becomes base + up @ down (pragmeter.encoders.low_rank applies them) (a few MB for all six MiniLM layers where the whole layers are 21 MB): LoRA's
 factors with any scaling folded into ``up`` (peft's B·alpha/r and A), so loading needs no scaling. On
 first use the base folder is copied into the cache with those tensors replaced, once per base encoder and set of
 shards (keyed by the base's content and the shards' sha256, and checked against a seal on every use), and every backend (torch, OpenVINO, ONNX) then loads that folder like any other encoder; embedding
@@ -28,7 +28,6 @@ log = logging.getLogger("pragmeter")
 WEIGHTS_KEY = "encoder_weights"
 SHARD_BYTES = 15 * 2**20  # below the 16 MiB that some transfer paths cap a file at
 WEIGHTS_FILE = "model.safetensors"
-UP, DOWN = ".up", ".down"  # a matrix's change as low-rank factors: base + up @ down
 
 
 def shard_files(tensors: dict, folder: Path, prefix: str = "encoder", dtype: str = "float16",
@@ -123,41 +122,6 @@ def read_shards(paths: list[Path]) -> tuple[dict, dict[str, str]]:
     return tensors, where_of
 
 
-def apply_changes(weights: dict, tensors: dict, where: dict | str, base: str) -> None:
-    """Put ``tensors`` into ``weights`` (the base encoder's, name -> tensor, changed in place): whole tensors replace
-    the base's, ``NAME.up``/``NAME.down`` pairs add their product to the base matrix. A DataError naming ``where``
-    (the file of each tensor, or one label) for a name the base lacks, a shape it does not have, or a lone factor."""
-    def origin(name: str) -> str:
-        return where if isinstance(where, str) else where[name]
-
-    for name, tensor in tensors.items():
-        if not bool(tensor.float().isfinite().all()):  # every score would be NaN, or silently shifted
-            raise DataError(f"{origin(name)}: tensor {name!r} holds NaN or infinite values")
-        if name.endswith(DOWN):
-            if name[:-len(DOWN)] + UP not in tensors:
-                raise DataError(f"{origin(name)}: low-rank factor {name!r} has no {name[:-len(DOWN)] + UP!r}")
-            continue
-        target = name[:-len(UP)] if name.endswith(UP) else name
-        if target not in weights:
-            raise DataError(f"{origin(name)}: tensor {target!r} is not in the base encoder {base!r}")
-        if name.endswith(UP):
-            down = tensors.get(target + DOWN)
-            if down is None:
-                raise DataError(f"{origin(name)}: low-rank factor {name!r} has no {target + DOWN!r}")
-            out, into = tuple(weights[target].shape) if weights[target].dim() == 2 else (None, None)
-            # exact shapes: factors that broadcast ((1, r) and (r, 1)) would add one number to the whole matrix
-            if (tensor.dim() != 2 or down.dim() != 2 or tensor.shape[1] != down.shape[0]
-                    or tensor.shape[0] != out or down.shape[1] != into):
-                raise DataError(f"{origin(name)}: factors of {target!r} have shapes {tuple(tensor.shape)} and "
-                                f"{tuple(down.shape)}, not (out, r) and (r, in) for its shape "
-                                f"{tuple(weights[target].shape)}")
-            tensor = weights[target].float() + tensor.float() @ down.float()
-        if tuple(tensor.shape) != tuple(weights[target].shape):
-            raise DataError(f"{origin(name)}: tensor {target!r} has shape {tuple(tensor.shape)}, the base encoder's "
-                            f"{tuple(weights[target].shape)}")
-        weights[target] = tensor.to(weights[target].dtype)
-
-
 def finetuned_encoder(base: str, model_folder: Path, shards: list[dict], where: str) -> Path:
     """The folder of ``base`` with the shards' tensors in place of its own, built once in the cache. A DataError
     (naming ``where``, the config) for a shard that is missing, damaged, or names a tensor the base lacks or shapes
@@ -183,6 +147,7 @@ def finetuned_encoder(base: str, model_folder: Path, shards: list[dict], where: 
     # torch and pandas (via pragmeter.io) only when the folder is built, not on every load
     from safetensors.torch import load_file, save_file
 
+    from pragmeter.encoders.low_rank import apply_changes
     from pragmeter.io.atomic import build_folder
 
     def write(staging: Path) -> None:

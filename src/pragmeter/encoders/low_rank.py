@@ -1,18 +1,19 @@
-"""Low-rank changes of an encoder's matrices, made here and nowhere else: trained as adapters (LoRA), or cut from a
-fully trained encoder by truncated SVD, and trimmed to a byte budget per file.
+"""Low-rank changes of an encoder's matrices, in one home: trained as adapters (LoRA), cut from a fully trained
+encoder by truncated SVD, trimmed to a byte budget per file, and applied to a base encoder's weights.
 
 A change is stored as two factors, ``NAME.up`` (out × r) and ``NAME.down`` (r × in), so that the matrix becomes
-base + up @ down; the names, the shard format and the reader that applies factors to a base encoder live with the
-model folders that carry them (:mod:`pragmeter.encoders.finetuned`). Users: ImpScore's encoder fine-tuning
-(adapters and compression), the interpreter's shipped form and its peft export.
+base + up @ down; the shard files that carry them in a model folder are :mod:`pragmeter.encoders.finetuned`'s.
+Users: ImpScore's encoder fine-tuning (adapters and compression), the fine-tuned encoders a model folder carries, the
+interpreter's shipped form and its peft form.
 """
 
 from __future__ import annotations
 
 import torch
 
-from pragmeter.encoders.finetuned import DOWN, UP
-from pragmeter.errors import PragmeterError
+from pragmeter.errors import DataError, PragmeterError
+
+UP, DOWN = ".up", ".down"  # a matrix's change as low-rank factors: base + up @ down
 
 
 class LowRankAdapter(torch.nn.Module):
@@ -63,3 +64,38 @@ def fit_bytes(factors: dict[str, torch.Tensor], limit: int) -> dict[str, torch.T
         if up.shape[1] > keep:
             out[name], out[name[:-len(UP)] + DOWN] = up[:, :keep].contiguous(), down[:keep].contiguous()
     return out
+
+
+def apply_changes(weights: dict, tensors: dict, where: dict | str, base: str) -> None:
+    """Put ``tensors`` into ``weights`` (the base encoder's, name -> tensor, changed in place): whole tensors replace
+    the base's, ``NAME.up``/``NAME.down`` pairs add their product to the base matrix. A DataError naming ``where``
+    (the file of each tensor, or one label) for a name the base lacks, a shape it does not have, or a lone factor."""
+    def origin(name: str) -> str:
+        return where if isinstance(where, str) else where[name]
+
+    for name, tensor in tensors.items():
+        if not bool(tensor.float().isfinite().all()):  # every score would be NaN, or silently shifted
+            raise DataError(f"{origin(name)}: tensor {name!r} holds NaN or infinite values")
+        if name.endswith(DOWN):
+            if name[:-len(DOWN)] + UP not in tensors:
+                raise DataError(f"{origin(name)}: low-rank factor {name!r} has no {name[:-len(DOWN)] + UP!r}")
+            continue
+        target = name[:-len(UP)] if name.endswith(UP) else name
+        if target not in weights:
+            raise DataError(f"{origin(name)}: tensor {target!r} is not in the base encoder {base!r}")
+        if name.endswith(UP):
+            down = tensors.get(target + DOWN)
+            if down is None:
+                raise DataError(f"{origin(name)}: low-rank factor {name!r} has no {target + DOWN!r}")
+            out, into = tuple(weights[target].shape) if weights[target].dim() == 2 else (None, None)
+            # exact shapes: factors that broadcast ((1, r) and (r, 1)) would add one number to the whole matrix
+            if (tensor.dim() != 2 or down.dim() != 2 or tensor.shape[1] != down.shape[0]
+                    or tensor.shape[0] != out or down.shape[1] != into):
+                raise DataError(f"{origin(name)}: factors of {target!r} have shapes {tuple(tensor.shape)} and "
+                                f"{tuple(down.shape)}, not (out, r) and (r, in) for its shape "
+                                f"{tuple(weights[target].shape)}")
+            tensor = weights[target].float() + tensor.float() @ down.float()
+        if tuple(tensor.shape) != tuple(weights[target].shape):
+            raise DataError(f"{origin(name)}: tensor {target!r} has shape {tuple(tensor.shape)}, the base encoder's "
+                            f"{tuple(weights[target].shape)}")
+        weights[target] = tensor.to(weights[target].dtype)

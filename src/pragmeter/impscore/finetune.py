@@ -73,7 +73,7 @@ class TrainableEncoder:
         """The trained layers as shipped after adapter training: each adapted matrix's change as ``NAME.up`` /
         ``NAME.down`` factors (named as the base encoder names the matrix), the other trained tensors whole; fp16.
         The adapters are removed and the encoder left holding base + up @ down (the fp16 factors, as loaded)."""
-        from pragmeter.encoders.finetuned import DOWN, UP
+        from pragmeter.encoders.low_rank import DOWN, UP
 
         out, adapters = {}, []
         for name, module in self.bert.named_modules():
@@ -93,7 +93,7 @@ class TrainableEncoder:
     def load_changes(self, base: dict[str, torch.Tensor], changes: dict[str, torch.Tensor], label: str) -> None:
         """Put ``changes`` as shipped (whole tensors, ``.up``/``.down`` factors; pragmeter.encoders.finetuned) onto
         ``base`` and into the encoder, so what is measured next is what ships; ``label`` names them in errors."""
-        from pragmeter.encoders.finetuned import UP, apply_changes
+        from pragmeter.encoders.low_rank import UP, apply_changes
 
         merged = {name: tensor.detach().cpu().clone() for name, tensor in base.items()
                   if name in changes or name + UP in changes}

@@ -30,7 +30,7 @@ anything is applied: finite, one of the names above, a module the model on the b
 config lists, the shapes its weight and rank imply. A bad file is a DataError naming it. Then the adapter is applied
 through peft where it is installed (``PeftModel.from_pretrained`` then ``merge_and_unload``), the merged weights
 compared with the file's own numbers; by pragmeter's own reader otherwise (the factors added to the base weights as
-:func:`pragmeter.encoders.finetuned.apply_changes` adds the shipped ones).
+:func:`pragmeter.encoders.low_rank.apply_changes` adds the shipped ones).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def peft_form(factors: dict, head: dict, model, base: dict, base_name: str) -> t
     stored whole takes its unchanged tensors from there), ``base_name`` its Hub name or folder."""
     import torch
 
-    from pragmeter.encoders.finetuned import DOWN, UP
+    from pragmeter.encoders.low_rank import DOWN, UP
 
     prefix = model.base_model_prefix + "."
     modules = dict(model.named_modules())
@@ -330,7 +330,7 @@ def read_adapter(path: Path, adapter_config: dict, model, labels: list[str], bas
     from safetensors.torch import load_file
 
     from pragmeter.classify.model import check_finite_tensors, first_line
-    from pragmeter.encoders.finetuned import DOWN, UP
+    from pragmeter.encoders.low_rank import DOWN, UP
     from pragmeter.interpreter.shipped import HEAD_LABELS
 
     try:
@@ -453,7 +453,7 @@ def load_adapter(folder: str | os.PathLike, device: str | None = None, precision
 
     from pragmeter.classify.model import (TextClassifier, base_encoder, check_finite_tensors, pick_device,
                                          read_settings)
-    from pragmeter.encoders.finetuned import apply_changes
+    from pragmeter.encoders.low_rank import apply_changes
     from pragmeter.encoders.registry import require_encoder
     from pragmeter.interpreter.shipped import build_on, transformers_config
     from pragmeter.io.model_card import base_model_id

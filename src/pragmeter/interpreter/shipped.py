@@ -92,7 +92,7 @@ def base_weights(base_encoder: str) -> dict:
 def compress(classifier, rank: int = DEFAULT_RANK) -> tuple[dict, dict]:
     """(the encoder's changes as shipped: :func:`changes`, the head tensors) of a fine-tuned classifier; the
     classifier's own encoder is replaced by the compressed one, so what is measured next is what ships."""
-    from pragmeter.encoders.finetuned import apply_changes
+    from pragmeter.encoders.low_rank import apply_changes
 
     base = base_weights(classifier.settings.base_encoder)
     encoder, head = split_weights(classifier.model)
