@@ -24,6 +24,7 @@ from pragmeter.data import root as data_root_module
 from pragmeter.data.root import DATA_ROOT_ENV
 from pragmeter.encoders.paths import CACHE_ENV, cache_dir
 from pragmeter.errors import DataError
+from pragmeter.testing.durations import RECORD_ENV, read_durations, sum_by_file, write_durations
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
 # What the tests build (encoder exports, embeddings, the joined GGUF model) goes to a cache of their own unless
@@ -42,20 +43,11 @@ if _WORKERS > 1:
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
-# The longest test files -> their weight (about their seconds on one worker): handed to the xdist workers first,
-# heaviest first, so that the workers finish together. tools/test.sh passes --no-loadscope-reorder, as xdist
+# Each test file's recorded seconds on one worker (pragmeter.testing.durations): the longest files are handed to the
+# xdist workers first, so that the workers finish together. tools/test.sh passes --no-loadscope-reorder, as xdist
 # otherwise orders files by test count and would leave a file of few long tests (the real model's) to the end.
-HEAVY_FILES = {"tests/llm/test_real_llm.py": 46, "tests/serving/test_ray_engine.py": 37,
-               "tests/adversarial/test_interrupts.py": 32, "tests/analysis/test_validity.py": 27,
-               "tests/impscore/test_model.py": 27, "tests/classify/test_classify_models.py": 23,
-               "tests/eval/test_eval_end_to_end.py": 18, "tests/impscore/test_training.py": 16,
-               "tests/llm/test_gguf_backend.py": 13, "tests/adversarial/test_table_readers.py": 12,
-               "tests/serving/test_serve_fairness.py": 12, "tests/impscore/test_ood_dev_sets.py": 11,
-               # shorter, still ahead of the many short files
-               "tests/impscore/test_evaluators.py": 16, "tests/impscore/test_corpus.py": 9,
-               "tests/adversarial/test_output_lock.py": 8, "tests/adversarial/test_damaged_caches.py": 8,
-               "tests/experiments/test_smoke.py": 15, "tests/adversarial/test_outputs_on_disk.py": 6,
-               "tests/adversarial/test_damaged_folders.py": 3, "tests/data/test_suite_without_data.py": 18}
+DURATIONS_FILE = CHECKOUT / "tests" / "durations.json"
+DURATIONS = read_durations(DURATIONS_FILE)
 
 
 def _no_data_root() -> bool:
@@ -115,9 +107,9 @@ def pytest_collection_modifyitems(config, items) -> None:
             config.hook.pytest_deselected(items=left_out)
             items[:] = [item for item in items if not item.get_closest_marker("real_llm")]
 
-    def seconds(item) -> int:
+    def seconds(item) -> float:
         try:
-            return HEAVY_FILES.get(item.path.relative_to(CHECKOUT).as_posix(), 0)
+            return DURATIONS.get(item.path.relative_to(CHECKOUT).as_posix(), 0.0)
         except ValueError:  # a test outside the checkout
             return 0
 
@@ -127,6 +119,21 @@ def pytest_collection_modifyitems(config, items) -> None:
         if NO_DATA and item.get_closest_marker("needs_data"):
             item.add_marker(pytest.mark.skip(reason=NO_DATA_REASON))
     items.sort(key=lambda item: -seconds(item))  # stable: every file keeps its own order
+
+
+_REPORTED: list[tuple[str, float]] = []  # (node id, seconds) of every phase, kept when recording
+
+
+def pytest_runtest_logreport(report) -> None:
+    if os.environ.get(RECORD_ENV) == "1":
+        _REPORTED.append((report.nodeid, report.duration))
+
+
+def pytest_sessionfinish(session) -> None:
+    """With $PRAGMETER_RECORD_DURATIONS=1, the controlling process records the seconds of each file that ran into
+    tests/durations.json (the files that did not run keep their recorded seconds)."""
+    if os.environ.get(RECORD_ENV) == "1" and not hasattr(session.config, "workerinput") and _REPORTED:
+        write_durations(DURATIONS_FILE, {**read_durations(DURATIONS_FILE), **sum_by_file(_REPORTED)})
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
