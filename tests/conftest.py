@@ -48,6 +48,9 @@ CHECKOUT = Path(__file__).resolve().parents[1]
 # otherwise orders files by test count and would leave a file of few long tests (the real model's) to the end.
 DURATIONS_FILE = CHECKOUT / "tests" / "durations.json"
 DURATIONS = read_durations(DURATIONS_FILE)
+# Read once and taken out of the environment: the pytest runs that tests start in subprocesses must not record
+# their few files over the suite's record.
+RECORDING = os.environ.pop(RECORD_ENV, None) == "1"
 
 
 def _no_data_root() -> bool:
@@ -125,14 +128,14 @@ _REPORTED: list[tuple[str, float]] = []  # (node id, seconds) of every phase, ke
 
 
 def pytest_runtest_logreport(report) -> None:
-    if os.environ.get(RECORD_ENV) == "1":
+    if RECORDING:
         _REPORTED.append((report.nodeid, report.duration))
 
 
 def pytest_sessionfinish(session) -> None:
     """With $PRAGMETER_RECORD_DURATIONS=1, the controlling process records the seconds of each file that ran into
     tests/durations.json (the files that did not run keep their recorded seconds)."""
-    if os.environ.get(RECORD_ENV) == "1" and not hasattr(session.config, "workerinput") and _REPORTED:
+    if RECORDING and not hasattr(session.config, "workerinput") and _REPORTED:
         write_durations(DURATIONS_FILE, {**read_durations(DURATIONS_FILE), **sum_by_file(_REPORTED)})
 
 
