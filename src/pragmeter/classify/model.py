@@ -62,18 +62,25 @@ def first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
 
 
-def read_settings(folder: Path) -> tuple[Path, dict, ClassifierSettings]:
-    """(config path, config, settings) of a classifier folder, checked: a DataError naming config.json when it is
-    not JSON, or its ``pragmeter`` settings are missing, of the wrong type or name no distinct labels."""
-    path = folder / "config.json"
-    if not path.is_file():
-        raise PragmeterError(f"{folder} is not a classifier folder (no config.json)")
+def read_json_object(path: Path) -> dict:
+    """A model folder's JSON file that must hold an object (config.json, adapter_config.json): a DataError naming
+    the file when it is unreadable, not JSON, or not an object."""
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise DataError(f"{path}: not readable JSON ({first_line(error)})") from None
     if not isinstance(config, dict):
         raise DataError(f"{path}: not a JSON object")
+    return config
+
+
+def read_settings(folder: Path) -> tuple[Path, dict, ClassifierSettings]:
+    """(config path, config, settings) of a classifier folder, checked: a DataError naming config.json when it is
+    not JSON, or its ``pragmeter`` settings are missing, of the wrong type or name no distinct labels."""
+    path = folder / "config.json"
+    if not path.is_file():
+        raise PragmeterError(f"{folder} is not a classifier folder (no config.json)")
+    config = read_json_object(path)
     raw = config.get("pragmeter")
     if not raw:
         return path, config, plain_settings(folder, config)

@@ -258,14 +258,9 @@ def read_adapter_config(path: Path, base_names: list[str]) -> dict:
     """The LoRA settings of ``adapter_config.json``, each checked (a DataError naming the file and the field): a LoRA
     adapter for sequence classification over one of ``base_names``, ranks and alphas positive numbers, module names
     plain names, none of the LoRA variants pragmeter does not apply (``UNREAD_FEATURES``)."""
-    from pragmeter.classify.model import first_line
+    from pragmeter.classify.model import read_json_object
 
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise DataError(f"{path}: not readable JSON ({first_line(error)})") from None
-    if not isinstance(config, dict):
-        raise DataError(f"{path}: not a JSON object")
+    config = read_json_object(path)
 
     def problem(field: str, what: str) -> DataError:
         return DataError(f"{path}: '{field}' is {config.get(field)!r}; {what}")
