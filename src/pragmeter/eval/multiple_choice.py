@@ -2,7 +2,7 @@
 
 Every item is a :class:`ChoiceItem`: the situation (``context``), what is said (``utterance``), the readings to
 choose from (``options``, each under the key the answer names: a letter or a number) and the meant one (``answer``),
-the same shape as a DRInQ item (context, question, options, consensus) that ``classify/drinq.py`` answers. A chat
+the same shape as a DRInQ item (context, question, options, consensus) that ``interpreter/drinq.py`` answers. A chat
 model reads the task's prompt (its paper's where there is one) and answers with the key; a local interpreter reads the
 structure instead: each request carries the item and the answer text that the task parses as each option
 (:class:`pragmeter.llm.request.ChoiceInput`), so a backend can choose a reading and answer in the task's format
