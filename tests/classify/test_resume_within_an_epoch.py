@@ -66,3 +66,52 @@ def test_checkpoint_every_is_checked_and_left_out_of_the_fingerprint():
     classifier = TextClassifier.from_encoder("all-MiniLM-L6-v2", SETTINGS, "cpu", seed=0)
     assert fingerprint(FineTuneConfig(checkpoint_every=0), classifier, TRAIN, TRAIN) == \
         fingerprint(FineTuneConfig(checkpoint_every=100), classifier, TRAIN, TRAIN)
+
+
+def _edit_state(work, edit):
+    path = work / "state.json"
+    state = json.loads(path.read_text())
+    edit(state)
+    path.write_text(json.dumps(state))
+
+
+def test_a_checkpoint_that_predates_a_setting_resumes_while_that_setting_is_at_its_default(tmp_path):
+    whole, _ = train(tmp_path / "whole")
+    train(tmp_path / "cut", stop_after_steps=8)
+    _edit_state(tmp_path / "cut", lambda state: state["identity"]["settings"].pop("group_by_length"))
+    resumed, result = train(tmp_path / "cut")
+    assert [row["epoch"] for row in result.history] == [1, 2]
+    for a, b in zip(whole.model.state_dict().values(), resumed.model.state_dict().values()):
+        assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_a_checkpoint_of_other_settings_or_data_is_refused_naming_why(tmp_path):
+    train(tmp_path / "cut", stop_after_steps=4)
+    work = tmp_path / "cut"
+    classifier = TextClassifier.from_encoder("all-MiniLM-L6-v2", SETTINGS, "cpu", seed=0)
+
+    def resume(**changes):
+        config = FineTuneConfig(**{"epochs": 2, "batch_size": 4, "lr": 1e-4, "max_length": 32,
+                                   "select_on": "accuracy", **changes})
+        Trainer(classifier, config, work, progress=False).fit(TRAIN, TRAIN, choice=CHOICE)
+
+    with pytest.raises(InvalidParameter, match="lr was 0.0001, is 0.0002"):
+        resume(lr=2e-4)
+    _edit_state(work, lambda state: state["identity"]["settings"].pop("head_lr_scale"))
+    with pytest.raises(InvalidParameter, match="head_lr_scale is 2.0, a setting the checkpoint predates"):
+        resume(head_lr_scale=2.0)
+    with pytest.raises(InvalidParameter, match="other training or validation data"):
+        Trainer(classifier, FineTuneConfig(epochs=2, batch_size=4, lr=1e-4, max_length=32, select_on="accuracy"),
+                work, progress=False).fit(TRAIN.subset(list(range(8))), TRAIN, choice=CHOICE)
+
+
+def test_a_checkpoint_that_records_only_the_digest_resumes_by_the_digest(tmp_path):
+    train(tmp_path / "cut", stop_after_steps=4)
+    _edit_state(tmp_path / "cut", lambda state: state.pop("identity"))
+    _, result = train(tmp_path / "cut")
+    assert [row["epoch"] for row in result.history] == [1, 2]
+    _edit_state(tmp_path / "cut", lambda state: state.update(identity=None, fingerprint="0" * 64))
+    classifier = TextClassifier.from_encoder("all-MiniLM-L6-v2", SETTINGS, "cpu", seed=0)
+    with pytest.raises(InvalidParameter, match="other settings or data"):
+        Trainer(classifier, FineTuneConfig(epochs=3, batch_size=4, lr=1e-4, max_length=32, select_on="accuracy"),
+                tmp_path / "cut", progress=False).fit(TRAIN, TRAIN, choice=CHOICE)

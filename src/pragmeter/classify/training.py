@@ -13,8 +13,9 @@ batches (as many whole items as fit ``batch_size`` pairs) are shuffled in among 
 
 Resumable: after every epoch (and, with ``checkpoint_every``, every that many optimizer steps within one) the
 work folder gets the weights, the AdamW state and the random state (safetensors, never pickles) and ``state.json``
-(epochs done, the unfinished epoch's place, history, best epoch); an interrupted run started again with the same
-settings continues from its last checkpoint. Shuffling is seeded per epoch and the dropout state is saved, so a
+(epochs done, the unfinished epoch's place, history, best epoch, the run's settings and a digest of its data); an
+interrupted run started again with the same settings and data continues from its last checkpoint (a setting the code
+gained since, left at its default, does not stop it). Shuffling is seeded per epoch and the dropout state is saved, so a
 resumed run follows the same path as an uninterrupted one. Checkpoints within an epoch are what makes an epoch of
 hours (a base-size encoder on two CPU cores) safe to interrupt.
 """
@@ -26,7 +27,7 @@ import logging
 import math
 import sys
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,45 @@ def fingerprint(config: FineTuneConfig, classifier: TextClassifier, train: Examp
     extra = [choice.as_examples()] if choice is not None and len(choice) else []
     settings = {k: v for k, v in asdict(config).items() if k != "checkpoint_every"}
     return run_fingerprint({**settings, **asdict(classifier.settings)}, train, val, *extra)
+
+
+def run_identity(config: FineTuneConfig, classifier: TextClassifier, train: Examples, val: Examples,
+                 choice: ChoiceExamples | None = None) -> dict:
+    """What a resumed run must share with the interrupted one, kept field by field: ``settings`` (the training
+    settings but ``checkpoint_every``, and the classifier's) and ``data`` (a digest of every example). Kept field by
+    field so that a setting the code gains later, left at its default, still lets an earlier run resume."""
+    extra = [choice.as_examples()] if choice is not None and len(choice) else []
+    settings = {k: v for k, v in asdict(config).items() if k != "checkpoint_every"}
+    return {"settings": json.loads(json.dumps({**settings, **asdict(classifier.settings)})),
+            "data": run_fingerprint({}, train, val, *extra)}
+
+
+def _setting_defaults() -> dict:
+    from pragmeter.classify.model import ClassifierSettings
+
+    defaults = {}
+    for kind in (FineTuneConfig, ClassifierSettings):
+        for item in fields(kind):
+            if item.default is not MISSING:
+                defaults[item.name] = item.default
+            elif item.default_factory is not MISSING:
+                defaults[item.name] = item.default_factory()
+    return json.loads(json.dumps(defaults))
+
+
+def identity_problem(recorded: dict, current: dict) -> str | None:
+    """Why a checkpoint recorded with ``recorded`` (:func:`run_identity`) cannot continue as ``current``, or None: other
+    data, a setting of another value, or a setting the checkpoint does not know that is not at its default."""
+    if recorded.get("data") != current["data"]:
+        return "other training or validation data"
+    known, defaults = recorded.get("settings") or {}, _setting_defaults()
+    for name, value in current["settings"].items():
+        if name in known:
+            if known[name] != value:
+                return f"{name} was {known[name]!r}, is {value!r}"
+        elif name not in defaults or defaults[name] != value:
+            return f"{name} is {value!r}, a setting the checkpoint predates, away from its default"
+    return None
 
 
 def choice_batches(choice: ChoiceExamples, batch_size: int, generator: torch.Generator) -> list[list[int]]:
@@ -240,6 +280,7 @@ class Trainer:
         self.config = config
         self.work_dir = Path(work_dir)
         self.progress = progress
+        self._identity: dict = {}  # run_identity of the run in progress (fit)
 
     def _save_checkpoint(self, optimizer, result: FineTuneResult, epoch: int, key: str, improved: bool,
                          partial: dict | None = None) -> None:
@@ -266,7 +307,7 @@ class Trainer:
         if improved:
             with atomic_path(self.work_dir / f"best-{epoch}.safetensors") as tmp:
                 save_file(weights, tmp)
-        state = {"fingerprint": key, "epochs_done": epoch, "history": result.history,
+        state = {"fingerprint": key, "identity": self._identity, "epochs_done": epoch, "history": result.history,
                  "best_epoch": result.best_epoch, "best_val": result.best_val, "weights": last,
                  "optimizer": moments, "partial": partial}
         write_json_atomic(self.work_dir / "state.json", state)
@@ -282,9 +323,13 @@ class Trainer:
         if not state_path.is_file():
             return 0, FineTuneResult(), None
         state = json.loads(state_path.read_text(encoding="utf-8"))
-        if state.get("fingerprint") != key:
-            raise InvalidParameter("work_dir", str(self.work_dir), "holds a checkpoint of a different run (other "
-                                   "settings or data); give another or delete it")
+        if isinstance(state.get("identity"), dict):
+            problem = identity_problem(state["identity"], self._identity)
+        else:  # a checkpoint that records only the digest of everything
+            problem = None if state.get("fingerprint") == key else "other settings or data"
+        if problem is not None:
+            raise InvalidParameter("work_dir", str(self.work_dir), f"holds a checkpoint of a different run ({problem}); "
+                                   "give another or delete it")
         done, partial = state["epochs_done"], state.get("partial")
         device = self.classifier.device
         weights = state.get("weights", f"last-{done}.safetensors")
@@ -325,6 +370,7 @@ class Trainer:
         warmup = int(config.warmup_ratio * total)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: _schedule(step, total, warmup))
         key = fingerprint(config, classifier, train, val, choice)
+        self._identity = run_identity(config, classifier, train, val, choice)
         start, result, partial = self._resume(optimizer, key)
         scheduler.last_epoch = start * steps_per_epoch + (partial["batches_done"] // config.grad_accumulation
                                                           if partial else 0)
