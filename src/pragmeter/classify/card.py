@@ -257,7 +257,7 @@ def export_card(name: str, settings, source=None) -> str:
     its licence and data sets carried into the front matter)."""
     text, source_metadata = source_card(source)
     metadata = _carried_front_matter(name, settings, source_metadata, "sentence-transformers")
-    labels = ", ".join(f"`{label}`" for label in settings.labels)
+    labels = _label_list(settings)
     lines = [
         f"# {_title(name)} (whole weights)", "",
         f"An NLI cross-encoder read as pragmeter's interpreter: premise = a context and the quoted utterance, "
@@ -265,12 +265,12 @@ def export_card(name: str, settings, source=None) -> str:
         "```python", "from sentence_transformers import CrossEncoder", "",
         "model = CrossEncoder(\"FOLDER\")",
         "model.predict([(premise, hypothesis)], apply_softmax=True)  # label probabilities, columns as above", "",
-        "from pragmeter import Interpreter", "",
-        "Interpreter.load(\"FOLDER\").rank(context, utterance, readings)", "```", "",
     ]
-    if text:
-        lines += ["## The card of the folder it was written from", "", text, ""]
-    return metadata + "\n".join(lines)
+    return _derived_card(metadata, lines, text)
+
+
+def _label_list(settings) -> str:
+    return ", ".join(f"`{label}`" for label in settings.labels)
 
 
 def adapter_card(name: str, settings, source=None) -> str:
@@ -279,7 +279,7 @@ def adapter_card(name: str, settings, source=None) -> str:
     text, source_metadata = source_card(source)
     metadata = _carried_front_matter(name, settings, source_metadata, "peft")
     base = base_model_id(settings.base_encoder) or settings.base_encoder
-    labels = ", ".join(f"`{label}`" for label in settings.labels)
+    labels = _label_list(settings)
     lines = [
         f"# {_title(name)} (peft LoRA adapter)", "",
         f"pragmeter's interpreter as a LoRA adapter over `{base}`: premise = a context and the quoted utterance, "
@@ -297,9 +297,15 @@ def adapter_card(name: str, settings, source=None) -> str:
         f"padding=True, return_tensors=\"pt\")",
         "with torch.no_grad():",
         "    probabilities = model(**inputs).logits.softmax(-1)  # columns as the labels above", "",
-        "from pragmeter import Interpreter", "",
-        "Interpreter.load(\"FOLDER\").rank(context, utterance, readings)", "```", "",
     ]
-    if text:
-        lines += ["## The card of the folder it was written from", "", text, ""]
+    return _derived_card(metadata, lines, text)
+
+
+def _derived_card(metadata: str, lines: list[str], source_text: str) -> str:
+    """A card written from another interpreter folder: ``lines`` (title, what it is, a code block left open) closed
+    with pragmeter's way to open it, then the card of the folder it came from, when it had one."""
+    lines = [*lines, "from pragmeter import Interpreter", "",
+             "Interpreter.load(\"FOLDER\").rank(context, utterance, readings)", "```", ""]
+    if source_text:
+        lines += ["## The card of the folder it was written from", "", source_text, ""]
     return metadata + "\n".join(lines)
