@@ -393,3 +393,15 @@ def test_two_fetches_at_once_leave_whole_files(upstream, tmp_path, monkeypatch):
         thread.join(30)
     assert sorted(type(result).__name__ for result in results) == ["OutputBusy", "tuple"]
     assert not (root / README).exists() or (root / README).read_bytes() == FILES[README]
+
+
+def test_a_fetch_that_finds_the_root_busy_leaves_the_root_it_made_to_the_run_holding_it(upstream, tmp_path):
+    """The run that lost the race must not remove the (still empty) root it made: the run holding the lock is
+    about to write into it."""
+    from pragmeter.io.lock import output_lock
+
+    root = tmp_path / "data"
+    with output_lock(root):  # another run holds the root before it exists
+        with pytest.raises(OutputBusy):
+            fetch_data(root, ["toy"], progress=False)
+        assert root.is_dir()

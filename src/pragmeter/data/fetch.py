@@ -121,8 +121,10 @@ def fetch_data(root: str | os.PathLike | None = None, only: Sequence[str] = (),
     relatives = selected(only)
     made: list[Path] = []
     base = fetch_root(root, made)
+    holding = False
     try:
         with output_lock(base):
+            holding = True
             names = sorted({r.split("/", 1)[0] for r in relatives})
             scan_root(base, names)
             status = {item.relative: item.status for item in check_data_root(base, names)}
@@ -150,7 +152,8 @@ def fetch_data(root: str | os.PathLike | None = None, only: Sequence[str] = (),
                     outcomes[relative] = _prepare(base, relative, build, outcomes)
         return base, [outcomes[r] for r in relatives]
     finally:
-        remove_made(made)
+        if holding:  # a run that found the root busy leaves alone the folders the run holding it now fills
+            remove_made(made)
 
 
 def scan_root(base: Path, names: Sequence[str]) -> None:
