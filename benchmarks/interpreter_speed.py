@@ -34,8 +34,8 @@ from pragmeter.interpreter.model import Interpreter
 from pragmeter.interpreter.runtime import bf16_bounds
 
 SETTINGS = (("torch fp32 (before)", "torch", "fp32"), ("openvino fp32", "openvino", "fp32"),
-            ("openvino bf16", "openvino", "bf16"), ("crossencoder fp32", "crossencoder", "fp32"),
-            ("torch fp32 (after)", "torch", "fp32"))
+            ("openvino bf16", "openvino", "bf16"), ("openvino bf16 raw", "openvino", "bf16-raw"),
+            ("crossencoder fp32", "crossencoder", "fp32"), ("torch fp32 (after)", "torch", "fp32"))
 
 
 class ExportedCrossEncoder:
@@ -71,20 +71,23 @@ def measure(model: str, premises: list[str], hypotheses: list[str], batch_size: 
     runs, reference = {}, None
     staging = tempfile.TemporaryDirectory(prefix="pragmeter-crossencoder-")
     for name, backend, precision in SETTINGS:
+        precision, recheck = precision.removesuffix("-raw"), not precision.endswith("-raw")
         if precision == "bf16" and not cpu_has_bf16():
             runs[name] = {"skipped": "this CPU has no bf16 instructions"}
             continue
         if backend == "crossencoder":
             interpreter = ExportedCrossEncoder(model, Path(staging.name) / "exported")
         else:
-            interpreter = Interpreter.load(model, backend=backend, precision=precision,
+            interpreter = Interpreter.load(model, backend=backend, precision=precision, fp32_recheck=recheck,
                                            device="cpu" if backend == "torch" else None, progress=False)
         interpreter.probabilities(premises[:warmup], hypotheses[:warmup], batch_size)
         seconds = []
         for _ in range(repeats):
+            before = getattr(interpreter, "rechecked", 0)
             started = time.perf_counter()
             probabilities = interpreter.probabilities(premises, hypotheses, batch_size)
             seconds.append(time.perf_counter() - started)
+            rechecked = getattr(interpreter, "rechecked", 0) - before
         if reference is None:
             reference = probabilities
         check = bf16_bounds(reference, probabilities, interpreter.meant)
@@ -92,7 +95,7 @@ def measure(model: str, premises: list[str], hypotheses: list[str], batch_size: 
         runs[name] = {"runtime": runtime, "seconds": [round(s, 3) for s in seconds],
                       "pairs_per_second": len(premises) / min(seconds),
                       "max_abs_probability_diff": check["max_abs_probability_diff"],
-                      "label_agreement": check["label_agreement"]}
+                      "label_agreement": check["label_agreement"], "rechecked_in_fp32": rechecked}
     staging.cleanup()
     torch_runs = [runs[name]["pairs_per_second"] for name, backend, _ in SETTINGS if backend == "torch"]
     return {"runs": runs, "torch_fp32_mean": float(np.mean(torch_runs)),
@@ -137,14 +140,15 @@ def main() -> None:
     print(f"interpreter {args.model or 'default'}, {len(premises)} INLI validation pairs, torch batch "
           f"{args.batch_size}, best of {args.repeats}")
     cross = result["crossencoder"]
-    print(f"{'setting':20s} {'pairs/s':>9s} {'x torch':>8s} {'x CE':>6s} {'max |dp|':>9s} {'same label':>10s}  runtime")
+    print(f"{'setting':20s} {'pairs/s':>9s} {'x torch':>8s} {'x CE':>6s} {'max |dp|':>9s} {'same label':>10s} "
+          f"{'in fp32':>7s}  runtime")
     for name, run in result["runs"].items():
         if "skipped" in run:
             print(f"{name:20s} skipped: {run['skipped']}")
             continue
         print(f"{name:20s} {run['pairs_per_second']:9.1f} {run['pairs_per_second'] / plain:8.2f} "
               f"{run['pairs_per_second'] / cross:6.2f} {run['max_abs_probability_diff']:9.5f} "
-              f"{run['label_agreement']:10.4f}  {run['runtime']}")
+              f"{run['label_agreement']:10.4f} {run['rechecked_in_fp32']:7d}  {run['runtime']}")
     choose = result["choose"]
     print(f"choose over 4 readings ({choose['runtime']}): median {choose['median_s']:.3f} s, largest "
           f"{choose['max_s']:.3f} s of {choose['calls']} calls")

@@ -436,26 +436,30 @@ def test_local_backend_answers_the_floyd_battery_with_its_scenario_through_the_i
 
 
 def test_the_speed_benchmark_runs_every_setting_on_one_folder(tiny, benchmark_script):
-    """benchmarks/interpreter_speed.py, a quick run: torch fp32, OpenVINO fp32 and bf16 (where the CPU has it) and
-    sentence-transformers' CrossEncoder on the exported folder, on the same pairs, each with its runtime and its
-    distance from torch fp32 (no timing is asserted)."""
+    """benchmarks/interpreter_speed.py, a quick run: torch fp32, OpenVINO fp32, OpenVINO bf16 with and without its
+    fp32 recheck (where the CPU has bf16) and sentence-transformers' CrossEncoder on the exported folder, on the same
+    pairs, each with its runtime and its distance from torch fp32 (no timing is asserted)."""
     from pragmeter.encoders.runtime import FP32_MAX_ABS_DIFF, MAX_ABS_DIFF, cpu_has_bf16
 
     data, folder = tiny
     result = benchmark_script("interpreter_speed").measure(str(folder), list(data.val.texts), list(data.val.pairs),
                                                  batch_size=8, repeats=1, warmup=4)
     runs = result["runs"]
-    assert list(runs) == ["torch fp32 (before)", "openvino fp32", "openvino bf16", "crossencoder fp32",
-                          "torch fp32 (after)"]
+    assert list(runs) == ["torch fp32 (before)", "openvino fp32", "openvino bf16", "openvino bf16 raw",
+                          "crossencoder fp32", "torch fp32 (after)"]
     assert runs["crossencoder fp32"]["runtime"].startswith("sentence-transformers CrossEncoder|precision=fp32")
     assert runs["crossencoder fp32"]["max_abs_probability_diff"] < FP32_MAX_ABS_DIFF  # the same model, exported
     assert runs["openvino fp32"]["runtime"].startswith("backend=openvino|precision=fp32")
     assert runs["openvino fp32"]["max_abs_probability_diff"] < FP32_MAX_ABS_DIFF
     assert runs["torch fp32 (after)"]["max_abs_probability_diff"] < FP32_MAX_ABS_DIFF
     if cpu_has_bf16():
-        assert runs["openvino bf16"]["max_abs_probability_diff"] <= MAX_ABS_DIFF
+        assert runs["openvino bf16 raw"]["max_abs_probability_diff"] <= MAX_ABS_DIFF
+        assert runs["openvino bf16 raw"]["rechecked_in_fp32"] == 0
+        # the close calls answered again in fp32: fp32's label wherever bf16 could have moved it
+        assert runs["openvino bf16"]["label_agreement"] >= runs["openvino bf16 raw"]["label_agreement"]
     else:
-        assert "skipped" in runs["openvino bf16"]
+        assert "skipped" in runs["openvino bf16"] and "skipped" in runs["openvino bf16 raw"]
+    assert runs["openvino fp32"]["rechecked_in_fp32"] == 0
     assert all(run["pairs_per_second"] > 0 for run in runs.values() if "skipped" not in run)
     choose = benchmark_script("interpreter_speed").choose_latency(str(folder), calls=3)
     assert choose["calls"] == 3 and 0 < choose["median_s"] <= choose["max_s"]

@@ -1,0 +1,166 @@
+"""Close calls of a reduced precision are answered again in fp32: an interpreter running in bf16 gives fp32's label
+on every pair whose two likeliest labels lie closer than its gap, and fp32's choice on every item whose two best
+readings do, while the clear pairs keep bf16's probabilities. Tested on a tiny NLI model written on the spot (torch,
+every CPU) with real INLI pairs, and with a stand-in for bf16 that flips every nearly tied pair, so that a path which
+skips the recheck fails."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pragmeter.classify.recipes import inli
+from pragmeter.interpreter.model import Interpreter
+from pragmeter.interpreter.runtime import RECHECK_GAP, close_calls, recheck_gap
+from pragmeter.testing.tiny_nli import tiny_nli_folder
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return tiny_nli_folder(tmp_path_factory.mktemp("nli") / "model", seed=3)
+
+
+@pytest.fixture(scope="module")
+def pairs(data_root):
+    val = inli.build("4way", root=data_root).val.head(96)
+    return list(val.texts), list(val.pairs)
+
+
+class FlippingBf16:
+    """The fp32 classifier of an interpreter, except that in ``bf16`` it swaps the two likeliest labels of every
+    pair they lie within ``flip`` of each other on (what rounding can do to a nearly tied pair), and moves every
+    probability by ``nudge`` otherwise. Its ``precision`` is an attribute, as the torch classifier's is."""
+
+    def __init__(self, classifier, flip: float, nudge: float = 0.004):
+        self.inner, self.flip, self.nudge, self.precision = classifier, flip, nudge, "bf16"
+        self.calls = []
+
+    def __getattr__(self, name):
+        if name == "inner":  # while copy.copy builds the fp32 twin
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def probabilities(self, premises, hypotheses, batch_size=64, progress=False):
+        rows = self.inner.probabilities(premises, hypotheses, batch_size, progress)
+        self.calls.append((self.precision, len(rows)))
+        if self.precision == "fp32":
+            return rows
+        rows = rows.copy()
+        order = np.argsort(rows, axis=1)
+        for row, (second, first) in zip(rows, order[:, -2:]):
+            if row[first] - row[second] < self.flip:
+                row[first], row[second] = row[second], row[first]
+            else:
+                row += self.nudge * np.sign(np.arange(len(row)) - 0.5)
+        return rows
+
+
+class SwappingBf16(FlippingBf16):
+    """In ``bf16``, the rows ``swap`` of a batch of one item's readings trade places: a close choice flipped."""
+
+    swap = (0, 1)
+
+    def probabilities(self, premises, hypotheses, batch_size=64, progress=False):
+        rows = self.inner.probabilities(premises, hypotheses, batch_size, progress)
+        self.calls.append((self.precision, len(rows)))
+        if self.precision == "bf16" and len(rows) > max(self.swap):
+            rows = rows.copy()
+            rows[list(self.swap)] = rows[list(self.swap[::-1])]
+        return rows
+
+
+def _fp32(folder):
+    return Interpreter.load(folder, backend="torch", precision="fp32", device="cpu")
+
+
+def test_a_bf16_flip_of_a_nearly_tied_pair_is_answered_again_in_fp32(folder, pairs):
+    reference = _fp32(folder).probabilities(*pairs)
+    top = np.sort(reference, axis=1)
+    tied = top[:, -1] - top[:, -2] < 0.05
+    assert tied.any() and not tied.all(), "the pairs need both close calls and clear ones"
+
+    plain = _fp32(folder)
+    plain.classifier = FlippingBf16(plain.classifier, flip=0.05)
+    plain.recheck_gap = 0.0  # what bf16 answers without the recheck: the tied pairs flip
+    raw = plain.probabilities(*pairs)
+    assert (raw.argmax(1) != reference.argmax(1))[tied].all()
+
+    checked = _fp32(folder)
+    checked.classifier = FlippingBf16(checked.classifier, flip=0.05)
+    assert checked.recheck_gap == RECHECK_GAP
+    answered = checked.probabilities(*pairs)
+    assert (answered.argmax(1) == reference.argmax(1)).all()
+    # the close calls hold fp32's very probabilities; the clear pairs keep bf16's
+    close = close_calls(raw, RECHECK_GAP)
+    np.testing.assert_allclose(answered[close], reference[close], atol=1e-6)
+    np.testing.assert_array_equal(answered[~close], raw[~close])
+    assert checked.rechecked == int(close.sum()) == checked.classifier.calls[-1][1]
+    assert checked.classifier.calls[-1][0] == "fp32"
+
+
+def test_a_close_choice_between_readings_is_answered_again_in_fp32(folder):
+    fp32 = _fp32(folder)
+    context, utterance = "Ann offers Bob a coffee late at night.", "It would keep me awake."
+    readings = ["Bob declines the coffee.", "Bob accepts the coffee.", "Bob likes tea.", "Bob is awake."]
+    reference = fp32.scores(context, utterance, readings)
+    best = sorted(reference)[-2:]
+    # a stand-in for bf16 that swaps the two best readings' scores whenever they lie within reach of a rounding
+    checked = _fp32(folder)
+    checked.recheck_gap = (best[1] - best[0]) * 1.5 + 1e-6
+    winner, runner_up = int(np.argmax(reference)), int(np.argsort(reference)[-2])
+    swapping = SwappingBf16(checked.classifier, flip=0.0)
+    swapping.swap = (winner, runner_up)
+    checked.classifier = swapping
+    assert checked.choose(context, utterance, readings) == int(np.argmax(reference))
+    assert ("fp32", len(readings)) in swapping.calls
+    checked.recheck_gap = 0.0
+    assert checked.choose(context, utterance, readings) == runner_up
+
+
+def test_real_bf16_gives_fp32_s_label_on_every_pair_where_fp32_leads_by_the_gap(folder, pairs):
+    """torch's bf16 autocast on this CPU (emulated where it has no bf16 instructions): every label is fp32's."""
+    reference = _fp32(folder).probabilities(*pairs)
+    bf16 = Interpreter.load(folder, backend="torch", precision="bf16", device="cpu")
+    assert bf16.runtime.precision == "bf16" and bf16.recheck_gap == RECHECK_GAP
+    answered = bf16.probabilities(*pairs)
+    assert (answered.argmax(1) == reference.argmax(1)).all()
+    assert np.abs(answered - reference).max() <= 0.05
+    off = Interpreter.load(folder, backend="torch", precision="bf16", device="cpu", fp32_recheck=False)
+    assert off.recheck_gap == 0.0
+    off.probabilities(*pairs)
+    assert off.rechecked == 0
+
+
+def test_fp32_answers_once_and_never_rechecks(folder, pairs):
+    fp32 = _fp32(folder)
+    fp32.probabilities(*pairs)
+    assert fp32.rechecked == 0 and fp32._fp32 is None
+
+
+def test_the_gap_is_twice_a_recorded_check_s_largest_change_when_that_is_larger(tmp_path):
+    model = tiny_nli_folder(tmp_path / "model")
+    config = json.loads((model / "config.json").read_text())
+    assert recheck_gap(model) == RECHECK_GAP  # no check recorded
+    check = {"max_abs_probability_diff": 0.08, "max_abs_score_diff": 0.03, "label_agreement": 0.99, "pairs": 4000,
+             "path": "openvino", "within_bounds": False}
+    (model / "config.json").write_text(json.dumps({**config, "bf16_check": check}))
+    assert recheck_gap(model) == pytest.approx(0.16)
+    # a claim no measurement makes (too few pairs, an unknown path) does not count
+    for bad in ({"pairs": 3}, {"path": "guess"}, {"max_abs_probability_diff": "lots"}):
+        (model / "config.json").write_text(json.dumps({**config, "bf16_check": {**check, **bad}}))
+        assert recheck_gap(model) == RECHECK_GAP
+    (model / "config.json").write_text("{not json")
+    assert recheck_gap(model) == RECHECK_GAP
+    assert recheck_gap(None) == RECHECK_GAP
+
+
+def test_close_calls_measure_the_gap_after_the_decision_bias():
+    rows = np.array([[0.50, 0.45, 0.05], [0.80, 0.10, 0.10]])
+    assert close_calls(rows, 0.1).tolist() == [True, False]
+    labels = ["a", "b", "c"]
+    # a bias that favours "b" makes the second row's decision a close one and the first a clear one
+    biased = close_calls(rows, 0.1, {"b": float(np.log(7.5))}, labels)
+    assert biased.tolist() == [False, True]
+    assert close_calls(np.array([[1.0]]), 0.1).tolist() == [False]
