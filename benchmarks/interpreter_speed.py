@@ -83,11 +83,11 @@ def measure(model: str, premises: list[str], hypotheses: list[str], batch_size: 
         interpreter.probabilities(premises[:warmup], hypotheses[:warmup], batch_size)
         seconds = []
         for _ in range(repeats):
-            before = getattr(interpreter, "rechecked", 0)
+            before = getattr(getattr(interpreter, "classifier", None), "rechecked", 0)
             started = time.perf_counter()
             probabilities = interpreter.probabilities(premises, hypotheses, batch_size)
             seconds.append(time.perf_counter() - started)
-            rechecked = getattr(interpreter, "rechecked", 0) - before
+            rechecked = getattr(getattr(interpreter, "classifier", None), "rechecked", 0) - before
         if reference is None:
             reference = probabilities
         check = bf16_bounds(reference, probabilities, interpreter.meant)

@@ -13,7 +13,7 @@ import pytest
 
 from pragmeter.classify.recipes import inli
 from pragmeter.interpreter.model import Interpreter
-from pragmeter.interpreter.runtime import RECHECK_GAP, close_calls, recheck_gap
+from pragmeter.interpreter.recheck import RECHECK_GAP, Fp32Recheck, close_calls, recheck_gap
 from pragmeter.testing.tiny_nli import tiny_nli_folder
 
 
@@ -82,22 +82,23 @@ def test_a_bf16_flip_of_a_nearly_tied_pair_is_answered_again_in_fp32(folder, pai
     assert tied.any() and not tied.all(), "the pairs need both close calls and clear ones"
 
     plain = _fp32(folder)
-    plain.classifier = FlippingBf16(plain.classifier, flip=0.05)
-    plain.recheck_gap = 0.0  # what bf16 answers without the recheck: the tied pairs flip
+    plain.classifier = FlippingBf16(plain.classifier, flip=0.05)  # what bf16 answers without the recheck
     raw = plain.probabilities(*pairs)
     assert (raw.argmax(1) != reference.argmax(1))[tied].all()
 
     checked = _fp32(folder)
-    checked.classifier = FlippingBf16(checked.classifier, flip=0.05)
-    assert checked.recheck_gap == RECHECK_GAP
+    flipping = FlippingBf16(checked.classifier, flip=0.05)
+    checked.classifier = Fp32Recheck(flipping, RECHECK_GAP, folder)
     answered = checked.probabilities(*pairs)
     assert (answered.argmax(1) == reference.argmax(1)).all()
     # the close calls hold fp32's very probabilities; the clear pairs keep bf16's
     close = close_calls(raw, RECHECK_GAP)
     np.testing.assert_allclose(answered[close], reference[close], atol=1e-6)
     np.testing.assert_array_equal(answered[~close], raw[~close])
-    assert checked.rechecked == int(close.sum()) == checked.classifier.calls[-1][1]
-    assert checked.classifier.calls[-1][0] == "fp32"
+    assert checked.classifier.rechecked == int(close.sum()) == flipping.calls[-1][1]
+    assert flipping.calls[-1][0] == "fp32"
+    # every command labels through the same classifier: its predict gives fp32's labels too
+    assert checked.classifier.predict(*pairs) == _fp32(folder).classifier.predict(*pairs)
 
 
 def test_a_close_choice_between_readings_is_answered_again_in_fp32(folder):
@@ -107,36 +108,32 @@ def test_a_close_choice_between_readings_is_answered_again_in_fp32(folder):
     reference = fp32.scores(context, utterance, readings)
     best = sorted(reference)[-2:]
     # a stand-in for bf16 that swaps the two best readings' scores whenever they lie within reach of a rounding
-    checked = _fp32(folder)
-    checked.recheck_gap = (best[1] - best[0]) * 1.5 + 1e-6
     winner, runner_up = int(np.argmax(reference)), int(np.argsort(reference)[-2])
-    swapping = SwappingBf16(checked.classifier, flip=0.0)
+    inner = _fp32(folder).classifier
+    swapping = SwappingBf16(inner, flip=0.0)
     swapping.swap = (winner, runner_up)
-    checked.classifier = swapping
-    assert checked.choose(context, utterance, readings) == int(np.argmax(reference))
+    checked = Interpreter(Fp32Recheck(swapping, (best[1] - best[0]) * 1.5 + 1e-6, folder))
+    assert checked.choose(context, utterance, readings) == winner
     assert ("fp32", len(readings)) in swapping.calls
-    checked.recheck_gap = 0.0
-    assert checked.choose(context, utterance, readings) == runner_up
+    unchecked = Interpreter(SwappingBf16(inner, flip=0.0))
+    unchecked.classifier.swap = (winner, runner_up)
+    assert unchecked.choose(context, utterance, readings) == runner_up
 
 
 def test_real_bf16_gives_fp32_s_label_on_every_pair_where_fp32_leads_by_the_gap(folder, pairs):
     """torch's bf16 autocast on this CPU (emulated where it has no bf16 instructions): every label is fp32's."""
     reference = _fp32(folder).probabilities(*pairs)
     bf16 = Interpreter.load(folder, backend="torch", precision="bf16", device="cpu")
-    assert bf16.runtime.precision == "bf16" and bf16.recheck_gap == RECHECK_GAP
+    assert bf16.runtime.precision == "bf16" and bf16.classifier.gap == RECHECK_GAP
     answered = bf16.probabilities(*pairs)
     assert (answered.argmax(1) == reference.argmax(1)).all()
     assert np.abs(answered - reference).max() <= 0.05
     off = Interpreter.load(folder, backend="torch", precision="bf16", device="cpu", fp32_recheck=False)
-    assert off.recheck_gap == 0.0
-    off.probabilities(*pairs)
-    assert off.rechecked == 0
+    assert not isinstance(off.classifier, Fp32Recheck) and off.classifier.precision == "bf16"
 
 
-def test_fp32_answers_once_and_never_rechecks(folder, pairs):
-    fp32 = _fp32(folder)
-    fp32.probabilities(*pairs)
-    assert fp32.rechecked == 0 and fp32._fp32 is None
+def test_fp32_answers_once_and_never_rechecks(folder):
+    assert not isinstance(_fp32(folder).classifier, Fp32Recheck)
 
 
 def test_the_gap_is_twice_a_recorded_check_s_largest_change_when_that_is_larger(tmp_path):

@@ -22,13 +22,8 @@ plain Hugging Face sequence-classification folder whose ``id2label`` names NLI's
 :meth:`Interpreter.load` without a name opens the default that ships in the package; :meth:`Interpreter.save` writes
 whole weights that ``sentence_transformers.CrossEncoder`` opens.
 
-Precision. bf16 (OpenVINO on a CPU with bf16 instructions) is faster than fp32 but moves probabilities by a few
-hundredths, enough to flip a pair whose two likeliest labels are nearly tied. Such close calls are answered again in
-fp32: every pair whose two likeliest labels (after the folder's decision bias) lie closer than :attr:`recheck_gap`,
-and every item of :meth:`scores_many` (:meth:`scores`, :meth:`rank`, :meth:`choose`) whose two best readings' scores
-do. The gap is :data:`pragmeter.interpreter.runtime.RECHECK_GAP` or twice the largest change the folder's recorded
-bf16 check measured, whichever is larger; so a label or a choice differs from fp32's only where bf16 moved a
-probability further than it was ever measured to. The other pairs keep bf16's probabilities.
+Precision. In bf16 (or fp16) the close calls are answered again in fp32: pairs whose two likeliest labels, and items
+whose two best readings, lie closer than a gap (:mod:`pragmeter.interpreter.recheck`).
 
 The names it shares with ``sentence_transformers.CrossEncoder`` keep their contracts: :meth:`Interpreter.predict`
 takes (premise, hypothesis) pairs (it returns probabilities, as ``CrossEncoder.predict(..., apply_softmax=True)``),
@@ -117,16 +112,9 @@ class Interpreter:
     folder = None
 
     def __init__(self, classifier, name: str = ""):
-        from pragmeter.interpreter.runtime import RECHECK_GAP
-
         self.classifier = classifier
         self.name = name
         self.meant = meant_columns(classifier.settings, name)
-        # Close calls of a reduced precision (bf16, fp16) are answered again in fp32 (module notes): pairs whose two
-        # likeliest labels, and choices whose two best readings, lie closer than this; 0 answers every one as run.
-        self.recheck_gap = RECHECK_GAP
-        self.rechecked = 0  # pairs answered again in fp32 so far
-        self._fp32 = None  # the classifier in fp32, made at the first close call
 
     # -- loading ------------------------------------------------------------------------------------
     @classmethod
@@ -141,11 +129,11 @@ class Interpreter:
         ``threads``: ``auto`` is OpenVINO on a CPU (:mod:`pragmeter.classify.openvino`: converted once per model
         content, with a bar unless ``progress`` is False), in bf16 where the CPU has bf16 instructions and the
         folder records a bf16 check within bounds, else fp32; torch on a GPU ``device``. :attr:`runtime` says
-        which. In bf16 (or fp16) the close calls are answered again in fp32 (:attr:`recheck_gap`, the module notes)
-        unless ``fp32_recheck`` is False."""
+        which. In bf16 (or fp16) the close calls are answered again in fp32
+        (:class:`pragmeter.interpreter.recheck.Fp32Recheck`) unless ``fp32_recheck`` is False."""
         from pragmeter.classify.model import read_settings
         from pragmeter.interpreter.hub import resolve_interpreter
-        from pragmeter.interpreter.runtime import interpreter_runtime, recheck_gap
+        from pragmeter.interpreter.runtime import interpreter_runtime
 
         folder = resolve_interpreter(name)
         label = str(name or folder.name)
@@ -159,8 +147,11 @@ class Interpreter:
             from pragmeter.classify.loading import load_classifier
 
             interpreter = cls(load_classifier(folder, runtime.device, runtime), label)
+        if fp32_recheck and runtime.precision != "fp32":
+            from pragmeter.interpreter.recheck import Fp32Recheck, recheck_gap
+
+            interpreter.classifier = Fp32Recheck(interpreter.classifier, recheck_gap(folder), folder)
         interpreter.runtime, interpreter.folder = runtime, folder
-        interpreter.recheck_gap = recheck_gap(folder) if fp32_recheck else 0.0
         return interpreter
 
     def save(self, folder: str | os.PathLike, card: str | None = None) -> Path:
@@ -208,36 +199,7 @@ class Interpreter:
             raise PragmeterError(f"{len(premises)} premises for {len(hypotheses)} hypotheses: give one of each per pair")
         if not premises:
             return np.zeros((0, len(self.labels)), dtype=np.float32)
-        return self._probabilities(premises, hypotheses, batch_size, progress)[0]
-
-    def _probabilities(self, premises: list[str], hypotheses: list[str], batch_size: int,
-                       progress: bool) -> tuple[np.ndarray, np.ndarray]:
-        """The classifier's probabilities with its close calls answered again in fp32, and which rows were."""
-        from pragmeter.interpreter.runtime import close_calls
-
-        rows = self.classifier.probabilities(premises, hypotheses, batch_size, progress)
-        if not self._rechecking():
-            return rows, np.zeros(len(rows), dtype=bool)
-        close = close_calls(rows, self.recheck_gap, self.settings.decision_bias, self.labels)
-        return self._answer_again(premises, hypotheses, rows, close, batch_size), close
-
-    def _rechecking(self) -> bool:
-        return bool(self.recheck_gap) and self.classifier.precision != "fp32"
-
-    def _answer_again(self, premises: list[str], hypotheses: list[str], rows: np.ndarray, which: np.ndarray,
-                      batch_size: int) -> np.ndarray:
-        """``rows`` with the rows ``which`` (a boolean mask) replaced by the fp32 classifier's answers."""
-        from pragmeter.interpreter.runtime import fp32_twin
-
-        picked = np.flatnonzero(which)
-        if len(picked):
-            if self._fp32 is None:
-                self._fp32 = fp32_twin(self.classifier, self.folder)
-            rows = rows.copy()
-            rows[picked] = self._fp32.probabilities([premises[i] for i in picked], [hypotheses[i] for i in picked],
-                                                    batch_size)
-            self.rechecked += len(picked)
-        return rows
+        return self.classifier.probabilities(premises, hypotheses, batch_size, progress)
 
     def classify(self, premises: Sequence[str], hypotheses: Sequence[str], batch_size: int = 64,
                  progress: bool = False) -> list[dict[str, float]]:
@@ -256,6 +218,15 @@ class Interpreter:
             if isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2:
                 raise PragmeterError(f"pair {index}: not a (premise, hypothesis) pair ({pair!r})")
         return self.probabilities([p for p, _ in pairs], [h for _, h in pairs], batch_size, progress)
+
+    def _probabilities_rechecked(self, premises: list[str], hypotheses: list[str], batch_size: int,
+                                 progress: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        """The probabilities and which rows were answered again in fp32 (None: no close calls are rechecked)."""
+        from pragmeter.interpreter.recheck import Fp32Recheck
+
+        if isinstance(self.classifier, Fp32Recheck):
+            return self.classifier.probabilities_rechecked(premises, hypotheses, batch_size, progress)
+        return self.classifier.probabilities(premises, hypotheses, batch_size, progress), None
 
     def meant_scores(self, probabilities: np.ndarray) -> np.ndarray:
         """Each row's score as a meant reading: P(implied) + P(explicit) (P(entailed) for a 3-way model)."""
@@ -277,19 +248,18 @@ class Interpreter:
         flat = [text for options in readings for text in options]
         if not flat:
             return []
-        rows, exact = self._probabilities(flat_premises, flat, batch_size, progress)
+        rows, exact = self._probabilities_rechecked(flat_premises, flat, batch_size, progress)
         scores = self.meant_scores(rows)
-        if self._rechecking():  # an item whose two best readings are a close call: all its readings in fp32
-            from pragmeter.interpreter.runtime import close_calls
+        if exact is not None:  # an item whose two best readings are a close call: its readings again in fp32
+            from pragmeter.interpreter.recheck import close_calls
 
             again, start = np.zeros(len(flat), dtype=bool), 0
             for options in readings:
                 end = start + len(options)
-                if close_calls(scores[None, start:end], self.recheck_gap)[0]:
+                if close_calls(scores[None, start:end], self.classifier.gap)[0]:
                     again[start:end] = ~exact[start:end]
                 start = end
-            if again.any():
-                scores = self.meant_scores(self._answer_again(flat_premises, flat, rows, again, batch_size))
+            scores = self.meant_scores(self.classifier.answer_again(flat_premises, flat, rows, again, batch_size))
         out, start = [], 0
         for options in readings:
             out.append([float(s) for s in scores[start:start + len(options)]])

@@ -22,11 +22,6 @@ BF16_MIN_AGREEMENT = 1.0
 # in its range, and some change seen (bf16 that equals fp32 to five decimals on every pair was not run in bf16).
 BF16_MIN_PAIRS = 256
 BF16_PATHS = ("openvino", "torch")
-# Close calls in a reduced precision (bf16, fp16) are answered again in fp32: a pair whose two likeliest labels lie
-# closer than the gap, and a choice whose two best readings' scores do. A probability moves by at most the recorded
-# check's largest change (interpreter-minilm-inli: 0.036 on 4,000 INLI validation pairs through OpenVINO bf16), so a
-# gap moves by at most twice it; RECHECK_GAP is the least gap used, twice the recorded change where that is larger.
-RECHECK_GAP = 0.1
 
 
 def bf16_check(classifier, premises: list[str], hypotheses: list[str], meant: list[int], fp32,
@@ -59,57 +54,6 @@ def bf16_bounds(fp32, bf16, meant: list[int]) -> dict:
                        "label_agreement": BF16_MIN_AGREEMENT},
             "within_bounds": bool(len(fp32)) and max(probability, score) <= MAX_ABS_DIFF
             and agreement >= BF16_MIN_AGREEMENT}
-
-
-def recheck_gap(folder: Path | None) -> float:
-    """How close a reduced-precision answer of the folder's classifier must be to be answered again in fp32:
-    RECHECK_GAP, or twice the largest change its recorded bf16 check measured where that is larger (a check that is
-    not a measurement's claim, :func:`bf16_claim_problem`, does not count)."""
-    gap = RECHECK_GAP
-    try:
-        check = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")).get(BF16_KEY)
-    except (OSError, ValueError, AttributeError, TypeError):
-        return gap
-    if isinstance(check, dict) and bf16_claim_problem(check) is None:
-        changes = [check.get(name) for name in ("max_abs_probability_diff", "max_abs_score_diff")]
-        gap = max([gap] + [2 * value for value in changes if isinstance(value, (int, float))
-                           and not isinstance(value, bool)])
-    return gap
-
-
-def close_calls(values, gap: float, decision_bias: dict | None = None, labels=None):
-    """Rows of ``values`` (label probabilities, or one item's reading scores as a single row) whose two largest
-    entries lie closer than ``gap``; with a ``decision_bias`` (label -> number added to the log-probabilities, as
-    :func:`pragmeter.classify.model.decide` decides), measured on the biased probabilities."""
-    import numpy as np
-
-    values = np.asarray(values, dtype=np.float64)
-    if values.ndim != 2 or values.shape[1] < 2:
-        return np.zeros(len(values), dtype=bool)
-    if decision_bias and any(decision_bias.values()):
-        shift = np.array([decision_bias.get(label, 0.0) for label in labels], dtype=np.float64)
-        values = np.log(np.clip(values, 1e-30, None)) + shift
-        values = np.exp(values - values.max(axis=1, keepdims=True))
-        values /= values.sum(axis=1, keepdims=True)
-    top = np.sort(values, axis=1)[:, -2:]
-    return top[:, 1] - top[:, 0] < gap
-
-
-def fp32_twin(classifier, folder: Path | None):
-    """The same classifier answering in fp32: another compiled graph of the same OpenVINO export, or the same torch
-    model without autocast (its weights shared)."""
-    import copy
-    from dataclasses import replace
-
-    if getattr(classifier, "backend", "torch") == "openvino":
-        from pragmeter.classify.openvino import OpenVinoClassifier
-
-        runtime = replace(classifier.runtime, precision="fp32", reason="fp32 for the close calls of bf16")
-        return OpenVinoClassifier(folder or classifier.folder, runtime, progress=False,
-                                  tokens_per_batch=classifier.tokens_per_batch, max_batch=classifier.max_batch)
-    twin = copy.copy(classifier)
-    twin.precision = "fp32"
-    return twin
 
 
 BACKENDS = ("openvino", "torch")  # how a fine-tuned classifier runs (pragmeter.encoders.runtime.resolve_runtime)
