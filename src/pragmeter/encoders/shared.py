@@ -36,11 +36,3 @@ def clear_shared_encoders() -> None:
 
 _SHARED: dict[tuple, GraphEncoder] = {}
 _SHARED_LOCK = threading.Lock()
-
-
-def load_openvino_encoder(encoder_name: str, precision: str = "fp32") -> GraphEncoder:
-    """The process's shared OpenVINO encoder of ``encoder_name`` in ``precision`` (fp32 or bf16, as this machine
-    allows: pragmeter.encoders.runtime)."""
-    from pragmeter.encoders.runtime import resolve_runtime
-
-    return load_graph_encoder(encoder_name, resolve_runtime("openvino", precision, encoder=encoder_name))
