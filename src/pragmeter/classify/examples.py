@@ -16,9 +16,10 @@ class Examples:
     labels: list[str]
     pairs: list[str] | None = None
     groups: list[str] | None = None  # e.g. the source dataset, for accuracy per group
+    soft: list[tuple[float, ...]] | None = None  # a teacher's probabilities per example (classify/distillation.py)
 
     def __post_init__(self):
-        for name in ("pairs", "groups"):
+        for name in ("pairs", "groups", "soft"):
             values = getattr(self, name)
             if values is not None and len(values) != len(self.texts):
                 raise ValueError(f"{name} has {len(values)} entries for {len(self.texts)} texts")
@@ -31,16 +32,18 @@ class Examples:
     def subset(self, indices: Sequence[int]) -> "Examples":
         pick = lambda values: None if values is None else [values[i] for i in indices]  # noqa: E731
         return Examples([self.texts[i] for i in indices], [self.labels[i] for i in indices], pick(self.pairs),
-                        pick(self.groups))
+                        pick(self.groups), pick(self.soft))
 
     def head(self, n: int | None) -> "Examples":
         """The first ``n`` examples (all when n is None), for smoke runs on small slices."""
         return self if n is None else self.subset(range(min(n, len(self))))
 
     def extend(self, other: "Examples") -> "Examples":
+        if (self.soft is None) != (other.soft is None):
+            raise ValueError("only one of the two has a teacher's probabilities: label both or neither")
         join = lambda a, b: None if a is None else a + b  # noqa: E731
         return Examples(self.texts + other.texts, self.labels + other.labels, join(self.pairs, other.pairs),
-                        join(self.groups, other.groups))
+                        join(self.groups, other.groups), join(self.soft, other.soft))
 
 
 @dataclass
@@ -88,6 +91,8 @@ def run_fingerprint(settings: dict, *splits: Examples) -> str:
     for examples in splits:
         for row in zip(examples.texts, examples.pairs or [""] * len(examples), examples.labels):
             digest.update("\x1f".join(row).encode("utf-8") + b"\x1e")
+        if examples.soft is not None:  # a teacher's probabilities are data too (none: the digest stays as it was)
+            digest.update(json.dumps([[round(float(v), 6) for v in row] for row in examples.soft]).encode())
     return digest.hexdigest()
 
 

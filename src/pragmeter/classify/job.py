@@ -155,10 +155,13 @@ def test_and_save(data: RecipeData, classifier, training: dict, output: Path, co
 def train_classifier(data: RecipeData, encoder: str, output: str | Path, config: FineTuneConfig, *,
                      svm_c: list[float] | None = None, device: str | None = None, work_dir: str | Path | None = None,
                      limit_train: int | None = None, limit_eval: int | None = None, tune_bias: bool = False,
-                     command: str = "", progress: bool = True, overwrite: bool = False) -> dict | None:
+                     command: str = "", progress: bool = True, overwrite: bool = False,
+                     teacher: str | Path | None = None) -> dict | None:
     """A recipe's data -> classifier folder: the fine-tuned encoder, or with ``svm_c`` the frozen encoder's RBF SVM
     for those C values (``config`` gives selection metric and precision). ``limit_train``/``limit_eval`` keep the
-    first examples (smoke runs); ``work_dir`` (default OUTPUT.work) holds the checkpoints a rerun resumes from."""
+    first examples (smoke runs); ``work_dir`` (default OUTPUT.work) holds the checkpoints a rerun resumes from.
+    ``teacher``: a classifier whose probabilities on the training examples are the soft targets
+    (``config.soft_weight``; :mod:`pragmeter.classify.distillation`)."""
     output = Path(output)
     if (output / "config.json").exists() and not overwrite:
         raise OutputExists(output, "already holds a model")
@@ -168,7 +171,17 @@ def train_classifier(data: RecipeData, encoder: str, output: str | Path, config:
     if not len(data.train) or not len(data.val):
         raise InvalidParameter("limit_train", limit_train, "leaves no training or validation examples",
                                also={"limit_eval": limit_eval})
+    if (teacher is None) != (config.soft_weight == 0):
+        raise InvalidParameter("soft_weight", config.soft_weight, "distils a teacher: give both a teacher and a "
+                               "soft_weight above 0, or neither", also={"teacher": teacher})
     work = Path(work_dir) if work_dir else output.with_name(output.name + ".work")
+    if teacher is not None:
+        if svm_c is not None:
+            raise InvalidParameter("head", "svm", "fits hard labels; a teacher's probabilities train the fine-tuned "
+                                   "head (linear)", also={"teacher": teacher})
+        from pragmeter.classify.distillation import with_teacher
+
+        with_teacher(data, teacher, work, config.eval_batch_size, progress)
     if svm_c is not None:
         return run_svm_recipe(data, encoder, svm_c, output, config.select_on, device, config.precision, command,
                               progress, tune_bias, work)

@@ -8,6 +8,16 @@ import os
 from pathlib import Path
 
 
+def classifier_folder(model: str | os.PathLike | None) -> Path:
+    """The folder of a classifier: ``model`` itself when it holds a config, else a packaged interpreter's name (None:
+    the default) or, with a connection, an NLI cross-encoder's Hub name (:func:`resolve_interpreter`)."""
+    from pragmeter.interpreter.hub import resolve_interpreter
+
+    if model is not None and (Path(model) / "config.json").is_file():
+        return Path(model)
+    return resolve_interpreter(model)
+
+
 def open_classifier(model: str | os.PathLike | None, *, backend: str = "auto", precision: str = "auto",
                     device: str | None = None, threads: int | str | None = None, progress: bool = True):
     """(the classifier, its :class:`pragmeter.encoders.runtime.Runtime`) of a model folder or a packaged interpreter's
@@ -19,11 +29,9 @@ def open_classifier(model: str | os.PathLike | None, *, backend: str = "auto", p
     from pragmeter.classify.model import read_settings, torch_runtime
     from pragmeter.classify.svm import EmbeddingSVMClassifier
     from pragmeter.errors import InvalidParameter
-    from pragmeter.interpreter.hub import resolve_interpreter
     from pragmeter.interpreter.model import Interpreter, is_interpreter
 
-    folder = Path(model) if model is not None and (Path(model) / "config.json").is_file() \
-        else resolve_interpreter(model)
+    folder = classifier_folder(model)
     if is_interpreter(read_settings(folder)[2]):
         interpreter = Interpreter.load(folder, backend=backend, precision=precision, device=device, threads=threads,
                                        progress=progress)

@@ -64,6 +64,8 @@ class FineTuneConfig:
     group_by_length: bool = True
     precision: str = "auto"  # auto | fp32 | bf16 (autocast); auto = bf16 on CUDA, fp32 on CPU
     checkpoint_every: int = 0  # optimizer steps between checkpoints within an epoch; 0: at epoch ends only
+    # each pair's target: (1 - soft_weight) × its label + soft_weight × a teacher's probabilities (Examples.soft)
+    soft_weight: float = 0.0
 
     def __post_init__(self):
         from pragmeter.encoders.runtime import TRAINING_PRECISIONS
@@ -77,6 +79,9 @@ class FineTuneConfig:
                 raise InvalidParameter(name, getattr(self, name), "must be at least 1")
         if self.checkpoint_every < 0:
             raise InvalidParameter("checkpoint_every", self.checkpoint_every, "must be 0 (epoch ends only) or more")
+        if not 0.0 <= self.soft_weight <= 1.0:
+            raise InvalidParameter("soft_weight", self.soft_weight, "must be between 0 (the labels only) and 1 (the "
+                                   "teacher's probabilities only)")
 
 
 def config_from_options(options: Mapping[str, Any]) -> FineTuneConfig:
@@ -126,8 +131,36 @@ def fingerprint(config: FineTuneConfig, classifier: TextClassifier, train: Examp
     """What a resumed run must share with the interrupted one: settings, labels and data (how often it checkpoints
     is not among them: a resumed run may checkpoint more or less often)."""
     extra = [choice.as_examples()] if choice is not None and len(choice) else []
-    settings = {k: v for k, v in asdict(config).items() if k != "checkpoint_every"}
-    return run_fingerprint({**settings, **asdict(classifier.settings)}, train, val, *extra)
+    return run_fingerprint({**_identity_settings(config), **asdict(classifier.settings)}, train, val, *extra)
+
+
+# Settings the run's digest gained later, left out of it at their default so that an earlier run's digest still holds
+LATER_SETTINGS = {"soft_weight": 0.0}
+
+
+def _identity_settings(config: FineTuneConfig) -> dict:
+    """The training settings a resumed run must share: all but ``checkpoint_every``, and a later setting at its
+    default left out (LATER_SETTINGS)."""
+    return {k: v for k, v in asdict(config).items()
+            if k != "checkpoint_every" and not (k in LATER_SETTINGS and v == LATER_SETTINGS[k])}
+
+
+def pair_targets(train: Examples, labels: list[str], soft_weight: float = 0.0) -> torch.Tensor:
+    """Each training pair's target for the cross-entropy: its label's index, or with ``soft_weight`` a distribution,
+    (1 - soft_weight) × its label's one-hot + soft_weight × the teacher's probabilities (``train.soft``, columns in
+    ``labels`` order)."""
+    index = {label: i for i, label in enumerate(labels)}
+    hard = torch.tensor([index[label] for label in train.labels])
+    if not soft_weight:
+        return hard
+    if train.soft is None:
+        raise InvalidParameter("soft_weight", soft_weight, "needs a teacher's probabilities for the training "
+                               "examples (classify/distillation.py: with_teacher)")
+    soft = torch.tensor(train.soft, dtype=torch.float32)
+    if soft.shape != (len(train), len(labels)):
+        raise InvalidParameter("soft_weight", soft_weight, f"the teacher's probabilities are {tuple(soft.shape)}, not "
+                               f"one row of {len(labels)} per training example")
+    return (1 - soft_weight) * torch.nn.functional.one_hot(hard, len(labels)).float() + soft_weight * soft
 
 
 def run_identity(config: FineTuneConfig, classifier: TextClassifier, train: Examples, val: Examples,
@@ -136,8 +169,7 @@ def run_identity(config: FineTuneConfig, classifier: TextClassifier, train: Exam
     settings but ``checkpoint_every``, and the classifier's) and ``data`` (a digest of every example). Kept field by
     field so that a setting the code gains later, left at its default, still lets an earlier run resume."""
     extra = [choice.as_examples()] if choice is not None and len(choice) else []
-    settings = {k: v for k, v in asdict(config).items() if k != "checkpoint_every"}
-    return {"settings": json.loads(json.dumps({**settings, **asdict(classifier.settings)})),
+    return {"settings": json.loads(json.dumps({**_identity_settings(config), **asdict(classifier.settings)})),
             "data": run_fingerprint({}, train, val, *extra)}
 
 
@@ -379,8 +411,7 @@ class Trainer:
         from pragmeter.classify.evaluators import ClassificationEvaluator
 
         validation = ClassificationEvaluator(val, "val", config.select_on, config.eval_batch_size)
-        labels = {label: i for i, label in enumerate(classifier.labels)}
-        targets_all = torch.tensor([labels[label] for label in train.labels])
+        targets_all = pair_targets(train, classifier.labels, config.soft_weight)
         lengths = classifier.token_lengths(train.texts, train.pairs) if config.group_by_length else None
         for epoch in range(start + 1, config.epochs + 1):
             if stop_after is not None and epoch > stop_after:

@@ -39,6 +39,12 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tune-decision-bias", action="store_true",
                         help="after selection, tune per-label log-probability biases on validation (the --select-on "
                              "metric) and save them with the model: moves the boundary towards rare classes")
+    parser.add_argument("--teacher", default=None,
+                        help="distil: a classifier folder or packaged interpreter with the same labels whose "
+                             "probabilities on the training examples are soft targets (kept in the work folder)")
+    parser.add_argument("--soft-weight", type=float, default=None,
+                        help="with --teacher: each target is (1 - W) x the label + W x the teacher's probabilities "
+                             "(default 0.5)")
     parser.add_argument("--no-length-grouping", action="store_true",
                         help="plain shuffled batches (default: batches of similar token length, which pad less)")
     add(parser, "seed", device={"help": "cpu, cuda… (default: cuda when available)"},
@@ -95,7 +101,10 @@ def _fine_tune(args: argparse.Namespace, data, svm_c: list[float] | None = None)
     from pragmeter.classify.job import train_classifier
     from pragmeter.classify.training import config_from_options
 
+    if args.soft_weight is None:
+        args.soft_weight = 0.5 if args.teacher else 0.0
     train_classifier(data, args.encoder, args.output, config_from_options(vars(args)), svm_c=svm_c,
+                     teacher=args.teacher,
                      device=args.device, work_dir=args.work_dir, limit_train=args.limit_train,
                      limit_eval=args.limit_eval, tune_bias=args.tune_decision_bias,
                      command="pragmeter " + " ".join(shlex.quote(a) for a in sys.argv[1:]),

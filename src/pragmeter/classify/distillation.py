@@ -1,0 +1,104 @@
+"""Distillation: a teacher classifier's probabilities on a recipe's training examples, the soft targets a student
+trains on (``FineTuneConfig.soft_weight``: each pair's target is (1 - w) × its label + w × the teacher's
+probabilities). The use it is made for: a small, fast interpreter (MiniLM) taught by a larger one (mpnet), which
+knows more than INLI's hard labels say (how likely each wrong reading is).
+
+The teacher is any classifier folder or packaged interpreter with the student's labels (in any order), opened as
+every command opens one (:func:`pragmeter.classify.opening.open_classifier`), in fp32, so its probabilities do not
+depend on the CPU. Labelling tens of thousands of pairs with a base-size teacher takes a while on a CPU: the
+probabilities are kept in the work folder, chunk by chunk as they are made, under a name that holds the teacher's
+content and the examples' digest, so an interrupted labelling continues where it stopped and a rerun reuses them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+
+from pragmeter.classify.examples import Examples, RecipeData, run_fingerprint
+from pragmeter.errors import PragmeterError
+
+CHUNK = 2048  # examples labelled between two saves
+FILE_PATTERN = "teacher-{key}.npy"
+
+
+def teacher_key(folder: Path, examples: Examples) -> str:
+    """What the kept probabilities are of: the teacher folder's content and every training example."""
+    from pragmeter.encoders.fingerprint import folder_fingerprint
+
+    return hashlib.sha256(f"{folder_fingerprint(folder)}\n{run_fingerprint({}, examples)}".encode()).hexdigest()[:16]
+
+
+def teacher_probabilities(teacher: str | os.PathLike, examples: Examples, labels: list[str], work_dir: Path,
+                          batch_size: int = 64, progress: bool = True) -> np.ndarray:
+    """The teacher's probabilities for ``examples`` (rows in their order, columns in ``labels`` order), made in
+    chunks kept in ``work_dir`` (module notes); a PragmeterError when the teacher's labels are not ``labels``, it
+    reads other inputs (pairs or single texts), or it answers with something that is not a probability."""
+    from tqdm import tqdm
+
+    from pragmeter.classify.opening import classifier_folder, open_classifier
+    from pragmeter.io.atomic import atomic_path
+
+    folder = classifier_folder(teacher)
+    classifier, _ = open_classifier(folder, precision="fp32", progress=progress)
+    if sorted(classifier.labels) != sorted(labels):
+        raise PragmeterError(f"teacher {teacher}: its labels {list(classifier.labels)} are not the student's {labels}")
+    if (classifier.settings.input_kind == "pair") != (examples.pairs is not None):
+        raise PragmeterError(f"teacher {teacher}: it reads {classifier.settings.input_kind} inputs, the examples are "
+                             f"{'pairs' if examples.pairs is not None else 'single texts'}")
+    order = [list(classifier.labels).index(label) for label in labels]
+    work_dir.mkdir(parents=True, exist_ok=True)
+    path = work_dir / FILE_PATTERN.format(key=teacher_key(folder, examples))
+    done = _kept(path, len(labels))
+    with tqdm(total=len(examples), initial=len(done), desc=f"teacher {folder.name}", unit="example",
+              disable=not progress, dynamic_ncols=True) as bar:
+        while len(done) < len(examples):
+            rows = range(len(done), min(len(done) + CHUNK, len(examples)))
+            chunk = classifier.probabilities([examples.texts[i] for i in rows],
+                                             None if examples.pairs is None else [examples.pairs[i] for i in rows],
+                                             batch_size)
+            done = np.concatenate([done, np.asarray(chunk, dtype=np.float32)[:, order]])
+            with atomic_path(path) as staging:
+                with open(staging, "wb") as handle:
+                    np.save(handle, done)
+            bar.update(len(rows))
+    if not (np.isfinite(done).all() and (done >= 0).all() and np.allclose(done.sum(axis=1), 1, atol=1e-3)):
+        path.replace(path.with_suffix(".damaged"))
+        raise PragmeterError(f"teacher {teacher}: its answers are not probabilities (rows of non-negative numbers "
+                             f"summing to 1); {path} is set aside")
+    return done
+
+
+def _kept(path: Path, width: int) -> np.ndarray:
+    """The probabilities kept at ``path`` so far: none where there is no such file or it is not one this module
+    writes (read without pickles; a damaged one is set aside and made again)."""
+    empty = np.zeros((0, width), dtype=np.float32)
+    if not path.is_file():
+        return empty
+    try:
+        kept = np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        kept = None
+    if kept is None or kept.dtype != np.float32 or kept.ndim != 2 or kept.shape[1] != width \
+            or not np.isfinite(kept).all():
+        path.replace(path.with_suffix(".damaged"))
+        return empty
+    return kept
+
+
+def with_teacher(data: RecipeData, teacher: str | os.PathLike, work_dir: Path, batch_size: int = 64,
+                 progress: bool = True) -> RecipeData:
+    """``data`` with its training examples' soft targets from ``teacher`` (:func:`teacher_probabilities`), and the
+    teacher named in its arguments, so the model's settings, card and resume digest record it."""
+    from pragmeter.classify.opening import classifier_folder
+    from pragmeter.encoders.fingerprint import folder_fingerprint
+
+    folder = classifier_folder(teacher)
+    rows = teacher_probabilities(folder, data.train, list(data.labels), work_dir, batch_size, progress)
+    data.train.soft = [tuple(float(v) for v in row) for row in rows]
+    data.arguments["teacher"] = {"model": str(teacher), "folder": folder.name,
+                                 "content_sha256": folder_fingerprint(folder)}
+    return data

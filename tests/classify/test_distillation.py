@@ -1,0 +1,173 @@
+"""Distillation: a teacher's probabilities on real INLI training pairs, reordered to the student's labels and kept in
+the work folder chunk by chunk (an interrupted labelling continues, a damaged file is made again), become soft
+targets that pull the student towards the teacher; the command line trains with --teacher and --soft-weight and
+refuses either without the other; a run's digest records the teacher's answers but stays as it was without one."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from pragmeter.classify import distillation
+from pragmeter.classify.distillation import teacher_probabilities, with_teacher
+from pragmeter.classify.examples import Examples
+from pragmeter.classify.job import run_recipe
+from pragmeter.classify.opening import open_classifier
+from pragmeter.classify.recipes import inli
+from pragmeter.classify.training import FineTuneConfig, pair_targets, run_identity
+from pragmeter.cli import main
+from pragmeter.errors import InvalidParameter, PragmeterError
+from pragmeter.testing.tiny_nli import tiny_nli_folder
+
+TEACHER_LABELS = ("neutral", "implied", "contradiction", "explicit")  # INLI's four in another order
+
+
+@pytest.fixture(scope="module")
+def teacher(tmp_path_factory):
+    return tiny_nli_folder(tmp_path_factory.mktemp("teacher") / "model", labels=TEACHER_LABELS, seed=5)
+
+
+@pytest.fixture()
+def data(data_root):
+    data = inli.build("4way", root=data_root)
+    data.train, data.val, data.test = data.train.head(24), data.val.head(8), data.test.head(8)
+    return data
+
+
+def test_the_teacher_s_probabilities_come_in_the_student_s_label_order(teacher, data, tmp_path):
+    rows = teacher_probabilities(teacher, data.train, list(data.labels), tmp_path, progress=False)
+    classifier, _ = open_classifier(teacher, precision="fp32", progress=False)
+    direct = classifier.probabilities(data.train.texts, data.train.pairs)
+    for column, label in enumerate(data.labels):
+        np.testing.assert_allclose(rows[:, column], direct[:, TEACHER_LABELS.index(label)], atol=1e-6)
+    assert rows.shape == (len(data.train), 4) and np.allclose(rows.sum(1), 1, atol=1e-5)
+
+
+def test_labelling_continues_after_an_interruption_and_remakes_a_damaged_file(teacher, data, tmp_path, monkeypatch):
+    monkeypatch.setattr(distillation, "CHUNK", 8)
+    calls = []
+    real = open_classifier
+
+    def counting(*args, **kwargs):
+        classifier, runtime = real(*args, **kwargs)
+        inner = classifier.probabilities
+
+        def probabilities(texts, pairs=None, batch_size=64, progress=False):
+            calls.append(len(texts))
+            if len(calls) == 2 and not hasattr(counting, "resumed"):
+                raise KeyboardInterrupt  # the labelling is stopped after its first chunk
+            return inner(texts, pairs, batch_size, progress)
+
+        classifier.probabilities = probabilities
+        return classifier, runtime
+
+    monkeypatch.setattr("pragmeter.classify.opening.open_classifier", counting)
+    with pytest.raises(KeyboardInterrupt):
+        teacher_probabilities(teacher, data.train, list(data.labels), tmp_path, progress=False)
+    kept = list(tmp_path.glob("teacher-*.npy"))
+    assert len(kept) == 1 and np.load(kept[0]).shape == (8, 4)  # the first chunk is kept, whole
+    counting.resumed = True
+    calls.clear()
+    rows = teacher_probabilities(teacher, data.train, list(data.labels), tmp_path, progress=False)
+    assert calls == [8, 8]  # only the two chunks not yet made
+    full = teacher_probabilities(teacher, data.train, list(data.labels), tmp_path / "fresh", progress=False)
+    np.testing.assert_allclose(rows, full, atol=1e-6)
+    kept[0].write_bytes(b"not an array")
+    calls.clear()
+    again = teacher_probabilities(teacher, data.train, list(data.labels), tmp_path, progress=False)
+    np.testing.assert_allclose(again, full, atol=1e-6)
+    assert calls == [8, 8, 8] and kept[0].with_suffix(".damaged").is_file()
+
+
+def test_a_teacher_with_other_labels_is_refused(data, tmp_path):
+    three = tiny_nli_folder(tmp_path / "mnli")  # entailment / neutral / contradiction
+    with pytest.raises(PragmeterError, match="are not the student's"):
+        teacher_probabilities(three, data.train, list(data.labels), tmp_path, progress=False)
+
+
+def test_targets_mix_the_label_and_the_teacher_s_probabilities():
+    labels = ["a", "b", "c"]
+    examples = Examples(["x", "y"], ["a", "c"], soft=[(0.2, 0.5, 0.3), (0.1, 0.1, 0.8)])
+    assert pair_targets(examples, labels).tolist() == [0, 2]
+    mixed = pair_targets(examples, labels, 0.25)
+    np.testing.assert_allclose(mixed.numpy(), [[0.8, 0.125, 0.075], [0.025, 0.025, 0.95]], atol=1e-6)
+    with pytest.raises(InvalidParameter, match="teacher"):
+        pair_targets(Examples(["x"], ["a"]), labels, 0.5)
+    with pytest.raises(InvalidParameter):
+        FineTuneConfig(soft_weight=1.5)
+    # the teacher's rows travel with the examples they belong to
+    assert examples.subset([1]).soft == [(0.1, 0.1, 0.8)]
+    assert len(examples.extend(examples).soft) == 4
+    with pytest.raises(ValueError, match="teacher"):
+        examples.extend(Examples(["z"], ["b"]))
+
+
+def _kl(teacher_rows: np.ndarray, student_rows: np.ndarray) -> float:
+    return float((teacher_rows * (np.log(teacher_rows + 1e-9) - np.log(student_rows + 1e-9))).sum(1).mean())
+
+
+def test_soft_targets_pull_the_student_towards_the_teacher(teacher, data, tmp_path):
+    torch.set_num_threads(min(2, torch.get_num_threads()))
+    with_teacher(data, teacher, tmp_path / "work", progress=False)
+    assert data.arguments["teacher"]["folder"] == teacher.name
+    target = np.array(data.train.soft)
+    config = FineTuneConfig(epochs=3, batch_size=8, lr=3e-4, head_lr_scale=10, warmup_ratio=0.0, max_length=64,
+                            soft_weight=1.0, select_on="accuracy")
+    start = open_classifier(_untrained(data, tmp_path), precision="fp32", progress=False)[0]
+    before = _kl(target, start.probabilities(data.train.texts, data.train.pairs))
+    run_recipe(data, "all-MiniLM-L6-v2", config, tmp_path / "student", tmp_path / "student.work", "cpu", "test",
+               False)
+    student = open_classifier(tmp_path / "student", backend="torch", precision="fp32", device="cpu",
+                              progress=False)[0]
+    after = _kl(target, student.probabilities(data.train.texts, data.train.pairs))
+    assert after < 0.5 * before
+    recorded = json.loads((tmp_path / "student" / "config.json").read_text())
+    assert "teacher" in json.dumps(recorded)
+
+
+def _untrained(data, tmp_path):
+    """The student before training: the recipe's classifier at its seeded start, saved."""
+    from pragmeter.classify.job import recipe_settings
+    from pragmeter.classify.model import TextClassifier
+
+    torch.manual_seed(0)
+    classifier = TextClassifier.from_encoder("all-MiniLM-L6-v2", recipe_settings(data, "all-MiniLM-L6-v2", 64), "cpu",
+                                             seed=0, precision="fp32")
+    classifier.save(tmp_path / "start", card="# start\n")
+    return tmp_path / "start"
+
+
+def test_the_digest_records_the_teacher_s_answers_and_is_unchanged_without_one(data):
+    from types import SimpleNamespace
+
+    from pragmeter.classify.job import recipe_settings
+    from pragmeter.classify.training import fingerprint
+
+    classifier = SimpleNamespace(settings=recipe_settings(data, "all-MiniLM-L6-v2", 64))
+    plain = FineTuneConfig(max_length=64)
+    identity = run_identity(plain, classifier, data.train, data.val)
+    assert "soft_weight" not in identity["settings"]  # a run written before the setting existed still resumes
+    distilled = FineTuneConfig(max_length=64, soft_weight=0.5)
+    assert run_identity(distilled, classifier, data.train, data.val)["settings"]["soft_weight"] == 0.5
+    soft = data.train.subset(range(len(data.train)))
+    soft.soft = [(0.25, 0.25, 0.25, 0.25)] * len(soft)
+    other = data.train.subset(range(len(data.train)))
+    other.soft = [(0.7, 0.1, 0.1, 0.1)] * len(other)
+    digests = {fingerprint(distilled, classifier, train, data.val) for train in (data.train, soft, other)}
+    assert len(digests) == 3
+
+
+def test_the_command_distils_with_teacher_and_soft_weight_and_refuses_one_without_the_other(teacher, tmp_path,
+                                                                                           capsys):
+    common = ["classifier", "train", "inli", "--limit-train", "16", "--limit-eval", "8", "--epochs", "1",
+              "--batch-size", "8", "--max-length", "64", "--no-progress", "--device", "cpu"]
+    assert main(common + ["--output", str(tmp_path / "bad"), "--soft-weight", "0.3"]) != 0
+    assert "--teacher" in capsys.readouterr().err
+    assert main(common + ["--output", str(tmp_path / "student"), "--teacher", str(teacher)]) == 0
+    config = json.loads((tmp_path / "student" / "config.json").read_text())
+    assert config["pragmeter"]["recipe"]["teacher"]["folder"] == teacher.name
+    metrics = json.loads((tmp_path / "student" / "metrics.json").read_text())
+    assert metrics["train_config"]["soft_weight"] == 0.5
