@@ -14,6 +14,7 @@ import pytest
 from pragmeter.classify.recipes import inli
 from pragmeter.interpreter.model import Interpreter
 from pragmeter.interpreter.recheck import RECHECK_GAP, Fp32Recheck, close_calls, recheck_gap
+from pragmeter.testing.precision import FlippingBf16, SwappingBf16
 from pragmeter.testing.tiny_nli import tiny_nli_folder
 
 
@@ -26,49 +27,6 @@ def folder(tmp_path_factory):
 def pairs(data_root):
     val = inli.build("4way", root=data_root).val.head(96)
     return list(val.texts), list(val.pairs)
-
-
-class FlippingBf16:
-    """The fp32 classifier of an interpreter, except that in ``bf16`` it swaps the two likeliest labels of every
-    pair they lie within ``flip`` of each other on (what rounding can do to a nearly tied pair), and moves every
-    probability by ``nudge`` otherwise. Its ``precision`` is an attribute, as the torch classifier's is."""
-
-    def __init__(self, classifier, flip: float, nudge: float = 0.004):
-        self.inner, self.flip, self.nudge, self.precision = classifier, flip, nudge, "bf16"
-        self.calls = []
-
-    def __getattr__(self, name):
-        if name == "inner":  # while copy.copy builds the fp32 twin
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-    def probabilities(self, premises, hypotheses, batch_size=64, progress=False):
-        rows = self.inner.probabilities(premises, hypotheses, batch_size, progress)
-        self.calls.append((self.precision, len(rows)))
-        if self.precision == "fp32":
-            return rows
-        rows = rows.copy()
-        order = np.argsort(rows, axis=1)
-        for row, (second, first) in zip(rows, order[:, -2:]):
-            if row[first] - row[second] < self.flip:
-                row[first], row[second] = row[second], row[first]
-            else:
-                row += self.nudge * np.sign(np.arange(len(row)) - 0.5)
-        return rows
-
-
-class SwappingBf16(FlippingBf16):
-    """In ``bf16``, the rows ``swap`` of a batch of one item's readings trade places: a close choice flipped."""
-
-    swap = (0, 1)
-
-    def probabilities(self, premises, hypotheses, batch_size=64, progress=False):
-        rows = self.inner.probabilities(premises, hypotheses, batch_size, progress)
-        self.calls.append((self.precision, len(rows)))
-        if self.precision == "bf16" and len(rows) > max(self.swap):
-            rows = rows.copy()
-            rows[list(self.swap)] = rows[list(self.swap[::-1])]
-        return rows
 
 
 def _fp32(folder):
@@ -110,13 +68,11 @@ def test_a_close_choice_between_readings_is_answered_again_in_fp32(folder):
     # a stand-in for bf16 that swaps the two best readings' scores whenever they lie within reach of a rounding
     winner, runner_up = int(np.argmax(reference)), int(np.argsort(reference)[-2])
     inner = _fp32(folder).classifier
-    swapping = SwappingBf16(inner, flip=0.0)
-    swapping.swap = (winner, runner_up)
+    swapping = SwappingBf16(inner, (winner, runner_up))
     checked = Interpreter(Fp32Recheck(swapping, (best[1] - best[0]) * 1.5 + 1e-6, folder))
     assert checked.choose(context, utterance, readings) == winner
     assert ("fp32", len(readings)) in swapping.calls
-    unchecked = Interpreter(SwappingBf16(inner, flip=0.0))
-    unchecked.classifier.swap = (winner, runner_up)
+    unchecked = Interpreter(SwappingBf16(inner, (winner, runner_up)))
     assert unchecked.choose(context, utterance, readings) == runner_up
 
 

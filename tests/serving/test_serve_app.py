@@ -171,6 +171,30 @@ def test_interpret_answers_readings_and_pairs_as_the_library(interpreting):
     assert "interpreter_batcher" in client.get("/health").json()
 
 
+def test_the_service_answers_a_close_choice_again_in_fp32_as_the_library(onnx_model, tmp_path):
+    """A reduced precision that flips an item's two best readings (pragmeter.testing.precision): the service's
+    choice is fp32's, as Interpreter.choose gives it, because the close choice is answered again in fp32."""
+    from pragmeter.interpreter.model import Interpreter
+    from pragmeter.interpreter.recheck import Fp32Recheck
+    from pragmeter.testing.precision import SwappingBf16
+    from pragmeter.testing.tiny_nli import tiny_nli_folder
+
+    folder = tiny_nli_folder(tmp_path / "tiny-nli")
+    fp32 = Interpreter.load(folder, device="cpu", backend="torch")
+    reference = fp32.scores(CONTEXT, UTTERANCE, READINGS)
+    runner_up, winner = (int(i) for i in np.argsort(reference)[-2:])
+    gap = (reference[winner] - reference[runner_up]) * 1.5 + 1e-6
+    checked = Interpreter(Fp32Recheck(SwappingBf16(fp32.classifier, (winner, runner_up)), gap, folder), "tiny-nli")
+    unchecked = Interpreter(SwappingBf16(fp32.classifier, (winner, runner_up)), "tiny-nli")
+    assert checked.choose(CONTEXT, UTTERANCE, READINGS) == winner != unchecked.choose(CONTEXT, UTTERANCE, READINGS)
+    request = {"context": CONTEXT, "utterance": UTTERANCE, "readings": READINGS}
+    for interpreter, expected in ((checked, winner), (unchecked, runner_up)):
+        with TestClient(create_app(onnx_model, LIMITS, max_wait_ms=50, interpreter=interpreter)) as client:
+            body = client.post("/interpret", json=request).json()
+        assert body["choice"] == expected
+        assert np.allclose(body["scores"], interpreter.scores(CONTEXT, UTTERANCE, READINGS), atol=1e-6)
+
+
 @pytest.mark.parametrize("body, status, message", [
     ({"utterance": UTTERANCE}, 422, "'readings' is missing"),
     ({"readings": READINGS}, 422, "'utterance' is missing"),

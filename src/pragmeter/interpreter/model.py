@@ -187,6 +187,13 @@ class Interpreter:
         return [self.labels[i] for i in self.meant]
 
     @property
+    def rechecks_close_calls(self) -> bool:
+        """Whether its close calls are answered again in fp32 (a reduced precision loaded with the recheck)."""
+        from pragmeter.interpreter.recheck import Fp32Recheck
+
+        return isinstance(self.classifier, Fp32Recheck)
+
+    @property
     def settings(self):
         return self.classifier.settings
 
@@ -222,11 +229,26 @@ class Interpreter:
     def _probabilities_rechecked(self, premises: list[str], hypotheses: list[str], batch_size: int,
                                  progress: bool) -> tuple[np.ndarray, np.ndarray | None]:
         """The probabilities and which rows were answered again in fp32 (None: no close calls are rechecked)."""
-        from pragmeter.interpreter.recheck import Fp32Recheck
-
-        if isinstance(self.classifier, Fp32Recheck):
+        if self.rechecks_close_calls:
             return self.classifier.probabilities_rechecked(premises, hypotheses, batch_size, progress)
         return self.classifier.probabilities(premises, hypotheses, batch_size, progress), None
+
+    def settle_close_choices(self, premises: list[str], hypotheses: list[str], sizes: Sequence[int],
+                             rows: np.ndarray, exact: np.ndarray | None = None, batch_size: int = 64) -> np.ndarray:
+        """``rows`` (probabilities of consecutive items' (premise, reading) pairs, ``sizes`` readings each) with every
+        item whose two best readings' scores lie closer than the recheck gap answered again in fp32, but for the rows
+        ``exact`` (already fp32's); unchanged where no close calls are rechecked (module notes)."""
+        from pragmeter.interpreter.recheck import close_calls
+
+        if not self.rechecks_close_calls:
+            return rows
+        scores, again, start = self.meant_scores(rows), np.zeros(len(rows), dtype=bool), 0
+        exact = np.zeros(len(rows), dtype=bool) if exact is None else exact
+        for size in sizes:
+            if close_calls(scores[None, start:start + size], self.classifier.gap)[0]:
+                again[start:start + size] = ~exact[start:start + size]
+            start += size
+        return self.classifier.answer_again(premises, hypotheses, rows, again, batch_size)
 
     def meant_scores(self, probabilities: np.ndarray) -> np.ndarray:
         """Each row's score as a meant reading: P(implied) + P(explicit) (P(entailed) for a 3-way model)."""
@@ -249,17 +271,8 @@ class Interpreter:
         if not flat:
             return []
         rows, exact = self._probabilities_rechecked(flat_premises, flat, batch_size, progress)
-        scores = self.meant_scores(rows)
-        if exact is not None:  # an item whose two best readings are a close call: its readings again in fp32
-            from pragmeter.interpreter.recheck import close_calls
-
-            again, start = np.zeros(len(flat), dtype=bool), 0
-            for options in readings:
-                end = start + len(options)
-                if close_calls(scores[None, start:end], self.classifier.gap)[0]:
-                    again[start:end] = ~exact[start:end]
-                start = end
-            scores = self.meant_scores(self.classifier.answer_again(flat_premises, flat, rows, again, batch_size))
+        scores = self.meant_scores(self.settle_close_choices(flat_premises, flat, [len(o) for o in readings], rows,
+                                                             exact, batch_size))
         out, start = [], 0
         for options in readings:
             out.append([float(s) for s in scores[start:start + len(options)]])

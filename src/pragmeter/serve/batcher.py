@@ -162,6 +162,11 @@ class MicroBatcher:
         rate = self.stats.texts / self.stats.busy_seconds if self.stats.busy_seconds > 0 else 0.0
         return max(1, int(np.ceil(self._queued_texts / rate))) if rate > 0 else 1
 
+    async def run(self, work: Callable, *args):
+        """``work(*args)`` on the encoder's own thread, between two batches: for work on the same model that must
+        not run beside them (an interpreter's close choices answered again in fp32)."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, work, *args)
+
     async def encode(self, texts: Sequence[str], timeout: float | None = None) -> np.ndarray:
         """Embeddings of ``texts``, computed together with whatever other requests are waiting.
 
