@@ -81,9 +81,15 @@ def test_real_bf16_gives_fp32_s_label_on_every_pair_where_fp32_leads_by_the_gap(
     reference = _fp32(folder).probabilities(*pairs)
     bf16 = Interpreter.load(folder, backend="torch", precision="bf16", device="cpu")
     assert bf16.runtime.precision == "bf16" and bf16.classifier.gap == RECHECK_GAP
+    assert bf16.runtime.signature().endswith("close calls (gap < 0.1) in fp32")  # cached answers key by it
     answered = bf16.probabilities(*pairs)
     assert (answered.argmax(1) == reference.argmax(1)).all()
     assert np.abs(answered - reference).max() <= 0.05
+    from pragmeter.classify.backend import LocalClassifierBackend
+
+    local = LocalClassifierBackend(str(folder), "cpu", 64, "torch", "bf16")  # eval --model local:FOLDER
+    assert isinstance(local.classifier, Fp32Recheck)
+    assert local.identity()["runtime"] == "torch bf16, close calls (gap < 0.1) in fp32"  # keys its cached answers
     off = Interpreter.load(folder, backend="torch", precision="bf16", device="cpu", fp32_recheck=False)
     assert not isinstance(off.classifier, Fp32Recheck) and off.classifier.precision == "bf16"
 

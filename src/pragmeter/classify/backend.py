@@ -108,8 +108,13 @@ class LocalClassifierBackend(ChatBackend):
 
     def identity(self) -> dict:
         settings = self.classifier.settings
-        # how it runs is part of what answers, for every classifier: a bf16 answer is not an fp32 one's cache hit
+        # how it runs is part of what answers, for every classifier: a bf16 answer is not an fp32 one's cache hit,
+        # nor one whose close calls were answered again in fp32 (interpreter/recheck.py) one without
+        from pragmeter.interpreter.recheck import Fp32Recheck
+
         run = f"{self.runtime.backend} {self.runtime.precision}"
+        if isinstance(self.classifier, Fp32Recheck):
+            run += f", close calls (gap < {self.classifier.gap:g}) in fp32"
         return {"backend": "local", "model": self.path, "base_encoder": settings.base_encoder,
                 "recipe": settings.recipe, "weights_sha256": self._weights_digest(), "runtime": run}
 

@@ -147,10 +147,14 @@ class Interpreter:
             from pragmeter.classify.loading import load_classifier
 
             interpreter = cls(load_classifier(folder, runtime.device, runtime), label)
-        if fp32_recheck and runtime.precision != "fp32":
+        if fp32_recheck and runtime.precision != "fp32":  # said in the signature, so answers cached without it differ
+            from dataclasses import replace
+
             from pragmeter.interpreter.recheck import Fp32Recheck, recheck_gap
 
             interpreter.classifier = Fp32Recheck(interpreter.classifier, recheck_gap(folder), folder)
+            runtime = replace(runtime, reason=f"{runtime.reason}; close calls (gap < {interpreter.classifier.gap:g}) "
+                                              f"in fp32")
         interpreter.runtime, interpreter.folder = runtime, folder
         return interpreter
 
