@@ -63,7 +63,7 @@ def teacher_probabilities(teacher: str | os.PathLike, examples: Examples, labels
             done = np.concatenate([done, np.asarray(chunk, dtype=np.float32)[:, order]])
             with atomic_path(path) as staging:
                 with open(staging, "wb") as handle:
-                    np.save(handle, done)
+                    np.lib.format.write_array(handle, done, allow_pickle=False)
             bar.update(len(rows))
     if not (np.isfinite(done).all() and (done >= 0).all() and np.allclose(done.sum(axis=1), 1, atol=1e-3)):
         path.replace(path.with_suffix(".damaged"))
