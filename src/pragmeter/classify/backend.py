@@ -114,7 +114,7 @@ class LocalClassifierBackend(ChatBackend):
 
         run = f"{self.runtime.backend} {self.runtime.precision}"
         if isinstance(self.classifier, Fp32Recheck):
-            run += f", close calls (gap < {self.classifier.gap:g}) in fp32"
+            run += f", {self.classifier.description}"
         return {"backend": "local", "model": self.path, "base_encoder": settings.base_encoder,
                 "recipe": settings.recipe, "weights_sha256": self._weights_digest(), "runtime": run}
 

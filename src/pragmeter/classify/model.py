@@ -209,9 +209,14 @@ def decide(probabilities: np.ndarray, labels: Sequence[str], decision_bias: dict
     -> number) is added to the log-probabilities; without a bias, the plain argmax."""
     if not any(decision_bias.values()):
         return [labels[i] for i in probabilities.argmax(axis=1)]
+    return [labels[i] for i in biased_log_probabilities(probabilities, labels, decision_bias).argmax(axis=1)]
+
+
+def biased_log_probabilities(probabilities: np.ndarray, labels: Sequence[str],
+                             decision_bias: dict[str, float]) -> np.ndarray:
+    """What :func:`decide` takes the argmax of: the log-probabilities (fp64) plus each label's ``decision_bias``."""
     shift = np.array([decision_bias.get(label, 0.0) for label in labels], dtype=np.float64)
-    scores = np.log(np.clip(probabilities.astype(np.float64), 1e-30, None)) + shift
-    return [labels[i] for i in scores.argmax(axis=1)]
+    return np.log(np.clip(np.asarray(probabilities, dtype=np.float64), 1e-30, None)) + shift
 
 
 def check_finite_tensors(tensors: dict, where: str | os.PathLike) -> None:

@@ -153,8 +153,7 @@ class Interpreter:
             from pragmeter.interpreter.recheck import Fp32Recheck, recheck_gap
 
             interpreter.classifier = Fp32Recheck(interpreter.classifier, recheck_gap(folder), folder)
-            runtime = replace(runtime, reason=f"{runtime.reason}; close calls (gap < {interpreter.classifier.gap:g}) "
-                                              f"in fp32")
+            runtime = replace(runtime, reason=f"{runtime.reason}; {interpreter.classifier.description}")
         interpreter.runtime, interpreter.folder = runtime, folder
         return interpreter
 

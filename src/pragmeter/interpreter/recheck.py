@@ -16,7 +16,6 @@ gets it through :meth:`Interpreter.load`, so one folder answers the same labels 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -30,12 +29,12 @@ def recheck_gap(folder: Path | None) -> float:
     """How close a reduced-precision answer of the folder's classifier must be to be answered again in fp32:
     RECHECK_GAP, or twice the largest change its recorded bf16 check measured where that is larger (a check that is
     not a measurement's claim, :func:`pragmeter.interpreter.runtime.bf16_claim_problem`, does not count)."""
-    from pragmeter.interpreter.runtime import BF16_KEY, bf16_claim_problem
+    from pragmeter.interpreter.runtime import bf16_claim_problem, read_bf16_check
 
     gap = RECHECK_GAP
     try:
-        check = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")).get(BF16_KEY)
-    except (OSError, ValueError, AttributeError, TypeError):
+        check = read_bf16_check(folder)
+    except (OSError, ValueError, TypeError):
         return gap
     if isinstance(check, dict) and bf16_claim_problem(check) is None:
         changes = [check.get(name) for name in ("max_abs_probability_diff", "max_abs_score_diff")]
@@ -52,8 +51,9 @@ def close_calls(values, gap: float, decision_bias: dict | None = None, labels=No
     if values.ndim != 2 or values.shape[1] < 2:
         return np.zeros(len(values), dtype=bool)
     if decision_bias and any(decision_bias.values()):
-        shift = np.array([decision_bias.get(label, 0.0) for label in labels], dtype=np.float64)
-        values = np.log(np.clip(values, 1e-30, None)) + shift
+        from pragmeter.classify.model import biased_log_probabilities
+
+        values = biased_log_probabilities(values, labels, decision_bias)
         values = np.exp(values - values.max(axis=1, keepdims=True))
         values /= values.sum(axis=1, keepdims=True)
     top = np.sort(values, axis=1)[:, -2:]
@@ -71,6 +71,11 @@ class Fp32Recheck:
         self.classifier, self.gap, self.folder = classifier, gap, folder
         self.rechecked = 0
         self._fp32 = None
+
+    @property
+    def description(self) -> str:
+        """What it does, as the runtime's signature and the local backend's answer key say it."""
+        return f"close calls (gap < {self.gap:g}) in fp32"
 
     def __getattr__(self, name: str):
         if name == "classifier":  # not yet set (a copy being built)

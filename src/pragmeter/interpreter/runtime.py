@@ -59,6 +59,15 @@ def bf16_bounds(fp32, bf16, meant: list[int]) -> dict:
 BACKENDS = ("openvino", "torch")  # how a fine-tuned classifier runs (pragmeter.encoders.runtime.resolve_runtime)
 
 
+def read_bf16_check(folder: Path):
+    """The bf16 check the folder's config records (None where it records none), as written: someone else's file, to
+    be judged by the caller; OSError or ValueError where the config cannot be read as a JSON object."""
+    config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+    if not isinstance(config, dict):
+        raise ValueError(f"{Path(folder) / 'config.json'} is not a JSON object")
+    return config.get(BF16_KEY)
+
+
 def recorded_bf16_check(folder: Path) -> bool | str:
     """Whether the folder's config records a bf16 check (``bf16_check``) within today's bounds: its figures read
     again (a folder written under other bounds is judged by these), each a number, and the claim one a measurement
@@ -67,8 +76,8 @@ def recorded_bf16_check(folder: Path) -> bool | str:
     from pragmeter.encoders.runtime import MAX_ABS_DIFF, NOT_CHECKED
 
     try:
-        check = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")).get(BF16_KEY)
-    except (OSError, ValueError, AttributeError):
+        check = read_bf16_check(folder)
+    except (OSError, ValueError):
         return False
     if check is None or isinstance(check, dict) and "pairs" in check and not check["pairs"]:  # measured on none
         return NOT_CHECKED

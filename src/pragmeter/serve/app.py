@@ -314,12 +314,11 @@ def create_app(model, limits: Limits | None = None, max_batch: int = 256, max_wa
                 joined = premise(request.context, request.utterance)
                 pairs = [(joined, reading) for reading in request.readings]
             rows = np.asarray(await _unless_hung_up(http, batchers[1].encode(pairs, timeout=limits.request_timeout)),
-                              dtype=np.float32)
+                              dtype=np.float64)
             if joined is not None and interpreter.rechecks_close_calls:  # as Interpreter.choose: a close choice
                 rows = await _unless_hung_up(http, batchers[1].run(
                     interpreter.settle_close_choices, [joined] * len(pairs), list(request.readings), [len(pairs)],
                     rows))
-            rows = np.asarray(rows, dtype=np.float64)
             scores = interpreter.meant_scores(rows).tolist()
             choice = int(np.argmax(scores)) if joined is not None else None
             return InterpretResponse(labels=interpreter.labels, premise=joined, probabilities=rows.tolist(),
