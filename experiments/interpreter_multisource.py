@@ -12,6 +12,9 @@ accuracy beside it. Families and sources are chosen per variant, so one command 
     # GRICE's turns (and Circa's exchanges) also as choice items, with the loss over their readings' scores
     python experiments/interpreter_multisource.py --out runs/ms --variant choice --init-from interpreter-minilm-inli \
         --sources general,circa --choice grice --grice-cap 3000
+    # a MiniLM student of a larger interpreter: the same recipe, the teacher's probabilities as soft targets
+    python experiments/interpreter_multisource.py --out runs/ms --variant student --init-from interpreter-minilm-inli \
+        --sources general,circa --choice grice --grice-cap 3000 --teacher runs/ms/runs/mpnet-pragmatic --soft-weight 0.5
     # smoke run
     python experiments/interpreter_multisource.py --out /tmp/ms --variant smoke --max-steps 2 --limit-eval 16
 
@@ -64,10 +67,16 @@ def stage(name: str, data, epochs: int, init_from: Path | None, args) -> dict:
     if init_from is not None:  # the starting weights are part of what a resumed run must share
         data.arguments["init_from"] = {"folder": init_from.name, "sha256": sha256_of(init_from / "model.safetensors")}
     if not (folder / "metrics.json").is_file():
+        soft_weight = 0.0
+        if name == "pragmatic" and args.teacher:  # the teacher's probabilities on the final stage's pairs
+            from pragmeter.classify.distillation import with_teacher
+
+            with_teacher(data, args.teacher, work, progress=not args.no_progress)
+            soft_weight = 0.5 if args.soft_weight is None else args.soft_weight
         print(f"{args.variant}-{name}: {len(data.train)} training pairs", file=sys.stderr)
         config = FineTuneConfig(epochs=1 if args.max_steps else epochs, batch_size=args.batch_size, lr=args.lr,
                                 max_length=args.max_length, precision=args.precision, select_on="accuracy",
-                                seed=args.seed, checkpoint_every=args.checkpoint_every)
+                                seed=args.seed, checkpoint_every=args.checkpoint_every, soft_weight=soft_weight)
         run_recipe(data, args.encoder, config, folder, work, args.device,
                    " ".join(["python", "experiments/interpreter_multisource.py", *sys.argv[1:]]),
                    not args.no_progress, init_from=init_from)
@@ -112,6 +121,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--init-from", default=None,
                         help="start the pragmatic stage from this interpreter (folder or packaged name; a shipped "
                              "form is first written out whole to OUT/init-<name>) instead of the general stage")
+    parser.add_argument("--teacher", default=None,
+                        help="distil: a larger interpreter (folder or packaged name) whose probabilities on the "
+                             "pragmatic stage's pairs are soft targets (classify/distillation.py)")
+    parser.add_argument("--soft-weight", type=float, default=None,
+                        help="with --teacher: each pair's target is (1 - w) x its label + w x the teacher's "
+                             "probabilities (default 0.5)")
     parser.add_argument("--epochs-general", type=int, default=1)
     parser.add_argument("--epochs-pragmatic", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
@@ -128,10 +143,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data-root", default=None)
     args = parser.parse_args(argv)
 
+    if args.soft_weight is not None and not args.teacher:
+        parser.error("--soft-weight weighs a teacher's probabilities: give --teacher too")
     families, sources = names(args.families, GENERAL), names(args.sources, PRAGMATIC)
     choice = names(args.choice, CHOICE)
     summary = {"variant": args.variant, "families": list(families), "sources": list(sources), "choice": list(choice),
                "encoder": args.encoder, "selected_on": "INLI validation accuracy"}
+    if args.teacher:
+        summary["teacher"] = str(args.teacher)
     init = None
     if args.init_from:
         init = whole_weights(args.init_from, Path(args.out))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pragmeter.cli import main
@@ -215,6 +216,30 @@ def test_interpreter_multisource_smoke_run_trains_both_stages_and_scores_circa_d
     card = (tmp_path / "runs" / "smoke-pragmatic" / "README.md").read_text()
     assert "imppres/dataset/presupposition/only_presupposition.jsonl" in card and "circa/data/CIRCA" in card
     assert "grice/data/impl_dial" in card
+
+
+def test_interpreter_multisource_distils_a_teacher_on_the_pragmatic_stage(tmp_path, data_root, run_script, capsys):
+    """--teacher: the pragmatic stage's pairs carry the teacher's probabilities (kept in the work folder), the run
+    records the teacher and the soft weight; --soft-weight alone is refused."""
+    from pragmeter.testing.tiny_nli import tiny_nli_folder
+
+    teacher = tiny_nli_folder(tmp_path / "teacher", labels=("implied", "explicit", "neutral", "contradiction"), seed=3)
+    common = ["--families", "none", "--sources", "circa", "--cap", "50", "--circa-cap", "20", "--max-steps", "2",
+              "--batch-size", "8", "--limit-eval", "16", "--precision", "fp32", "--no-progress", "--data-root", data_root]
+    with pytest.raises(AssertionError, match="exited with 2"):
+        run_script("interpreter_multisource.py", "--out", tmp_path / "alone", "--variant", "s", "--soft-weight", "0.3",
+                   *common)
+    assert "--soft-weight weighs a teacher's probabilities: give --teacher too" in capsys.readouterr().err
+    assert not (tmp_path / "alone").exists()
+    run_script("interpreter_multisource.py", "--out", tmp_path / "out", "--variant", "student", "--teacher", teacher,
+               "--soft-weight", "0.3", *common)
+    assert json.loads((tmp_path / "out" / "student.json").read_text())["teacher"] == str(teacher)
+    config = json.loads((tmp_path / "out" / "runs" / "student-pragmatic" / "config.json").read_text())["pragmeter"]
+    assert config["recipe"]["teacher"]["folder"] == "teacher"
+    metrics = json.loads((tmp_path / "out" / "runs" / "student-pragmatic" / "metrics.json").read_text())
+    assert metrics["train_config"]["soft_weight"] == 0.3
+    kept = list((tmp_path / "out" / "work" / "student-pragmatic").glob("teacher-*.npy"))
+    assert len(kept) == 1 and np.load(kept[0]).shape == (16, 4)
 
 
 def test_interpreter_nli_eval(tmp_path, data_root, run_script):
