@@ -123,3 +123,37 @@ def test_close_calls_measure_the_gap_after_the_decision_bias():
     biased = close_calls(rows, 0.1, {"b": float(np.log(7.5))}, labels)
     assert biased.tolist() == [False, True]
     assert close_calls(np.array([[1.0]]), 0.1).tolist() == [False]
+
+
+def test_with_the_recheck_auto_runs_bf16_where_every_change_stays_in_a_looser_bound(tmp_path, on_host, monkeypatch):
+    """With the recheck, a recorded check that flipped a label but kept every change within RECHECKED_MAX_ABS_DIFF
+    lets ``auto`` choose bf16 on a bf16 CPU (the flips are close calls answered again); without it, fp32. A change
+    beyond the looser bound, or a claim no measurement makes, keeps fp32 either way."""
+    from pragmeter.interpreter.runtime import RECHECKED_MAX_ABS_DIFF, interpreter_runtime
+
+    model = tiny_nli_folder(tmp_path / "model")
+    config = json.loads((model / "config.json").read_text())
+    flipped = {"max_abs_probability_diff": 0.03, "max_abs_score_diff": 0.02, "label_agreement": 0.997, "pairs": 1024,
+               "path": "openvino", "within_bounds": False}  # what OpenVINO bf16 measured on an AVX-512 BF16 CPU
+
+    def chosen(check, host="zen4", **wish):
+        (model / "config.json").write_text(json.dumps({**config, "bf16_check": check}))
+        on_host(host)
+        return interpreter_runtime(model, **wish).precision
+
+    assert chosen(flipped, fp32_recheck=True) == "bf16"
+    assert chosen(flipped) == "fp32"  # no recheck: the strict bounds, a flipped label refuses bf16
+    assert chosen(flipped, "zen1", fp32_recheck=True) == "fp32"  # no bf16 instructions
+    beyond = {**flipped, "max_abs_probability_diff": RECHECKED_MAX_ABS_DIFF + 0.01}
+    for refused in (beyond, {**flipped, "pairs": 12}, {**flipped, "max_abs_probability_diff": None}, None):
+        assert chosen(refused, fp32_recheck=True) == "fp32"
+    # Interpreter.load asks with its recheck (or without, when it is turned off)
+    import pragmeter.interpreter.runtime as runtime
+
+    asked = []
+    judge = runtime.recorded_bf16_check
+    monkeypatch.setattr(runtime, "recorded_bf16_check", lambda *a, **k: asked.append(a[1:] + tuple(k.values()))
+                        or judge(*a, **k))
+    Interpreter.load(model, backend="torch", device="cpu")
+    Interpreter.load(model, backend="torch", device="cpu", fp32_recheck=False)
+    assert asked == [(True,), (False,)]

@@ -130,7 +130,8 @@ class Interpreter:
         content, with a bar unless ``progress`` is False), in bf16 where the CPU has bf16 instructions and the
         folder records a bf16 check within bounds, else fp32; torch on a GPU ``device``. :attr:`runtime` says
         which. In bf16 (or fp16) the close calls are answered again in fp32
-        (:class:`pragmeter.interpreter.recheck.Fp32Recheck`) unless ``fp32_recheck`` is False."""
+        (:class:`pragmeter.interpreter.recheck.Fp32Recheck`) unless ``fp32_recheck`` is False; with it, the check's
+        bounds are those of the recheck (:func:`pragmeter.interpreter.runtime.recorded_bf16_check`)."""
         from pragmeter.classify.model import read_settings
         from pragmeter.interpreter.hub import resolve_interpreter
         from pragmeter.interpreter.runtime import interpreter_runtime
@@ -138,7 +139,7 @@ class Interpreter:
         folder = resolve_interpreter(name)
         label = str(name or folder.name)
         meant_columns(read_settings(folder)[2], label)  # an interpreter, before any conversion
-        runtime = interpreter_runtime(folder, backend, precision, device, threads)
+        runtime = interpreter_runtime(folder, backend, precision, device, threads, fp32_recheck)
         if runtime.backend == "openvino":
             from pragmeter.classify.openvino import OpenVinoClassifier
 

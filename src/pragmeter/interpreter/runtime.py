@@ -22,6 +22,11 @@ BF16_MIN_AGREEMENT = 1.0
 # in its range, and some change seen (bf16 that equals fp32 to five decimals on every pair was not run in bf16).
 BF16_MIN_PAIRS = 256
 BF16_PATHS = ("openvino", "torch")
+# With its close calls answered again in fp32 (pragmeter.interpreter.recheck), an interpreter's labels and choices are
+# fp32's wherever bf16 moves a probability no further than the check measured, so ``auto`` then asks of the check only
+# that bf16 keep every probability and score within RECHECKED_MAX_ABS_DIFF of fp32's (a flipped label on a checked
+# pair is one of the close calls answered again).
+RECHECKED_MAX_ABS_DIFF = 0.05
 
 
 def bf16_check(classifier, premises: list[str], hypotheses: list[str], meant: list[int], fp32,
@@ -68,11 +73,13 @@ def read_bf16_check(folder: Path):
     return config.get(BF16_KEY)
 
 
-def recorded_bf16_check(folder: Path) -> bool | str:
+def recorded_bf16_check(folder: Path, fp32_recheck: bool = False) -> bool | str:
     """Whether the folder's config records a bf16 check (``bf16_check``) within today's bounds: its figures read
     again (a folder written under other bounds is judged by these), each a number, and the claim one a measurement
     makes (:func:`bf16_claim_problem`; an implausible one is warned about); NOT_CHECKED where it records none (no
-    check measured, as for a freshly trained classifier), False where its config cannot be read."""
+    check measured, as for a freshly trained classifier), False where its config cannot be read. With
+    ``fp32_recheck`` (the close calls answered again in fp32) the bounds are RECHECKED_MAX_ABS_DIFF on every change
+    and no label agreement (module notes)."""
     from pragmeter.encoders.runtime import MAX_ABS_DIFF, NOT_CHECKED
 
     try:
@@ -86,14 +93,21 @@ def recorded_bf16_check(folder: Path) -> bool | str:
         value = check.get(name, default)
         return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
-    if not isinstance(check, dict) or check.get("within_bounds") is not True:
+    if not isinstance(check, dict):
         return False
-    # a check written before each probability was bounded has only the score's figure: judged by that
-    changes = [figure("max_abs_score_diff"), figure("max_abs_probability_diff", 0.0)]
-    agreement = figure("label_agreement")
-    if not (None not in changes and agreement is not None and max(changes) <= MAX_ABS_DIFF
-            and agreement >= BF16_MIN_AGREEMENT):
-        return False
+    if fp32_recheck:
+        changes = [figure("max_abs_score_diff"), figure("max_abs_probability_diff")]
+        if None in changes or max(changes) > RECHECKED_MAX_ABS_DIFF:
+            return False
+    else:
+        if check.get("within_bounds") is not True:
+            return False
+        # a check written before each probability was bounded has only the score's figure: judged by that
+        changes = [figure("max_abs_score_diff"), figure("max_abs_probability_diff", 0.0)]
+        agreement = figure("label_agreement")
+        if not (None not in changes and agreement is not None and max(changes) <= MAX_ABS_DIFF
+                and agreement >= BF16_MIN_AGREEMENT):
+            return False
     problem = bf16_claim_problem(check)
     if problem:
         import logging
@@ -126,12 +140,13 @@ def bf16_claim_problem(check: dict) -> str | None:
 
 
 def interpreter_runtime(folder: Path, backend: str = "auto", precision: str = "auto", device: str | None = None,
-                        threads: int | str | None = None):
+                        threads: int | str | None = None, fp32_recheck: bool = False):
     """How the classifier of ``folder`` runs here, resolved by :func:`pragmeter.encoders.runtime.resolve_runtime`
     (the one place that decides): ``auto`` is OpenVINO on a CPU (torch on a GPU ``device``), in bf16 only where the
-    CPU has bf16 instructions and the folder's config records a bf16 check within bounds, else fp32 (fp16 on a CUDA
+    CPU has bf16 instructions and the folder's config records a bf16 check within bounds (the looser bounds of
+    :func:`recorded_bf16_check` where ``fp32_recheck`` answers the close calls again), else fp32 (fp16 on a CUDA
     device)."""
     from pragmeter.encoders.runtime import resolve_runtime
 
-    return resolve_runtime(backend, precision, threads, device=device, bf16_check=recorded_bf16_check(folder),
-                           backends=BACKENDS)
+    return resolve_runtime(backend, precision, threads, device=device,
+                           bf16_check=recorded_bf16_check(folder, fp32_recheck), backends=BACKENDS)
