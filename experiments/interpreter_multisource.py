@@ -38,6 +38,7 @@ from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, PRAGMATIC, 
                                                     grice_items, training_files, yes_no_evaluator)
 from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.classify.training import FineTuneConfig
+from pragmeter.cli.classifier import add_distillation_options
 from pragmeter.io import write_json_atomic
 
 
@@ -121,12 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--init-from", default=None,
                         help="start the pragmatic stage from this interpreter (folder or packaged name; a shipped "
                              "form is first written out whole to OUT/init-<name>) instead of the general stage")
-    parser.add_argument("--teacher", default=None,
-                        help="distil: a larger interpreter (folder or packaged name) whose probabilities on the "
-                             "pragmatic stage's pairs are soft targets (classify/distillation.py)")
-    parser.add_argument("--soft-weight", type=float, default=None,
-                        help="with --teacher: each pair's target is (1 - w) x its label + w x the teacher's "
-                             "probabilities (default 0.5)")
+    add_distillation_options(parser, "the pragmatic stage's pairs")
     parser.add_argument("--epochs-general", type=int, default=1)
     parser.add_argument("--epochs-pragmatic", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)

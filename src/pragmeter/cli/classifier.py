@@ -39,12 +39,7 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tune-decision-bias", action="store_true",
                         help="after selection, tune per-label log-probability biases on validation (the --select-on "
                              "metric) and save them with the model: moves the boundary towards rare classes")
-    parser.add_argument("--teacher", default=None,
-                        help="distil: a classifier folder or packaged interpreter with the same labels whose "
-                             "probabilities on the training examples are soft targets (kept in the work folder)")
-    parser.add_argument("--soft-weight", type=float, default=None,
-                        help="with --teacher: each target is (1 - W) x the label + W x the teacher's probabilities "
-                             "(default 0.5)")
+    add_distillation_options(parser)
     parser.add_argument("--no-length-grouping", action="store_true",
                         help="plain shuffled batches (default: batches of similar token length, which pad less)")
     add(parser, "seed", device={"help": "cpu, cuda… (default: cuda when available)"},
@@ -53,6 +48,16 @@ def _training_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--work-dir", default=None,
                         help="checkpoints for resuming (default: OUTPUT.work beside the output folder)")
     add(parser, "no_progress", "data_root", overwrite={"help": "replace an existing model folder"})
+
+
+def add_distillation_options(parser: argparse.ArgumentParser, examples: str = "the training examples") -> None:
+    """--teacher and --soft-weight, as every training command names them (``examples``: what the teacher labels)."""
+    parser.add_argument("--teacher", default=None,
+                        help=f"distil: a classifier folder or packaged interpreter with the same labels whose "
+                             f"probabilities on {examples} are soft targets (kept in the work folder)")
+    parser.add_argument("--soft-weight", type=float, default=None,
+                        help="with --teacher: each target is (1 - W) x the label + W x the teacher's probabilities "
+                             "(default 0.5)")
 
 
 def _add_train(actions) -> None:
