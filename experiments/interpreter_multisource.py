@@ -33,6 +33,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from pragmeter.classify.distillation import soft_weight, with_teacher
 from pragmeter.classify.job import run_recipe
 from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, PRAGMATIC, build, circa_items, grice_evaluator,
                                                     grice_items, training_files, yes_no_evaluator)
@@ -68,16 +69,14 @@ def stage(name: str, data, epochs: int, init_from: Path | None, args) -> dict:
     if init_from is not None:  # the starting weights are part of what a resumed run must share
         data.arguments["init_from"] = {"folder": init_from.name, "sha256": sha256_of(init_from / "model.safetensors")}
     if not (folder / "metrics.json").is_file():
-        soft_weight = 0.0
-        if name == "pragmatic" and args.teacher:  # the teacher's probabilities on the final stage's pairs
-            from pragmeter.classify.distillation import with_teacher
-
-            with_teacher(data, args.teacher, work, progress=not args.no_progress)
-            soft_weight = 0.5 if args.soft_weight is None else args.soft_weight
+        teacher = args.teacher if name == "pragmatic" else None  # it labels the final stage's pairs
+        if teacher:
+            with_teacher(data, teacher, work, progress=not args.no_progress)
         print(f"{args.variant}-{name}: {len(data.train)} training pairs", file=sys.stderr)
         config = FineTuneConfig(epochs=1 if args.max_steps else epochs, batch_size=args.batch_size, lr=args.lr,
                                 max_length=args.max_length, precision=args.precision, select_on="accuracy",
-                                seed=args.seed, checkpoint_every=args.checkpoint_every, soft_weight=soft_weight)
+                                seed=args.seed, checkpoint_every=args.checkpoint_every,
+                                soft_weight=soft_weight(teacher, args.soft_weight) if teacher else 0.0)
         run_recipe(data, args.encoder, config, folder, work, args.device,
                    " ".join(["python", "experiments/interpreter_multisource.py", *sys.argv[1:]]),
                    not args.no_progress, init_from=init_from)

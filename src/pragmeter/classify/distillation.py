@@ -22,6 +22,14 @@ from pragmeter.classify.examples import Examples, RecipeData, run_fingerprint
 from pragmeter.errors import PragmeterError
 
 CHUNK = 2048  # examples labelled between two saves
+DEFAULT_SOFT_WEIGHT = 0.5  # the teacher's share of each target where a teacher is given and no weight
+
+
+def soft_weight(teacher, given: float | None) -> float:
+    """The soft weight a run trains with: ``given``, else DEFAULT_SOFT_WEIGHT with a teacher and 0 without."""
+    if given is not None:
+        return given
+    return DEFAULT_SOFT_WEIGHT if teacher else 0.0
 FILE_PATTERN = "teacher-{key}.npy"
 
 

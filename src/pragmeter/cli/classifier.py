@@ -57,7 +57,7 @@ def add_distillation_options(parser: argparse.ArgumentParser, examples: str = "t
                              f"probabilities on {examples} are soft targets (kept in the work folder)")
     parser.add_argument("--soft-weight", type=float, default=None,
                         help="with --teacher: each target is (1 - W) x the label + W x the teacher's probabilities "
-                             "(default 0.5)")
+                             "(default 0.5: classify/distillation.py DEFAULT_SOFT_WEIGHT)")
 
 
 def _add_train(actions) -> None:
@@ -103,11 +103,11 @@ def _add_train(actions) -> None:
 
 def _fine_tune(args: argparse.Namespace, data, svm_c: list[float] | None = None) -> int:
     """Fine-tune (or, with ``svm_c``, fit the frozen-encoder SVM head for those C values) and save."""
+    from pragmeter.classify.distillation import soft_weight
     from pragmeter.classify.job import train_classifier
     from pragmeter.classify.training import config_from_options
 
-    if args.soft_weight is None:
-        args.soft_weight = 0.5 if args.teacher else 0.0
+    args.soft_weight = soft_weight(args.teacher, args.soft_weight)
     train_classifier(data, args.encoder, args.output, config_from_options(vars(args)), svm_c=svm_c,
                      teacher=args.teacher,
                      device=args.device, work_dir=args.work_dir, limit_train=args.limit_train,
