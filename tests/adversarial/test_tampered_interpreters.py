@@ -2,7 +2,8 @@
 weights (refused when loading, and a non-finite probability is an error wherever it comes from), encoder folders
 named by a config read from the model folder only, fingerprinting that reads regular files only and boundedly,
 readings that are a list of texts, a long text cut before it is tokenized. The folders are copies of the packaged
-interpreter, edited consistently (each file's sha256 written back into the config), run through torch on the CPU."""
+interpreter (the fast MiniLM one: the checks are the same for every packaged interpreter), edited consistently (each
+file's sha256 written back into the config), run through torch on the CPU."""
 
 from __future__ import annotations
 
@@ -20,16 +21,17 @@ import torch
 
 from pragmeter.cli import main
 from pragmeter.errors import DataError, PragmeterError
-from pragmeter.interpreter.hub import DEFAULT_INTERPRETER, MODELS_DIR
+from pragmeter.interpreter.hub import DEFAULT_INTERPRETER, FAST_INTERPRETER, MODELS_DIR
 from pragmeter.interpreter.model import Interpreter
 
 CONTEXT = "Ann offers Bob a coffee at eleven at night."
 UTTERANCE = "It would keep me awake."
 READINGS = ["Bob does not want a coffee.", "Bob wants a coffee."]
+PACKAGED = MODELS_DIR / FAST_INTERPRETER
 
 
-def copy_default(folder: Path) -> Path:
-    shutil.copytree(MODELS_DIR / DEFAULT_INTERPRETER, folder)
+def copy_packaged(folder: Path) -> Path:
+    shutil.copytree(PACKAGED, folder)
     return folder
 
 
@@ -65,7 +67,7 @@ def one_line_error(capsys) -> str:
 # ---------------------------------------------------------------- NaN in a model folder: never an answer
 @pytest.mark.parametrize("value", [float("nan"), float("inf")])
 def test_nan_or_infinity_in_the_head_is_refused_when_loading(value, tmp_path, capsys):
-    folder = copy_default(tmp_path / "model")
+    folder = copy_packaged(tmp_path / "model")
     rewrite_head(folder, lambda head: head["classifier.weight"].__setitem__((0, 0), value))
     with pytest.raises(DataError, match=r"head.safetensors: tensor 'classifier.weight' holds NaN or infinite"):
         load(folder)
@@ -81,7 +83,7 @@ def test_nan_in_whole_weights_is_refused_when_loading(tmp_path):
 
     from pragmeter.classify.model import TextClassifier
 
-    whole = load(copy_default(tmp_path / "shipped")).classifier
+    whole = load(copy_packaged(tmp_path / "shipped")).classifier
     whole.save(tmp_path / "whole", "card")
     weights = load_file(str(tmp_path / "whole" / "model.safetensors"))
     name = next(n for n in sorted(weights) if n.endswith("attention.self.query.weight"))
@@ -95,7 +97,7 @@ def test_nan_in_whole_weights_is_refused_when_loading(tmp_path):
 def overflowing(tmp_path_factory) -> Path:
     """Finite weights whose logits overflow: every row of the classification layer 3e38, so every logit is +inf
     or -inf and the softmax is NaN."""
-    folder = copy_default(tmp_path_factory.mktemp("overflow") / "model")
+    folder = copy_packaged(tmp_path_factory.mktemp("overflow") / "model")
     rewrite_head(folder, lambda head: head["classifier.weight"].fill_(3e38))
     return folder
 
@@ -168,7 +170,7 @@ def set_base(folder: Path, base: str) -> None:
 
 def test_a_relative_base_encoder_is_read_from_the_model_folder_never_the_working_directory(
         tmp_path, monkeypatch, private_cache):
-    folder = copy_default(tmp_path / "model")
+    folder = copy_packaged(tmp_path / "model")
     set_base(folder, "enc")
     elsewhere = tmp_path / "elsewhere"
     encoder_copy(elsewhere / "enc")
@@ -179,8 +181,8 @@ def test_a_relative_base_encoder_is_read_from_the_model_folder_never_the_working
     encoder_copy(folder / "enc")  # the model folder's own: used, and it is the packaged encoder's content
     model = load(folder)
     assert model.settings.base_encoder == str((folder / "enc").resolve())
-    default = load(MODELS_DIR / DEFAULT_INTERPRETER)
-    assert np.allclose(model.scores(CONTEXT, UTTERANCE, READINGS), default.scores(CONTEXT, UTTERANCE, READINGS),
+    packaged = load(PACKAGED)
+    assert np.allclose(model.scores(CONTEXT, UTTERANCE, READINGS), packaged.scores(CONTEXT, UTTERANCE, READINGS),
                        atol=1e-5)
 
 
@@ -188,7 +190,7 @@ def test_a_relative_base_encoder_is_read_from_the_model_folder_never_the_working
 def test_a_base_encoder_that_is_not_a_packaged_name_or_an_encoder_folder_is_refused_unread(base, tmp_path, monkeypatch):
     import pragmeter.encoders.fingerprint as fingerprint
 
-    folder = copy_default(tmp_path / "model")
+    folder = copy_packaged(tmp_path / "model")
     set_base(folder, base)
     read = []
     monkeypatch.setattr(fingerprint, "_file_hash", lambda path: read.append(path))  # nothing may be hashed
@@ -234,7 +236,7 @@ def test_a_fifo_in_an_encoder_or_model_folder_is_refused_never_read(where, tmp_p
     """A FIFO in the base encoder's folder (fingerprinted for every cache key) or in the model folder (fingerprinted
     for its OpenVINO export) is refused by name; reading it would wait forever for a writer (in a child process: the
     timeout only ends a hang)."""
-    folder = copy_default(tmp_path / "model")
+    folder = copy_packaged(tmp_path / "model")
     encoder_copy(folder / "enc")
     set_base(folder, "enc")
     fifo = folder / "enc" / "extra.bin" if where == "encoder" else folder / "notes.json"
@@ -282,7 +284,7 @@ class SpyTokenizer:
 def test_a_huge_premise_or_reading_is_cut_before_it_is_tokenized_with_the_same_answer():
     from pragmeter.encoders.tokens import CHARS_PER_TOKEN
 
-    model = load(MODELS_DIR / DEFAULT_INTERPRETER)
+    model = load(PACKAGED)
     limit = model.settings.max_length * CHARS_PER_TOKEN * 4  # what cut_long_text may keep of a text of words
     huge = f"{CONTEXT} {'It is very late and everyone is tired. ' * 50_000}"  # 2 MB
     expected = model.classify([huge[:limit], CONTEXT], [READINGS[0], huge[:limit]])
@@ -295,8 +297,8 @@ def test_a_huge_premise_or_reading_is_cut_before_it_is_tokenized_with_the_same_a
 
 # ---------------------------------------------------------------- readings: a list of texts
 @pytest.fixture(scope="module")
-def default_model() -> Interpreter:
-    return load(MODELS_DIR / DEFAULT_INTERPRETER)
+def packaged_model() -> Interpreter:
+    return load(PACKAGED)
 
 
 @pytest.mark.parametrize("readings, message", [
@@ -310,20 +312,20 @@ def default_model() -> Interpreter:
     (["Bob declines.", "  "], r"readings 1: empty or not text \(empty text"),
     (["Bob declines.", ["nested"]], r"readings 1: empty or not text \(not a string \(list\)"),
 ])
-def test_rank_and_choose_refuse_readings_that_are_not_a_list_of_texts(default_model, readings, message):
-    for method in (default_model.rank, default_model.choose):
+def test_rank_and_choose_refuse_readings_that_are_not_a_list_of_texts(packaged_model, readings, message):
+    for method in (packaged_model.rank, packaged_model.choose):
         with pytest.raises(PragmeterError, match=message):
             method(CONTEXT, UTTERANCE, readings)
 
 
-def test_scores_many_refuses_a_string_among_the_lists_and_checks_every_item(default_model):
+def test_scores_many_refuses_a_string_among_the_lists_and_checks_every_item(packaged_model):
     with pytest.raises(PragmeterError, match=r"item 1: readings must be a list of texts, not str"):
-        default_model.scores_many([CONTEXT, CONTEXT], [READINGS, "No"])
+        packaged_model.scores_many([CONTEXT, CONTEXT], [READINGS, "No"])
     with pytest.raises(PragmeterError, match=r"readings must be a list of lists of texts, one per premise, not str"):
-        default_model.scores_many([CONTEXT], "No")
+        packaged_model.scores_many([CONTEXT], "No")
     with pytest.raises(PragmeterError, match=r"the context must be a text, not int"):
-        default_model.rank(3, UTTERANCE, READINGS)
-    assert len(default_model.rank(CONTEXT, UTTERANCE, tuple(READINGS))) == 2  # any sequence of texts is a list
+        packaged_model.rank(3, UTTERANCE, READINGS)
+    assert len(packaged_model.rank(CONTEXT, UTTERANCE, tuple(READINGS))) == 2  # any sequence of texts is a list
 
 
 # ---------------------------------------------------------------- command-line arguments and devices
@@ -393,16 +395,16 @@ def test_a_single_text_classifier_keys_its_answers_by_how_it_runs(single_text_fo
 INVISIBLE = "\u200b\ufeff\u2060"
 
 
-def test_text_of_only_invisible_characters_is_empty_everywhere(default_model, tmp_path, capsys):
+def test_text_of_only_invisible_characters_is_empty_everywhere(packaged_model, tmp_path, capsys):
     from pragmeter.text import invalid_text_reason, is_blank
 
     for text in (INVISIBLE, f" {INVISIBLE}\n", "\u200d\u00ad", "\U000e0041"):
         assert is_blank(text) and invalid_text_reason(text).startswith("empty text"), repr(text)
     assert not is_blank(f"{INVISIBLE}a") and invalid_text_reason(f"{INVISIBLE}a") is None
     with pytest.raises(PragmeterError, match=r"readings 1: empty or not text \(empty text \(only invisible"):
-        default_model.rank(CONTEXT, UTTERANCE, [READINGS[0], INVISIBLE])
+        packaged_model.rank(CONTEXT, UTTERANCE, [READINGS[0], INVISIBLE])
     with pytest.raises(PragmeterError, match="the utterance is empty"):
-        default_model.choose(CONTEXT, INVISIBLE, READINGS)
+        packaged_model.choose(CONTEXT, INVISIBLE, READINGS)
     # `score --strict`: the invisible row is refused as an empty one is, and named
     source = tmp_path / "in.csv"
     source.write_text(f"text\nIt is late.\n{INVISIBLE}\n", encoding="utf-8")
@@ -480,7 +482,7 @@ def test_a_bf16_claim_no_measurement_makes_runs_fp32_and_says_why(claim, problem
 
     from pragmeter.interpreter.runtime import interpreter_runtime
 
-    folder = copy_default(tmp_path / "model")
+    folder = copy_packaged(tmp_path / "model")
     on_host("zen4")  # a CPU with bf16: the recorded claim alone decides
     edit_config(folder, lambda config: config.update(bf16_check=PLAUSIBLE))
     assert interpreter_runtime(folder).precision == "bf16"  # a claim a measurement makes is believed
@@ -493,7 +495,7 @@ def test_a_bf16_claim_no_measurement_makes_runs_fp32_and_says_why(claim, problem
 def test_labels_renamed_consistently_in_the_config_are_refused(tmp_path):
     """implied and contradiction swapped in id2label, label2id and the settings alike: every prediction would be
     renamed; the head file (covered by its sha256) records the labels it was written with."""
-    folder = copy_default(tmp_path / "model")
+    folder = copy_packaged(tmp_path / "model")
 
     def swap(config: dict) -> None:
         labels = config["pragmeter"]["labels"]
@@ -512,7 +514,7 @@ def test_a_shipped_folder_records_its_labels_in_the_head_it_writes(tmp_path):
 
     from pragmeter.interpreter.shipped import HEAD_FILE, save_shipped
 
-    model = load(MODELS_DIR / DEFAULT_INTERPRETER)
+    model = load(PACKAGED)
     save_shipped(model.classifier, {}, {"classifier.bias": torch.zeros(4), "classifier.weight": torch.zeros(4, 384)},
                  tmp_path / "out", "card")
     with safe_open(str(tmp_path / "out" / HEAD_FILE), "pt") as handle:

@@ -131,7 +131,7 @@ def test_the_shipped_default_exports_to_a_crossencoder_folder_with_the_same_prob
     assert np.abs(cross.predict(PAIRS + long_pair, apply_softmax=True) - ours).max() <= 1e-5
     card = ModelCard.load(tmp_path / "export" / "README.md")
     # the default has read sets of several licences: "other", each named in the card's text
-    assert card.data.license == "other" and card.data.base_model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert card.data.license == "other" and card.data.base_model == f"sentence-transformers/{default.settings.base_encoder}"
     assert {"inli", "circa", "sick", "imppres"} <= set(card.data.datasets) and "Written by an LLM" in card.text
     assert "CC BY-NC" in card.text
 

@@ -14,7 +14,9 @@ from pragmeter.interpreter.model import Interpreter
 from pragmeter.interpreter.shipped import SHARD_BYTES
 
 FOLDER = MODELS_DIR / DEFAULT_INTERPRETER
-PROBE = 500  # validation pairs labelled again (all 4,000 take half a minute on two cores)
+PROBE = 500  # validation pairs labelled again (all 4,000 take minutes on two cores)
+# One packaged interpreter's files: an mpnet encoder's rank-64 factors in fp16 and its head take about 27 MB
+PACKAGE_BUDGET = 32 * 2**20
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +27,7 @@ def default():
 def test_the_default_ships_in_the_package_within_the_size_budget():
     assert resolve_interpreter(None) == FOLDER
     files = [p for p in FOLDER.iterdir() if p.is_file()]
-    assert sum(p.stat().st_size for p in files) < 10 * 2**20
+    assert sum(p.stat().st_size for p in files) < PACKAGE_BUDGET
     assert all(p.stat().st_size < SHARD_BYTES + 65536 for p in files if p.suffix == ".safetensors")
     assert not (FOLDER / "model.safetensors").exists()  # factors over the base, never the whole weights
     card = (FOLDER / "README.md").read_text(encoding="utf-8")
