@@ -193,10 +193,20 @@ CASES = [
 # ------------------------------------------------------------------------------------------- running a case
 @contextmanager
 def as_unprivileged_user():
-    """Root reads mode-000 files anyway; drop to 'nobody' (effective uid only) so permissions apply."""
+    """Root reads mode-000 files anyway; drop to 'nobody' (effective uid only) so permissions apply. The installed
+    modules of pragmeter's extras are imported first: where Python lives under a private home (/root, mode 700),
+    'nobody' cannot even find them, and a command would say its extra is not installed instead of reading the file."""
     if os.geteuid() != 0:
         yield
         return
+    import importlib
+    from importlib.util import find_spec
+
+    from pragmeter.cli.common import EXTRAS
+
+    for module in dict.fromkeys(name for names in EXTRAS.values() for name in names):
+        if find_spec(module) is not None:
+            importlib.import_module(module)
     os.seteuid(65534)
     try:
         yield
