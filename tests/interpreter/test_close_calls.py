@@ -157,3 +157,29 @@ def test_with_the_recheck_auto_runs_bf16_where_every_change_stays_in_a_looser_bo
     Interpreter.load(model, backend="torch", device="cpu")
     Interpreter.load(model, backend="torch", device="cpu", fp32_recheck=False)
     assert asked == [(True,), (False,)]
+
+
+@pytest.mark.parametrize("changes, within, says", [
+    ((0.0324, 0.0323), False, "runs bf16 with the recheck (the default) and, without it, only when within the strict"),
+    ((0.012, 0.009), True, "runs bf16 with the recheck (the default) and, without it, only when within the strict"),
+    ((0.07, 0.03), False, "runs bf16 only when within the strict bounds"),
+])
+def test_a_shipped_card_says_what_auto_makes_of_its_bf16_check(changes, within, says, tmp_path, on_host):
+    """The card's bf16 sentence (classify/card.py: bf16_line) and what ``auto`` chooses on a bf16 CPU from the same
+    recorded check agree, with the recheck and without it."""
+    from pragmeter.classify.card import bf16_line
+    from pragmeter.interpreter.runtime import interpreter_runtime
+
+    check = {"max_abs_probability_diff": changes[0], "max_abs_score_diff": changes[1], "label_agreement": 1.0,
+             "pairs": 1024, "path": "torch", "within_bounds": within,
+             "bounds": {"max_abs_probability_diff": 0.02, "max_abs_score_diff": 0.02, "label_agreement": 1.0}}
+    line = bf16_line(check)
+    assert says in line and f"{changes[0]}" in line and "1024 validation pairs" in line
+    model = tiny_nli_folder(tmp_path / "model")
+    config = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**config, "bf16_check": check}))
+    on_host("zen4")
+    with_recheck = interpreter_runtime(model, fp32_recheck=True).precision
+    without = interpreter_runtime(model).precision
+    assert with_recheck == ("bf16" if "with the recheck" in line else "fp32")
+    assert without == ("bf16" if within else "fp32")
