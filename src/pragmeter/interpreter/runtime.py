@@ -73,6 +73,28 @@ def read_bf16_check(folder: Path):
     return config.get(BF16_KEY)
 
 
+def bf16_within(check: dict, fp32_recheck: bool = False) -> bool:
+    """Whether a recorded bf16 check's figures are within today's bounds: with ``fp32_recheck``
+    RECHECKED_MAX_ABS_DIFF on every change and no label agreement; without it the strict bounds (MAX_ABS_DIFF, every
+    label the same). A figure that is not a number is outside."""
+    from pragmeter.encoders.runtime import MAX_ABS_DIFF
+
+    def figure(name: str, default=None):
+        value = check.get(name, default)
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    if fp32_recheck:
+        changes = [figure("max_abs_score_diff"), figure("max_abs_probability_diff")]
+        return None not in changes and max(changes) <= RECHECKED_MAX_ABS_DIFF
+    if check.get("within_bounds") is not True:
+        return False
+    # a check written before each probability was bounded has only the score's figure: judged by that
+    changes = [figure("max_abs_score_diff"), figure("max_abs_probability_diff", 0.0)]
+    agreement = figure("label_agreement")
+    return (None not in changes and agreement is not None and max(changes) <= MAX_ABS_DIFF
+            and agreement >= BF16_MIN_AGREEMENT)
+
+
 def recorded_bf16_check(folder: Path, fp32_recheck: bool = False) -> bool | str:
     """Whether the folder's config records a bf16 check (``bf16_check``) within today's bounds: its figures read
     again (a folder written under other bounds is judged by these), each a number, and the claim one a measurement
@@ -80,7 +102,7 @@ def recorded_bf16_check(folder: Path, fp32_recheck: bool = False) -> bool | str:
     check measured, as for a freshly trained classifier), False where its config cannot be read. With
     ``fp32_recheck`` (the close calls answered again in fp32) the bounds are RECHECKED_MAX_ABS_DIFF on every change
     and no label agreement (module notes)."""
-    from pragmeter.encoders.runtime import MAX_ABS_DIFF, NOT_CHECKED
+    from pragmeter.encoders.runtime import NOT_CHECKED
 
     try:
         check = read_bf16_check(folder)
@@ -89,25 +111,8 @@ def recorded_bf16_check(folder: Path, fp32_recheck: bool = False) -> bool | str:
     if check is None or isinstance(check, dict) and "pairs" in check and not check["pairs"]:  # measured on none
         return NOT_CHECKED
 
-    def figure(name: str, default=None):
-        value = check.get(name, default)
-        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-    if not isinstance(check, dict):
+    if not isinstance(check, dict) or not bf16_within(check, fp32_recheck):
         return False
-    if fp32_recheck:
-        changes = [figure("max_abs_score_diff"), figure("max_abs_probability_diff")]
-        if None in changes or max(changes) > RECHECKED_MAX_ABS_DIFF:
-            return False
-    else:
-        if check.get("within_bounds") is not True:
-            return False
-        # a check written before each probability was bounded has only the score's figure: judged by that
-        changes = [figure("max_abs_score_diff"), figure("max_abs_probability_diff", 0.0)]
-        agreement = figure("label_agreement")
-        if not (None not in changes and agreement is not None and max(changes) <= MAX_ABS_DIFF
-                and agreement >= BF16_MIN_AGREEMENT):
-            return False
     problem = bf16_claim_problem(check)
     if problem:
         import logging
