@@ -111,6 +111,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--families", default=",".join(GENERAL), help="general stage's families, or none")
     parser.add_argument("--sources", default=",".join(PRAGMATIC), help="pragmatic stage's sources besides INLI")
     parser.add_argument("--cap", type=int, default=6000, help="pairs per general set and split (seeded sample)")
+    parser.add_argument("--mix-cap", type=int, default=None,
+                        help="pairs per general set and split mixed into the pragmatic stage (default: --cap)")
     parser.add_argument("--circa-cap", type=int, default=4000, help="Circa items in training (3 pairs each)")
     parser.add_argument("--inli-cap", type=int, default=None, help="INLI training pairs in the pragmatic stage "
                                                                    "(seeded sample; default all)")
@@ -154,7 +156,8 @@ def main(argv: list[str] | None = None) -> None:
         data = sample(build("general", families=families, cap=args.cap, seed=args.seed, root=args.data_root), args)
         summary["general"] = stage("general", data, args.epochs_general, None, args)
         init = Path(args.out) / "runs" / f"{args.variant}-general"
-    data = sample(build("pragmatic", families=families, sources=sources, cap=args.cap, circa_cap=args.circa_cap,
+    mix_cap = args.cap if args.mix_cap is None else args.mix_cap
+    data = sample(build("pragmatic", families=families, sources=sources, cap=mix_cap, circa_cap=args.circa_cap,
                         seed=args.seed, root=args.data_root, inli_cap=args.inli_cap, choice=choice,
                         grice_cap=args.grice_cap), args)
     if families and not args.init_from:  # the final weights derive from the general stage's data: its files too

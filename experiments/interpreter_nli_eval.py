@@ -61,13 +61,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=None, help="first N pairs of each set (smoke runs)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--precision", default="fp32")
+    parser.add_argument("--device", default=None, help="torch device (e.g. cuda; default: the CPU)")
     parser.add_argument("--output", default=None)
     parser.add_argument("--data-root", default=None)
     args = parser.parse_args(argv)
 
     from pragmeter.datasets.nli import load_nli
 
-    interpreter = Interpreter.load(args.model, precision=args.precision)
+    interpreter = Interpreter.load(args.model, precision=args.precision, device=args.device)
     results = {}
     for entry in [s.strip() for s in args.sets.split(",") if s.strip()]:
         if entry == "grice":

@@ -201,7 +201,8 @@ def test_interpreter_multisource_smoke_run_trains_both_stages_and_scores_circa_d
     """Two stages of 2 steps each (and GRICE choice items in the second); the second starts from the first's
     weights, and its card lists the general stage's files and GRICE's with their licences."""
     out = run_script("interpreter_multisource.py", "--out", tmp_path, "--variant", "smoke", "--families",
-                     "presupposition", "--sources", "circa", "--cap", "50", "--circa-cap", "20", "--max-steps", "2",
+                     "presupposition", "--sources", "circa,general", "--cap", "50", "--mix-cap", "5",
+                     "--circa-cap", "20", "--max-steps", "2",
                      "--choice", "grice", "--grice-cap", "40",
                      "--batch-size", "8", "--limit-eval", "16", "--precision", "fp32", "--no-progress",
                      "--data-root", data_root)
@@ -213,6 +214,8 @@ def test_interpreter_multisource_smoke_run_trains_both_stages_and_scores_circa_d
     assert summary["pragmatic"]["history"][0]["choice_items"] == 4  # 2 steps of 8 pairs: 2 GRICE turns each
     config = json.loads((tmp_path / "runs" / "smoke-pragmatic" / "config.json").read_text())
     assert config["pragmeter"]["recipe"]["init_from"]["folder"] == "smoke-general"
+    general = json.loads((tmp_path / "runs" / "smoke-general" / "config.json").read_text())["pragmeter"]["recipe"]
+    assert (general["cap"], config["pragmeter"]["recipe"]["cap"]) == (50, 5)  # --mix-cap: the pragmatic stage's mix
     card = (tmp_path / "runs" / "smoke-pragmatic" / "README.md").read_text()
     assert "imppres/dataset/presupposition/only_presupposition.jsonl" in card and "circa/data/CIRCA" in card
     assert "grice/data/impl_dial" in card
@@ -251,3 +254,32 @@ def test_interpreter_nli_eval(tmp_path, data_root, run_script):
         "xnli_en:validation": (12, "3-way"), "monli:test": (12, "2-way"), "grice": (12, "4-way choice"),
         "circa_dev": (12, "yes/no choice")}
     assert all(0 <= v["accuracy"] <= 1 for v in results.values())
+
+
+def test_interpreter_gpu_script_keeps_what_each_call_carried(tmp_path):
+    """experiments/interpreter_gpu.sh collect: the pieces a call carried (.transfer/) join the stash, the data
+    archive is unpacked once; an unknown verb is refused."""
+    import subprocess
+    import tarfile
+
+    first = tmp_path / "call" / ".transfer"
+    (tmp_path / "data" / "inli").mkdir(parents=True)
+    (tmp_path / "data" / "inli" / "val.csv").write_text("premise,hypothesis,label\n", encoding="utf-8")
+    first.mkdir(parents=True)
+    (first / "weights-0.safetensors").write_bytes(b"0")
+    with tarfile.open(first / "data.tar.xz", "w:xz") as archive:
+        archive.add(tmp_path / "data" / "inli", arcname="inli")
+    env = {"PATH": "/usr/bin:/bin", "STASH": str(tmp_path / "stash")}
+    script = str(REPO / "experiments" / "interpreter_gpu.sh")
+
+    def run(*args):
+        return subprocess.run(["bash", script, *args], cwd=tmp_path / "call", env=env, capture_output=True, text=True)
+
+    assert run("collect").returncode == 0
+    (first / "data.tar.xz").unlink(), (first / "weights-0.safetensors").unlink()
+    (first / "weights-1.safetensors").write_bytes(b"1")
+    done = run("collect")
+    assert done.returncode == 0 and "weights-0.safetensors weights-1.safetensors" in done.stdout
+    assert (tmp_path / "stash" / "data" / "inli" / "val.csv").read_text().startswith("premise")
+    refused = run("fly")
+    assert refused.returncode == 2 and "unknown verb fly" in refused.stderr
