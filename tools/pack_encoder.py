@@ -13,24 +13,17 @@ applied to the real base where it loads, so its figures are measured there again
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import sys
 from pathlib import Path
 
+from pragmeter.data.root import sha256_of as sha256
+
 GROUP = 128
 MANIFEST = "pack.json"
 WEIGHTS = "model.safetensors"
 FORMAT = "pragmeter-int8-groups-1"
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def quantize(tensor):
