@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from pragmeter.data.root import sha256_of as sha256
+from pragmeter.io.atomic import replace_folder
 
 GROUP = 128
 MANIFEST = "pack.json"
@@ -96,14 +97,12 @@ def unpack(packed: Path, folder: Path) -> Path:
     for name, kind in manifest["tensors"].items():
         weights[name] = (dequantize(stored[f"{name}.codes"], stored[f"{name}.scale"]) if kind == "int8-groups"
                          else stored[name])
-    staging = folder.with_name(f".{folder.name}.unpacking")
-    shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(packed / "files", staging)
-    save_file(weights, str(staging / WEIGHTS), metadata={"format": "pt"})
-    if folder.exists():
-        shutil.rmtree(folder)
-    staging.rename(folder)
-    return folder
+
+    def write(staging: Path) -> None:
+        shutil.copytree(packed / "files", staging, dirs_exist_ok=True)
+        save_file(weights, str(staging / WEIGHTS), metadata={"format": "pt"})
+
+    return replace_folder(folder, write)
 
 
 def main(argv: list[str] | None = None) -> None:
