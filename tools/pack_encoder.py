@@ -89,6 +89,8 @@ def unpack(packed: Path, folder: Path) -> Path:
         raise SystemExit(f"{packed / MANIFEST}: format {manifest.get('format')!r}, expected {FORMAT!r}")
     stored = {}
     for shard in manifest["shards"]:
+        if Path(str(shard["file"])).name != shard["file"]:  # a name read from the manifest stays inside ``packed``
+            raise SystemExit(f"{packed / MANIFEST}: shard {shard['file']!r} is not a file name in {packed}")
         path = packed / shard["file"]
         if not path.is_file() or sha256(path) != shard["sha256"]:
             raise SystemExit(f"{path}: missing or not the file the manifest names (sha256 differs)")

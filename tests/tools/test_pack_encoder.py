@@ -68,6 +68,11 @@ def test_a_damaged_or_missing_shard_is_refused_by_name(tmp_path):
     manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "format": "other"}), encoding="utf-8")
     with pytest.raises(SystemExit, match="format 'other'"):
         pack_encoder.unpack(tmp_path / "packed", tmp_path / "unpacked")
+    outside = {**json.loads(manifest.read_text()), "format": pack_encoder.FORMAT}
+    outside["shards"][0]["file"] = "../encoder/model.safetensors"
+    manifest.write_text(json.dumps(outside), encoding="utf-8")
+    with pytest.raises(SystemExit, match="is not a file name in"):
+        pack_encoder.unpack(tmp_path / "packed", tmp_path / "unpacked")
 
 
 def test_unpacked_minilm_embeds_as_the_original(tmp_path):
