@@ -21,7 +21,7 @@ accuracy beside it. Families and sources are chosen per variant, so one command 
 Each variant writes ``OUT/runs/<variant>-general`` and ``OUT/runs/<variant>-pragmatic`` (whole-weight classifier
 folders), checkpoints under ``OUT/work`` (an interrupted stage resumes after its last finished epoch; a finished one is
 skipped) and its validation figures to ``OUT/<variant>.json`` (INLI, the Circa yes/no and GRICE development
-splits). Test splits are not read for selection.
+splits, and FLUTE's figurative development sentences). Test splits are not read for selection.
 """
 from __future__ import annotations
 
@@ -35,8 +35,9 @@ from pathlib import Path
 
 from pragmeter.classify.distillation import soft_weight, with_teacher
 from pragmeter.classify.job import run_recipe
-from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, PRAGMATIC, build, circa_items, grice_evaluator,
-                                                    grice_items, training_files, yes_no_evaluator)
+from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, PRAGMATIC, build, circa_items,
+                                                    figurative_evaluator, flute_items, grice_evaluator, grice_items,
+                                                    training_files, yes_no_evaluator)
 from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.classify.training import FineTuneConfig
 from pragmeter.cli.classifier import add_distillation_options
@@ -120,6 +121,8 @@ def main(argv: list[str] | None = None) -> None:
                                                           f"readings' scores in the pragmatic stage: none or among "
                                                           f"{', '.join(CHOICE)}")
     parser.add_argument("--grice-cap", type=int, default=4000, help="GRICE training turns (4 readings each)")
+    parser.add_argument("--flute-cap", type=int, default=4000,
+                        help="FLUTE figurative sentences trained as choice items (3 readings each)")
     parser.add_argument("--init-from", default=None,
                         help="start the pragmatic stage from this interpreter (folder or packaged name; a shipped "
                              "form is first written out whole to OUT/init-<name>) instead of the general stage")
@@ -159,7 +162,7 @@ def main(argv: list[str] | None = None) -> None:
     mix_cap = args.cap if args.mix_cap is None else args.mix_cap
     data = sample(build("pragmatic", families=families, sources=sources, cap=mix_cap, circa_cap=args.circa_cap,
                         seed=args.seed, root=args.data_root, inli_cap=args.inli_cap, choice=choice,
-                        grice_cap=args.grice_cap), args)
+                        grice_cap=args.grice_cap, flute_cap=args.flute_cap), args)
     if families and not args.init_from:  # the final weights derive from the general stage's data: its files too
         data.data_files = {**data.data_files, **dataset_checksums(training_files("general", families))}
     summary["pragmatic"] = stage("pragmatic", data, args.epochs_pragmatic, init, args)
@@ -175,8 +178,12 @@ def main(argv: list[str] | None = None) -> None:
     turns = grice_items(args.data_root)[1][:args.limit_eval or None]
     summary["grice_dev_accuracy"] = grice_evaluator(turns)(interpreter)["grice_dev_accuracy"]
     summary["grice_dev_turns"] = len(turns)
+    figurative = flute_items(args.data_root)[1][:args.limit_eval or None]
+    summary["flute_dev_accuracy"] = figurative_evaluator(figurative)(interpreter)["flute_dev_accuracy"]
+    summary["flute_dev_items"] = len(figurative)
     write_json_atomic(Path(args.out) / f"{args.variant}.json", summary)
-    print(json.dumps({k: summary[k] for k in ("variant", "circa_dev_yes_no_accuracy", "grice_dev_accuracy")}
+    print(json.dumps({k: summary[k] for k in ("variant", "circa_dev_yes_no_accuracy", "grice_dev_accuracy",
+                                              "flute_dev_accuracy")}
                      | {"val_accuracy": summary["pragmatic"]["val_accuracy"]}))
 
 

@@ -12,9 +12,10 @@ import torch
 from pragmeter.classify.job import start_from
 from pragmeter.classify.model import ClassifierSettings, TextClassifier
 from pragmeter.classify.examples import ChoiceExamples, Examples
-from pragmeter.classify.recipes.interpreter import (CIRCA_DEV_ITEMS, GRICE_DEV_TURNS, YesNoItem, build,
-                                                    choice_examples, circa_examples, circa_items, general_examples,
-                                                    grice_items, grice_premise, training_files)
+from pragmeter.classify.recipes.interpreter import (CIRCA_DEV_ITEMS, FLUTE_DEV_ITEMS, GRICE_DEV_TURNS, YesNoItem,
+                                                    build, choice_examples, circa_examples, circa_items,
+                                                    flute_items, general_examples, grice_items, grice_premise,
+                                                    training_files)
 from pragmeter.classify.training import FineTuneConfig, Trainer, choice_loss, fingerprint
 from pragmeter.errors import PragmeterError
 
@@ -112,6 +113,23 @@ def test_grice_development_dialogues_never_train(data_root):
     assert any(path.startswith("grice/") for path in training_files("pragmatic", choice=("grice",)))
     with pytest.raises(PragmeterError, match="unknown choice source"):
         choice_examples(("drinq",), root=data_root)
+
+
+def test_flute_development_sentences_never_train_and_the_restated_figure_is_a_reading(data_root):
+    train, dev = flute_items(data_root)
+    assert len({item.figure for item in dev}) == FLUTE_DEV_ITEMS and len(train) > 1000
+    assert not {item.figure for item in train} & {item.figure for item in dev}
+    item = dev[0]
+    assert item.readings == (item.literal, item.opposite, item.figure) and item.premise == f'"{item.figure}"'
+    choice = choice_examples(("flute",), flute_cap=25, root=data_root)
+    assert Counter(choice.groups) == {"flute_choice": 25} and set(choice.golds) == {0}
+    assert not set(choice.premises) & {i.premise for i in dev}
+    files = training_files("pragmatic", choice=("flute",))
+    assert "flute/metaphorNLI/metaphor_train.jsonl" in files and not any("testgolddata" in f for f in files)
+    assert not any("Sarcasm" in f for f in files)
+    data = build("pragmatic", sources=(), choice=("flute",), flute_cap=7, root=data_root)
+    assert len(data.choice) == 7 and data.arguments["flute_cap"] == 7
+    assert "flute/idiomNLI/idiom_train.jsonl" in data.data_files
 
 
 def test_the_choice_loss_is_a_softmax_over_each_items_reading_scores():

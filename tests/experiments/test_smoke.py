@@ -33,7 +33,8 @@ def classifier_runs(tmp_path_factory, data_root) -> Path:
 def test_every_experiment_has_a_smoke_test():
     tested = {"classifier_table.py", "ishate_method_table.py", "inli_split_overlap.py", "impscore_ablation.py",
               "impscore_human_selection.py", "impscore_encoder_finetune.py", "interpreter_contamination.py",
-              "interpreter_train.py", "interpreter_ship.py", "interpreter_multisource.py", "interpreter_nli_eval.py"}
+              "interpreter_train.py", "interpreter_ship.py", "interpreter_multisource.py", "interpreter_nli_eval.py",
+              "interpreter_choice_rule.py"}
     assert set(SCRIPTS) == tested
 
 
@@ -210,6 +211,7 @@ def test_interpreter_multisource_smoke_run_trains_both_stages_and_scores_circa_d
     summary = json.loads((tmp_path / "smoke.json").read_text())
     assert result["variant"] == "smoke" and 0 <= result["circa_dev_yes_no_accuracy"] <= 1
     assert 0 <= result["grice_dev_accuracy"] <= 1 and summary["grice_dev_turns"] == 16
+    assert 0 <= result["flute_dev_accuracy"] <= 1 and summary["flute_dev_items"] == 16
     assert summary["general"]["train_pairs"] == summary["pragmatic"]["train_pairs"] == 16
     assert summary["pragmatic"]["history"][0]["choice_items"] == 4  # 2 steps of 8 pairs: 2 GRICE turns each
     config = json.loads((tmp_path / "runs" / "smoke-pragmatic" / "config.json").read_text())
@@ -246,13 +248,13 @@ def test_interpreter_multisource_distils_a_teacher_on_the_pragmatic_stage(tmp_pa
 
 
 def test_interpreter_nli_eval(tmp_path, data_root, run_script):
-    out = run_script("interpreter_nli_eval.py", "--sets", "xnli_en:validation,monli:test,grice,circa_dev", "--limit", "12",
-                     "--output", tmp_path / "eval.json", "--data-root", data_root)
+    out = run_script("interpreter_nli_eval.py", "--sets", "xnli_en:validation,monli:test,grice,circa_dev,flute_dev",
+                     "--limit", "12", "--output", tmp_path / "eval.json", "--data-root", data_root)
     results = json.loads((tmp_path / "eval.json").read_text())["results"]
     assert json.loads(out.strip().splitlines()[-1])["results"] == results
     assert {k: (v["n"], v["form"]) for k, v in results.items()} == {
         "xnli_en:validation": (12, "3-way"), "monli:test": (12, "2-way"), "grice": (12, "4-way choice"),
-        "circa_dev": (12, "yes/no choice")}
+        "circa_dev": (12, "yes/no choice"), "flute_dev": (12, "3-way choice (meaning, opposite, restated)")}
     assert all(0 <= v["accuracy"] <= 1 for v in results.values())
 
 
@@ -283,3 +285,21 @@ def test_interpreter_gpu_script_keeps_what_each_call_carried(tmp_path):
     assert (tmp_path / "stash" / "data" / "inli" / "val.csv").read_text().startswith("premise")
     refused = run("fly")
     assert refused.returncode == 2 and "unknown verb fly" in refused.stderr
+
+
+def test_interpreter_choice_rule_reads_each_development_set_once_and_scores_every_rule(tmp_path, data_root,
+                                                                                       run_script):
+    """Each set's accuracy under each weighting, from one pass; the P(implied) + P(explicit) rule is what the
+    interpreter's own choice gives (ReadingChoiceEvaluator on the same items)."""
+    from pragmeter.classify.recipes.interpreter import grice_evaluator, grice_items
+    from pragmeter.interpreter.model import Interpreter
+
+    out = run_script("interpreter_choice_rule.py", "--limit", "10", "--output", tmp_path / "rule.json",
+                     "--data-root", data_root)
+    report = json.loads((tmp_path / "rule.json").read_text())
+    assert set(report["sets"]) == {"grice_dev", "circa_dev", "ludwig_dev", "flute_figurative",
+                                   "flute_figurative_restated"}
+    assert all(v["n"] == 10 and set(report["rules"]) <= set(v) for v in report["sets"].values())
+    assert "mean" in out and report["mean"].keys() == report["rules"].keys()
+    own = grice_evaluator(grice_items(data_root)[1][:10])(Interpreter.load(None, precision="fp32", progress=False))
+    assert report["sets"]["grice_dev"]["implied+explicit"] == pytest.approx(own["grice_dev_accuracy"])

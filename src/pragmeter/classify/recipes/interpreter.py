@@ -18,11 +18,16 @@ Choice items (``choice``), trained with a loss over each item's reading scores (
 on; :func:`pragmeter.classify.training.choice_loss`):
 
 - GRICE's turns: premise = the dialogue so far and the question, with the quoted answer; readings = its four;
-- Circa's yes/no exchanges outside INLI's premises: readings "yes" and "no".
+- Circa's yes/no exchanges outside INLI's premises: readings "yes" and "no";
+- FLUTE's idioms, metaphors and similes: premise = the figurative sentence alone, quoted; readings = its literal
+  meaning, FLUTE's opposite literal reading, and the sentence itself restated (what was said is not what a figure
+  means, the distractor the batteries of Floyd et al. and Fig-QA's literal endings set).
 
 Validation is INLI's, plus development splits never trained on: 500 Circa dialogues scored as a two-way choice
-between "yes" and "no" (the form of LUDWIG's items), and 1,000 GRICE turns (seeded) as a four-way choice; GRICE
-training leaves out every dialogue that has a development turn.
+between "yes" and "no" (the form of LUDWIG's items), 1,000 GRICE turns (seeded) as a four-way choice, and 600 FLUTE
+figurative sentences (seeded) as the three-way choice above; GRICE training leaves out every dialogue that has a
+development turn, FLUTE's choice items every sentence in its development split (FLUTE as pairs, ``flute`` among the
+pragmatic sources, reads every training file).
 """
 
 from __future__ import annotations
@@ -48,8 +53,9 @@ PRAGMATIC = ("flute", "circa", "general")  # "general": the general families mix
 NLI_TO_INLI = {"entailment": "explicit", "neutral": "neutral", "contradiction": "contradiction"}
 CIRCA_DEV_ITEMS = 500
 CIRCA_LABELS = ("yes", "no")
-CHOICE = ("grice", "circa")  # sets trained as choice items
+CHOICE = ("grice", "circa", "flute")  # sets trained as choice items
 GRICE_DEV_TURNS = 1000
+FLUTE_DEV_ITEMS = 600
 
 
 def general_examples(families: tuple[str, ...] = tuple(GENERAL), cap: int | None = 6000, seed: int = 0,
@@ -130,9 +136,41 @@ def grice_items(root: str | os.PathLike | None = None) -> tuple[list, list]:
     return [turn for turn in turns if turn.id.rsplit("-", 1)[0] not in held], dev
 
 
+@dataclass(frozen=True)
+class FigurativeItem:
+    figure: str  # the figurative sentence (FLUTE's hypothesis)
+    literal: str  # its literal meaning
+    opposite: str  # FLUTE's opposite literal reading
+
+    @property
+    def premise(self) -> str:
+        from pragmeter.interpreter.model import premise
+
+        return premise("", self.figure)
+
+    @property
+    def readings(self) -> tuple[str, str, str]:
+        """The literal meaning (meant, index 0), the opposite reading, and the figure itself restated."""
+        return self.literal, self.opposite, self.figure
+
+
+def flute_items(root: str | os.PathLike | None = None) -> tuple[list[FigurativeItem], list[FigurativeItem]]:
+    """(train, dev) of FLUTE's idiom, metaphor and simile training items that have an opposite reading; dev is
+    ``FLUTE_DEV_ITEMS`` figurative sentences drawn by a fixed seed, and a sentence never appears on both sides."""
+    from pragmeter.datasets.pairs.flute import flute
+
+    source = flute(root, cap=None)
+    items = [FigurativeItem(figure, literal, negative)
+             for (figure, literal), where, negative in zip(source.pairs, source.origins, source.hard_negatives)
+             if negative and "testgolddata/" not in where and "SarcasmNLI/" not in where]
+    figures = sorted({item.figure for item in items})
+    dev = set(random.Random("flute-dev").sample(figures, min(FLUTE_DEV_ITEMS, len(figures))))
+    return [i for i in items if i.figure not in dev], [i for i in items if i.figure in dev]
+
+
 def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None = 4000,
                     circa_cap: int | None = 4000, seed: int = 0,
-                    root: str | os.PathLike | None = None) -> ChoiceExamples:
+                    root: str | os.PathLike | None = None, flute_cap: int | None = 4000) -> ChoiceExamples:
     """The choice items of ``sources`` (see :data:`CHOICE`), each set sampled to at most its cap (seeded)."""
     unknown = sorted(set(sources) - set(CHOICE))
     if unknown:
@@ -152,6 +190,13 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
         for item in items:
             premises.append(item.premise), readings.append(CIRCA_LABELS)
             golds.append(CIRCA_LABELS.index(item.label)), groups.append("circa_choice")
+    if "flute" in sources:
+        figurative = flute_items(root)[0]
+        if flute_cap is not None and len(figurative) > flute_cap:
+            figurative = random.Random(f"{seed}-flute-choice").sample(figurative, flute_cap)
+        for item in figurative:
+            premises.append(item.premise), readings.append(item.readings), golds.append(0)
+            groups.append("flute_choice")
     return ChoiceExamples(premises, readings, golds, groups)
 
 
@@ -184,12 +229,14 @@ def training_files(stage: str, families: tuple[str, ...] = (), sources: tuple[st
     from pragmeter.datasets import circa, grice
     from pragmeter.datasets.nli import files
 
+    flute = importlib.import_module("pragmeter.datasets.pairs.flute")
     if choice:
         return list(dict.fromkeys(training_files(stage, families, sources)
                                   + (list(grice.FILES.values()) if "grice" in choice else [])
-                                  + (list(circa.FILES) if "circa" in choice else [])))
+                                  + (list(circa.FILES) if "circa" in choice else [])
+                                  + ([f"{flute.NAME}/{f}" for f in flute.FIGURATIVE if "testgolddata/" not in f]
+                                     if "flute" in choice else [])))
 
-    flute = importlib.import_module("pragmeter.datasets.pairs.flute")
     if stage == "general":
         return list(dict.fromkeys(f for family in families for name, splits in GENERAL[family].items()
                                   for split in ((splits,) if isinstance(splits, str) else splits)
@@ -202,7 +249,7 @@ def training_files(stage: str, families: tuple[str, ...] = (), sources: tuple[st
 def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
           sources: tuple[str, ...] = ("flute", "circa"), cap: int | None = 6000, circa_cap: int | None = 4000,
           seed: int = 0, root: str | os.PathLike | None = None, inli_cap: int | None = None,
-          choice: tuple[str, ...] = (), grice_cap: int | None = 4000) -> RecipeData:
+          choice: tuple[str, ...] = (), grice_cap: int | None = 4000, flute_cap: int | None = 4000) -> RecipeData:
     """The recipe's data for one ``stage``: ``general`` (the ``families`` of GENERAL) or ``pragmatic`` (INLI train
     with ``sources``, and the choice items of ``choice``); both validate and test on INLI."""
     if stage not in STAGES:
@@ -214,9 +261,10 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
         train = pragmatic_examples(tuple(sources), circa_cap, seed, root, inli_cap, tuple(families), cap)
         arguments = {"stage": stage, "sources": list(sources), "circa_cap": circa_cap, "inli_cap": inli_cap,
                      **({"families": list(families), "cap": cap} if "general" in sources else {}),
-                     **({"choice": list(choice), "grice_cap": grice_cap} if choice else {})}
-    chosen = choice_examples(tuple(choice), grice_cap, circa_cap, seed, root) if choice and stage == "pragmatic" \
-        else None
+                     **({"choice": list(choice), "grice_cap": grice_cap} if choice else {}),
+                     **({"flute_cap": flute_cap} if "flute" in choice else {})}
+    chosen = (choice_examples(tuple(choice), grice_cap, circa_cap, seed, root, flute_cap)
+              if choice and stage == "pragmatic" else None)
     read = list(dict.fromkeys(list(INLI_FILES) + training_files(stage, families, sources,
                                                                 tuple(choice) if chosen is not None else ())))
     return RecipeData(
@@ -234,6 +282,15 @@ def grice_evaluator(turns: list, name: str = "grice_dev", batch_size: int = 64):
 
     return ReadingChoiceEvaluator([grice_premise(turn) for turn in turns], [list(t.options) for t in turns],
                                   [turn.meant for turn in turns], name, batch_size=batch_size)
+
+
+def figurative_evaluator(items: list[FigurativeItem], name: str = "flute_dev", batch_size: int = 64):
+    """FLUTE figurative sentences as a three-way choice: the literal meaning against the opposite reading and the
+    sentence restated (a ReadingChoiceEvaluator)."""
+    from pragmeter.classify.evaluators import ReadingChoiceEvaluator
+
+    return ReadingChoiceEvaluator([item.premise for item in items], [list(item.readings) for item in items],
+                                  [0] * len(items), name, batch_size=batch_size)
 
 
 def yes_no_evaluator(items: list[YesNoItem], name: str = "circa_dev", batch_size: int = 64):
