@@ -37,25 +37,21 @@ RULES = {
 
 
 def dev_sets(root) -> dict[str, tuple[list[str], list[list[str]], list[int]]]:
-    """Each development set as (premises, readings per premise, index of the meant reading)."""
-    from pragmeter.classify.recipes.interpreter import (CIRCA_LABELS, circa_items, flute_items, grice_items,
-                                                        grice_premise)
+    """Each development set as (premises, readings per premise, index of the meant reading), built by the recipe's own
+    evaluators (LUDWIG's items as Circa's yes/no items are)."""
+    from pragmeter.classify.recipes.interpreter import (YesNoItem, circa_items, figurative_evaluator, flute_items,
+                                                        grice_evaluator, grice_items, yes_no_evaluator)
     from pragmeter.datasets.ludwig import load_ludwig
     from pragmeter.interpreter.model import premise
 
-    turns = grice_items(root)[1]
-    circa = circa_items(root)[1]
-    ludwig = load_ludwig("dev", root)
-    flute = flute_items(root)[1]
-    return {
-        "grice_dev": ([grice_premise(t) for t in turns], [list(t.options) for t in turns], [t.meant for t in turns]),
-        "circa_dev": ([i.premise for i in circa], [list(CIRCA_LABELS)] * len(circa),
-                      [CIRCA_LABELS.index(i.label) for i in circa]),
-        "ludwig_dev": ([premise(i.question, i.response) for i in ludwig], [["yes", "no"]] * len(ludwig),
-                       [["yes", "no"].index(i.label) for i in ludwig]),
-        "flute_figurative": ([i.premise for i in flute], [[i.literal, i.opposite] for i in flute], [0] * len(flute)),
-        "flute_figurative_restated": ([i.premise for i in flute], [list(i.readings) for i in flute], [0] * len(flute)),
-    }
+    ludwig = [YesNoItem(premise(i.question, i.response), i.question, i.label) for i in load_ludwig("dev", root)]
+    flute = figurative_evaluator(flute_items(root)[1])
+    sets = {"grice_dev": grice_evaluator(grice_items(root)[1]), "circa_dev": yes_no_evaluator(circa_items(root)[1]),
+            "ludwig_dev": yes_no_evaluator(ludwig)}
+    out = {name: (e.premises, e.readings, e.golds) for name, e in sets.items()}
+    out["flute_figurative"] = (flute.premises, [r[:2] for r in flute.readings], flute.golds)  # meaning, opposite
+    out["flute_figurative_restated"] = (flute.premises, flute.readings, flute.golds)
+    return out
 
 
 def accuracy(rows: np.ndarray, sizes: list[int], golds: list[int], weights: np.ndarray) -> float:
