@@ -21,7 +21,8 @@ accuracy beside it. Families and sources are chosen per variant, so one command 
 Each variant writes ``OUT/runs/<variant>-general`` and ``OUT/runs/<variant>-pragmatic`` (whole-weight classifier
 folders), checkpoints under ``OUT/work`` (an interrupted stage resumes after its last finished epoch; a finished one is
 skipped) and its validation figures to ``OUT/<variant>.json`` (INLI, the Circa yes/no and GRICE development
-splits, and FLUTE's figurative development sentences). Test splits are not read for selection.
+splits, and FLUTE's figurative development sentences). No stage reads a test split (``run_recipe(...,
+evaluate_test=False)``): the shipped form reads INLI test once, through ``pragmeter interpret ship --evaluate-test``.
 """
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ def stage(name: str, data, epochs: int, init_from: Path | None, args) -> dict:
                                 soft_weight=soft_weight(teacher, args.soft_weight) if teacher else 0.0)
         run_recipe(data, args.encoder, config, folder, work, args.device,
                    " ".join(["python", "experiments/interpreter_multisource.py", *sys.argv[1:]]),
-                   not args.no_progress, init_from=init_from)
+                   not args.no_progress, init_from=init_from, evaluate_test=False)
     metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
     best = metrics["history"][metrics["best_epoch"] - 1]
     return {"run": folder.name, "train_pairs": len(data.train), "best_epoch": metrics["best_epoch"],

@@ -176,3 +176,7 @@ def test_the_card_says_which_sets_were_trained_as_choice_items():
     assert "GRICE's dialogue turns (10 of them, four readings each" in text
     assert "and Circa's yes/no exchanges (readings yes and no)" in text
     assert "choice items" not in multi_source_data({"stage": "pragmatic", "sources": ["circa"]})
+    figurative = multi_source_data({"stage": "pragmatic", "sources": ["circa"], "choice": ["grice", "circa", "flute"],
+                                    "grice_cap": 10, "flute_cap": 7})
+    assert ", Circa's yes/no exchanges (readings yes and no) and FLUTE's figurative sentences (7 of them" in figurative
+    assert "no licence stated upstream" in figurative

@@ -221,6 +221,9 @@ def test_interpreter_multisource_smoke_run_trains_both_stages_and_scores_circa_d
     card = (tmp_path / "runs" / "smoke-pragmatic" / "README.md").read_text()
     assert "imppres/dataset/presupposition/only_presupposition.jsonl" in card and "circa/data/CIRCA" in card
     assert "grice/data/impl_dial" in card
+    for name in ("smoke-general", "smoke-pragmatic"):  # no stage reads INLI test: the shipped form does, once
+        assert json.loads((tmp_path / "runs" / name / "metrics.json").read_text())["test"] is None
+    assert "Not measured: the test split was left unread" in card
 
 
 def test_interpreter_multisource_distils_a_teacher_on_the_pragmatic_stage(tmp_path, data_root, run_script, capsys):

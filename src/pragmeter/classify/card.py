@@ -29,9 +29,24 @@ def _percent(value) -> str:
     return "—" if value is None else f"{value:.4f}"
 
 
+def _test_lines(test: dict) -> list[str]:
+    return [
+        "## Test metrics", "",
+        f"accuracy {_percent(test['accuracy'])}, macro-F1 {_percent(test['macro_f1'])} on {test['n']} items", "",
+        "| label | precision | recall | F1 | support |", "|---|---|---|---|---|",
+        *[f"| {label} | {v['precision']:.4f} | {v['recall']:.4f} | {v['f1']:.4f} | {v['support']} |"
+          for label, v in test["precision_recall_f1"].items()], "",
+        "Confusion matrix (rows gold, columns predicted):", "",
+        "| gold \\ predicted | " + " | ".join(test["confusion"]["labels"]) + " |",
+        "|---" * (len(test["confusion"]["labels"]) + 1) + "|",
+        *[f"| {label} | " + " | ".join(map(str, row[:-1])) + " |"
+          for label, row in zip(test["confusion"]["labels"], test["confusion"]["counts"])], "",
+    ]
+
+
 def model_card(info: dict) -> str:
     """Markdown from the ``info`` dict that is also saved as metrics.json (see :func:`run_recipe`)."""
-    test, settings = info["test"], info["settings"]
+    test, settings = info.get("test"), info["settings"]
     svm = info.get("head") == "svm"
     how = (f"An RBF support-vector machine on the frozen, L2-normalised sentence embeddings of "
            f"`{settings['base_encoder']}` (the ISHate paper's USE+SVM form)" if svm
@@ -53,16 +68,9 @@ def model_card(info: dict) -> str:
         f"{info['train_examples']} training examples", "",
         "## Data", "", "| file | sha256 |", "|---|---|",
         *[f"| {path} | `{digest[:16]}…` |" for path, digest in sorted(info["data_files"].items())], "",
-        "## Test metrics", "",
-        f"accuracy {_percent(test['accuracy'])}, macro-F1 {_percent(test['macro_f1'])} on {test['n']} items", "",
-        "| label | precision | recall | F1 | support |", "|---|---|---|---|---|",
-        *[f"| {label} | {v['precision']:.4f} | {v['recall']:.4f} | {v['f1']:.4f} | {v['support']} |"
-          for label, v in test["precision_recall_f1"].items()], "",
-        "Confusion matrix (rows gold, columns predicted):", "",
-        "| gold \\ predicted | " + " | ".join(test["confusion"]["labels"]) + " |",
-        "|---" * (len(test["confusion"]["labels"]) + 1) + "|",
-        *[f"| {label} | " + " | ".join(map(str, row[:-1])) + " |"
-          for label, row in zip(test["confusion"]["labels"], test["confusion"]["counts"])], "",
+        *(_test_lines(test) if test else
+          ["## Test metrics", "", "Not measured: the test split was left unread for this run (a stage of a recipe, "
+           "chosen on validation).", ""]),
     ]
     if info.get("decision_bias"):
         tuned = info["decision_bias"]
@@ -130,15 +138,24 @@ def multi_source_data(recipe: dict) -> str:
             [f"{GENERAL_SETS}, {recipe.get('cap')} pairs per set"] if "general" in sources else [])
         choice = recipe.get("choice") or []
         if choice:
-            parts.append("as choice items, with a loss over each item's reading scores: " + " and ".join(
+            parts.append("as choice items, with a loss over each item's reading scores: " + _and(
                 ([f"GRICE's dialogue turns ({recipe.get('grice_cap') or 'all'} of them, four readings each; "
                   "Zheng et al. 2021, grammar-generated)"] if "grice" in choice else [])
-                + (["Circa's yes/no exchanges (readings yes and no)"] if "circa" in choice else [])))
+                + (["Circa's yes/no exchanges (readings yes and no)"] if "circa" in choice else [])
+                + ([f"FLUTE's figurative sentences ({recipe.get('flute_cap') or 'all'} of them from the training "
+                    "files, each alone with three readings: its meaning, FLUTE's opposite reading and the sentence "
+                    "restated; Chakrabarty et al., EMNLP 2022, written by GPT-3 and edited by people; no licence "
+                    "stated upstream)"] if "flute" in choice else [])))
         start = recipe.get("init_from", {}).get("folder")
         trained = (f"Trained (`classify/recipes/interpreter.py`) from the weights of `{start}` " if start else
                    "Trained (`classify/recipes/interpreter.py`) ") + "on " + "; ".join(parts) + "."
     return (trained + " Every file read is below with its licence: several are non-commercial (CC BY-NC, "
             "CC BY-NC-SA), so the weights are for non-commercial use.")
+
+
+def _and(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _licence(path: str) -> str:

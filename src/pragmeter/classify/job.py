@@ -43,9 +43,12 @@ def recipe_settings(data: RecipeData, encoder: str, max_length: int) -> Classifi
 
 def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: Path, work_dir: Path,
                device: str | None = None, command: str = "", progress: bool = True,
-               stop_after: int | None = None, tune_bias: bool = False, init_from: Path | None = None) -> dict | None:
+               stop_after: int | None = None, tune_bias: bool = False, init_from: Path | None = None,
+               evaluate_test: bool = True) -> dict | None:
     """Train, select, test and save. Returns the metrics (also in OUTPUT/metrics.json), or None when
     ``stop_after`` ended the run early (the work folder then holds the checkpoint to resume from).
+    ``evaluate_test=False`` leaves the test split unread (``test`` is None in the metrics): for the intermediate
+    runs of a recipe, which are chosen on validation and read the test split only once shipped.
     ``tune_bias``: after selection, per-label decision biases are tuned on validation (``tune_decision_bias``) and
     saved with the model; the test report is then the biased one, the plain argmax's beside it.
     ``init_from``: a classifier folder of the same encoder and labels whose weights training starts from (a stage of
@@ -66,7 +69,7 @@ def run_recipe(data: RecipeData, encoder: str, config: FineTuneConfig, output: P
     training = {"head": "linear", "transformers": transformers.__version__, "train_config": asdict(config),
                 "best_epoch": result.best_epoch, "history": result.history}
     info = test_and_save(data, classifier, training, output, command, progress, tune_bias, config.select_on,
-                         config.eval_batch_size)
+                         config.eval_batch_size, evaluate_test)
     remove_checkpoints(work_dir)
     return info
 
@@ -118,11 +121,16 @@ def run_svm_recipe(data: RecipeData, encoder: str, c_values: list[float], output
 
 
 def test_and_save(data: RecipeData, classifier, training: dict, output: Path, command: str, progress: bool,
-                  tune_bias: bool, select_on: str, batch_size: int = 128) -> dict:
-    """Test report (with a decision bias tuned on validation when asked), card, metrics.json and the folder."""
+                  tune_bias: bool, select_on: str, batch_size: int = 128, evaluate_test: bool = True) -> dict:
+    """Test report (with a decision bias tuned on validation when asked), card, metrics.json and the folder;
+    without ``evaluate_test`` the test split is not read and the report is None."""
     import torch
 
-    test_probabilities = classifier.probabilities(data.test.texts, data.test.pairs, batch_size, progress)
+    if not evaluate_test and tune_bias:
+        raise InvalidParameter("tune_bias", tune_bias, "reports the tuned bias on the test split, which "
+                               "evaluate_test=False leaves unread")
+    test_probabilities = (classifier.probabilities(data.test.texts, data.test.pairs, batch_size, progress)
+                          if evaluate_test else None)
     bias_info = {}
     if tune_bias:
         val_probabilities = classifier.probabilities(data.val.texts, data.val.pairs, batch_size)
@@ -132,8 +140,8 @@ def test_and_save(data: RecipeData, classifier, training: dict, output: Path, co
                                        "val_after": after, "test_without_bias": plain}}
         classifier.settings.decision_bias = bias
         log.info(f"decision bias {bias}: validation {select_on} {before:.4f} -> {after:.4f}")
-    predictions = classifier.decide(test_probabilities)
-    test = classification_report(data.test.labels, predictions, classifier.labels)
+    predictions = classifier.decide(test_probabilities) if evaluate_test else None
+    test = classification_report(data.test.labels, predictions, classifier.labels) if evaluate_test else None
     run = RunRecord.now()
     info = {
         "name": output.name, "recipe": data.name, "description": data.description, "command": command,
@@ -143,12 +151,15 @@ def test_and_save(data: RecipeData, classifier, training: dict, output: Path, co
         "train_examples": len(data.train), "val_examples": len(data.val), "data_files": data.data_files,
         **({"train_choice_items": len(data.choice)} if data.choice is not None else {}),
         "test": test,
-        "test_by_group": accuracy_by_group(data.test.labels, predictions, data.test.groups) if data.test.groups else {},
-        "test_report_groups": group_accuracies(data.test.labels, predictions, data.test.groups, data.report_groups),
+        "test_by_group": (accuracy_by_group(data.test.labels, predictions, data.test.groups)
+                          if evaluate_test and data.test.groups else {}),
+        "test_report_groups": (group_accuracies(data.test.labels, predictions, data.test.groups, data.report_groups)
+                               if evaluate_test else {}),
         "paper": data.paper, **bias_info,
     }
     classifier.save(output, model_card(info), info)
-    log.info(f"test accuracy {test['accuracy']:.4f}, macro-F1 {test['macro_f1']:.4f} -> {output}")
+    log.info(f"test accuracy {test['accuracy']:.4f}, macro-F1 {test['macro_f1']:.4f} -> {output}" if test
+             else f"test split not read -> {output}")
     return info
 
 
