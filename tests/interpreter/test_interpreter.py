@@ -152,6 +152,42 @@ def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bound
         interpreter_runtime(tmp_path / "shipped", backend="onnx")
 
 
+def test_a_release_whose_bf16_is_outside_the_recheck_s_bound_keeps_layers_in_fp32(tiny, tmp_path, monkeypatch):
+    """Where OpenVINO's bf16 moves a probability beyond the recheck's bound, ship() tries keeping encoder layers in
+    fp32 (fewest first) on validation pairs beyond the check's, records the chosen ones with the check measured again
+    on the check's own pairs, and the folder's bf16 then runs so."""
+    from pragmeter.encoders.runtime import cpu_has_bf16
+
+    if not cpu_has_bf16():
+        pytest.skip("ship() measures OpenVINO's bf16 on a CPU with bf16 instructions")
+    import pragmeter.interpreter.runtime as runtime
+    from pragmeter.interpreter.release import choose_fp32_layers, fp32_layer_plans, ship
+
+    data, folder = tiny
+    within = runtime.bf16_within
+    # the plain bf16 graph's check taken as outside the bound, whatever it measured here
+    monkeypatch.setattr(runtime, "bf16_within", lambda check, fp32_recheck=False: bool(check.get("fp32_layers"))
+                        and within(check, fp32_recheck))
+    metrics = ship(folder, tmp_path / "kept", 384, data.val, bf16_pairs=8, progress=False)
+    tried = metrics["bf16_fp32_layers_tried"]
+    assert "fp32_layers" not in metrics["bf16_check_every_layer"] and metrics["bf16_check_every_layer"]["pairs"] == 8
+    assert list(tried) == [",".join(map(str, plan)) for plan in fp32_layer_plans(6)]  # MiniLM's 6 layers
+    kept = metrics["bf16_check"]["fp32_layers"]
+    assert len(kept) == 1 and tried[",".join(map(str, kept))] == min(v for k, v in tried.items() if "," not in k)
+    config = json.loads((tmp_path / "kept" / "config.json").read_text())
+    assert config["bf16_check"] == metrics["bf16_check"] and config["bf16_check"]["pairs"] == 8
+    reader = Interpreter.load(tmp_path / "kept", backend="openvino", precision="bf16", progress=False)
+    assert reader.classifier.classifier.fp32_layers == tuple(kept)  # inside the recheck
+    assert f"encoder layers {kept[0]} in fp32" in reader.runtime.signature()
+    assert f"encoder layers {kept[0]} kept in fp32" in (tmp_path / "kept" / "README.md").read_text()
+
+    monkeypatch.setattr(runtime, "RECHECKED_MAX_ABS_DIFF", 0.0)  # no plan can pass: none is chosen
+    fp32 = Interpreter.load(tmp_path / "kept", backend="openvino", precision="fp32", progress=False)
+    pairs = data.val.texts[8:12], data.val.pairs[8:12]
+    chosen, again = choose_fp32_layers(tmp_path / "kept", 6, *pairs, fp32.probabilities(*pairs), fp32.meant)
+    assert chosen == () and list(again) == list(tried)
+
+
 def test_bf16_check_needs_every_probability_within_bounds_and_the_same_label_on_every_pair():
     from pragmeter.encoders.runtime import MAX_ABS_DIFF
     from pragmeter.interpreter.runtime import bf16_bounds

@@ -178,7 +178,11 @@ def bf16_line(check: dict) -> str:
                 "(`--precision bf16` still runs bf16 where asked).")
     rechecked = bf16_within(check, fp32_recheck=True)
     auto = ("with the recheck (the default) and, without it, only" if rechecked else "only")
-    return (f"bf16 on the CPU ({'OpenVINO' if check.get('path') == 'openvino' else 'torch autocast'}) against fp32 "
+    kept = check.get("fp32_layers") or []
+    path = "OpenVINO" if check.get("path") == "openvino" else "torch autocast"
+    if kept:
+        path += f", encoder layers {', '.join(map(str, kept))} kept in fp32"
+    return (f"bf16 on the CPU ({path}) against fp32 "
             f"({check['pairs']} validation pairs): largest change of a label probability "
             f"{check['max_abs_probability_diff']} and of a reading's score {check['max_abs_score_diff']}, same label "
             f"on {check['label_agreement']:.4f} of pairs — {'within' if check['within_bounds'] else 'outside'} the "

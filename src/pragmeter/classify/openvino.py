@@ -13,12 +13,19 @@ Inputs are tokenized as the torch path tokenizes them (the same tokenizer, trunc
 token length under a token budget and run on all of the compiled graph's infer requests at once; probabilities are the
 softmax of the logits in fp32, as the torch path takes them. Precision is chosen when the graph is compiled
 (``INFERENCE_PRECISION_HINT``): one export serves fp32 and bf16.
+
+bf16 may keep some encoder layers in fp32 (``fp32_layers``; an interpreter's folder records them in its bf16 check,
+:func:`pragmeter.interpreter.runtime.recorded_fp32_layers`): bf16's rounding through every layer moves a probability
+further than through most of them, and OpenVINO's CPU plugin has no per-node precision under a bf16 hint. The graph
+is then cut at the layers' outputs into runs of consecutive layers of one precision (:func:`split_by_precision`),
+each compiled in its own precision, the hidden states passed from one to the next in fp32.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -36,6 +43,55 @@ from pragmeter.errors import PragmeterError
 GRAPH_FILE = "model.xml"
 STEPS = ("loaded", "converted", "saved")  # what the converting child says, one line each, as it goes
 SAMPLE_TEXTS = (["A premise to trace the graph with.", "Short one."], ["A hypothesis.", "Another hypothesis here."])
+# The ops of encoder layer N's output LayerNorm as torch's tracing names them in the graph (BERT, MPNet, RoBERTa…):
+# the last of them (MVN, then its scale and shift where they are not folded away) is the layer's output, where a
+# graph is cut between layers of two precisions.
+LAYER_OUTPUT = re.compile(r"encoder\.layer\.(\d+)\.output\.LayerNorm/aten::layer_norm/")
+HIDDEN = "hidden_states"  # the input of a part of a cut graph: the hidden states of the layer before it
+
+
+def layer_outputs(graph) -> list:
+    """The output node of each encoder layer of an OpenVINO ``graph``, in layer order (empty where its layers are not
+    named as LAYER_OUTPUT reads them)."""
+    found = {}
+    for op in graph.get_ordered_ops():  # in an order where each op comes after its inputs: the last one wins
+        match = LAYER_OUTPUT.search(op.get_friendly_name())
+        if match and op.get_type_name() != "Constant":
+            found[int(match.group(1))] = op
+    return [found[at] for at in range(len(found))] if sorted(found) == list(range(len(found))) else []
+
+
+def split_by_precision(graph, precision: str, fp32_layers: Sequence[int]) -> list[tuple]:
+    """``graph`` cut into runs of consecutive encoder layers of one precision: [(part, precision)], the layers in
+    ``fp32_layers`` fp32 and the others ``precision``; the embeddings run with the first layer, the classification
+    layer with the last. Each part after the first reads HIDDEN (the previous part's output) beside the graph's own
+    inputs. A PragmeterError where the graph's layers cannot be found or a layer number is outside them."""
+    import openvino as ov
+
+    layers = len(layer_outputs(graph))
+    if not layers:
+        raise PragmeterError("cannot keep layers in fp32: the graph's encoder layers are not named as expected")
+    outside = sorted({at for at in fp32_layers if not 0 <= at < layers})
+    if outside:
+        raise PragmeterError(f"cannot keep layers {outside} in fp32: the encoder has layers 0 to {layers - 1}")
+    kinds = ["fp32" if at in set(fp32_layers) else precision for at in range(layers)]
+    bounds = [at for at in range(1, layers) if kinds[at] != kinds[at - 1]]
+    parts = []
+    for start, end in zip([0] + bounds, bounds + [layers]):
+        part = graph.clone()
+        cuts = layer_outputs(part)
+        inputs = list(part.get_parameters())
+        if start:
+            hidden = ov.opset13.parameter(ov.PartialShape([-1, -1, cuts[start - 1].get_output_partial_shape(0)[2]]),
+                                          ov.Type.f32, name=HIDDEN)
+            hidden.output(0).get_tensor().set_names({HIDDEN})
+            for target in list(cuts[start - 1].output(0).get_target_inputs()):
+                target.replace_source_output(hidden.output(0))
+            inputs.append(hidden)
+        outputs = [result.input_value(0) for result in part.get_results()] if end == layers \
+            else [cuts[end - 1].output(0)]
+        parts.append((ov.Model(outputs, inputs, f"layers {start}-{end - 1}"), kinds[start]))
+    return parts
 
 
 def export_folder(folder: str | os.PathLike) -> Path:
@@ -59,14 +115,16 @@ def export_folder(folder: str | os.PathLike) -> Path:
 class OpenVinoClassifier:
     """A classifier folder's model as an OpenVINO graph, in the runtime's precision (fp32 or bf16). Answers
     ``labels``, ``settings``, ``probabilities``, ``decide`` and ``predict`` as :class:`TextClassifier` does;
-    ``probabilities`` batches by a token budget rather than by ``batch_size``. One caller at a time per instance
-    (its infer requests are shared)."""
+    ``probabilities`` batches by a token budget rather than by ``batch_size``. In bf16, ``fp32_layers`` (encoder
+    layer numbers; None: those the folder's bf16 check records) run in fp32 (module notes). One caller at a time per
+    instance (its infer requests are shared)."""
 
     backend = "openvino"
     device = "cpu"
 
     def __init__(self, folder: str | os.PathLike, runtime: Runtime | None = None, progress: bool = True,
-                 tokens_per_batch: int = TOKENS_PER_BATCH, max_batch: int = DEFAULT_MAX_BATCH) -> None:
+                 tokens_per_batch: int = TOKENS_PER_BATCH, max_batch: int = DEFAULT_MAX_BATCH,
+                 fp32_layers: Sequence[int] | None = None) -> None:
         from pragmeter.classify.model import read_settings
 
         runtime = runtime or Runtime("openvino", "fp32")
@@ -81,14 +139,20 @@ class OpenVinoClassifier:
         from transformers import AutoTokenizer
 
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
-        from pragmeter.encoders.openvino import compile_graph
-
         alternatives = "try precision='fp32' or backend='torch'" if self.precision != "fp32" else "try backend='torch'"
-        self._compiled, self._requests = compile_graph(self.path / GRAPH_FILE, self.precision, runtime.threads,
-                                                       f"classifier {self.folder.name!r}", alternatives)
+        if self.precision == "fp32":
+            fp32_layers = ()
+        elif fp32_layers is None:
+            from pragmeter.interpreter.runtime import recorded_fp32_layers
+
+            fp32_layers = recorded_fp32_layers(self.folder)
+        self.fp32_layers = tuple(sorted(set(fp32_layers)))
+        self._parts = self._compile(runtime.threads, f"classifier {self.folder.name!r}", alternatives)
+        self._compiled, self._requests = self._parts[0][:2]
         self._alternatives = alternatives
         self._inputs = [name for port in self._compiled.inputs for name in port.get_names() if name in INPUT_NAMES]
         self._in_flight: list = []  # _requests infer requests, made on first use
+        self._part_requests: list = []  # per part of a cut graph, its infer requests, made on first use
         self._lock = threading.Lock()
 
     @property
@@ -109,6 +173,34 @@ class OpenVinoClassifier:
         target.parent.mkdir(parents=True, exist_ok=True)
         _convert(self.folder, target, progress)
         return target
+
+    def _compile(self, threads: int | None, what: str, alternatives: str) -> list[tuple]:
+        """[(compiled graph, infer requests it wants, its input names)]: the whole graph, or with ``fp32_layers``
+        its parts in order (:func:`split_by_precision`)."""
+        from pragmeter.encoders.openvino import compile_graph
+
+        if not self.fp32_layers:
+            compiled, requests = compile_graph(self.path / GRAPH_FILE, self.precision, threads, what, alternatives)
+            return [(compiled, requests, None)]
+        import openvino as ov
+
+        try:
+            parts = split_by_precision(ov.Core().read_model(str(self.path / GRAPH_FILE)), self.precision,
+                                       self.fp32_layers)
+        except PragmeterError as error:
+            raise PragmeterError(f"{what}: {error}") from None
+        compiled = []
+        for part, precision in parts:
+            graph, requests = compile_graph(part, precision, threads, what, alternatives)
+            compiled.append((graph, requests, [name for port in graph.inputs for name in port.get_names()]))
+        return compiled
+
+    @property
+    def layers(self) -> int:
+        """How many encoder layers the graph has (0 where they are not named as LAYER_OUTPUT reads them)."""
+        import openvino as ov
+
+        return len(layer_outputs(ov.Core().read_model(str(self.path / GRAPH_FILE))))
 
     # -- inference ---------------------------------------------------------------------------------
     def _check_kind(self, pairs: Sequence[str] | None) -> None:
@@ -156,7 +248,9 @@ class OpenVinoClassifier:
             try:
                 for start in range(0, len(batches), step):
                     chunk = batches[start:start + step]
-                    if len(chunk) == 1 or self._requests == 1:
+                    if len(self._parts) > 1:
+                        self._run_parts(encoded, chunk, out)
+                    elif len(chunk) == 1 or self._requests == 1:
                         for batch in chunk:
                             out[batch] = self._compiled(self.features(encoded, batch), share_inputs=False)[0]
                     else:
@@ -171,6 +265,36 @@ class OpenVinoClassifier:
         np.exp(out, out=out)
         out /= out.sum(axis=1, keepdims=True)
         return check_probabilities(out, self.folder)
+
+    def _run_parts(self, encoded: dict, chunk: list[list[int]], out: np.ndarray) -> None:
+        """``out[batch]`` = the logits of each batch of ``chunk`` through the parts of a cut graph in turn, each part
+        on all of its infer requests at once, its hidden states handed on to the next."""
+        hidden: list | None = None
+        for at in range(len(self._parts)):
+            hidden = self._run_part(at, encoded, chunk, hidden)
+        for batch, logits in zip(chunk, hidden):
+            out[batch] = logits
+
+    def _run_part(self, at: int, encoded: dict, chunk: list[list[int]], hidden: list | None) -> list:
+        """Part ``at``'s output for each batch of ``chunk`` (``hidden``: the previous part's, batch by batch)."""
+        from pragmeter.encoders.openvino import run_in_flight
+
+        compiled, requests, names = self._parts[at]
+        if len(self._part_requests) <= at:
+            self._part_requests.append([compiled.create_infer_request() for _ in range(requests)])
+
+        def inputs(item: list[int]) -> dict:
+            features = {name: value for name, value in self.features(encoded, chunk[item[0]]).items()
+                        if name in names}
+            return {**features, HIDDEN: hidden[item[0]]} if hidden is not None else features
+
+        outputs: list = [None] * len(chunk)
+
+        def keep(item: list[int], data) -> None:
+            outputs[item[0]] = np.array(data, dtype=np.float32)  # the request's memory is reused: copied
+
+        run_in_flight(self._part_requests[at], [[number] for number in range(len(chunk))], inputs, keep)
+        return outputs
 
     def predict(self, texts: Sequence[str], pairs: Sequence[str] | None = None, batch_size: int = 64,
                 progress: bool = False) -> list[str]:

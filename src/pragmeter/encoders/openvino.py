@@ -140,8 +140,8 @@ def child_env() -> dict[str, str]:
                                                         os.environ.get("PYTHONPATH")]))}
 
 
-def compile_graph(path: Path, precision: str, threads: int | None, what: str, alternatives: str) -> tuple:
-    """(the graph at ``path`` compiled for the CPU in ``precision`` (fp32 or bf16) for throughput, how many infer
+def compile_graph(path, precision: str, threads: int | None, what: str, alternatives: str) -> tuple:
+    """(the graph at ``path`` (or an ``openvino.Model``) compiled for the CPU in ``precision`` (fp32 or bf16) for throughput, how many infer
     requests keep it busy); ``threads`` caps its threads (None: OpenVINO's default). A graph this CPU (or its ISA
     cap) cannot compile is a PragmeterError naming ``what``, with OpenVINO's last line and ``alternatives``."""
     import openvino as ov
@@ -151,7 +151,8 @@ def compile_graph(path: Path, precision: str, threads: int | None, what: str, al
     if threads:  # e.g. a Ray actor's share of the node
         config["INFERENCE_NUM_THREADS"] = threads
     try:
-        compiled = core.compile_model(core.read_model(str(path)), "CPU", config)
+        graph = core.read_model(str(path)) if isinstance(path, (str, os.PathLike)) else path
+        compiled = core.compile_model(graph, "CPU", config)
     except RuntimeError as error:  # e.g. bf16 asked of a runtime capped below it: OpenVINO's own words, last line
         raise PragmeterError(f"OpenVINO could not compile {what} in {precision} on this CPU "
                              f"({last_line(error)}); {alternatives}") from None
@@ -164,24 +165,31 @@ def last_line(error: BaseException) -> str:
     return lines[-1] if lines else "no reason given"
 
 
-def run_in_flight(requests: list, batches: list[list[int]], features, out: np.ndarray) -> None:
+def run_in_flight(requests: list, batches: list[list[int]], features, out) -> None:
     """Fill ``out[batch]`` with the graph's first output for each batch (``features(batch)``: its inputs), one batch
-    in flight per infer request of ``requests``."""
+    in flight per infer request of ``requests``; ``out`` may instead be a callable, given (batch, output) to keep
+    (the output's memory is the request's: copy what is kept)."""
     # Several batches in flight, each output copied by this thread. No Python callback (AsyncInferQueue's): it
     # makes OpenVINO's threads take the GIL, and one still waiting for it when the compiled model was released
     # deadlocked, or at exit aborted the process after its work was done ("terminate called without an
     # active exception", exit 134).
+    def keep(batch: list[int], data) -> None:
+        if callable(out):
+            out(batch, data)
+        else:
+            out[batch] = data
+
     running: dict[int, list[int]] = {}
     for number, batch in enumerate(batches):
         slot = number % len(requests)
         if slot in running:
             requests[slot].wait()
-            out[running.pop(slot)] = requests[slot].get_output_tensor(0).data
+            keep(running.pop(slot), requests[slot].get_output_tensor(0).data)
         requests[slot].start_async(features(batch))
         running[slot] = batch
     for slot, batch in running.items():
         requests[slot].wait()
-        out[batch] = requests[slot].get_output_tensor(0).data
+        keep(batch, requests[slot].get_output_tensor(0).data)
 
 
 def export(encoder_name: str, target: Path) -> None:

@@ -128,7 +128,8 @@ class Interpreter:
         :func:`pragmeter.interpreter.runtime.interpreter_runtime` resolves ``backend``, ``precision``, ``device`` and
         ``threads``: ``auto`` is OpenVINO on a CPU (:mod:`pragmeter.classify.openvino`: converted once per model
         content, with a bar unless ``progress`` is False), in bf16 where the CPU has bf16 instructions and the
-        folder records a bf16 check within bounds, else fp32; torch on a GPU ``device``. :attr:`runtime` says
+        folder records a bf16 check within bounds (with the encoder layers it kept in fp32, if any), else fp32;
+        torch on a GPU ``device``. :attr:`runtime` says
         which. In bf16 (or fp16) the close calls are answered again in fp32
         (:class:`pragmeter.interpreter.recheck.Fp32Recheck`) unless ``fp32_recheck`` is False; with it, the check's
         bounds are those of the recheck (:func:`pragmeter.interpreter.runtime.recorded_bf16_check`)."""
@@ -144,6 +145,11 @@ class Interpreter:
             from pragmeter.classify.openvino import OpenVinoClassifier
 
             interpreter = cls(OpenVinoClassifier(folder, runtime, progress), label)
+            if interpreter.classifier.fp32_layers:  # as its bf16 check was measured: said in the signature
+                from dataclasses import replace
+
+                layers = ", ".join(map(str, interpreter.classifier.fp32_layers))
+                runtime = replace(runtime, reason=f"{runtime.reason}; encoder layers {layers} in fp32")
         else:
             from pragmeter.classify.loading import load_classifier
 

@@ -27,7 +27,7 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
     from pragmeter.classify.evaluators import ClassificationEvaluator
     from pragmeter.classify.model import TextClassifier, base_encoder
     from pragmeter.encoders.runtime import cpu_has_bf16
-    from pragmeter.interpreter.runtime import bf16_bounds, bf16_check
+    from pragmeter.interpreter.runtime import bf16_bounds, bf16_check, bf16_within
     from pragmeter.interpreter.shipped import compress, save_shipped
 
     source = Path(source)
@@ -87,12 +87,55 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
         from pragmeter.classify.openvino import OpenVinoClassifier
         from pragmeter.encoders.runtime import Runtime
 
-        graph = OpenVinoClassifier(output, Runtime("openvino", "bf16"), progress=progress)
+        graph = OpenVinoClassifier(output, Runtime("openvino", "bf16"), progress=progress, fp32_layers=())
         check = {**bf16_bounds(checked_fp32, graph.probabilities(texts, hypotheses, batch_size), meant),
                  "path": "openvino"}
+        chosen_on = slice(pairs, 2 * pairs)  # validation pairs beyond the check's: where layers are chosen
+        if not bf16_within(check, fp32_recheck=True) and len(val) >= 2 * pairs:
+            metrics["bf16_check_every_layer"] = check  # what bf16 measured with no layer kept in fp32
+            layers, metrics["bf16_fp32_layers_tried"] = choose_fp32_layers(
+                output, graph.layers, val.texts[chosen_on], val.pairs[chosen_on], fp32[rank][chosen_on], meant,
+                batch_size)
+            if layers:  # the check measured again, on its own pairs, as bf16 will run
+                graph = OpenVinoClassifier(output, Runtime("openvino", "bf16"), progress=False, fp32_layers=layers)
+                check = {**bf16_bounds(checked_fp32, graph.probabilities(texts, hypotheses, batch_size), meant),
+                         "path": "openvino", "fp32_layers": list(layers)}
         metrics["bf16_check"] = check
         save_shipped(classifier, factors, head, output, interpreter_card(metrics), metrics, check)
     return metrics
+
+
+def fp32_layer_plans(layers: int) -> list[tuple[int, ...]]:
+    """The sets of encoder layers bf16 may keep in fp32, fewest first: each run of a quarter of the layers, then each
+    run of half of them starting at a quarter's boundary."""
+    plans = []
+    for width in (max(1, layers // 4), max(1, layers // 2)):
+        step = max(1, layers // 4)
+        for start in range(0, layers - width + 1, step):
+            plan = tuple(range(start, start + width))
+            if plan not in plans:
+                plans.append(plan)
+    return plans
+
+
+def choose_fp32_layers(folder: Path, layers: int, premises, hypotheses, fp32, meant: list[int],
+                       batch_size: int = 64) -> tuple[tuple[int, ...], dict]:
+    """The fewest encoder layers (:func:`fp32_layer_plans`) that, kept in fp32, bring OpenVINO's bf16 within the
+    recheck's bound (RECHECKED_MAX_ABS_DIFF) on these pairs (``fp32``: their fp32 probabilities); among as many, the
+    smallest change. Returns (the layers, or () where none does; each plan's largest change, by its layers)."""
+    from pragmeter.classify.openvino import OpenVinoClassifier
+    from pragmeter.encoders.runtime import Runtime
+    from pragmeter.interpreter.runtime import RECHECKED_MAX_ABS_DIFF, bf16_bounds
+
+    tried, passing = {}, []
+    for plan in fp32_layer_plans(layers):
+        graph = OpenVinoClassifier(folder, Runtime("openvino", "bf16"), progress=False, fp32_layers=plan)
+        bounds = bf16_bounds(fp32, graph.probabilities(list(premises), list(hypotheses), batch_size), meant)
+        change = max(bounds["max_abs_probability_diff"], bounds["max_abs_score_diff"])
+        tried[",".join(map(str, plan))] = change
+        if change <= RECHECKED_MAX_ABS_DIFF:
+            passing.append((len(plan), change, plan))
+    return (min(passing)[2] if passing else ()), tried
 
 
 def ship_run(run: str | os.PathLike, output: str | os.PathLike, rank: int | Sequence[int], root=None,

@@ -27,6 +27,9 @@ BF16_PATHS = ("openvino", "torch")
 # that bf16 keep every probability and score within RECHECKED_MAX_ABS_DIFF of fp32's (a flipped label on a checked
 # pair is one of the close calls answered again).
 RECHECKED_MAX_ABS_DIFF = 0.05
+# The check may record encoder layers that its bf16 kept in fp32 (OpenVINO only: pragmeter.classify.openvino). bf16
+# then runs so whenever it runs, since that is what was measured.
+FP32_LAYERS_KEY = "fp32_layers"
 
 
 def bf16_check(classifier, premises: list[str], hypotheses: list[str], meant: list[int], fp32,
@@ -123,6 +126,37 @@ def recorded_bf16_check(folder: Path, fp32_recheck: bool = False) -> bool | str:
     return True
 
 
+def fp32_layers_problem(check: dict) -> str | None:
+    """Why a recorded check's ``fp32_layers`` are not layer numbers a graph can be cut at (None when they are, or
+    where it records none): a list of distinct whole numbers from 0, measured through OpenVINO."""
+    layers = check.get(FP32_LAYERS_KEY)
+    if layers is None:
+        return None
+    if not isinstance(layers, list) or not all(isinstance(at, int) and not isinstance(at, bool) and 0 <= at < 1000
+                                               for at in layers) or len(set(layers)) != len(layers):
+        return f"its {FP32_LAYERS_KEY} is {layers!r}, not a list of distinct layer numbers"
+    if layers and check.get("path") != "openvino":
+        return f"it keeps layers in fp32 on the path {check.get('path')!r} (only OpenVINO runs layers so)"
+    return None
+
+
+def recorded_fp32_layers(folder: Path) -> tuple[int, ...]:
+    """The encoder layers the folder's bf16 check kept in fp32 (empty where it records none): what its bf16 runs.
+    A PragmeterError naming the file and field where they are not layer numbers (someone else's file)."""
+    from pragmeter.errors import PragmeterError
+
+    try:
+        check = read_bf16_check(folder)
+    except (OSError, ValueError):
+        return ()
+    if not isinstance(check, dict):
+        return ()
+    problem = fp32_layers_problem(check)
+    if problem:
+        raise PragmeterError(f"{Path(folder) / 'config.json'}: field {BF16_KEY}.{FP32_LAYERS_KEY}: {problem}")
+    return tuple(check.get(FP32_LAYERS_KEY) or ())
+
+
 def bf16_claim_problem(check: dict) -> str | None:
     """Why a recorded bf16 check is not a claim a measurement makes (None when it is): too few pairs, an unknown path,
     a figure that is not a finite number in its range, or no change at all."""
@@ -141,7 +175,7 @@ def bf16_claim_problem(check: dict) -> str | None:
             return f"{name} is {value!r}, not a finite number in its range"
     if not figures.get("max_abs_score_diff"):
         return "it records no change at all from fp32 (bf16 rounds every probability)"
-    return None
+    return fp32_layers_problem(check)
 
 
 def interpreter_runtime(folder: Path, backend: str = "auto", precision: str = "auto", device: str | None = None,
