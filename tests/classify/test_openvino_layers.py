@@ -107,6 +107,15 @@ def test_recorded_layers_that_are_not_layer_numbers_name_the_file_and_field(laye
     assert "fp32_layers" in bf16_claim_problem(check)  # so ``auto`` does not believe the check: fp32
 
 
+def test_a_recorded_layer_the_encoder_lacks_is_an_error_naming_the_file_and_field(folder, tmp_path):
+    check = {"max_abs_probability_diff": 0.01, "max_abs_score_diff": 0.01, "label_agreement": 1.0, "pairs": 1024,
+             "path": "openvino", "within_bounds": True, "fp32_layers": [1, 40]}
+    beyond = with_check(folder, tmp_path, check)
+    with pytest.raises(PragmeterError, match=r"layers \[40\] in fp32: the encoder has layers 0 to 1 \(.*config\.json: "
+                                             r"field bf16_check\.fp32_layers\)"):
+        OpenVinoClassifier(beyond, Runtime("openvino", "bf16"), progress=False)  # cut before any bf16 compile
+
+
 def test_layers_kept_in_fp32_are_a_claim_only_openvino_makes(folder, tmp_path):
     from pragmeter.interpreter.runtime import bf16_claim_problem, recorded_fp32_layers
 

@@ -140,12 +140,14 @@ class OpenVinoClassifier:
 
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
         alternatives = "try precision='fp32' or backend='torch'" if self.precision != "fp32" else "try backend='torch'"
+        self._layers_source = ""  # where the layers kept in fp32 were read, for an error about them
         if self.precision == "fp32":
             fp32_layers = ()
         elif fp32_layers is None:
-            from pragmeter.interpreter.runtime import recorded_fp32_layers
+            from pragmeter.interpreter.runtime import BF16_KEY, FP32_LAYERS_KEY, recorded_fp32_layers
 
             fp32_layers = recorded_fp32_layers(self.folder)
+            self._layers_source = f" ({self.folder / 'config.json'}: field {BF16_KEY}.{FP32_LAYERS_KEY})"
         self.fp32_layers = tuple(sorted(set(fp32_layers)))
         self._parts = self._compile(runtime.threads, f"classifier {self.folder.name!r}", alternatives)
         self._compiled, self._requests = self._parts[0][:2]
@@ -188,7 +190,7 @@ class OpenVinoClassifier:
             parts = split_by_precision(ov.Core().read_model(str(self.path / GRAPH_FILE)), self.precision,
                                        self.fp32_layers)
         except PragmeterError as error:
-            raise PragmeterError(f"{what}: {error}") from None
+            raise PragmeterError(f"{what}: {error}{self._layers_source}") from None
         compiled = []
         for part, precision in parts:
             graph, requests = compile_graph(part, precision, threads, what, alternatives)
