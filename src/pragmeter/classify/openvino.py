@@ -74,7 +74,8 @@ def split_by_precision(graph, precision: str, fp32_layers: Sequence[int]) -> lis
     outside = sorted({at for at in fp32_layers if not 0 <= at < layers})
     if outside:
         raise PragmeterError(f"cannot keep layers {outside} in fp32: the encoder has layers 0 to {layers - 1}")
-    kinds = ["fp32" if at in set(fp32_layers) else precision for at in range(layers)]
+    kept = set(fp32_layers)
+    kinds = ["fp32" if at in kept else precision for at in range(layers)]
     bounds = [at for at in range(1, layers) if kinds[at] != kinds[at - 1]]
     parts = []
     for start, end in zip([0] + bounds, bounds + [layers]):

@@ -140,10 +140,11 @@ def child_env() -> dict[str, str]:
                                                         os.environ.get("PYTHONPATH")]))}
 
 
-def compile_graph(path, precision: str, threads: int | None, what: str, alternatives: str) -> tuple:
-    """(the graph at ``path`` (or an ``openvino.Model``) compiled for the CPU in ``precision`` (fp32 or bf16) for throughput, how many infer
-    requests keep it busy); ``threads`` caps its threads (None: OpenVINO's default). A graph this CPU (or its ISA
-    cap) cannot compile is a PragmeterError naming ``what``, with OpenVINO's last line and ``alternatives``."""
+def compile_graph(graph, precision: str, threads: int | None, what: str, alternatives: str) -> tuple:
+    """(``graph``, an IR file's path or an ``openvino.Model``, compiled for the CPU in ``precision`` (fp32 or bf16)
+    for throughput, how many infer requests keep it busy); ``threads`` caps its threads (None: OpenVINO's default).
+    A graph this CPU (or its ISA cap) cannot compile is a PragmeterError naming ``what``, with OpenVINO's last line
+    and ``alternatives``."""
     import openvino as ov
 
     core = ov.Core()
@@ -151,8 +152,8 @@ def compile_graph(path, precision: str, threads: int | None, what: str, alternat
     if threads:  # e.g. a Ray actor's share of the node
         config["INFERENCE_NUM_THREADS"] = threads
     try:
-        graph = core.read_model(str(path)) if isinstance(path, (str, os.PathLike)) else path
-        compiled = core.compile_model(graph, "CPU", config)
+        model = core.read_model(str(graph)) if isinstance(graph, (str, os.PathLike)) else graph
+        compiled = core.compile_model(model, "CPU", config)
     except RuntimeError as error:  # e.g. bf16 asked of a runtime capped below it: OpenVINO's own words, last line
         raise PragmeterError(f"OpenVINO could not compile {what} in {precision} on this CPU "
                              f"({last_line(error)}); {alternatives}") from None

@@ -90,9 +90,9 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
         graph = OpenVinoClassifier(output, Runtime("openvino", "bf16"), progress=progress, fp32_layers=())
         check = {**bf16_bounds(checked_fp32, graph.probabilities(texts, hypotheses, batch_size), meant),
                  "path": "openvino"}
-        chosen_on = slice(pairs, 2 * pairs)  # validation pairs beyond the check's: where layers are chosen
         if not bf16_within(check, fp32_recheck=True) and len(val) >= 2 * pairs:
             metrics["bf16_check_every_layer"] = check  # what bf16 measured with no layer kept in fp32
+            chosen_on = slice(pairs, 2 * pairs)  # validation pairs beyond the check's: where layers are chosen
             layers, metrics["bf16_fp32_layers_tried"] = choose_fp32_layers(
                 output, graph.layers, val.texts[chosen_on], val.pairs[chosen_on], fp32[rank][chosen_on], meant,
                 batch_size)
