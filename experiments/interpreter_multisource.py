@@ -31,7 +31,6 @@ import json
 import logging
 import random
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from pragmeter.classify.distillation import soft_weight, with_teacher

@@ -10,7 +10,6 @@ import time
 
 import httpx
 import numpy as np
-import pytest
 
 from pragmeter.serve.app import create_app
 from pragmeter.serve.limits import Limits

@@ -3,7 +3,6 @@ and their rank-r form (the low-rank arithmetic itself: tests/encoders/test_low_r
 
 from __future__ import annotations
 
-import pytest
 import torch
 
 

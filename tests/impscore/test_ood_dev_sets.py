@@ -201,7 +201,7 @@ def test_models_with_graded_groups_rank_everyday_groups_better_than_the_paper_co
     # and impscore-minilm-conversation (the groups only; none near a dev sentence) order our ranking set explicit ->
     # implicit far better than impscore-minilm, the paper corpus alone (at ship time: about 0.6 vs 0.13).
     from pragmeter import ImpScore
-    from pragmeter.impscore.model import DEFAULT_MODEL, MODELS_DIR
+    from pragmeter.impscore.model import DEFAULT_MODEL
 
     groups = load_ranking(OOD / "dev_ranking.json")
     paper = evaluate_ranking(ImpScore.load("impscore-minilm"), groups)

@@ -21,7 +21,7 @@ from pragmeter.errors import DataError, PragmeterError
 from pragmeter.interpreter.adapter import (ADAPTER_CONFIG, ADAPTER_KEY, ADAPTER_WEIGHTS, EMBEDDING_A, EMBEDDING_B,
                                            LORA_A, LORA_B, PREFIX, TARGET_BIAS, export_adapter, is_adapter,
                                            load_adapter)
-from pragmeter.interpreter.hub import DEFAULT_INTERPRETER, FAST_INTERPRETER, MODELS_DIR
+from pragmeter.interpreter.hub import FAST_INTERPRETER, MODELS_DIR
 from pragmeter.interpreter.model import Interpreter
 from pragmeter.interpreter.shipped import SHARD_BYTES
 

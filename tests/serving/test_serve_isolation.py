@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading

@@ -63,7 +63,7 @@ def model_card(info: dict) -> str:
         "## Reproduce", "", "```", info["command"], "```", "",
         f"- pragmeter commit: `{info['commit']}`; pragmeter {__version__}; torch {info['torch']}; "
         f"{versions}device: {info['device']}",
-        f"- training settings: " + ", ".join(f"{k}={v}" for k, v in info["train_config"].items()),
+        "- training settings: " + ", ".join(f"{k}={v}" for k, v in info["train_config"].items()),
         f"{chosen} (selected on validation {info['train_config']['select_on']}); "
         f"{info['train_examples']} training examples", "",
         "## Data", "", "| file | sha256 |", "|---|---|",
@@ -223,14 +223,14 @@ def interpreter_card(metrics: dict) -> str:
         "## Reproduce", "", "```", str(training.get("command") or "?"), "```", "",
         f"- pragmeter commit: `{training.get('commit') or '?'}`; torch {training.get('torch') or '?'}; transformers "
         f"{training.get('transformers') or '?'}; device {training.get('device') or '?'}",
-        f"- training settings: " + ", ".join(f"{k}={v}" for k, v in (training.get("train_config") or {}).items()),
+        "- training settings: " + ", ".join(f"{k}={v}" for k, v in (training.get("train_config") or {}).items()),
         f"- best epoch {training.get('best_epoch')} of {len(training.get('history') or [])}", "",
         "## Validation (INLI val, 4,000 pairs)", "",
         "| model | accuracy | macro-F1 |", "|---|---|---|",
         f"| fine-tuned, whole | {_percent(whole['accuracy'])} | {_percent(whole['macro_f1'])} |",
         f"| shipped (rank {metrics['rank']}) | {_percent(compressed['accuracy'])} | "
         f"{_percent(compressed['macro_f1'])} |", "",
-        *([f"The rank was chosen on validation accuracy: " + ", ".join(
+        *(["The rank was chosen on validation accuracy: " + ", ".join(
             f"rank {rank} {accuracy:.4f}" for rank, accuracy in metrics["val_by_rank"].items()) + ".", ""]
           if metrics.get("val_by_rank") else []),
         bf16_line(check), "",

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from abc import abstractmethod
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pragmeter.datasets.items import ChoiceItem  # noqa: F401  (the item tasks are built of)
