@@ -180,3 +180,18 @@ def test_the_card_says_which_sets_were_trained_as_choice_items():
                                     "grice_cap": 10, "flute_cap": 7})
     assert ", Circa's yes/no exchanges (readings yes and no) and FLUTE's figurative sentences (7 of them" in figurative
     assert "no licence stated upstream" in figurative
+
+
+def test_the_card_names_only_the_general_families_a_run_read():
+    from pragmeter.classify.card import GENERAL_FAMILIES, multi_source_data
+    from pragmeter.classify.recipes.interpreter import GENERAL
+
+    assert set(GENERAL_FAMILIES) == set(GENERAL)  # a new family gets its name on the card
+    nli = multi_source_data({"stage": "pragmatic", "sources": ["general"], "families": ["nli"], "cap": 3000})
+    assert "general NLI sets (TaxiNLI, e-SNLI, CAD-NLI, SICK, ConjNLI; entailment read as explicit), 3000 pairs per " \
+           "set and split" in nli
+    assert "MED" not in nli and "IMPPRES" not in nli and "monotonicity" not in nli
+    every = multi_source_data({"stage": "general"})  # a config that records no families read all of them
+    assert "MED, HELP, MoNLI, ScoNe, IMPPRES" in every and "scalar implicatures as implied" in every
+    with pytest.raises(PragmeterError, match="names at least one of nli, monotonicity, presupposition"):
+        multi_source_data({"stage": "general", "families": []})
