@@ -195,3 +195,15 @@ def test_the_card_names_only_the_general_families_a_run_read():
     assert "MED, HELP, MoNLI, ScoNe, IMPPRES" in every and "scalar implicatures as implied" in every
     with pytest.raises(PragmeterError, match="names at least one of nli, monotonicity, presupposition"):
         multi_source_data({"stage": "general", "families": []})
+
+
+def test_the_card_says_non_commercial_only_where_a_file_read_is():
+    from pragmeter.classify.card import multi_source_data
+    from pragmeter.classify.recipes.interpreter import training_files
+
+    recipe = {"stage": "general", "families": ["monotonicity"]}
+    free = multi_source_data(recipe, training_files("general", ("monotonicity",)))
+    assert free.endswith("Every file read is below with its licence.") and "non-commercial" not in free
+    with_sick = multi_source_data({"stage": "general", "families": ["nli"]}, training_files("general", ("nli",)))
+    assert "Non-commercial among them: CC BY-NC-SA 3.0" in with_sick and "for non-commercial use" in with_sick
+    assert "recorded no list of the files" in multi_source_data(recipe)

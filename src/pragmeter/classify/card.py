@@ -139,9 +139,9 @@ def general_sets(families: list[str] | None) -> str:
     return f"{kinds} sets ({names}; {reading})"
 
 
-def multi_source_data(recipe: dict) -> str:
+def multi_source_data(recipe: dict, data_files=None) -> str:
     """The card's account of a run of the multi-source recipe (``classify/recipes/interpreter.py``), from the
-    arguments its config records."""
+    arguments its config records, and what the licences of ``data_files`` (the paths it read) allow."""
     if recipe.get("stage") == "general":
         trained = f"Trained on {general_sets(recipe.get('families'))}."
     else:
@@ -166,8 +166,23 @@ def multi_source_data(recipe: dict) -> str:
         start = recipe.get("init_from", {}).get("folder")
         trained = (f"Trained (`classify/recipes/interpreter.py`) from the weights of `{start}` " if start else
                    "Trained (`classify/recipes/interpreter.py`) ") + "on " + "; ".join(parts) + "."
-    return (trained + " Every file read is below with its licence: several are non-commercial (CC BY-NC, "
-            "CC BY-NC-SA), so the weights are for non-commercial use.")
+    return trained + " " + licence_terms(data_files)
+
+
+def licence_terms(data_files) -> str:
+    """The card's sentence on what the licences of the files a run read allow (None: the run recorded none)."""
+    if not data_files:
+        return "The run recorded no list of the files it read: check each set's licence before using the weights."
+    licences = sorted({_licence(path) for path in data_files})
+    restricted = [licence for licence in licences if _non_commercial(licence)]
+    if not restricted:
+        return "Every file read is below with its licence."
+    return (f"Every file read is below with its licence. Non-commercial among them: {'; '.join(restricted)}; so the "
+            "weights are for non-commercial use.")
+
+
+def _non_commercial(licence: str) -> bool:
+    return "-NC" in licence.upper() or "NON-COMMERCIAL" in licence.upper() or "NONCOMMERCIAL" in licence.upper()
 
 
 def _and(items: list[str]) -> str:
@@ -231,7 +246,8 @@ def interpreter_card(metrics: dict) -> str:
         f"the classification layer.", "",
         "## Data", "", INTERPRETER_DATA, "",
         *[line for name in (settings.get("recipe") or {}).get("extra", []) for line in (EXTRA_DATA.get(name, name), "")],
-        *([multi_source_data(settings["recipe"]), ""] if (settings.get("recipe") or {}).get("name") == "interpreter"
+        *([multi_source_data(settings["recipe"], training.get("data_files")), ""]
+          if (settings.get("recipe") or {}).get("name") == "interpreter"
           else []),
         *(["| file | licence | sha256 |", "|---|---|---|",
            *[f"| {path} | {_licence(path)} | `{digest[:16]}…` |"
