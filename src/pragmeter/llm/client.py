@@ -87,20 +87,22 @@ class CachedClient:
         return answer
 
     async def _ask(self, key: str, request: Request) -> Answer:
+        # The slot is held until the answer is stored, so a run killed at any moment loses at most as many answered
+        # requests as the client's limit: a rerun asks again only what was in flight.
         async with self._limit:
             try:
                 completion = await self.backend.complete(request)
             except BackendFailed as error:
                 return Answer(None, cached=False, error=str(error))
-        # Failures are not cached, nor are answers without text (a server's transient glitch would otherwise be
-        # replayed for ever): a rerun asks them again.
-        empty = not (completion.text or "").strip() and completion.top_logprobs is None
-        if self.cache is not None and not empty:
-            entry = {"text": completion.text, "finish_reason": completion.finish_reason,
-                     "model": self.backend.identity().get("model"), "time": time.time()}
-            if completion.top_logprobs is not None:
-                entry["top_logprobs"] = [list(pair) for pair in completion.top_logprobs]
-            # fsync takes milliseconds: in a thread, so other requests keep flowing meanwhile.
-            await asyncio.to_thread(self.cache.put, key, entry)
+            # Failures are not cached, nor are answers without text (a server's transient glitch would otherwise be
+            # replayed for ever): a rerun asks them again.
+            empty = not (completion.text or "").strip() and completion.top_logprobs is None
+            if self.cache is not None and not empty:
+                entry = {"text": completion.text, "finish_reason": completion.finish_reason,
+                         "model": self.backend.identity().get("model"), "time": time.time()}
+                if completion.top_logprobs is not None:
+                    entry["top_logprobs"] = [list(pair) for pair in completion.top_logprobs]
+                # fsync takes milliseconds: in a thread, so the other slots' requests keep flowing meanwhile.
+                await asyncio.to_thread(self.cache.put, key, entry)
         return Answer(completion.text, cached=False, finish_reason=completion.finish_reason,
                       top_logprobs=completion.top_logprobs)
