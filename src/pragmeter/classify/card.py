@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pragmeter.errors import PragmeterError
 from pragmeter.version import __version__
-from pragmeter.io.model_card import base_model_id, combined_licence, front_matter
+from pragmeter.io.model_card import base_model_id, combined_licence, front_matter, is_non_commercial
 
 DATA_METRICS = ["accuracy", "f1"]
 INTERPRETER_TAGS = ("pragmeter", "nli", "cross-encoder", "implicature")
@@ -166,23 +166,20 @@ def multi_source_data(recipe: dict, data_files=None) -> str:
         start = recipe.get("init_from", {}).get("folder")
         trained = (f"Trained (`classify/recipes/interpreter.py`) from the weights of `{start}` " if start else
                    "Trained (`classify/recipes/interpreter.py`) ") + "on " + "; ".join(parts) + "."
-    return trained + " " + licence_terms(data_files)
+    return trained + " " + licence_sentence(data_files)
 
 
-def licence_terms(data_files) -> str:
+def licence_sentence(data_files) -> str:
     """The card's sentence on what the licences of the files a run read allow (None: the run recorded none)."""
     if not data_files:
         return "The run recorded no list of the files it read: check each set's licence before using the weights."
     licences = sorted({_licence(path) for path in data_files})
-    restricted = [licence for licence in licences if _non_commercial(licence)]
+    restricted = [licence for licence in licences if is_non_commercial(licence)]
     if not restricted:
         return "Every file read is below with its licence."
     return (f"Every file read is below with its licence. Non-commercial among them: {'; '.join(restricted)}; so the "
             "weights are for non-commercial use.")
 
-
-def _non_commercial(licence: str) -> bool:
-    return "-NC" in licence.upper() or "NON-COMMERCIAL" in licence.upper() or "NONCOMMERCIAL" in licence.upper()
 
 
 def _and(items: list[str]) -> str:

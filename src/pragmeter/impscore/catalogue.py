@@ -8,6 +8,7 @@ import json
 import time
 
 from pragmeter.encoders.finetuned import WEIGHTS_KEY
+from pragmeter.io.model_card import is_non_commercial
 from pragmeter.impscore.model import CARD_FILE, CONFIG_FILE, MODELS_DIR, default_model, shipped_models
 
 
@@ -15,7 +16,7 @@ def licence_terms(config: dict, card: str = "") -> str:
     """'non-commercial (imppres, ...)' when any training source is NC-licensed (from the config, or the card of an
     older model whose config lacks the licences), else 'permissive'."""
     licences = config.get("training", {}).get("corpus", {}).get("licences") or {}
-    restricted = sorted(source for source, licence in licences.items() if "NC" in licence)
+    restricted = sorted(source for source, licence in licences.items() if is_non_commercial(licence))
     if restricted:
         return f"non-commercial ({', '.join(restricted)})"
     if not licences:

@@ -23,6 +23,7 @@ import torch
 from pragmeter.impscore.heads import HeadsConfig, ImpScoreHeads
 from pragmeter.errors import InvalidParameter, OutputExists
 from pragmeter.provenance import RunRecord
+from pragmeter.io.model_card import is_non_commercial
 from pragmeter.impscore.losses import ImpScoreLoss, triplet_outputs
 from pragmeter.impscore.accuracy import format_accuracy, per_source_metrics
 from pragmeter.impscore.triplets import (TripletEmbeddings, check_source_weights, corpus_runtime, embed_corpus,
@@ -274,7 +275,7 @@ def licence_section(licences: dict[str, str]) -> str:
     if not licences:
         return ""
     rows = "\n".join(f"| {source} | {licence} |" for source, licence in licences.items())
-    non_commercial = sorted(s for s, licence in licences.items() if "NC" in licence)
+    non_commercial = sorted(s for s, licence in licences.items() if is_non_commercial(licence))
     note = (f"\nTrained on non-commercial data ({', '.join(non_commercial)}): the weights inherit those terms "
             "(non-commercial use; CC BY-NC-SA also asks derived works to share alike).\n") if non_commercial else ""
     return f"\n## Sources and licences\n| source | licence |\n|---|---|\n{rows}\n{note}"

@@ -34,6 +34,12 @@ def licence_id(name: str | None) -> str:
     return LICENCE_IDS.get(plain, LICENCE_IDS.get(plain.split(" (")[0], "other"))
 
 
+def is_non_commercial(name: str) -> bool:
+    """Whether a licence, named as the data manifest and the datasets name them (``CC BY-NC-SA 4.0``…), forbids
+    commercial use: a model trained on such data inherits that."""
+    return isinstance(name, str) and "NC" in name
+
+
 def combined_licence(names) -> str:
     """One identifier for data under the licences ``names``: theirs when all are the same, else ``other``."""
     ids = {licence_id(name) for name in names}
