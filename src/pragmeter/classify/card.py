@@ -181,7 +181,6 @@ def licence_sentence(data_files) -> str:
             "weights are for non-commercial use.")
 
 
-
 def _and(items: list[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     return " and ".join(items) if len(items) < 3 else ", ".join(items[:-1]) + " and " + items[-1]
