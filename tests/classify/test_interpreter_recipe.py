@@ -188,8 +188,10 @@ def test_the_card_names_only_the_general_families_a_run_read():
 
     assert set(GENERAL_FAMILIES) == set(GENERAL)  # a new family gets its name on the card
     nli = multi_source_data({"stage": "pragmatic", "sources": ["general"], "families": ["nli"], "cap": 3000})
-    assert "general NLI sets (TaxiNLI, e-SNLI, CAD-NLI, SICK, ConjNLI; entailment read as explicit), 3000 pairs per " \
-           "set and split" in nli
+    assert "general NLI sets (TaxiNLI, e-SNLI, CAD-NLI, SICK, ConjNLI; entailment read as explicit), a seeded sample " \
+           "of at most 3,000 pairs per set and split" in nli
+    uncapped = multi_source_data({"stage": "pragmatic", "sources": ["general"], "families": ["nli"], "cap": None})
+    assert "entailment read as explicit), every pair" in uncapped
     assert "MED" not in nli and "IMPPRES" not in nli and "monotonicity" not in nli
     every = multi_source_data({"stage": "general"})  # a config that records no families read all of them
     assert "MED, HELP, MoNLI, ScoNe, IMPPRES" in every and "scalar implicatures as implied" in every

@@ -151,8 +151,9 @@ def multi_source_data(recipe: dict, data_files=None) -> str:
         parts = [inli] + (["FLUTE's training files"] if "flute" in sources else []) + (
             [f"Circa's yes/no exchanges outside INLI's premises ({recipe.get('circa_cap') or 'all'} of them, each with "
              "its question as a statement and the bare answers yes and no)"] if "circa" in sources else []) + (
-            [f"{general_sets(recipe.get('families'))}, {recipe.get('cap')} pairs per set and split"]
-             if "general" in sources else [])
+            [f"{general_sets(recipe.get('families'))}, " + (
+                f"a seeded sample of at most {recipe['cap']:,} pairs per set and split"
+                if recipe.get("cap") is not None else "every pair")] if "general" in sources else [])
         choice = recipe.get("choice") or []
         if choice:
             parts.append("as choice items, with a loss over each item's reading scores: " + _and(
