@@ -37,7 +37,7 @@ from pragmeter.classify.distillation import soft_weight, with_teacher
 from pragmeter.classify.job import run_recipe
 from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, PRAGMATIC, build, circa_items,
                                                     figurative_evaluator, flute_items, grice_evaluator, grice_items,
-                                                    training_files, yes_no_evaluator)
+                                                    sarcasm_items, training_files, yes_no_evaluator)
 from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.classify.training import FineTuneConfig
 from pragmeter.cli.classifier import add_distillation_options
@@ -123,6 +123,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--grice-cap", type=int, default=4000, help="GRICE training turns (4 readings each)")
     parser.add_argument("--flute-cap", type=int, default=4000,
                         help="FLUTE figurative sentences trained as choice items (3 readings each)")
+    parser.add_argument("--sarcasm-cap", type=int, default=4000,
+                        help="sarcastic tweets trained as choice items (2 readings each)")
     parser.add_argument("--init-from", default=None,
                         help="start the pragmatic stage from this interpreter (folder or packaged name; a shipped "
                              "form is first written out whole to OUT/init-<name>) instead of the general stage")
@@ -162,7 +164,7 @@ def main(argv: list[str] | None = None) -> None:
     mix_cap = args.cap if args.mix_cap is None else args.mix_cap
     data = sample(build("pragmatic", families=families, sources=sources, cap=mix_cap, circa_cap=args.circa_cap,
                         seed=args.seed, root=args.data_root, inli_cap=args.inli_cap, choice=choice,
-                        grice_cap=args.grice_cap, flute_cap=args.flute_cap), args)
+                        grice_cap=args.grice_cap, flute_cap=args.flute_cap, sarcasm_cap=args.sarcasm_cap), args)
     if families and not args.init_from:  # the final weights derive from the general stage's data: its files too
         data.data_files = {**data.data_files, **dataset_checksums(training_files("general", families))}
     summary["pragmatic"] = stage("pragmatic", data, args.epochs_pragmatic, init, args)
@@ -181,9 +183,13 @@ def main(argv: list[str] | None = None) -> None:
     figurative = flute_items(args.data_root)[1][:args.limit_eval or None]
     summary["flute_dev_accuracy"] = figurative_evaluator(figurative)(interpreter)["flute_dev_accuracy"]
     summary["flute_dev_items"] = len(figurative)
+    sarcastic = sarcasm_items(args.data_root)[1][:args.limit_eval or None]
+    summary["sarcasm_dev_accuracy"] = figurative_evaluator(sarcastic, "sarcasm_dev")(interpreter)[
+        "sarcasm_dev_accuracy"]
+    summary["sarcasm_dev_items"] = len(sarcastic)
     write_json_atomic(Path(args.out) / f"{args.variant}.json", summary)
     print(json.dumps({k: summary[k] for k in ("variant", "circa_dev_yes_no_accuracy", "grice_dev_accuracy",
-                                              "flute_dev_accuracy")}
+                                              "flute_dev_accuracy", "sarcasm_dev_accuracy")}
                      | {"val_accuracy": summary["pragmatic"]["val_accuracy"]}))
 
 

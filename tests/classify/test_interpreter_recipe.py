@@ -132,6 +132,32 @@ def test_flute_development_sentences_never_train_and_the_restated_figure_is_a_re
     assert "flute/idiomNLI/idiom_train.jsonl" in data.data_files
 
 
+def test_sarcasm_development_tweets_never_train_and_the_restated_tweet_is_a_reading(data_root):
+    from pragmeter.classify.recipes.interpreter import SARCASM_DEV_TWEETS, SARCASM_FILES, sarcasm_items
+    from pragmeter.text import normalise
+
+    train, dev = sarcasm_items(data_root)
+    assert len(dev) == SARCASM_DEV_TWEETS and len(train) > 4000
+    keys = [normalise(item.tweet) for item in train + dev]
+    assert len(keys) == len(set(keys))  # one item per tweet, a tweet in two sets counted once
+    assert all(normalise(item.meaning) != normalise(item.tweet) for item in train + dev)
+    item = dev[0]
+    assert item.readings == (item.meaning, item.tweet) and item.premise == f'"{item.tweet}"'
+    from pragmeter.datasets.pairs import isarcasmeval
+
+    source = isarcasmeval(data_root, cap=None)
+    task_c = {normalise(tweet) for (tweet, _), where in zip(source.pairs, source.origins)
+              if where.startswith("isarcasmeval/test/")}
+    assert task_c and not task_c & set(keys)  # iSarcasmEval's test pairs never train nor select
+    choice = choice_examples(("sarcasm",), sarcasm_cap=25, root=data_root)
+    assert Counter(choice.groups) == {"sarcasm_choice": 25} and set(choice.golds) == {0}
+    assert not set(choice.premises) & {i.premise for i in dev}
+    assert training_files("pragmatic", choice=("sarcasm",)) == list(SARCASM_FILES)
+    data = build("pragmatic", sources=(), choice=("sarcasm",), sarcasm_cap=7, root=data_root)
+    assert len(data.choice) == 7 and data.arguments["sarcasm_cap"] == 7
+    assert set(SARCASM_FILES) <= set(data.data_files)
+
+
 def test_the_choice_loss_is_a_softmax_over_each_items_reading_scores():
     meant = [0, 1]  # implied, explicit
     logits = torch.tensor([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0],  # item 1: reading 0 meant, reading 1 neutral
@@ -180,6 +206,9 @@ def test_the_card_says_which_sets_were_trained_as_choice_items():
                                     "grice_cap": 10, "flute_cap": 7})
     assert ", Circa's yes/no exchanges (readings yes and no) and FLUTE's figurative sentences (7 of them" in figurative
     assert "no licence stated upstream" in figurative
+    sarcastic = multi_source_data({"stage": "pragmatic", "sources": [], "choice": ["flute", "sarcasm"],
+                                   "flute_cap": 7, "sarcasm_cap": 9})
+    assert "and sarcastic tweets (9 of them, each alone with two readings" in sarcastic and "MIT" in sarcastic
 
 
 def test_the_card_names_only_the_general_families_a_run_read():

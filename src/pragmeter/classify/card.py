@@ -163,7 +163,11 @@ def multi_source_data(recipe: dict, data_files=None) -> str:
                 + ([f"FLUTE's figurative sentences ({recipe.get('flute_cap') or 'all'} of them from the training "
                     "files, each alone with three readings: its meaning, FLUTE's opposite reading and the sentence "
                     "restated; Chakrabarty et al., EMNLP 2022, written by GPT-3 and edited by people; no licence "
-                    "stated upstream)"] if "flute" in choice else [])))
+                    "stated upstream)"] if "flute" in choice else [])
+                + ([f"sarcastic tweets ({recipe.get('sarcasm_cap') or 'all'} of them, each alone with two readings: "
+                    "a person's non-sarcastic rewrite and the tweet restated; human-written: Ghosh et al. 2020's "
+                    "crowd interpretations and Sarcasm SIGN's (Peled & Reichart, ACL 2017), no licence stated "
+                    "upstream, and iSarcasmEval's authors' own rephrases, MIT)"] if "sarcasm" in choice else [])))
         start = recipe.get("init_from", {}).get("folder")
         trained = (f"Trained (`classify/recipes/interpreter.py`) from the weights of `{start}` " if start else
                    "Trained (`classify/recipes/interpreter.py`) ") + "on " + "; ".join(parts) + "."

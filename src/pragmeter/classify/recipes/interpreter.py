@@ -21,13 +21,17 @@ on; :func:`pragmeter.classify.training.choice_loss`):
 - Circa's yes/no exchanges outside INLI's premises: readings "yes" and "no";
 - FLUTE's idioms, metaphors and similes: premise = the figurative sentence alone, quoted; readings = its literal
   meaning, FLUTE's opposite literal reading, and the sentence itself restated (what was said is not what a figure
-  means, the distractor the batteries of Floyd et al. and Fig-QA's literal endings set).
+  means, the distractor the batteries of Floyd et al. and Fig-QA's literal endings set);
+- sarcastic tweets with a person's non-sarcastic rewrite (Ghosh et al.'s crowd interpretations, Sarcasm SIGN's
+  workers' interpretations, iSarcasmEval's authors' own rephrases; human-written, unlike FLUTE's): premise = the
+  tweet alone, quoted; readings = the rewrite (meant) and the tweet restated.
 
 Validation is INLI's, plus development splits never trained on: 500 Circa dialogues scored as a two-way choice
-between "yes" and "no" (the form of LUDWIG's items), 1,000 GRICE turns (seeded) as a four-way choice, and 600 FLUTE
-figurative sentences (seeded) as the three-way choice above; GRICE training leaves out every dialogue that has a
-development turn, FLUTE's choice items every sentence in its development split (FLUTE as pairs, ``flute`` among the
-pragmatic sources, reads every training file).
+between "yes" and "no" (the form of LUDWIG's items), 1,000 GRICE turns (seeded) as a four-way choice, 600 FLUTE
+figurative sentences (seeded) as the three-way choice above, and 300 sarcastic tweets (seeded) as the two-way choice
+above; GRICE training leaves out every dialogue that has a development turn, FLUTE's and the sarcasm choice items every
+sentence in their development split (FLUTE as pairs, ``flute`` among the pragmatic sources, reads every training
+file).
 """
 
 from __future__ import annotations
@@ -53,9 +57,10 @@ PRAGMATIC = ("flute", "circa", "general")  # "general": the general families mix
 NLI_TO_INLI = {"entailment": "explicit", "neutral": "neutral", "contradiction": "contradiction"}
 CIRCA_DEV_ITEMS = 500
 CIRCA_LABELS = ("yes", "no")
-CHOICE = ("grice", "circa", "flute")  # sets trained as choice items
+CHOICE = ("grice", "circa", "flute", "sarcasm")  # sets trained as choice items
 GRICE_DEV_TURNS = 1000
 FLUTE_DEV_ITEMS = 600
+SARCASM_DEV_TWEETS = 300
 
 
 def general_examples(families: tuple[str, ...] = tuple(GENERAL), cap: int | None = 6000, seed: int = 0,
@@ -168,9 +173,48 @@ def flute_items(root: str | os.PathLike | None = None) -> tuple[list[FigurativeI
     return [i for i in items if i.figure not in dev], [i for i in items if i.figure in dev]
 
 
+@dataclass(frozen=True)
+class SarcasticItem:
+    tweet: str  # the sarcastic tweet
+    meaning: str  # a person's non-sarcastic rewrite of it
+
+    @property
+    def premise(self) -> str:
+        from pragmeter.interpreter.model import premise
+
+        return premise("", self.tweet)
+
+    @property
+    def readings(self) -> tuple[str, str]:
+        """The rewrite (meant, index 0) and the tweet itself restated."""
+        return self.meaning, self.tweet
+
+
+# The human-written sarcasm sets' training files (``datasets/pairs``); iSarcasmEval's task C is its test split.
+SARCASM_FILES = ("irony_interpretations/sarcasm_twitter_rte_separate.jsonlines", "sarcasm_sign/corpus/full.csv",
+                 "isarcasmeval/train/train.En.csv")
+
+
+def sarcasm_items(root: str | os.PathLike | None = None) -> tuple[list[SarcasticItem], list[SarcasticItem]]:
+    """(train, dev) of sarcastic tweets, one item per tweet (its first rewrite; a tweet in two sets counts once); dev
+    is ``SARCASM_DEV_TWEETS`` tweets drawn by a fixed seed."""
+    from pragmeter.datasets.pairs import irony_interpretations, isarcasmeval, sarcasm_sign
+    from pragmeter.text import normalise
+
+    first: dict[str, SarcasticItem] = {}
+    for source in (irony_interpretations(root, cap=None), sarcasm_sign(root, cap=None), isarcasmeval(root, cap=None)):
+        for (tweet, meaning), where in zip(source.pairs, source.origins):
+            if where.split("#")[0] in SARCASM_FILES and normalise(tweet) != normalise(meaning):
+                first.setdefault(normalise(tweet), SarcasticItem(tweet, meaning))
+    keys = sorted(first)
+    dev = set(random.Random("sarcasm-dev").sample(keys, min(SARCASM_DEV_TWEETS, len(keys))))
+    return [first[k] for k in keys if k not in dev], [first[k] for k in keys if k in dev]
+
+
 def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None = 4000,
                     circa_cap: int | None = 4000, seed: int = 0,
-                    root: str | os.PathLike | None = None, flute_cap: int | None = 4000) -> ChoiceExamples:
+                    root: str | os.PathLike | None = None, flute_cap: int | None = 4000,
+                    sarcasm_cap: int | None = 4000) -> ChoiceExamples:
     """The choice items of ``sources`` (see :data:`CHOICE`), each set sampled to at most its cap (seeded)."""
     unknown = sorted(set(sources) - set(CHOICE))
     if unknown:
@@ -197,6 +241,13 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
         for item in figurative:
             premises.append(item.premise), readings.append(item.readings), golds.append(0)
             groups.append("flute_choice")
+    if "sarcasm" in sources:
+        sarcastic = sarcasm_items(root)[0]
+        if sarcasm_cap is not None and len(sarcastic) > sarcasm_cap:
+            sarcastic = random.Random(f"{seed}-sarcasm-choice").sample(sarcastic, sarcasm_cap)
+        for item in sarcastic:
+            premises.append(item.premise), readings.append(item.readings), golds.append(0)
+            groups.append("sarcasm_choice")
     return ChoiceExamples(premises, readings, golds, groups)
 
 
@@ -235,7 +286,8 @@ def training_files(stage: str, families: tuple[str, ...] = (), sources: tuple[st
                                   + (list(grice.FILES.values()) if "grice" in choice else [])
                                   + (list(circa.FILES) if "circa" in choice else [])
                                   + ([f"{flute.NAME}/{f}" for f in flute.FIGURATIVE if "testgolddata/" not in f]
-                                     if "flute" in choice else [])))
+                                     if "flute" in choice else [])
+                                  + (list(SARCASM_FILES) if "sarcasm" in choice else [])))
 
     if stage == "general":
         return list(dict.fromkeys(f for family in families for name, splits in GENERAL[family].items()
@@ -249,7 +301,8 @@ def training_files(stage: str, families: tuple[str, ...] = (), sources: tuple[st
 def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
           sources: tuple[str, ...] = ("flute", "circa"), cap: int | None = 6000, circa_cap: int | None = 4000,
           seed: int = 0, root: str | os.PathLike | None = None, inli_cap: int | None = None,
-          choice: tuple[str, ...] = (), grice_cap: int | None = 4000, flute_cap: int | None = 4000) -> RecipeData:
+          choice: tuple[str, ...] = (), grice_cap: int | None = 4000, flute_cap: int | None = 4000,
+          sarcasm_cap: int | None = 4000) -> RecipeData:
     """The recipe's data for one ``stage``: ``general`` (the ``families`` of GENERAL) or ``pragmatic`` (INLI train
     with ``sources``, and the choice items of ``choice``); both validate and test on INLI."""
     if stage not in STAGES:
@@ -262,8 +315,9 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
         arguments = {"stage": stage, "sources": list(sources), "circa_cap": circa_cap, "inli_cap": inli_cap,
                      **({"families": list(families), "cap": cap} if "general" in sources else {}),
                      **({"choice": list(choice), "grice_cap": grice_cap} if choice else {}),
-                     **({"flute_cap": flute_cap} if "flute" in choice else {})}
-    chosen = (choice_examples(tuple(choice), grice_cap, circa_cap, seed, root, flute_cap)
+                     **({"flute_cap": flute_cap} if "flute" in choice else {}),
+                     **({"sarcasm_cap": sarcasm_cap} if "sarcasm" in choice else {})}
+    chosen = (choice_examples(tuple(choice), grice_cap, circa_cap, seed, root, flute_cap, sarcasm_cap)
               if choice and stage == "pragmatic" else None)
     read = list(dict.fromkeys(list(INLI_FILES) + training_files(stage, families, sources,
                                                                 tuple(choice) if chosen is not None else ())))
@@ -284,9 +338,11 @@ def grice_evaluator(turns: list, name: str = "grice_dev", batch_size: int = 64):
                                   [turn.meant for turn in turns], name, batch_size=batch_size)
 
 
-def figurative_evaluator(items: list[FigurativeItem], name: str = "flute_dev", batch_size: int = 64):
-    """FLUTE figurative sentences as a three-way choice: the literal meaning against the opposite reading and the
-    sentence restated (a ReadingChoiceEvaluator)."""
+def figurative_evaluator(items: list[FigurativeItem] | list[SarcasticItem], name: str = "flute_dev",
+                         batch_size: int = 64):
+    """Figurative items as a choice among their readings, the meant one first: FLUTE's sentences (the literal
+    meaning against the opposite reading and the sentence restated), sarcastic tweets (the rewrite against the tweet
+    restated); a ReadingChoiceEvaluator."""
     from pragmeter.classify.evaluators import ReadingChoiceEvaluator
 
     return ReadingChoiceEvaluator([item.premise for item in items], [list(item.readings) for item in items],
