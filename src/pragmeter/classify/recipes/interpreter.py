@@ -211,6 +211,11 @@ def sarcasm_items(root: str | os.PathLike | None = None) -> tuple[list[Sarcastic
     return [first[k] for k in keys if k not in dev], [first[k] for k in keys if k in dev]
 
 
+def _sample(items: list, cap: int | None, key: str) -> list:
+    """At most ``cap`` of ``items``: a sample seeded by ``key`` where there are more (None: all of them)."""
+    return random.Random(key).sample(items, cap) if cap is not None and len(items) > cap else items
+
+
 def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None = 4000,
                     circa_cap: int | None = 4000, seed: int = 0,
                     root: str | os.PathLike | None = None, flute_cap: int | None = 4000,
@@ -221,33 +226,19 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
         raise PragmeterError(f"unknown choice source {unknown[0]!r}; choose among {', '.join(CHOICE)}")
     premises, readings, golds, groups = [], [], [], []
     if "grice" in sources:
-        turns = grice_items(root)[0]
-        if grice_cap is not None and len(turns) > grice_cap:
-            turns = random.Random(f"{seed}-grice").sample(turns, grice_cap)
-        for turn in turns:
+        for turn in _sample(grice_items(root)[0], grice_cap, f"{seed}-grice"):
             premises.append(grice_premise(turn)), readings.append(turn.options), golds.append(turn.meant)
             groups.append("grice")
     if "circa" in sources:
-        items = circa_items(root)[0]
-        if circa_cap is not None and len(items) > circa_cap:
-            items = random.Random(f"{seed}-circa-choice").sample(items, circa_cap)
-        for item in items:
+        for item in _sample(circa_items(root)[0], circa_cap, f"{seed}-circa-choice"):
             premises.append(item.premise), readings.append(CIRCA_LABELS)
             golds.append(CIRCA_LABELS.index(item.label)), groups.append("circa_choice")
-    if "flute" in sources:
-        figurative = flute_items(root)[0]
-        if flute_cap is not None and len(figurative) > flute_cap:
-            figurative = random.Random(f"{seed}-flute-choice").sample(figurative, flute_cap)
-        for item in figurative:
-            premises.append(item.premise), readings.append(item.readings), golds.append(0)
-            groups.append("flute_choice")
-    if "sarcasm" in sources:
-        sarcastic = sarcasm_items(root)[0]
-        if sarcasm_cap is not None and len(sarcastic) > sarcasm_cap:
-            sarcastic = random.Random(f"{seed}-sarcasm-choice").sample(sarcastic, sarcasm_cap)
-        for item in sarcastic:
-            premises.append(item.premise), readings.append(item.readings), golds.append(0)
-            groups.append("sarcasm_choice")
+    meant_first = {"flute": (flute_items, flute_cap), "sarcasm": (sarcasm_items, sarcasm_cap)}
+    for name, (items, cap) in meant_first.items():  # items whose first reading is the meant one
+        if name in sources:
+            for item in _sample(items(root)[0], cap, f"{seed}-{name}-choice"):
+                premises.append(item.premise), readings.append(item.readings), golds.append(0)
+                groups.append(f"{name}_choice")
     return ChoiceExamples(premises, readings, golds, groups)
 
 
