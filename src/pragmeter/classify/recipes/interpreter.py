@@ -45,6 +45,9 @@ from pragmeter.classify.recipes.inli import ANSWER_WORDS, PAPER, flute_examples,
 from pragmeter.data.root import dataset_checksums
 from pragmeter.datasets.inli import FILES as INLI_FILES
 from pragmeter.datasets.inli import LABELS
+from pragmeter.datasets.pairs.irony_interpretations import FILE as IRONY_FILE
+from pragmeter.datasets.pairs.isarcasmeval import TRAIN as ISARCASMEVAL_TRAIN
+from pragmeter.datasets.pairs.sarcasm_sign import FILE as SIGN_FILE
 from pragmeter.errors import PragmeterError
 
 STAGES = ("general", "pragmatic")
@@ -190,9 +193,8 @@ class SarcasticItem:
         return self.meaning, self.tweet
 
 
-# The human-written sarcasm sets' training files (``datasets/pairs``); iSarcasmEval's task C is its test split.
-SARCASM_FILES = ("irony_interpretations/sarcasm_twitter_rte_separate.jsonlines", "sarcasm_sign/corpus/full.csv",
-                 "isarcasmeval/train/train.En.csv")
+# The human-written sarcasm sets' training files, as their readers name them; iSarcasmEval's task C is its test split.
+SARCASM_FILES = (IRONY_FILE, SIGN_FILE, ISARCASMEVAL_TRAIN)
 
 
 def sarcasm_items(root: str | os.PathLike | None = None) -> tuple[list[SarcasticItem], list[SarcasticItem]]:
