@@ -21,7 +21,7 @@ accuracy beside it. Families and sources are chosen per variant, so one command 
 Each variant writes ``OUT/runs/<variant>-general`` and ``OUT/runs/<variant>-pragmatic`` (whole-weight classifier
 folders), checkpoints under ``OUT/work`` (an interrupted stage resumes after its last finished epoch; a finished one is
 skipped) and its validation figures to ``OUT/<variant>.json`` (INLI, the Circa yes/no and GRICE development
-splits, and FLUTE's figurative development sentences). No stage reads a test split (``run_recipe(...,
+splits, FLUTE's figurative and the sarcastic development sentences, and Fig-QA's validation metaphors). No stage reads a test split (``run_recipe(...,
 evaluate_test=False)``): the shipped form reads INLI test once, through ``pragmeter interpret ship --evaluate-test``.
 """
 from __future__ import annotations
@@ -36,8 +36,8 @@ from pathlib import Path
 from pragmeter.classify.distillation import soft_weight, with_teacher
 from pragmeter.classify.job import run_recipe
 from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, PRAGMATIC, build, circa_items,
-                                                    figurative_evaluator, flute_items, grice_evaluator, grice_items,
-                                                    sarcasm_items, training_files, yes_no_evaluator)
+                                                    figqa_items, figurative_evaluator, flute_items, grice_evaluator,
+                                                    grice_items, sarcasm_items, training_files, yes_no_evaluator)
 from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.classify.training import FineTuneConfig
 from pragmeter.cli.classifier import add_distillation_options
@@ -125,6 +125,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="FLUTE figurative sentences trained as choice items (3 readings each)")
     parser.add_argument("--sarcasm-cap", type=int, default=4000,
                         help="sarcastic tweets trained as choice items (2 readings each)")
+    parser.add_argument("--figqa-cap", type=int, default=4000,
+                        help="Fig-QA metaphors trained as choice items (3 readings each)")
     parser.add_argument("--init-from", default=None,
                         help="start the pragmatic stage from this interpreter (folder or packaged name; a shipped "
                              "form is first written out whole to OUT/init-<name>) instead of the general stage")
@@ -164,7 +166,8 @@ def main(argv: list[str] | None = None) -> None:
     mix_cap = args.cap if args.mix_cap is None else args.mix_cap
     data = sample(build("pragmatic", families=families, sources=sources, cap=mix_cap, circa_cap=args.circa_cap,
                         seed=args.seed, root=args.data_root, inli_cap=args.inli_cap, choice=choice,
-                        grice_cap=args.grice_cap, flute_cap=args.flute_cap, sarcasm_cap=args.sarcasm_cap), args)
+                        grice_cap=args.grice_cap, flute_cap=args.flute_cap, sarcasm_cap=args.sarcasm_cap,
+                        figqa_cap=args.figqa_cap), args)
     if families and not args.init_from:  # the final weights derive from the general stage's data: its files too
         data.data_files = {**data.data_files, **dataset_checksums(training_files("general", families))}
     summary["pragmatic"] = stage("pragmatic", data, args.epochs_pragmatic, init, args)
@@ -187,9 +190,13 @@ def main(argv: list[str] | None = None) -> None:
     summary["sarcasm_dev_accuracy"] = figurative_evaluator(sarcastic, "sarcasm_dev")(interpreter)[
         "sarcasm_dev_accuracy"]
     summary["sarcasm_dev_items"] = len(sarcastic)
+    metaphors = figqa_items(args.data_root)[1][:args.limit_eval or None]
+    summary["figqa_dev_accuracy"] = figurative_evaluator(metaphors, "figqa_dev")(interpreter)["figqa_dev_accuracy"]
+    summary["figqa_dev_items"] = len(metaphors)
     write_json_atomic(Path(args.out) / f"{args.variant}.json", summary)
     print(json.dumps({k: summary[k] for k in ("variant", "circa_dev_yes_no_accuracy", "grice_dev_accuracy",
-                                              "flute_dev_accuracy", "sarcasm_dev_accuracy")}
+                                              "flute_dev_accuracy", "sarcasm_dev_accuracy",
+                                              "figqa_dev_accuracy")}
                      | {"val_accuracy": summary["pragmatic"]["val_accuracy"]}))
 
 

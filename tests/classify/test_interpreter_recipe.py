@@ -158,6 +158,28 @@ def test_sarcasm_development_tweets_never_train_and_the_restated_tweet_is_a_read
     assert set(SARCASM_FILES) <= set(data.data_files)
 
 
+def test_figqa_validation_metaphors_never_train_and_the_restated_metaphor_is_a_reading(data_root):
+    from pragmeter.classify.recipes.interpreter import FIGQA_TRAIN, figqa_items
+    from pragmeter.datasets.figqa import load_figqa
+    from pragmeter.text import normalise
+
+    train, dev = figqa_items(data_root)
+    benchmark = load_figqa("dev", data_root)
+    assert {normalise(i.figure) for i in dev} == {normalise(i.metaphor) for i in benchmark}  # the benchmark's items
+    assert len(train) > 7900 and not {normalise(i.figure) for i in train} & {normalise(i.figure) for i in dev}
+    first = next(i for i in benchmark if i.metaphor == dev[0].figure)
+    assert dev[0].literal == first.endings[first.answer] and dev[0].opposite == first.endings[1 - first.answer]
+    assert dev[0].readings == (dev[0].literal, dev[0].opposite, dev[0].figure)
+    assert dev[0].premise == f'"{dev[0].figure}"'
+    choice = choice_examples(("figqa",), figqa_cap=30, root=data_root)
+    assert Counter(choice.groups) == {"figqa_choice": 30} and set(choice.golds) == {0}
+    assert all(len(r) == 3 for r in choice.readings) and not set(choice.premises) & {i.premise for i in dev}
+    assert training_files("pragmatic", choice=("figqa",)) == [FIGQA_TRAIN] == ["figqa/data/filtered/train_xl.csv"]
+    data = build("pragmatic", sources=(), choice=("figqa",), figqa_cap=5, root=data_root)
+    assert len(data.choice) == 5 and data.arguments["figqa_cap"] == 5 and FIGQA_TRAIN in data.data_files
+    assert "figqa/data/filtered/dev.csv" not in data.data_files
+
+
 def test_the_choice_loss_is_a_softmax_over_each_items_reading_scores():
     meant = [0, 1]  # implied, explicit
     logits = torch.tensor([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0],  # item 1: reading 0 meant, reading 1 neutral
@@ -209,6 +231,8 @@ def test_the_card_says_which_sets_were_trained_as_choice_items():
     sarcastic = multi_source_data({"stage": "pragmatic", "sources": [], "choice": ["flute", "sarcasm"],
                                    "flute_cap": 7, "sarcasm_cap": 9})
     assert "and sarcastic tweets (9 of them, each alone with two readings" in sarcastic and "MIT" in sarcastic
+    metaphors = multi_source_data({"stage": "pragmatic", "sources": [], "choice": ["figqa"], "figqa_cap": 11})
+    assert "Fig-QA's creative metaphors (11 of them from its train_xl split" in metaphors
 
 
 def test_the_card_names_only_the_general_families_a_run_read():

@@ -34,3 +34,6 @@ def test_max_word_jaccard_is_the_best_pairwise_jaccard():
     assert np.allclose(best, expected)
     assert all(abs(word_jaccard(t, references[i]) - b) < 1e-6 for t, i, b in zip(texts, where, best))
     assert list(max_word_jaccard(texts[:2], [])[1]) == [-1, -1]
+    bounded, _ = max_word_jaccard(texts, references, cells=3 * len(references))  # blocks of 3 texts by the budget
+    assert list(bounded) == list(best) and max(bounded) <= 1.0
+    assert list(best == [word_jaccard(t, references[i]) for t, i in zip(texts, where)]).count(False) == 0  # exact

@@ -167,7 +167,10 @@ def multi_source_data(recipe: dict, data_files=None) -> str:
                 + ([f"sarcastic tweets ({recipe.get('sarcasm_cap') or 'all'} of them, each alone with two readings: "
                     "a person's non-sarcastic rewrite and the tweet restated; human-written: Ghosh et al. 2020's "
                     "crowd interpretations and Sarcasm SIGN's (Peled & Reichart, ACL 2017), no licence stated "
-                    "upstream, and iSarcasmEval's authors' own rephrases, MIT)"] if "sarcasm" in choice else [])))
+                    "upstream, and iSarcasmEval's authors' own rephrases, MIT)"] if "sarcasm" in choice else [])
+                + ([f"Fig-QA's creative metaphors ({recipe.get('figqa_cap') or 'all'} of them from its train_xl "
+                    "split, each alone with three readings: its meaning, the opposite ending and the metaphor "
+                    "restated; crowd-written, Liu et al., NAACL 2022, MIT)"] if "figqa" in choice else [])))
         start = recipe.get("init_from", {}).get("folder")
         trained = (f"Trained (`classify/recipes/interpreter.py`) from the weights of `{start}` " if start else
                    "Trained (`classify/recipes/interpreter.py`) ") + "on " + "; ".join(parts) + "."

@@ -26,10 +26,12 @@ def word_jaccard(a: str, b: str) -> float:
     return len(left & right) / max(len(left | right), 1)
 
 
-def max_word_jaccard(texts: list[str], references: list[str], chunk: int = 2000):
+def max_word_jaccard(texts: list[str], references: list[str], chunk: int | None = None,
+                     cells: int = 20_000_000):
     """For each text, its highest :func:`word_jaccard` with any reference and that reference's index (two numpy
     arrays; 0 and -1 without references). Sparse word-set products, so tens of thousands of texts against
-    thousands of references take seconds."""
+    thousands of references take seconds. Texts are compared ``chunk`` at a time (default: as many as keep each dense
+    block within ``cells`` entries, so memory stays flat however many references there are)."""
     import numpy as np
     from scipy.sparse import csr_matrix
 
@@ -45,9 +47,14 @@ def max_word_jaccard(texts: list[str], references: list[str], chunk: int = 2000)
     best, where = np.zeros(len(texts)), np.full(len(texts), -1, dtype=np.int64)
     if not references:
         return best, where
-    nx, ny = np.asarray(x.sum(1)).ravel(), np.asarray(y.sum(1)).ravel()
+    chunk = chunk or max(1, cells // len(references))
+    y_t = y.T.tocsc()
+    nx, ny = np.asarray(x.sum(1), dtype=np.float64).ravel(), np.asarray(y.sum(1), dtype=np.float64).ravel()
     for start in range(0, len(texts), chunk):
-        shared = (x[start:start + chunk] @ y.T).toarray()
-        jaccard = shared / np.maximum(nx[start:start + chunk, None] + ny[None, :] - shared, 1.0)
-        best[start:start + chunk], where[start:start + chunk] = jaccard.max(axis=1), jaccard.argmax(axis=1)
+        shared = (x[start:start + chunk] @ y_t).toarray().astype(np.float64)  # exact ratios at a threshold
+        union = nx[start:start + chunk, None] + ny[None, :]
+        union -= shared
+        np.maximum(union, 1.0, out=union)
+        shared /= union
+        best[start:start + chunk], where[start:start + chunk] = shared.max(axis=1), shared.argmax(axis=1)
     return best, where

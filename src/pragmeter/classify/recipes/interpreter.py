@@ -24,12 +24,15 @@ on; :func:`pragmeter.classify.training.choice_loss`):
   means, the distractor the batteries of Floyd et al. and Fig-QA's literal endings set);
 - sarcastic tweets with a person's non-sarcastic rewrite (Ghosh et al.'s crowd interpretations, Sarcasm SIGN's
   workers' interpretations, iSarcasmEval's authors' own rephrases; human-written, unlike FLUTE's): premise = the
-  tweet alone, quoted; readings = the rewrite (meant) and the tweet restated.
+  tweet alone, quoted; readings = the rewrite (meant) and the tweet restated;
+- Fig-QA's crowd-written creative metaphors (``train_xl``): premise = the metaphor alone, quoted; readings = its
+  meant ending, the opposite ending and the metaphor restated (as FLUTE's).
 
 Validation is INLI's, plus development splits never trained on: 500 Circa dialogues scored as a two-way choice
 between "yes" and "no" (the form of LUDWIG's items), 1,000 GRICE turns (seeded) as a four-way choice, 600 FLUTE
-figurative sentences (seeded) as the three-way choice above, and 300 sarcastic tweets (seeded) as the two-way choice
-above; GRICE training leaves out every dialogue that has a development turn, FLUTE's and the sarcasm choice items every
+figurative sentences (seeded) as the three-way choice above, 300 sarcastic tweets (seeded) as the two-way choice
+above, and Fig-QA's validation split (the ``figqa`` benchmark's metaphors) as the three-way choice above. GRICE
+training leaves out every dialogue that has a development turn; FLUTE's, the sarcasm and Fig-QA choice items every
 sentence in their development split (FLUTE as pairs, ``flute`` among the pragmatic sources, reads every training
 file).
 """
@@ -45,6 +48,7 @@ from pragmeter.classify.recipes.inli import ANSWER_WORDS, PAPER, flute_examples,
 from pragmeter.data.root import dataset_checksums
 from pragmeter.datasets.inli import FILES as INLI_FILES
 from pragmeter.datasets.inli import LABELS
+from pragmeter.datasets.pairs.figqa import FILES as FIGQA_FILES
 from pragmeter.datasets.pairs.irony_interpretations import FILE as IRONY_FILE
 from pragmeter.datasets.pairs.isarcasmeval import TRAIN as ISARCASMEVAL_TRAIN
 from pragmeter.datasets.pairs.sarcasm_sign import FILE as SIGN_FILE
@@ -60,7 +64,7 @@ PRAGMATIC = ("flute", "circa", "general")  # "general": the general families mix
 NLI_TO_INLI = {"entailment": "explicit", "neutral": "neutral", "contradiction": "contradiction"}
 CIRCA_DEV_ITEMS = 500
 CIRCA_LABELS = ("yes", "no")
-CHOICE = ("grice", "circa", "flute", "sarcasm")  # sets trained as choice items
+CHOICE = ("grice", "circa", "flute", "sarcasm", "figqa")  # sets trained as choice items
 GRICE_DEV_TURNS = 1000
 FLUTE_DEV_ITEMS = 600
 SARCASM_DEV_TWEETS = 300
@@ -195,6 +199,7 @@ class SarcasticItem:
 
 # The human-written sarcasm sets' training files, as their readers name them; iSarcasmEval's task C is its test split.
 SARCASM_FILES = (IRONY_FILE, SIGN_FILE, ISARCASMEVAL_TRAIN)
+FIGQA_TRAIN = FIGQA_FILES[0]  # train_xl; the validation split is the figqa benchmark's
 
 
 def sarcasm_items(root: str | os.PathLike | None = None) -> tuple[list[SarcasticItem], list[SarcasticItem]]:
@@ -213,6 +218,23 @@ def sarcasm_items(root: str | os.PathLike | None = None) -> tuple[list[Sarcastic
     return [first[k] for k in keys if k not in dev], [first[k] for k in keys if k in dev]
 
 
+def figqa_items(root: str | os.PathLike | None = None) -> tuple[list[FigurativeItem], list[FigurativeItem]]:
+    """(train, dev) of Fig-QA's valid metaphors as figurative items: train from ``train_xl`` less every metaphor that
+    is also in the validation split, dev the validation split (the ``figqa`` benchmark's items), one item per
+    metaphor."""
+    from pragmeter.datasets.pairs.figqa import figqa
+    from pragmeter.text import normalise
+
+    source = figqa(root, cap=None)
+    train_file, dev_file = FIGQA_FILES
+    split: dict[str, dict[str, FigurativeItem]] = {train_file: {}, dev_file: {}}
+    for (metaphor, meant), where, opposite in zip(source.pairs, source.origins, source.hard_negatives):
+        if opposite and normalise(metaphor) != normalise(meant):
+            split[where.split("#")[0]].setdefault(normalise(metaphor), FigurativeItem(metaphor, meant, opposite))
+    dev = split[dev_file]
+    return [item for key, item in split[train_file].items() if key not in dev], list(dev.values())
+
+
 def _sample(items: list, cap: int | None, key: str) -> list:
     """At most ``cap`` of ``items``: a sample seeded by ``key`` where there are more (None: all of them)."""
     return random.Random(key).sample(items, cap) if cap is not None and len(items) > cap else items
@@ -221,7 +243,7 @@ def _sample(items: list, cap: int | None, key: str) -> list:
 def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None = 4000,
                     circa_cap: int | None = 4000, seed: int = 0,
                     root: str | os.PathLike | None = None, flute_cap: int | None = 4000,
-                    sarcasm_cap: int | None = 4000) -> ChoiceExamples:
+                    sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000) -> ChoiceExamples:
     """The choice items of ``sources`` (see :data:`CHOICE`), each set sampled to at most its cap (seeded)."""
     unknown = sorted(set(sources) - set(CHOICE))
     if unknown:
@@ -235,7 +257,8 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
         for item in _sample(circa_items(root)[0], circa_cap, f"{seed}-circa-choice"):
             premises.append(item.premise), readings.append(CIRCA_LABELS)
             golds.append(CIRCA_LABELS.index(item.label)), groups.append("circa_choice")
-    meant_first = {"flute": (flute_items, flute_cap), "sarcasm": (sarcasm_items, sarcasm_cap)}
+    meant_first = {"flute": (flute_items, flute_cap), "sarcasm": (sarcasm_items, sarcasm_cap),
+                   "figqa": (figqa_items, figqa_cap)}
     for name, (items, cap) in meant_first.items():  # items whose first reading is the meant one
         if name in sources:
             for item in _sample(items(root)[0], cap, f"{seed}-{name}-choice"):
@@ -280,7 +303,8 @@ def training_files(stage: str, families: tuple[str, ...] = (), sources: tuple[st
                                   + (list(circa.FILES) if "circa" in choice else [])
                                   + ([f"{flute.NAME}/{f}" for f in flute.FIGURATIVE if "testgolddata/" not in f]
                                      if "flute" in choice else [])
-                                  + (list(SARCASM_FILES) if "sarcasm" in choice else [])))
+                                  + (list(SARCASM_FILES) if "sarcasm" in choice else [])
+                                  + ([FIGQA_TRAIN] if "figqa" in choice else [])))
 
     if stage == "general":
         return list(dict.fromkeys(f for family in families for name, splits in GENERAL[family].items()
@@ -295,7 +319,7 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
           sources: tuple[str, ...] = ("flute", "circa"), cap: int | None = 6000, circa_cap: int | None = 4000,
           seed: int = 0, root: str | os.PathLike | None = None, inli_cap: int | None = None,
           choice: tuple[str, ...] = (), grice_cap: int | None = 4000, flute_cap: int | None = 4000,
-          sarcasm_cap: int | None = 4000) -> RecipeData:
+          sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000) -> RecipeData:
     """The recipe's data for one ``stage``: ``general`` (the ``families`` of GENERAL) or ``pragmatic`` (INLI train
     with ``sources``, and the choice items of ``choice``); both validate and test on INLI."""
     if stage not in STAGES:
@@ -309,8 +333,9 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
                      **({"families": list(families), "cap": cap} if "general" in sources else {}),
                      **({"choice": list(choice), "grice_cap": grice_cap} if choice else {}),
                      **({"flute_cap": flute_cap} if "flute" in choice else {}),
-                     **({"sarcasm_cap": sarcasm_cap} if "sarcasm" in choice else {})}
-    chosen = (choice_examples(tuple(choice), grice_cap, circa_cap, seed, root, flute_cap, sarcasm_cap)
+                     **({"sarcasm_cap": sarcasm_cap} if "sarcasm" in choice else {}),
+                     **({"figqa_cap": figqa_cap} if "figqa" in choice else {})}
+    chosen = (choice_examples(tuple(choice), grice_cap, circa_cap, seed, root, flute_cap, sarcasm_cap, figqa_cap)
               if choice and stage == "pragmatic" else None)
     read = list(dict.fromkeys(list(INLI_FILES) + training_files(stage, families, sources,
                                                                 tuple(choice) if chosen is not None else ())))
