@@ -35,9 +35,9 @@ from pathlib import Path
 
 from pragmeter.classify.distillation import soft_weight, with_teacher
 from pragmeter.classify.job import run_recipe
-from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, PRAGMATIC, build, circa_items,
-                                                    figqa_items, figurative_evaluator, flute_items, grice_evaluator,
-                                                    grice_items, sarcasm_items, training_files, yes_no_evaluator)
+from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, MEANT_FIRST_DEV, PRAGMATIC, build,
+                                                    circa_items, figurative_evaluator, grice_evaluator, grice_items,
+                                                    training_files, yes_no_evaluator)
 from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.classify.training import FineTuneConfig
 from pragmeter.cli.classifier import add_distillation_options
@@ -183,16 +183,10 @@ def main(argv: list[str] | None = None) -> None:
     turns = grice_items(args.data_root)[1][:args.limit_eval or None]
     summary["grice_dev_accuracy"] = grice_evaluator(turns)(interpreter)["grice_dev_accuracy"]
     summary["grice_dev_turns"] = len(turns)
-    figurative = flute_items(args.data_root)[1][:args.limit_eval or None]
-    summary["flute_dev_accuracy"] = figurative_evaluator(figurative)(interpreter)["flute_dev_accuracy"]
-    summary["flute_dev_items"] = len(figurative)
-    sarcastic = sarcasm_items(args.data_root)[1][:args.limit_eval or None]
-    summary["sarcasm_dev_accuracy"] = figurative_evaluator(sarcastic, "sarcasm_dev")(interpreter)[
-        "sarcasm_dev_accuracy"]
-    summary["sarcasm_dev_items"] = len(sarcastic)
-    metaphors = figqa_items(args.data_root)[1][:args.limit_eval or None]
-    summary["figqa_dev_accuracy"] = figurative_evaluator(metaphors, "figqa_dev")(interpreter)["figqa_dev_accuracy"]
-    summary["figqa_dev_items"] = len(metaphors)
+    for name, (reader, _, _) in MEANT_FIRST_DEV.items():
+        items = reader(args.data_root)[1][:args.limit_eval or None]
+        summary[f"{name}_accuracy"] = figurative_evaluator(items, name)(interpreter)[f"{name}_accuracy"]
+        summary[f"{name}_items"] = len(items)
     write_json_atomic(Path(args.out) / f"{args.variant}.json", summary)
     print(json.dumps({k: summary[k] for k in ("variant", "circa_dev_yes_no_accuracy", "grice_dev_accuracy",
                                               "flute_dev_accuracy", "sarcasm_dev_accuracy",

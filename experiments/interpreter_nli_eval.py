@@ -18,6 +18,7 @@ import sys
 
 import numpy as np
 
+from pragmeter.classify.recipes.interpreter import MEANT_FIRST_DEV, figurative_evaluator
 from pragmeter.interpreter.model import Interpreter
 from pragmeter.io import write_json_atomic
 
@@ -82,27 +83,11 @@ def main(argv: list[str] | None = None) -> None:
             items = circa_items(args.data_root)[1][:args.limit]
             accuracy = yes_no_evaluator(items, batch_size=args.batch_size)(interpreter)["circa_dev_accuracy"]
             results[entry] = {"accuracy": accuracy, "n": len(items), "form": "yes/no choice", "chance": 0.5}
-        elif entry == "flute_dev":
-            from pragmeter.classify.recipes.interpreter import figurative_evaluator, flute_items
-
-            items = flute_items(args.data_root)[1][:args.limit]
-            accuracy = figurative_evaluator(items, batch_size=args.batch_size)(interpreter)["flute_dev_accuracy"]
-            results[entry] = {"accuracy": accuracy, "n": len(items), "form": "3-way choice (meaning, opposite, "
-                                                                             "restated)", "chance": 1 / 3}
-        elif entry == "sarcasm_dev":
-            from pragmeter.classify.recipes.interpreter import figurative_evaluator, sarcasm_items
-
-            items = sarcasm_items(args.data_root)[1][:args.limit]
-            accuracy = figurative_evaluator(items, entry, args.batch_size)(interpreter)["sarcasm_dev_accuracy"]
-            results[entry] = {"accuracy": accuracy, "n": len(items), "form": "2-way choice (rewrite, restated)",
-                              "chance": 0.5}
-        elif entry == "figqa_dev":
-            from pragmeter.classify.recipes.interpreter import figqa_items, figurative_evaluator
-
-            items = figqa_items(args.data_root)[1][:args.limit]
-            accuracy = figurative_evaluator(items, entry, args.batch_size)(interpreter)["figqa_dev_accuracy"]
-            results[entry] = {"accuracy": accuracy, "n": len(items), "form": "3-way choice (meaning, opposite, "
-                                                                             "restated)", "chance": 1 / 3}
+        elif entry in MEANT_FIRST_DEV:
+            reader, form, chance = MEANT_FIRST_DEV[entry]
+            items = reader(args.data_root)[1][:args.limit]
+            accuracy = figurative_evaluator(items, entry, args.batch_size)(interpreter)[f"{entry}_accuracy"]
+            results[entry] = {"accuracy": accuracy, "n": len(items), "form": form, "chance": chance}
         else:
             name, _, split = entry.partition(":")
             pairs = load_nli(name, split or None, args.data_root)

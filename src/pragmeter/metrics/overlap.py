@@ -48,7 +48,7 @@ def max_word_jaccard(texts: list[str], references: list[str], chunk: int | None 
     if not references:
         return best, where
     chunk = chunk or max(1, cells // len(references))
-    y_t = y.T.tocsc()
+    y_t = y.T  # a CSC view of the references, transposed once
     nx, ny = np.asarray(x.sum(1), dtype=np.float64).ravel(), np.asarray(y.sum(1), dtype=np.float64).ravel()
     for start in range(0, len(texts), chunk):
         shared = (x[start:start + chunk] @ y_t).toarray().astype(np.float64)  # exact ratios at a threshold

@@ -360,11 +360,17 @@ def figurative_evaluator(items: list[FigurativeItem] | list[SarcasticItem], name
                          batch_size: int = 64):
     """Figurative items as a choice among their readings, the meant one first: FLUTE's sentences (the literal
     meaning against the opposite reading and the sentence restated), sarcastic tweets (the rewrite against the tweet
-    restated); a ReadingChoiceEvaluator."""
+    restated), Fig-QA's metaphors (as FLUTE's); a ReadingChoiceEvaluator."""
     from pragmeter.classify.evaluators import ReadingChoiceEvaluator
 
     return ReadingChoiceEvaluator([item.premise for item in items], [list(item.readings) for item in items],
                                   [0] * len(items), name, batch_size=batch_size)
+
+
+# The development splits whose items put the meant reading first: name -> ((train, dev) reader, form, chance)
+MEANT_FIRST_DEV = {"flute_dev": (flute_items, "3-way choice (meaning, opposite, restated)", 1 / 3),
+                   "sarcasm_dev": (sarcasm_items, "2-way choice (rewrite, restated)", 0.5),
+                   "figqa_dev": (figqa_items, "3-way choice (meaning, opposite, restated)", 1 / 3)}
 
 
 def yes_no_evaluator(items: list[YesNoItem], name: str = "circa_dev", batch_size: int = 64):
