@@ -6,9 +6,7 @@ leave the root, and two runs never fill one root at once. Files and manifest are
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import http.server
 import os
 import threading
 import time
@@ -25,6 +23,7 @@ from pragmeter.data.root import check_paths, inside_root
 from pragmeter.errors import DataError
 from pragmeter.io import OutputBusy, output_lock
 from pragmeter.io.nofollow import PlantedFile
+from pragmeter.testing.fake_upstream import FakeUpstream
 
 README = "toy/README.md"
 TABLE = "toy/sub/table.tsv"
@@ -32,111 +31,16 @@ FILES = {README: b"a toy data set\n" * 30, TABLE: bytes(range(256)) * 40}
 VICTIM = b"someone else's file\n"
 
 
-class Upstream(http.server.ThreadingHTTPServer):
-    """Serves ``files`` at ``/relative`` with HTTP Range; ``modes`` (relative -> mode) make one file misbehave:
-    "cut" (the next whole answer stops halfway), "endless" (bytes without end, no Content-Length), "long" (announces
-    and sends more than the file), "drip" (a byte every 50 ms), "lying range" (a resume answered 206 with the whole
-    file and a Content-Range that says so), "gzip" (gzip-encoded, whole or ranged), "br" (an encoding not asked
-    for)."""
-
-    daemon_threads = True
-
-    def __init__(self, files: dict[str, bytes]):
-        self.files, self.modes, self.requests, self.sent = dict(files), {}, [], {}
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/"
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
-        server: Upstream = self.server
-        relative = self.path.lstrip("/")
-        asked = self.headers.get("Range")
-        server.requests.append((relative, asked))
-        body, mode = server.files[relative], server.modes.get(relative)
-        start = int(asked.removeprefix("bytes=").rstrip("-")) if asked else 0
-        if mode == "endless":
-            self.send_response(206 if asked else 200)
-            if asked:  # an honest Content-Range, then more bytes than it says
-                self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-            self.end_headers()
-            self.close_connection = True
-            self._stream(lambda: b"x" * 65536, seconds=10)
-            return
-        if mode == "drip":
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.close_connection = True
-            self._stream(iter(body[i:i + 1] for i in range(len(body))).__next__, seconds=10, pause=0.05)
-            return
-        if mode == "lying range" and asked:
-            self.send_response(206)
-            self.send_header("Content-Range", f"bytes 0-{len(body) - 1}/{len(body)}")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            return
-        if mode == "long":
-            body = body + b"x" * 10_000
-        if mode in ("gzip", "br"):
-            payload = gzip.compress(body[start:])
-            self.send_response(206 if asked else 200)
-            if asked:
-                self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-            self.send_header("Content-Encoding", mode)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-            return
-        self.send_response(206 if asked else 200)
-        if asked:
-            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-        self.send_header("Content-Length", str(len(body) - start))
-        self.end_headers()
-        if mode == "cut" and not asked:
-            server.modes.pop(relative)
-            self.wfile.write(body[:len(body) // 2])  # then the connection drops
-            self.close_connection = True
-            return
-        self.wfile.write(body[start:])
-
-    def _stream(self, next_block, seconds: float, pause: float = 0.0) -> None:
-        """Send blocks until the client hangs up or ``seconds`` pass (so a client without bounds ends too)."""
-        server: Upstream = self.server
-        relative = self.path.lstrip("/")
-        end = time.monotonic() + seconds
-        try:
-            while time.monotonic() < end:
-                block = next_block()
-                self.wfile.write(block)
-                self.wfile.flush()
-                server.sent[relative] = server.sent.get(relative, 0) + len(block)
-                time.sleep(pause)
-        except (OSError, StopIteration):
-            pass
-
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture
 def upstream(monkeypatch):
     """The toy files served on 127.0.0.1, and a manifest of them (the only data set: ``toy``)."""
-    server = Upstream(FILES)
-    pinned = {relative: {"sha256": hashlib.sha256(body).hexdigest(), "size": len(body), "url": server.url + relative,
-                         "licence": "CC0", "source": "toy/toy@" + "0" * 40}
-              for relative, body in FILES.items()}
-    for module in (root_module, check_module, fetch_module):
-        monkeypatch.setattr(module, "manifest", lambda: pinned)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with FakeUpstream(FILES) as server:
+        pinned = {relative: {"sha256": hashlib.sha256(body).hexdigest(), "size": len(body),
+                             "url": server.url + relative, "licence": "CC0", "source": "toy/toy@" + "0" * 40}
+                  for relative, body in FILES.items()}
+        for module in (root_module, check_module, fetch_module):
+            monkeypatch.setattr(module, "manifest", lambda: pinned)
+        yield server
 
 
 def fetch(root: Path, capsys) -> tuple[int, str, str]:

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import http.server
 import json
 import os
-import threading
 
 import pytest
 
@@ -20,67 +18,23 @@ from pragmeter.data.fetch import BUILT, FAILED, FETCHED, fetch_data
 from pragmeter.data.root import manifest
 from pragmeter.datasets.floyd import BATTERY, build_battery
 from pragmeter.errors import DataError
+from pragmeter.testing.fake_upstream import FakeUpstream
 
 SETS = ("r3_sarcasm", "floyd_dev")
 FILES = sorted(relative for relative in manifest() if relative.split("/", 1)[0] in SETS)
 DOWNLOADED = [relative for relative in FILES if "from" not in manifest()[relative]]
 
 
-class Upstream(http.server.ThreadingHTTPServer):
-    """Serves ``files`` (relative path -> bytes) at ``/relative``, with HTTP Range. ``cut`` names files whose next
-    whole-file answer stops after half its bytes (the connection drops); every request's path and Range header is
-    kept in ``requests``."""
-
-    def __init__(self, files: dict[str, bytes]):
-        self.files, self.cut, self.requests = dict(files), set(), []
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/"
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the name http.server calls)
-        server: Upstream = self.server
-        relative = self.path.lstrip("/")
-        asked = self.headers.get("Range")
-        server.requests.append((relative, asked))
-        body = server.files.get(relative)
-        if body is None:
-            self.send_error(404)
-            return
-        start = int(asked.removeprefix("bytes=").rstrip("-")) if asked else 0
-        self.send_response(206 if asked else 200)
-        if asked:
-            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
-        self.send_header("Content-Length", str(len(body) - start))
-        self.end_headers()
-        if relative in server.cut and not asked:
-            server.cut.discard(relative)
-            self.wfile.write(body[:len(body) // 2])  # then the connection drops
-            self.close_connection = True
-            return
-        self.wfile.write(body[start:])
-
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture
 def upstream(data_root, monkeypatch):
     """The pinned files of r3_sarcasm and floyd_dev's raw files, served on 127.0.0.1; the manifest's URLs point
     there (the prepared battery is not served: it has no URL)."""
-    server = Upstream({relative: (data_root / relative).read_bytes() for relative in DOWNLOADED})
-    pinned = {relative: ({**entry, "url": server.url + relative} if relative in DOWNLOADED else entry)
-              for relative, entry in manifest().items()}
-    for module in (root_module, check_module, fetch_module):
-        monkeypatch.setattr(module, "manifest", lambda: pinned)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with FakeUpstream({relative: (data_root / relative).read_bytes() for relative in DOWNLOADED}) as server:
+        pinned = {relative: ({**entry, "url": server.url + relative} if relative in DOWNLOADED else entry)
+                  for relative, entry in manifest().items()}
+        for module in (root_module, check_module, fetch_module):
+            monkeypatch.setattr(module, "manifest", lambda: pinned)
+        yield server
 
 
 def test_every_file_is_fetched_checked_and_the_battery_built_then_check_passes(upstream, tmp_path, capsys):
@@ -123,7 +77,7 @@ def test_a_file_that_differs_from_its_pin_is_refused_and_not_kept(upstream, tmp_
 
 def test_an_interrupted_download_resumes_where_it_stopped(upstream, tmp_path):
     broken = "floyd_dev/raw/MetaphorOptions.txt"
-    upstream.cut.add(broken)
+    upstream.modes[broken] = "cut"
     root = tmp_path / "data"
     _, first = fetch_data(root, ["floyd_dev"], progress=False)  # the battery's builder found by the library itself
     status = {item.relative: item for item in first}
