@@ -25,15 +25,13 @@ class FakeUpstream(http.server.ThreadingHTTPServer):
     def __init__(self, files: dict[str, bytes]):
         self.files, self.modes, self.requests, self.sent = dict(files), {}, [], {}
         super().__init__(("127.0.0.1", 0), _Handler)
-        self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/"
 
     def __enter__(self) -> "FakeUpstream":
-        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
     def __exit__(self, *exc) -> None:
