@@ -127,6 +127,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="sarcastic tweets trained as choice items (2 readings each)")
     parser.add_argument("--figqa-cap", type=int, default=4000,
                         help="Fig-QA metaphors trained as choice items (3 readings each)")
+    parser.add_argument("--impli-cap", type=int, default=4000,
+                        help="IMPLI idiomatic and metaphoric sentences trained as choice items (3 readings each)")
     parser.add_argument("--init-from", default=None,
                         help="start the pragmatic stage from this interpreter (folder or packaged name; a shipped "
                              "form is first written out whole to OUT/init-<name>) instead of the general stage")
@@ -167,7 +169,7 @@ def main(argv: list[str] | None = None) -> None:
     data = sample(build("pragmatic", families=families, sources=sources, cap=mix_cap, circa_cap=args.circa_cap,
                         seed=args.seed, root=args.data_root, inli_cap=args.inli_cap, choice=choice,
                         grice_cap=args.grice_cap, flute_cap=args.flute_cap, sarcasm_cap=args.sarcasm_cap,
-                        figqa_cap=args.figqa_cap), args)
+                        figqa_cap=args.figqa_cap, impli_cap=args.impli_cap), args)
     if families and not args.init_from:  # the final weights derive from the general stage's data: its files too
         data.data_files = {**data.data_files, **dataset_checksums(training_files("general", families))}
     summary["pragmatic"] = stage("pragmatic", data, args.epochs_pragmatic, init, args)
@@ -190,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
     write_json_atomic(Path(args.out) / f"{args.variant}.json", summary)
     print(json.dumps({k: summary[k] for k in ("variant", "circa_dev_yes_no_accuracy", "grice_dev_accuracy",
                                               "flute_dev_accuracy", "sarcasm_dev_accuracy",
-                                              "figqa_dev_accuracy")}
+                                              "figqa_dev_accuracy", "impli_dev_accuracy")}
                      | {"val_accuracy": summary["pragmatic"]["val_accuracy"]}))
 
 

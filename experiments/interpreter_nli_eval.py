@@ -3,8 +3,8 @@ neutral and contradiction) on 3-way sets, entailed-or-not accuracy on 2-way sets
 meant reading. The evaluation-only splits (XNLI-en test, SICK test, MoNLI test, ScoNe test, DNC test, ConjNLI dev,
 Breaking NLI, ConTRoL) are for the shipped model, once; ``--sets`` chooses (XNLI-en validation, GRICE's held-out
 turns, the recipe's Circa development split, ``circa_dev``, its FLUTE figurative development sentences,
-``flute_dev``, its sarcastic development tweets, ``sarcasm_dev``, and Fig-QA's validation metaphors, ``figqa_dev``,
-serve selection).
+``flute_dev``, its sarcastic development tweets, ``sarcasm_dev``, Fig-QA's validation metaphors, ``figqa_dev``, and
+its IMPLI development sentences, ``impli_dev``, serve selection).
 
     python experiments/interpreter_nli_eval.py --model src/pragmeter/interpreter/models/interpreter-minilm-inli \\
         --sets xnli_en:validation,grice --output runs/nli-eval.json
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None, help="interpreter folder or packaged name (default: the default)")
     parser.add_argument("--sets", default=",".join(DEFAULT_SETS), help="NAME:SPLIT of datasets/nli, or grice, "
-                                                                          "circa_dev, flute_dev, sarcasm_dev, figqa_dev")
+                                                                          "circa_dev, flute_dev, sarcasm_dev, figqa_dev, impli_dev")
     parser.add_argument("--limit", type=int, default=None, help="first N pairs of each set (smoke runs)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--precision", default="fp32")

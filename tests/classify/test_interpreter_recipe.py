@@ -180,6 +180,28 @@ def test_figqa_validation_metaphors_never_train_and_the_restated_metaphor_is_a_r
     assert "figqa/data/filtered/dev.csv" not in data.data_files
 
 
+def test_impli_development_sentences_never_train_and_each_item_has_a_rewrite_to_reject(data_root):
+    from pragmeter.classify.recipes.interpreter import IMPLI_DEV_ITEMS, impli_items
+    from pragmeter.datasets.pairs.impli import HARD_NEGATIVES, NAME
+    from pragmeter.text import normalise
+
+    train, dev = impli_items(data_root)
+    assert len(dev) == IMPLI_DEV_ITEMS and len(train) > 2500
+    assert not {normalise(i.figure) for i in train} & {normalise(i.figure) for i in dev}
+    assert dev == impli_items(data_root)[1]  # the same seeded split every time
+    for item in train + dev:  # three different readings, the meant one first, the sentence itself last
+        assert len({normalise(r) for r in item.readings}) == 3 and item.readings[2] == item.figure
+    rung = next(i for i in train + dev if i.figure == "That rings a bell.")  # MAGPIE's row and its adversarial one
+    assert rung.literal == "That sounds familiar." and rung.opposite == "That rings a church bell."
+    choice = choice_examples(("impli",), impli_cap=20, root=data_root)
+    assert Counter(choice.groups) == {"impli_choice": 20} and set(choice.golds) == {0}
+    assert not set(choice.premises) & {i.premise for i in dev}
+    assert {f"{NAME}/{f}" for f in HARD_NEGATIVES} <= set(training_files("pragmatic", choice=("impli",)))
+    data = build("pragmatic", sources=(), choice=("impli",), impli_cap=4, root=data_root)
+    assert len(data.choice) == 4 and data.arguments["impli_cap"] == 4
+    assert not any(f.startswith("impli/idioms/lit_context") for f in data.data_files)  # literal contexts: unread
+
+
 def test_the_choice_loss_is_a_softmax_over_each_items_reading_scores():
     meant = [0, 1]  # implied, explicit
     logits = torch.tensor([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0],  # item 1: reading 0 meant, reading 1 neutral
@@ -233,6 +255,8 @@ def test_the_card_says_which_sets_were_trained_as_choice_items():
     assert "and sarcastic tweets (9 of them, each alone with two readings" in sarcastic and "MIT" in sarcastic
     metaphors = multi_source_data({"stage": "pragmatic", "sources": [], "choice": ["figqa"], "figqa_cap": 11})
     assert "Fig-QA's creative metaphors (11 of them from its train_xl split" in metaphors
+    idioms = multi_source_data({"stage": "pragmatic", "sources": [], "choice": ["figqa", "impli"], "impli_cap": 5})
+    assert "and IMPLI's idiomatic and metaphoric sentences (5 of them" in idioms and "Apache-2.0" in idioms
 
 
 def test_the_card_names_only_the_general_families_a_run_read():

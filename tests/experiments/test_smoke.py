@@ -214,6 +214,7 @@ def test_interpreter_multisource_smoke_run_trains_both_stages_and_scores_circa_d
     assert 0 <= result["flute_dev_accuracy"] <= 1 and summary["flute_dev_items"] == 16
     assert 0 <= result["sarcasm_dev_accuracy"] <= 1 and summary["sarcasm_dev_items"] == 16
     assert 0 <= result["figqa_dev_accuracy"] <= 1 and summary["figqa_dev_items"] == 16
+    assert 0 <= result["impli_dev_accuracy"] <= 1 and summary["impli_dev_items"] == 16
     assert summary["general"]["train_pairs"] == summary["pragmatic"]["train_pairs"] == 16
     assert summary["pragmatic"]["history"][0]["choice_items"] == 4  # 2 steps of 8 pairs: 2 GRICE turns each
     config = json.loads((tmp_path / "runs" / "smoke-pragmatic" / "config.json").read_text())

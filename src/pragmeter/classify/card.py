@@ -170,7 +170,11 @@ def multi_source_data(recipe: dict, data_files=None) -> str:
                     "upstream, and iSarcasmEval's authors' own rephrases, MIT)"] if "sarcasm" in choice else [])
                 + ([f"Fig-QA's creative metaphors ({recipe.get('figqa_cap') or 'all'} of them from its train_xl "
                     "split, each alone with three readings: its meaning, the opposite ending and the metaphor "
-                    "restated; crowd-written, Liu et al., NAACL 2022, MIT)"] if "figqa" in choice else [])))
+                    "restated; crowd-written, Liu et al., NAACL 2022, MIT)"] if "figqa" in choice else [])
+                + ([f"IMPLI's idiomatic and metaphoric sentences ({recipe.get('impli_cap') or 'all'} of them, each "
+                    "alone with three readings: its meaning in plain words, a non-entailed rewrite (mostly the "
+                    "figure's words taken literally) and the sentence restated; Stowe et al., ACL 2022, "
+                    "Apache-2.0)"] if "impli" in choice else [])))
         start = recipe.get("init_from", {}).get("folder")
         trained = (f"Trained (`classify/recipes/interpreter.py`) from the weights of `{start}` " if start else
                    "Trained (`classify/recipes/interpreter.py`) ") + "on " + "; ".join(parts) + "."

@@ -26,14 +26,19 @@ on; :func:`pragmeter.classify.training.choice_loss`):
   workers' interpretations, iSarcasmEval's authors' own rephrases; human-written, unlike FLUTE's): premise = the
   tweet alone, quoted; readings = the rewrite (meant) and the tweet restated;
 - Fig-QA's crowd-written creative metaphors (``train_xl``): premise = the metaphor alone, quoted; readings = its
-  meant ending, the opposite ending and the metaphor restated (as FLUTE's).
+  meant ending, the opposite ending and the metaphor restated (as FLUTE's);
+- IMPLI's idiomatic and metaphoric sentences that have a non-entailed rewrite: premise = the sentence alone, quoted;
+  readings = its figurative meaning in plain words, the rewrite (mostly the figure's words taken literally, some
+  antonyms) and the sentence restated (as FLUTE's): the literal reading of a figure is the distractor the Floyd
+  battery's metaphors set, which neither FLUTE nor Fig-QA offers.
 
 Validation is INLI's, plus development splits never trained on: 500 Circa dialogues scored as a two-way choice
 between "yes" and "no" (the form of LUDWIG's items), 1,000 GRICE turns (seeded) as a four-way choice, 600 FLUTE
 figurative sentences (seeded) as the three-way choice above, 300 sarcastic tweets (seeded) as the two-way choice
-above, and Fig-QA's validation split (the ``figqa`` benchmark's metaphors) as the three-way choice above. GRICE
-training leaves out every dialogue that has a development turn; FLUTE's, the sarcasm and Fig-QA choice items every
-sentence in their development split (FLUTE as pairs, ``flute`` among the pragmatic sources, reads every training
+above, Fig-QA's validation split (the ``figqa`` benchmark's metaphors) and 300 IMPLI sentences (seeded) as the
+three-way choice above. GRICE
+training leaves out every dialogue that has a development turn; FLUTE's, the sarcasm, Fig-QA and IMPLI choice
+items every sentence in their development split (FLUTE as pairs, ``flute`` among the pragmatic sources, reads every training
 file).
 """
 
@@ -64,10 +69,11 @@ PRAGMATIC = ("flute", "circa", "general")  # "general": the general families mix
 NLI_TO_INLI = {"entailment": "explicit", "neutral": "neutral", "contradiction": "contradiction"}
 CIRCA_DEV_ITEMS = 500
 CIRCA_LABELS = ("yes", "no")
-CHOICE = ("grice", "circa", "flute", "sarcasm", "figqa")  # sets trained as choice items
+CHOICE = ("grice", "circa", "flute", "sarcasm", "figqa", "impli")  # sets trained as choice items
 GRICE_DEV_TURNS = 1000
 FLUTE_DEV_ITEMS = 600
 SARCASM_DEV_TWEETS = 300
+IMPLI_DEV_ITEMS = 300
 
 
 def general_examples(families: tuple[str, ...] = tuple(GENERAL), cap: int | None = 6000, seed: int = 0,
@@ -235,6 +241,23 @@ def figqa_items(root: str | os.PathLike | None = None) -> tuple[list[FigurativeI
     return [item for key, item in split[train_file].items() if key not in dev], list(dev.values())
 
 
+def impli_items(root: str | os.PathLike | None = None) -> tuple[list[FigurativeItem], list[FigurativeItem]]:
+    """(train, dev) of IMPLI's figurative sentences that have a non-entailed rewrite, one item per sentence (its first
+    paraphrase and the rewrite the reader pairs with it); dev is ``IMPLI_DEV_ITEMS`` sentences drawn by a fixed
+    seed."""
+    from pragmeter.datasets.pairs.impli import impli
+    from pragmeter.text import normalise
+
+    source = impli(root, cap=None)
+    first: dict[str, FigurativeItem] = {}
+    for (figure, meaning), rewrite in zip(source.pairs, source.hard_negatives):
+        if rewrite and len({normalise(figure), normalise(meaning), normalise(rewrite)}) == 3:
+            first.setdefault(normalise(figure), FigurativeItem(figure, meaning, rewrite))
+    keys = sorted(first)
+    dev = set(random.Random("impli-dev").sample(keys, min(IMPLI_DEV_ITEMS, len(keys))))
+    return [first[k] for k in keys if k not in dev], [first[k] for k in keys if k in dev]
+
+
 def _sample(items: list, cap: int | None, key: str) -> list:
     """At most ``cap`` of ``items``: a sample seeded by ``key`` where there are more (None: all of them)."""
     return random.Random(key).sample(items, cap) if cap is not None and len(items) > cap else items
@@ -243,7 +266,8 @@ def _sample(items: list, cap: int | None, key: str) -> list:
 def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None = 4000,
                     circa_cap: int | None = 4000, seed: int = 0,
                     root: str | os.PathLike | None = None, flute_cap: int | None = 4000,
-                    sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000) -> ChoiceExamples:
+                    sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000,
+                    impli_cap: int | None = 4000) -> ChoiceExamples:
     """The choice items of ``sources`` (see :data:`CHOICE`), each set sampled to at most its cap (seeded)."""
     unknown = sorted(set(sources) - set(CHOICE))
     if unknown:
@@ -258,7 +282,7 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
             premises.append(item.premise), readings.append(CIRCA_LABELS)
             golds.append(CIRCA_LABELS.index(item.label)), groups.append("circa_choice")
     meant_first = {"flute": (flute_items, flute_cap), "sarcasm": (sarcasm_items, sarcasm_cap),
-                   "figqa": (figqa_items, figqa_cap)}
+                   "figqa": (figqa_items, figqa_cap), "impli": (impli_items, impli_cap)}
     for name, (items, cap) in meant_first.items():  # items whose first reading is the meant one
         if name in sources:
             for item in _sample(items(root)[0], cap, f"{seed}-{name}-choice"):
@@ -297,6 +321,7 @@ def training_files(stage: str, families: tuple[str, ...] = (), sources: tuple[st
     from pragmeter.datasets.nli import files
 
     flute = importlib.import_module("pragmeter.datasets.pairs.flute")
+    impli = importlib.import_module("pragmeter.datasets.pairs.impli")
     if choice:
         return list(dict.fromkeys(training_files(stage, families, sources)
                                   + (list(grice.FILES.values()) if "grice" in choice else [])
@@ -304,7 +329,9 @@ def training_files(stage: str, families: tuple[str, ...] = (), sources: tuple[st
                                   + ([f"{flute.NAME}/{f}" for f in flute.FIGURATIVE if "testgolddata/" not in f]
                                      if "flute" in choice else [])
                                   + (list(SARCASM_FILES) if "sarcasm" in choice else [])
-                                  + ([FIGQA_TRAIN] if "figqa" in choice else [])))
+                                  + ([FIGQA_TRAIN] if "figqa" in choice else [])
+                                  + ([f"{impli.NAME}/{f}" for f in impli.GOLD + impli.SILVER + impli.HARD_NEGATIVES]
+                                     if "impli" in choice else [])))
 
     if stage == "general":
         return list(dict.fromkeys(f for family in families for name, splits in GENERAL[family].items()
@@ -319,7 +346,8 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
           sources: tuple[str, ...] = ("flute", "circa"), cap: int | None = 6000, circa_cap: int | None = 4000,
           seed: int = 0, root: str | os.PathLike | None = None, inli_cap: int | None = None,
           choice: tuple[str, ...] = (), grice_cap: int | None = 4000, flute_cap: int | None = 4000,
-          sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000) -> RecipeData:
+          sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000,
+          impli_cap: int | None = 4000) -> RecipeData:
     """The recipe's data for one ``stage``: ``general`` (the ``families`` of GENERAL) or ``pragmatic`` (INLI train
     with ``sources``, and the choice items of ``choice``); both validate and test on INLI."""
     if stage not in STAGES:
@@ -334,8 +362,10 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
                      **({"choice": list(choice), "grice_cap": grice_cap} if choice else {}),
                      **({"flute_cap": flute_cap} if "flute" in choice else {}),
                      **({"sarcasm_cap": sarcasm_cap} if "sarcasm" in choice else {}),
-                     **({"figqa_cap": figqa_cap} if "figqa" in choice else {})}
-    chosen = (choice_examples(tuple(choice), grice_cap, circa_cap, seed, root, flute_cap, sarcasm_cap, figqa_cap)
+                     **({"figqa_cap": figqa_cap} if "figqa" in choice else {}),
+                     **({"impli_cap": impli_cap} if "impli" in choice else {})}
+    chosen = (choice_examples(tuple(choice), grice_cap, circa_cap, seed, root, flute_cap, sarcasm_cap, figqa_cap,
+                              impli_cap)
               if choice and stage == "pragmatic" else None)
     read = list(dict.fromkeys(list(INLI_FILES) + training_files(stage, families, sources,
                                                                 tuple(choice) if chosen is not None else ())))
@@ -370,7 +400,8 @@ def figurative_evaluator(items: list[FigurativeItem] | list[SarcasticItem], name
 # The development splits whose items put the meant reading first: name -> ((train, dev) reader, form, chance)
 MEANT_FIRST_DEV = {"flute_dev": (flute_items, "3-way choice (meaning, opposite, restated)", 1 / 3),
                    "sarcasm_dev": (sarcasm_items, "2-way choice (rewrite, restated)", 0.5),
-                   "figqa_dev": (figqa_items, "3-way choice (meaning, opposite, restated)", 1 / 3)}
+                   "figqa_dev": (figqa_items, "3-way choice (meaning, opposite, restated)", 1 / 3),
+                   "impli_dev": (impli_items, "3-way choice (meaning, literal rewrite, restated)", 1 / 3)}
 
 
 def yes_no_evaluator(items: list[YesNoItem], name: str = "circa_dev", batch_size: int = 64):
