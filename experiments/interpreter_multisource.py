@@ -191,8 +191,7 @@ def main(argv: list[str] | None = None) -> None:
         summary[f"{name}_items"] = len(items)
     write_json_atomic(Path(args.out) / f"{args.variant}.json", summary)
     print(json.dumps({k: summary[k] for k in ("variant", "circa_dev_yes_no_accuracy", "grice_dev_accuracy",
-                                              "flute_dev_accuracy", "sarcasm_dev_accuracy",
-                                              "figqa_dev_accuracy", "impli_dev_accuracy")}
+                                              *(f"{name}_accuracy" for name in MEANT_FIRST_DEV))}
                      | {"val_accuracy": summary["pragmatic"]["val_accuracy"]}))
 
 

@@ -60,8 +60,8 @@ def grice_choice(interpreter: Interpreter, turns, batch_size: int) -> dict:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None, help="interpreter folder or packaged name (default: the default)")
-    parser.add_argument("--sets", default=",".join(DEFAULT_SETS), help="NAME:SPLIT of datasets/nli, or grice, "
-                                                                          "circa_dev, flute_dev, sarcasm_dev, figqa_dev, impli_dev")
+    parser.add_argument("--sets", default=",".join(DEFAULT_SETS),
+                        help=f"NAME:SPLIT of datasets/nli, or grice, circa_dev, {', '.join(MEANT_FIRST_DEV)}")
     parser.add_argument("--limit", type=int, default=None, help="first N pairs of each set (smoke runs)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--precision", default="fp32")

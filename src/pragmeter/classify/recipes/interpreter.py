@@ -36,10 +36,9 @@ Validation is INLI's, plus development splits never trained on: 500 Circa dialog
 between "yes" and "no" (the form of LUDWIG's items), 1,000 GRICE turns (seeded) as a four-way choice, 600 FLUTE
 figurative sentences (seeded) as the three-way choice above, 300 sarcastic tweets (seeded) as the two-way choice
 above, Fig-QA's validation split (the ``figqa`` benchmark's metaphors) and 300 IMPLI sentences (seeded) as the
-three-way choice above. GRICE
-training leaves out every dialogue that has a development turn; FLUTE's, the sarcasm, Fig-QA and IMPLI choice
-items every sentence in their development split (FLUTE as pairs, ``flute`` among the pragmatic sources, reads every training
-file).
+three-way choice above. GRICE training leaves out every dialogue that has a development turn; FLUTE's, the sarcasm,
+Fig-QA and IMPLI choice items every sentence in their development split (FLUTE as pairs, ``flute`` among the
+pragmatic sources, reads every training file).
 """
 
 from __future__ import annotations
@@ -219,9 +218,7 @@ def sarcasm_items(root: str | os.PathLike | None = None) -> tuple[list[Sarcastic
         for (tweet, meaning), where in zip(source.pairs, source.origins):
             if where.split("#")[0] in SARCASM_FILES and normalise(tweet) != normalise(meaning):
                 first.setdefault(normalise(tweet), SarcasticItem(tweet, meaning))
-    keys = sorted(first)
-    dev = set(random.Random("sarcasm-dev").sample(keys, min(SARCASM_DEV_TWEETS, len(keys))))
-    return [first[k] for k in keys if k not in dev], [first[k] for k in keys if k in dev]
+    return _held_out(first, SARCASM_DEV_TWEETS, "sarcasm-dev")
 
 
 def figqa_items(root: str | os.PathLike | None = None) -> tuple[list[FigurativeItem], list[FigurativeItem]]:
@@ -253,9 +250,15 @@ def impli_items(root: str | os.PathLike | None = None) -> tuple[list[FigurativeI
     for (figure, meaning), rewrite in zip(source.pairs, source.hard_negatives):
         if rewrite and len({normalise(figure), normalise(meaning), normalise(rewrite)}) == 3:
             first.setdefault(normalise(figure), FigurativeItem(figure, meaning, rewrite))
-    keys = sorted(first)
-    dev = set(random.Random("impli-dev").sample(keys, min(IMPLI_DEV_ITEMS, len(keys))))
-    return [first[k] for k in keys if k not in dev], [first[k] for k in keys if k in dev]
+    return _held_out(first, IMPLI_DEV_ITEMS, "impli-dev")
+
+
+def _held_out(items: dict, count: int, seed: str) -> tuple[list, list]:
+    """(train, dev) of ``items`` (one item per key): dev is ``count`` keys drawn by the fixed ``seed``, both sides in
+    key order."""
+    keys = sorted(items)
+    dev = set(random.Random(seed).sample(keys, min(count, len(keys))))
+    return [items[k] for k in keys if k not in dev], [items[k] for k in keys if k in dev]
 
 
 def _sample(items: list, cap: int | None, key: str) -> list:
