@@ -21,6 +21,36 @@ def test_a_client_that_hangs_up_is_not_reported_but_a_server_bug_is(capsys):
         server._server.server_close()
 
 
+
+def test_stop_ends_every_connection_thread_even_mid_answer(capsys):
+    # A handler thread left running after its test (a trickled answer, a hang, a kept-alive connection) writes into
+    # the next test's captured stderr; stop() must cut and join them all, quickly and without a traceback.
+    import http.client
+    import json
+    import threading
+    import time
+
+    server = FakeChatServer(lambda request: "ok", fault_rate=1.0, faults=("trickle",), trickle=5.0, hang=60).start()
+    port = int(server.url.split(":")[-1].split("/")[0])
+    before = threading.active_count()
+    idle = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    idle.request("GET", "/health")
+    assert idle.getresponse().read()  # answered; the connection stays open (HTTP/1.1 keep-alive)
+    trickled = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    trickled.request("POST", "/v1/chat/completions", body=json.dumps({"messages": []}),
+                     headers={"Content-Type": "application/json"})
+    deadline = time.monotonic() + 10
+    while server.total_calls < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.total_calls == 1 and threading.active_count() >= before + 1
+    started = time.monotonic()
+    server.stop()
+    assert time.monotonic() - started < 5  # not the 5 s per byte of the trickle, nor a wait on the idle client
+    assert threading.active_count() < before  # the serving thread and both connection threads have ended
+    assert "Traceback" not in capsys.readouterr().err
+    idle.close()
+    trickled.close()
+
 def run_module(*args: str, timeout: float = 60):
     import os
     import subprocess

@@ -17,9 +17,9 @@ import json
 import math
 import random
 import re
+import socket
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -51,12 +51,45 @@ def completion_payload(request: dict, answer) -> dict:
 
 
 class _QuietServer(ThreadingHTTPServer):
-    """A client that hangs up mid-answer (a timeout, a killed run: what the fault tests do on purpose) is not an
-    error of the fake server: no traceback on stderr for it."""
+    """Serves each connection in a thread that :meth:`close` ends and joins, so nothing a test started outlives it.
+
+    A client that hangs up mid-answer (a timeout, a killed run: what the fault tests do on purpose) is not an error
+    of the fake server, and neither is a connection cut by :meth:`close`: no traceback on stderr for either."""
+
+    daemon_threads = False
+    block_on_close = True
+
+    def __init__(self, *args, **kwargs):
+        self.stopping = threading.Event()
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+        super().__init__(*args, **kwargs)
+
+    def process_request_thread(self, request, client_address):
+        with self._open_lock:
+            self._open.add(request)
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._open_lock:
+                self._open.discard(request)
 
     def handle_error(self, request, client_address) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):
+        if not (self.stopping.is_set() or isinstance(sys.exc_info()[1], ConnectionError)):
             super().handle_error(request, client_address)
+
+    def close(self) -> None:
+        """Stop serving, cut every open connection (a kept-alive one would block its thread forever), join the
+        threads."""
+        self.stopping.set()
+        self.shutdown()
+        with self._open_lock:
+            for connection in self._open:
+                try:
+                    connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+        self.server_close()
 
 
 class FakeChatServer:
@@ -72,7 +105,6 @@ class FakeChatServer:
         self._random = random.Random(seed)
         self._lock = threading.Lock()
         self._server = _QuietServer(("127.0.0.1", port), self._handler())
-        self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
     @property
@@ -114,7 +146,8 @@ class FakeChatServer:
                 for index in range(len(body)):
                     self.wfile.write(body[index:index + 1])
                     self.wfile.flush()
-                    time.sleep(trickle)
+                    if server._server.stopping.wait(trickle):
+                        return
 
             def do_GET(self):  # noqa: N802 (http.server naming)
                 if self.path.rstrip("/") == "/health":
@@ -130,14 +163,14 @@ class FakeChatServer:
                 with server._lock:
                     server.calls[prompt_key(request.get("messages", []))] += 1
                 fault = server._pick_fault()
-                if server.latency:
-                    time.sleep(server.latency)
+                if server.latency and server._server.stopping.wait(server.latency):
+                    return
                 if fault == "429":
                     self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": server.retry_after})
                 elif fault == "500":
                     self._send(500, {"error": {"message": "internal error"}})
                 elif fault == "timeout":
-                    time.sleep(server.hang)
+                    server._server.stopping.wait(server.hang)
                     self.close_connection = True
                 elif fault == "drop":
                     self.close_connection = True  # no response at all
@@ -156,8 +189,11 @@ class FakeChatServer:
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        if self._thread is None:  # never served: shutdown() would wait for a loop that never ran
+            self._server.server_close()
+            return
+        self._server.close()
+        self._thread = None
 
     def __enter__(self) -> "FakeChatServer":
         return self.start()
