@@ -202,6 +202,43 @@ def test_impli_development_sentences_never_train_and_each_item_has_a_rewrite_to_
     assert not any(f.startswith("impli/idioms/lit_context") for f in data.data_files)  # literal contexts: unread
 
 
+def test_a_seeded_share_of_figurative_items_is_said_in_a_frame_worded_apart_from_the_development_frames(data_root):
+    from pragmeter.classify.recipes.interpreter import (DEV_FRAMES, DEV_SPEAKERS, MEANT_FIRST_DEV, TRAIN_FRAMES,
+                                                        TRAIN_SPEAKERS, figqa_items, figurative_evaluator, impli_items)
+    from pragmeter.interpreter.model import premise as quoted
+
+    plain = choice_examples(("figqa", "impli"), figqa_cap=40, impli_cap=40, root=data_root)
+    framed = choice_examples(("figqa", "impli"), figqa_cap=40, impli_cap=40, framed=0.5, root=data_root)
+    assert framed == choice_examples(("figqa", "impli"), figqa_cap=40, impli_cap=40, framed=0.5, root=data_root)
+    counts = Counter(framed.groups)
+    assert set(counts) == {"figqa_choice", "figqa_framed_choice", "impli_choice", "impli_framed_choice"}
+    assert all(10 <= counts[f"{name}_framed_choice"] <= 30 for name in ("figqa", "impli"))
+    assert framed.readings == plain.readings and framed.golds == plain.golds  # the same items, the same readings
+    train_names = {name for name, _ in TRAIN_SPEAKERS}
+    for premise, group, was, readings in zip(framed.premises, framed.groups, plain.premises, framed.readings):
+        if "framed" in group:  # a speaker's words: the frame, then the sentence (the restated reading) quoted
+            assert premise.endswith(quoted("", readings[2])) and premise != was
+            assert premise.split()[0].rstrip(",") in train_names | {"When", "During", "Someone"}
+        else:
+            assert premise == was == quoted("", readings[2])  # the sentence alone, quoted
+    assert not set(TRAIN_FRAMES) & set(DEV_FRAMES) and not set(TRAIN_SPEAKERS) & set(DEV_SPEAKERS)
+    assert choice_examples(("figqa",), figqa_cap=5, framed=0.0, root=data_root).groups == ["figqa_choice"] * 5
+    with pytest.raises(PragmeterError, match="framed must be a share between 0 and 1"):
+        choice_examples(("figqa",), figqa_cap=5, framed=1.5, root=data_root)
+    # the share is part of the recipe (and so of a run's resume key) only when it is set
+    assert build("pragmatic", sources=(), choice=("figqa",), figqa_cap=4, framed=0.5,
+                 root=data_root).arguments["framed"] == 0.5
+    assert "framed" not in build("pragmatic", sources=(), choice=("figqa",), figqa_cap=4, root=data_root).arguments
+    # the framed development splits: the same items as the bare ones, each said in a development frame
+    for name, reader in (("figqa_dev_framed", figqa_items), ("impli_dev_framed", impli_items)):
+        assert MEANT_FIRST_DEV[name][0] is reader and MEANT_FIRST_DEV[name][3] is True
+        dev = reader(data_root)[1][:6]
+        premises = figurative_evaluator(dev, name, framed=True).premises
+        assert all(p.split()[0].rstrip(",") in {n for n, _ in DEV_SPEAKERS} | {"Asked"} for p in premises)
+        assert all(p.endswith(quoted("", item.said)) for p, item in zip(premises, dev))
+        assert figurative_evaluator(dev, name).premises == [item.premise for item in dev]
+
+
 def test_the_choice_loss_is_a_softmax_over_each_items_reading_scores():
     meant = [0, 1]  # implied, explicit
     logits = torch.tensor([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0],  # item 1: reading 0 meant, reading 1 neutral

@@ -174,7 +174,10 @@ def multi_source_data(recipe: dict, data_files=None) -> str:
                 + ([f"IMPLI's idiomatic and metaphoric sentences ({recipe.get('impli_cap') or 'all'} of them, each "
                     "alone with three readings: its meaning in plain words, a non-entailed rewrite (mostly the "
                     "figure's words taken literally) and the sentence restated; Stowe et al., ACL 2022, "
-                    "Apache-2.0)"] if "impli" in choice else [])))
+                    "Apache-2.0)"] if "impli" in choice else []))
+                + (f"; a seeded {recipe['framed']:.0%} of the figurative and sarcastic items said in a frame instead "
+                   "of alone (a named speaker, the quoted sentence, in half the frames a question about what was "
+                   "meant)" if recipe.get("framed") else ""))
         start = recipe.get("init_from", {}).get("folder")
         trained = (f"Trained (`classify/recipes/interpreter.py`) from the weights of `{start}` " if start else
                    "Trained (`classify/recipes/interpreter.py`) ") + "on " + "; ".join(parts) + "."

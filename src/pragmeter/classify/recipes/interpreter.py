@@ -69,6 +69,20 @@ NLI_TO_INLI = {"entailment": "explicit", "neutral": "neutral", "contradiction": 
 CIRCA_DEV_ITEMS = 500
 CIRCA_LABELS = ("yes", "no")
 CHOICE = ("grice", "circa", "flute", "sarcasm", "figqa", "impli")  # sets trained as choice items
+# A figurative sentence as someone's words in a situation: a speaker, the quoted sentence and sometimes a question
+# about what was meant, the form in which the benchmarks present a situated utterance. The same figure alone and in a
+# frame are different premises: rejecting the restated figure when it stands alone does not carry over to the figure
+# in a frame, where its restatement reads as explicit. Training and development frames (and names) are worded apart,
+# so a framed development split measures frames the model has not read.
+TRAIN_FRAMES = ("{name} turned to a colleague and said:", "{name} wrote in a message:",
+                "During dinner, {name} remarked:",
+                'When asked for an opinion, {name} answered: "{said}" What is {name} trying to say?',
+                '{name} commented: "{said}" How should this be understood?',
+                'Someone asked {name} about it, and {pronoun} responded: "{said}" What does {name} mean?')
+TRAIN_SPEAKERS = (("Lena", "she"), ("Omar", "he"), ("Priya", "she"), ("Sam", "he"), ("Julia", "she"), ("Ben", "he"))
+DEV_FRAMES = ('{name} said: "{said}" What did {pronoun} mean?',
+              'Asked about it, {name} replied: "{said}" What does {pronoun} mean?', '{name} told a friend: "{said}"')
+DEV_SPEAKERS = (("Anna", "she"), ("Tom", "he"), ("Maria", "she"), ("David", "he"))
 GRICE_DEV_TURNS = 1000
 FLUTE_DEV_ITEMS = 600
 SARCASM_DEV_TWEETS = 300
@@ -153,11 +167,26 @@ def grice_items(root: str | os.PathLike | None = None) -> tuple[list, list]:
     return [turn for turn in turns if turn.id.rsplit("-", 1)[0] not in held], dev
 
 
+def framed_premise(said: str, key: str, frames: tuple[str, ...] = TRAIN_FRAMES,
+                   speakers: tuple[tuple[str, str], ...] = TRAIN_SPEAKERS) -> str:
+    """The interpreter's premise of ``said`` in one of ``frames`` with one of ``speakers`` (both drawn by the seed
+    ``key``): the frame is the context, ``said`` the quoted utterance."""
+    from pragmeter.interpreter.model import premise
+
+    rng = random.Random(f"{key}-frame")
+    name, pronoun = rng.choice(speakers)
+    return premise(rng.choice(frames).format(name=name, pronoun=pronoun, said=said), said)
+
+
 @dataclass(frozen=True)
 class FigurativeItem:
     figure: str  # the figurative sentence (FLUTE's hypothesis)
     literal: str  # its literal meaning
     opposite: str  # FLUTE's opposite literal reading
+
+    @property
+    def said(self) -> str:
+        return self.figure
 
     @property
     def premise(self) -> str:
@@ -189,6 +218,10 @@ def flute_items(root: str | os.PathLike | None = None) -> tuple[list[FigurativeI
 class SarcasticItem:
     tweet: str  # the sarcastic tweet
     meaning: str  # a person's non-sarcastic rewrite of it
+
+    @property
+    def said(self) -> str:
+        return self.tweet
 
     @property
     def premise(self) -> str:
@@ -270,8 +303,11 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
                     circa_cap: int | None = 4000, seed: int = 0,
                     root: str | os.PathLike | None = None, flute_cap: int | None = 4000,
                     sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000,
-                    impli_cap: int | None = 4000) -> ChoiceExamples:
-    """The choice items of ``sources`` (see :data:`CHOICE`), each set sampled to at most its cap (seeded)."""
+                    impli_cap: int | None = 4000, framed: float = 0.0) -> ChoiceExamples:
+    """The choice items of ``sources`` (see :data:`CHOICE`), each set sampled to at most its cap (seeded); a seeded
+    share ``framed`` of the figurative and sarcastic items has its sentence said in one of :data:`TRAIN_FRAMES`."""
+    if not 0.0 <= framed <= 1.0:
+        raise PragmeterError(f"framed must be a share between 0 and 1, got {framed!r}")
     unknown = sorted(set(sources) - set(CHOICE))
     if unknown:
         raise PragmeterError(f"unknown choice source {unknown[0]!r}; choose among {', '.join(CHOICE)}")
@@ -288,9 +324,12 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
                    "figqa": (figqa_items, figqa_cap), "impli": (impli_items, impli_cap)}
     for name, (items, cap) in meant_first.items():  # items whose first reading is the meant one
         if name in sources:
-            for item in _sample(items(root)[0], cap, f"{seed}-{name}-choice"):
-                premises.append(item.premise), readings.append(item.readings), golds.append(0)
-                groups.append(f"{name}_choice")
+            for i, item in enumerate(_sample(items(root)[0], cap, f"{seed}-{name}-choice")):
+                key = f"{seed}-{name}-{i}"
+                in_frame = random.Random(key).random() < framed
+                premises.append(framed_premise(item.said, key) if in_frame else item.premise)
+                readings.append(item.readings), golds.append(0)
+                groups.append(f"{name}_framed_choice" if in_frame else f"{name}_choice")
     return ChoiceExamples(premises, readings, golds, groups)
 
 
@@ -350,7 +389,7 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
           seed: int = 0, root: str | os.PathLike | None = None, inli_cap: int | None = None,
           choice: tuple[str, ...] = (), grice_cap: int | None = 4000, flute_cap: int | None = 4000,
           sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000,
-          impli_cap: int | None = 4000) -> RecipeData:
+          impli_cap: int | None = 4000, framed: float = 0.0) -> RecipeData:
     """The recipe's data for one ``stage``: ``general`` (the ``families`` of GENERAL) or ``pragmatic`` (INLI train
     with ``sources``, and the choice items of ``choice``); both validate and test on INLI."""
     if stage not in STAGES:
@@ -366,9 +405,10 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
                      **({"flute_cap": flute_cap} if "flute" in choice else {}),
                      **({"sarcasm_cap": sarcasm_cap} if "sarcasm" in choice else {}),
                      **({"figqa_cap": figqa_cap} if "figqa" in choice else {}),
-                     **({"impli_cap": impli_cap} if "impli" in choice else {})}
+                     **({"impli_cap": impli_cap} if "impli" in choice else {}),
+                     **({"framed": framed} if framed and choice else {})}
     chosen = (choice_examples(tuple(choice), grice_cap, circa_cap, seed, root, flute_cap, sarcasm_cap, figqa_cap,
-                              impli_cap)
+                              impli_cap, framed)
               if choice and stage == "pragmatic" else None)
     read = list(dict.fromkeys(list(INLI_FILES) + training_files(stage, families, sources,
                                                                 tuple(choice) if chosen is not None else ())))
@@ -390,21 +430,26 @@ def grice_evaluator(turns: list, name: str = "grice_dev", batch_size: int = 64):
 
 
 def figurative_evaluator(items: list[FigurativeItem] | list[SarcasticItem], name: str = "flute_dev",
-                         batch_size: int = 64):
+                         batch_size: int = 64, framed: bool = False):
     """Figurative items as a choice among their readings, the meant one first: FLUTE's sentences (the literal
     meaning against the opposite reading and the sentence restated), sarcastic tweets (the rewrite against the tweet
-    restated), Fig-QA's metaphors (as FLUTE's); a ReadingChoiceEvaluator."""
+    restated), Fig-QA's metaphors (as FLUTE's); ``framed``: each sentence said in one of :data:`DEV_FRAMES` (seeded
+    per item); a ReadingChoiceEvaluator."""
     from pragmeter.classify.evaluators import ReadingChoiceEvaluator
 
-    return ReadingChoiceEvaluator([item.premise for item in items], [list(item.readings) for item in items],
-                                  [0] * len(items), name, batch_size=batch_size)
+    premises = [framed_premise(item.said, f"{name}-{i}", DEV_FRAMES, DEV_SPEAKERS) if framed else item.premise
+                for i, item in enumerate(items)]
+    return ReadingChoiceEvaluator(premises, [list(item.readings) for item in items], [0] * len(items), name,
+                                  batch_size=batch_size)
 
 
-# The development splits whose items put the meant reading first: name -> ((train, dev) reader, form, chance)
-MEANT_FIRST_DEV = {"flute_dev": (flute_items, "3-way choice (meaning, opposite, restated)", 1 / 3),
-                   "sarcasm_dev": (sarcasm_items, "2-way choice (rewrite, restated)", 0.5),
-                   "figqa_dev": (figqa_items, "3-way choice (meaning, opposite, restated)", 1 / 3),
-                   "impli_dev": (impli_items, "3-way choice (meaning, literal rewrite, restated)", 1 / 3)}
+# The development splits whose items put the meant reading first: name -> ((train, dev) reader, form, chance, framed)
+MEANT_FIRST_DEV = {"flute_dev": (flute_items, "3-way choice (meaning, opposite, restated)", 1 / 3, False),
+                   "sarcasm_dev": (sarcasm_items, "2-way choice (rewrite, restated)", 0.5, False),
+                   "figqa_dev": (figqa_items, "3-way choice (meaning, opposite, restated)", 1 / 3, False),
+                   "impli_dev": (impli_items, "3-way choice (meaning, literal rewrite, restated)", 1 / 3, False),
+                   "figqa_dev_framed": (figqa_items, "3-way choice, the metaphor said in a frame", 1 / 3, True),
+                   "impli_dev_framed": (impli_items, "3-way choice, the sentence said in a frame", 1 / 3, True)}
 
 
 def yes_no_evaluator(items: list[YesNoItem], name: str = "circa_dev", batch_size: int = 64):
