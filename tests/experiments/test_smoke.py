@@ -34,7 +34,7 @@ def test_every_experiment_has_a_smoke_test():
     tested = {"classifier_table.py", "ishate_method_table.py", "inli_split_overlap.py", "impscore_ablation.py",
               "impscore_human_selection.py", "impscore_encoder_finetune.py", "interpreter_contamination.py",
               "interpreter_train.py", "interpreter_ship.py", "interpreter_multisource.py", "interpreter_nli_eval.py",
-              "interpreter_choice_rule.py"}
+              "interpreter_choice_rule.py", "interpreter_average.py"}
     assert set(SCRIPTS) == tested
 
 

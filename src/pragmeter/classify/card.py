@@ -181,7 +181,16 @@ def multi_source_data(recipe: dict, data_files=None) -> str:
         start = recipe.get("init_from", {}).get("folder")
         trained = (f"Trained (`classify/recipes/interpreter.py`) from the weights of `{start}` " if start else
                    "Trained (`classify/recipes/interpreter.py`) ") + "on " + "; ".join(parts) + "."
+        average = recipe.get("average")
+        if isinstance(average, dict) and average.get("folder"):
+            trained += (f" The weights are then averaged with those of `{average['folder']}` (`classify/average.py`: "
+                        f"each weight {_share(average.get('share'))} theirs, the rest this run's), which costs no "
+                        "training; the average was judged on validation as a candidate of its own.")
     return trained + " " + licence_sentence(data_files)
+
+
+def _share(share) -> str:
+    return f"{share:.0%}" if isinstance(share, (int, float)) and not isinstance(share, bool) else "a share of"
 
 
 def licence_sentence(data_files) -> str:
