@@ -25,7 +25,8 @@ def _run(folder, bias: float, labels=LABELS, command="python experiments/interpr
         classifier.model.classifier.bias.fill_(bias)
         for parameter in classifier.model.parameters():
             parameter.add_(bias / 100)
-    classifier.save(folder, f"card of {folder.name}", {"command": command})
+    # as a training run writes its metrics: the command and the settings (with the recipe) a shipped card reads
+    classifier.save(folder, f"card of {folder.name}", {"command": command, "settings": {"recipe": dict(settings.recipe)}})
     return folder
 
 
@@ -50,6 +51,7 @@ def test_each_weight_is_the_weighted_mean_and_the_average_is_recorded(runs, tmp_
     metrics = json.loads((tmp_path / "avg" / "metrics.json").read_text())
     assert metrics["command"].splitlines() == ["python experiments/interpreter_multisource.py --variant x",
                                                "python average.py"]
+    assert metrics["settings"]["recipe"]["average"] == record  # what a shipped card is written from
     assert not (tmp_path / "avg" / "README.md").exists()  # the second run's card describes another folder
     loaded = TextClassifier.load(tmp_path / "avg", "cpu", "fp32")  # a classifier folder like any other
     assert loaded.labels == LABELS

@@ -60,12 +60,17 @@ def average_weights(first: str | os.PathLike, second: str | os.PathLike, output:
             if path.is_file() and not path.is_symlink() and path.name not in (WEIGHTS, "config.json", "README.md"):
                 shutil.copyfile(path, stage / path.name)
         metrics_path = stage / "metrics.json"
-        if command and metrics_path.is_file():
+        if metrics_path.is_file():  # what a shipped card is written from: the average there too
             try:
                 metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
             except ValueError:
                 raise PragmeterError(f"{second / 'metrics.json'}: not JSON") from None
-            metrics["command"] = "\n".join(c for c in (metrics.get("command"), command) if c)
+            if not isinstance(metrics, dict):
+                raise PragmeterError(f"{second / 'metrics.json'}: not a metrics object")
+            if command:
+                metrics["command"] = "\n".join(c for c in (metrics.get("command"), command) if isinstance(c, str))
+            if isinstance(metrics.get("settings"), dict) and isinstance(metrics["settings"].get("recipe"), dict):
+                metrics["settings"]["recipe"]["average"] = record
             metrics_path.write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
         save_file(mixed, str(stage / WEIGHTS), metadata={"format": "pt"})
         (stage / "config.json").write_text(json.dumps(config_b, indent=2) + "\n", encoding="utf-8")
