@@ -192,7 +192,7 @@ class FigurativeItem:
     def premise(self) -> str:
         from pragmeter.interpreter.model import premise
 
-        return premise("", self.figure)
+        return premise("", self.said)
 
     @property
     def readings(self) -> tuple[str, str, str]:
@@ -227,7 +227,7 @@ class SarcasticItem:
     def premise(self) -> str:
         from pragmeter.interpreter.model import premise
 
-        return premise("", self.tweet)
+        return premise("", self.said)
 
     @property
     def readings(self) -> tuple[str, str]:
