@@ -132,6 +132,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--framed", type=float, default=0.0,
                         help="share of the figurative and sarcastic choice items said in a frame (a speaker, the "
                              "quoted sentence, sometimes a question about what was meant)")
+    parser.add_argument("--reworded", type=float, default=0.0,
+                        help="share of the figurative and sarcastic choice items whose restated reading is a near "
+                             "copy of the sentence (a changed tense, an added adverb, another person) rather than "
+                             "its exact words")
     parser.add_argument("--init-from", default=None,
                         help="start the pragmatic stage from this interpreter (folder or packaged name; a shipped "
                              "form is first written out whole to OUT/init-<name>) instead of the general stage")
@@ -172,7 +176,8 @@ def main(argv: list[str] | None = None) -> None:
     data = sample(build("pragmatic", families=families, sources=sources, cap=mix_cap, circa_cap=args.circa_cap,
                         seed=args.seed, root=args.data_root, inli_cap=args.inli_cap, choice=choice,
                         grice_cap=args.grice_cap, flute_cap=args.flute_cap, sarcasm_cap=args.sarcasm_cap,
-                        figqa_cap=args.figqa_cap, impli_cap=args.impli_cap, framed=args.framed), args)
+                        figqa_cap=args.figqa_cap, impli_cap=args.impli_cap, framed=args.framed,
+                        reworded=args.reworded), args)
     if families and not args.init_from:  # the final weights derive from the general stage's data: its files too
         data.data_files = {**data.data_files, **dataset_checksums(training_files("general", families))}
     summary["pragmatic"] = stage("pragmatic", data, args.epochs_pragmatic, init, args)
@@ -188,9 +193,9 @@ def main(argv: list[str] | None = None) -> None:
     turns = grice_items(args.data_root)[1][:args.limit_eval or None]
     summary["grice_dev_accuracy"] = grice_evaluator(turns)(interpreter)["grice_dev_accuracy"]
     summary["grice_dev_turns"] = len(turns)
-    for name, (reader, _, _, framed) in MEANT_FIRST_DEV.items():
+    for name, (reader, _, _, framed, reworded) in MEANT_FIRST_DEV.items():
         items = reader(args.data_root)[1][:args.limit_eval or None]
-        summary[f"{name}_accuracy"] = figurative_evaluator(items, name, framed=framed)(interpreter)[f"{name}_accuracy"]
+        summary[f"{name}_accuracy"] = figurative_evaluator(items, name, framed=framed, reworded=reworded)(interpreter)[f"{name}_accuracy"]
         summary[f"{name}_items"] = len(items)
     write_json_atomic(Path(args.out) / f"{args.variant}.json", summary)
     print(json.dumps({k: summary[k] for k in ("variant", "circa_dev_yes_no_accuracy", "grice_dev_accuracy",

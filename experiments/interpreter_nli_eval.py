@@ -84,9 +84,9 @@ def main(argv: list[str] | None = None) -> None:
             accuracy = yes_no_evaluator(items, batch_size=args.batch_size)(interpreter)["circa_dev_accuracy"]
             results[entry] = {"accuracy": accuracy, "n": len(items), "form": "yes/no choice", "chance": 0.5}
         elif entry in MEANT_FIRST_DEV:
-            reader, form, chance, framed = MEANT_FIRST_DEV[entry]
+            reader, form, chance, framed, reworded = MEANT_FIRST_DEV[entry]
             items = reader(args.data_root)[1][:args.limit]
-            accuracy = figurative_evaluator(items, entry, args.batch_size, framed)(interpreter)[f"{entry}_accuracy"]
+            accuracy = figurative_evaluator(items, entry, args.batch_size, framed, reworded)(interpreter)[f"{entry}_accuracy"]
             results[entry] = {"accuracy": accuracy, "n": len(items), "form": form, "chance": chance}
         else:
             name, _, split = entry.partition(":")

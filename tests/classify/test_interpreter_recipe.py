@@ -239,6 +239,53 @@ def test_a_seeded_share_of_figurative_items_is_said_in_a_frame_worded_apart_from
         assert figurative_evaluator(dev, name).premises == [item.premise for item in dev]
 
 
+def test_a_seeded_share_of_restated_readings_is_a_near_copy_reworded_apart_from_the_development_rewording(data_root):
+    from pragmeter.classify.recipes.interpreter import (DEV_SWAPS, MEANT_FIRST_DEV, dev_reworded, figqa_items,
+                                                        figurative_evaluator, impli_items, train_reworded)
+
+    plain = choice_examples(("figqa", "impli"), figqa_cap=40, impli_cap=40, framed=0.5, root=data_root)
+    near = choice_examples(("figqa", "impli"), figqa_cap=40, impli_cap=40, framed=0.5, reworded=0.5, root=data_root)
+    assert near == choice_examples(("figqa", "impli"), figqa_cap=40, impli_cap=40, framed=0.5, reworded=0.5,
+                                   root=data_root)
+    assert near.premises == plain.premises and near.golds == plain.golds  # the same items, said the same way
+    counts = Counter("reworded" in group for group in near.groups)
+    assert 20 <= counts[True] <= 60 and counts[True] + counts[False] == 80
+    for group, readings, was in zip(near.groups, near.readings, plain.readings):
+        assert readings[:-1] == was[:-1]  # the meant reading and the other distractor are kept
+        if "reworded" in group:
+            restated = readings[-1]
+            assert restated != was[-1] and restated.strip() and group.endswith("_reworded_choice")
+            # a near copy: at most one word changed or added, never a determiner or possessive swapped
+            before, after = was[-1].split(" "), restated.split(" ")
+            changed = [(a, b) for a, b in zip(before, after) if a != b]
+            assert len(after) - len(before) in (0, 1) and (len(changed) <= 1 or len(after) > len(before))
+            assert not any(a.lower().strip('.,"') in DEV_SWAPS and b.lower().strip('.,"') in DEV_SWAPS.values()
+                           for a, b in changed)
+        else:
+            assert readings == was
+    # the rewordings on their own
+    assert train_reworded("This town is a chimney.", "k") != "This town is a chimney."
+    assert train_reworded("Why not?", "k") == "Why not"  # nothing else applies: the final punctuation changes
+    assert dev_reworded("This town is a chimney.") == "The town is a chimney."
+    assert dev_reworded('"Our baby is a lovebird\'s egg."') == '"Their baby is a lovebird\'s egg."'
+    assert dev_reworded("Nothing to swap here.") == "Nothing to swap here."
+    with pytest.raises(PragmeterError, match="reworded must be a share between 0 and 1"):
+        choice_examples(("figqa",), figqa_cap=5, reworded=-0.1, root=data_root)
+    assert build("pragmatic", sources=(), choice=("figqa",), figqa_cap=4, reworded=0.5,
+                 root=data_root).arguments["reworded"] == 0.5
+    assert "reworded" not in build("pragmatic", sources=(), choice=("figqa",), figqa_cap=4,
+                                   root=data_root).arguments
+    # the reworded development splits: the framed splits' premises, the restated reading swapped
+    for name, framed_name, reader in (("figqa_dev_framed_reworded", "figqa_dev_framed", figqa_items),
+                                      ("impli_dev_framed_reworded", "impli_dev_framed", impli_items)):
+        assert MEANT_FIRST_DEV[name][0] is reader and MEANT_FIRST_DEV[name][3:] == (True, True)
+        dev = reader(data_root)[1][:6]
+        evaluator = figurative_evaluator(dev, name, framed=True, reworded=True)
+        assert evaluator.premises == figurative_evaluator(dev, name, framed=True).premises
+        assert [r[-1] for r in evaluator.readings] == [dev_reworded(item.said) for item in dev]
+        assert any(r[-1] != item.said for r, item in zip(evaluator.readings, dev))
+
+
 def test_the_choice_loss_is_a_softmax_over_each_items_reading_scores():
     meant = [0, 1]  # implied, explicit
     logits = torch.tensor([[2.0, 0.0, 0.0, 0.0], [0.0, 0.0, 3.0, 0.0],  # item 1: reading 0 meant, reading 1 neutral
@@ -294,6 +341,11 @@ def test_the_card_says_which_sets_were_trained_as_choice_items():
     assert "Fig-QA's creative metaphors (11 of them from its train_xl split" in metaphors
     idioms = multi_source_data({"stage": "pragmatic", "sources": [], "choice": ["figqa", "impli"], "impli_cap": 5})
     assert "and IMPLI's idiomatic and metaphoric sentences (5 of them" in idioms and "Apache-2.0" in idioms
+    situated = multi_source_data({"stage": "pragmatic", "sources": [], "choice": ["figqa"], "figqa_cap": 11,
+                                  "framed": 0.5, "reworded": 0.25})
+    assert "a seeded 50% of the figurative and sarcastic items said in a frame" in situated
+    assert "a seeded 25% of them with the sentence restated as a near copy" in situated
+    assert "near copy" not in metaphors
 
 
 def test_the_card_names_only_the_general_families_a_run_read():

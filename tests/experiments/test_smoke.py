@@ -216,6 +216,7 @@ def test_interpreter_multisource_smoke_run_trains_both_stages_and_scores_circa_d
     assert 0 <= result["figqa_dev_accuracy"] <= 1 and summary["figqa_dev_items"] == 16
     assert 0 <= result["impli_dev_accuracy"] <= 1 and summary["impli_dev_items"] == 16
     assert 0 <= result["figqa_dev_framed_accuracy"] <= 1 and summary["impli_dev_framed_items"] == 16
+    assert 0 <= result["figqa_dev_framed_reworded_accuracy"] <= 1 and summary["impli_dev_framed_reworded_items"] == 16
     assert summary["general"]["train_pairs"] == summary["pragmatic"]["train_pairs"] == 16
     assert summary["pragmatic"]["history"][0]["choice_items"] == 4  # 2 steps of 8 pairs: 2 GRICE turns each
     config = json.loads((tmp_path / "runs" / "smoke-pragmatic" / "config.json").read_text())
@@ -256,7 +257,7 @@ def test_interpreter_multisource_distils_a_teacher_on_the_pragmatic_stage(tmp_pa
 
 def test_interpreter_nli_eval(tmp_path, data_root, run_script):
     out = run_script("interpreter_nli_eval.py", "--sets", "xnli_en:validation,monli:test,grice,circa_dev,flute_dev,"
-                     "sarcasm_dev,figqa_dev,impli_dev_framed",
+                     "sarcasm_dev,figqa_dev,impli_dev_framed,figqa_dev_framed_reworded",
                      "--limit", "12", "--output", tmp_path / "eval.json", "--data-root", data_root)
     results = json.loads((tmp_path / "eval.json").read_text())["results"]
     assert json.loads(out.strip().splitlines()[-1])["results"] == results
@@ -265,7 +266,8 @@ def test_interpreter_nli_eval(tmp_path, data_root, run_script):
         "circa_dev": (12, "yes/no choice"), "flute_dev": (12, "3-way choice (meaning, opposite, restated)"),
         "sarcasm_dev": (12, "2-way choice (rewrite, restated)"),
         "figqa_dev": (12, "3-way choice (meaning, opposite, restated)"),
-        "impli_dev_framed": (12, "3-way choice, the sentence said in a frame")}
+        "impli_dev_framed": (12, "3-way choice, the sentence said in a frame"),
+        "figqa_dev_framed_reworded": (12, "3-way choice, the metaphor said in a frame and restated as a near copy")}
     assert all(0 <= v["accuracy"] <= 1 for v in results.values())
 
 

@@ -177,7 +177,10 @@ def multi_source_data(recipe: dict, data_files=None) -> str:
                     "Apache-2.0)"] if "impli" in choice else []))
                 + (f"; a seeded {recipe['framed']:.0%} of the figurative and sarcastic items said in a frame instead "
                    "of alone (a named speaker, the quoted sentence, in half the frames a question about what was "
-                   "meant)" if recipe.get("framed") else ""))
+                   "meant)" if recipe.get("framed") else "")
+                + (f"; a seeded {recipe['reworded']:.0%} of them with the sentence restated as a near copy (a changed "
+                   "tense, an added adverb or another person) rather than its exact words" if recipe.get("reworded")
+                   else ""))
         start = recipe.get("init_from", {}).get("folder")
         trained = (f"Trained (`classify/recipes/interpreter.py`) from the weights of `{start}` " if start else
                    "Trained (`classify/recipes/interpreter.py`) ") + "on " + "; ".join(parts) + "."

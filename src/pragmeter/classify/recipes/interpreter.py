@@ -83,6 +83,18 @@ TRAIN_SPEAKERS = (("Lena", "she"), ("Omar", "he"), ("Priya", "she"), ("Sam", "he
 DEV_FRAMES = ('{name} said: "{said}" What did {pronoun} mean?',
               'Asked about it, {name} replied: "{said}" What does {pronoun} mean?', '{name} told a friend: "{said}"')
 DEV_SPEAKERS = (("Anna", "she"), ("Tom", "he"), ("Maria", "she"), ("David", "he"))
+# A figure's restatement, the distractor "what was said is not what was meant", as a near copy rather than the exact
+# words: rejecting only an exact copy of the quoted sentence leaves a restatement with one word changed ("This town
+# is a chimney." read as "The town is a chimney.") free to win in a frame. Training rewordings change a tense, add an
+# adverb after the verb "to be", change the subject's person or the final punctuation; the development rewording
+# swaps a determiner or possessive, which training never does, so a reworded development split measures near copies
+# of a kind the model has not read.
+TENSES = {"is": "was", "are": "were", "was": "is", "were": "are", "has": "had", "have": "had", "am": "was"}
+ADVERBS = ("really", "actually", "literally", "truly")
+SUBJECTS = {"i": ("he", "she"), "we": ("they",), "you": ("they",), "i'm": ("he's", "she's"), "we're": ("they're",),
+            "you're": ("they're",)}
+DEV_SWAPS = {"this": "the", "these": "the", "those": "the", "my": "their", "our": "their",
+             "your": "their", "his": "their", "her": "their", "a": "the", "an": "the", "the": "a"}
 GRICE_DEV_TURNS = 1000
 FLUTE_DEV_ITEMS = 600
 SARCASM_DEV_TWEETS = 300
@@ -176,6 +188,59 @@ def framed_premise(said: str, key: str, frames: tuple[str, ...] = TRAIN_FRAMES,
     rng = random.Random(f"{key}-frame")
     name, pronoun = rng.choice(speakers)
     return premise(rng.choice(frames).format(name=name, pronoun=pronoun, said=said), said)
+
+
+def _replace_word(sentence: str, index: int, word: str) -> str:
+    """``sentence`` with its ``index``-th space-separated word's letters replaced by ``word`` (its case and the
+    punctuation around it kept)."""
+    words = sentence.split(" ")
+    head, core, tail = _word_parts(words[index])
+    words[index] = head + (word[:1].upper() + word[1:] if core[:1].isupper() else word) + tail
+    return " ".join(words)
+
+
+def _word_parts(token: str) -> tuple[str, str, str]:
+    """(leading punctuation, the word, trailing punctuation) of a space-separated token."""
+    start = next((i for i, c in enumerate(token) if c.isalnum()), len(token))
+    end = next((i for i in range(len(token), start, -1) if token[i - 1].isalnum()), start)
+    return token[:start], token[start:end], token[end:]
+
+
+def train_reworded(sentence: str, key: str) -> str:
+    """A near copy of ``sentence`` for training, never the sentence itself: one of a changed tense, an adverb after
+    the verb "to be" or a subject in another person (seeded by ``key``, the first that applies), else its final
+    punctuation changed."""
+    rng = random.Random(f"{key}-reworded")
+    cores = [_word_parts(token)[1].lower() for token in sentence.split(" ")]
+    operations = ["tense", "adverb", "subject"]
+    rng.shuffle(operations)
+    for operation in operations:
+        if operation == "tense":
+            found = [i for i, core in enumerate(cores) if core in TENSES]
+            if found:
+                return _replace_word(sentence, found[0], TENSES[cores[found[0]]])
+        elif operation == "adverb":
+            words = sentence.split(" ")
+            found = [i for i, core in enumerate(cores) if core in ("is", "are", "was", "were", "am")
+                     and i > 0 and words[i].isalpha() and words[i - 1].isalpha()]  # a verb inside a clause
+            if found:
+                return " ".join(words[:found[0] + 1] + [rng.choice(ADVERBS)] + words[found[0] + 1:])
+        else:
+            found = [i for i, core in enumerate(cores) if core in SUBJECTS]
+            if found:
+                return _replace_word(sentence, found[0], rng.choice(SUBJECTS[cores[found[0]]]))
+    stripped = sentence.rstrip()
+    return stripped[:-1] if stripped[-1:] in ".!?" and len(stripped) > 1 else stripped + "."
+
+
+def dev_reworded(sentence: str) -> str:
+    """The development rewording of ``sentence``: its first determiner or possessive swapped (:data:`DEV_SWAPS`);
+    the sentence itself where it has none."""
+    for index, token in enumerate(sentence.split(" ")):
+        core = _word_parts(token)[1].lower()
+        if core in DEV_SWAPS:
+            return _replace_word(sentence, index, DEV_SWAPS[core])
+    return sentence
 
 
 @dataclass(frozen=True)
@@ -303,11 +368,13 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
                     circa_cap: int | None = 4000, seed: int = 0,
                     root: str | os.PathLike | None = None, flute_cap: int | None = 4000,
                     sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000,
-                    impli_cap: int | None = 4000, framed: float = 0.0) -> ChoiceExamples:
+                    impli_cap: int | None = 4000, framed: float = 0.0, reworded: float = 0.0) -> ChoiceExamples:
     """The choice items of ``sources`` (see :data:`CHOICE`), each set sampled to at most its cap (seeded); a seeded
-    share ``framed`` of the figurative and sarcastic items has its sentence said in one of :data:`TRAIN_FRAMES`."""
-    if not 0.0 <= framed <= 1.0:
-        raise PragmeterError(f"framed must be a share between 0 and 1, got {framed!r}")
+    share ``framed`` of the figurative and sarcastic items has its sentence said in one of :data:`TRAIN_FRAMES`, and
+    an independent seeded share ``reworded`` has its restated reading as a near copy (:func:`train_reworded`)."""
+    for name, share in (("framed", framed), ("reworded", reworded)):
+        if not 0.0 <= share <= 1.0:
+            raise PragmeterError(f"{name} must be a share between 0 and 1, got {share!r}")
     unknown = sorted(set(sources) - set(CHOICE))
     if unknown:
         raise PragmeterError(f"unknown choice source {unknown[0]!r}; choose among {', '.join(CHOICE)}")
@@ -327,9 +394,11 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
             for i, item in enumerate(_sample(items(root)[0], cap, f"{seed}-{name}-choice")):
                 key = f"{seed}-{name}-{i}"
                 in_frame = random.Random(key).random() < framed
+                near = random.Random(f"{key}-near").random() < reworded
                 premises.append(framed_premise(item.said, key) if in_frame else item.premise)
-                readings.append(item.readings), golds.append(0)
-                groups.append(f"{name}_framed_choice" if in_frame else f"{name}_choice")
+                readings.append(item.readings[:-1] + (train_reworded(item.said, key),) if near else item.readings)
+                golds.append(0)
+                groups.append(f"{name}{'_framed' if in_frame else ''}{'_reworded' if near else ''}_choice")
     return ChoiceExamples(premises, readings, golds, groups)
 
 
@@ -389,7 +458,7 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
           seed: int = 0, root: str | os.PathLike | None = None, inli_cap: int | None = None,
           choice: tuple[str, ...] = (), grice_cap: int | None = 4000, flute_cap: int | None = 4000,
           sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000,
-          impli_cap: int | None = 4000, framed: float = 0.0) -> RecipeData:
+          impli_cap: int | None = 4000, framed: float = 0.0, reworded: float = 0.0) -> RecipeData:
     """The recipe's data for one ``stage``: ``general`` (the ``families`` of GENERAL) or ``pragmatic`` (INLI train
     with ``sources``, and the choice items of ``choice``); both validate and test on INLI."""
     if stage not in STAGES:
@@ -406,9 +475,10 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
                      **({"sarcasm_cap": sarcasm_cap} if "sarcasm" in choice else {}),
                      **({"figqa_cap": figqa_cap} if "figqa" in choice else {}),
                      **({"impli_cap": impli_cap} if "impli" in choice else {}),
-                     **({"framed": framed} if framed and choice else {})}
+                     **({"framed": framed} if framed and choice else {}),
+                     **({"reworded": reworded} if reworded and choice else {})}
     chosen = (choice_examples(tuple(choice), grice_cap, circa_cap, seed, root, flute_cap, sarcasm_cap, figqa_cap,
-                              impli_cap, framed)
+                              impli_cap, framed, reworded)
               if choice and stage == "pragmatic" else None)
     read = list(dict.fromkeys(list(INLI_FILES) + training_files(stage, families, sources,
                                                                 tuple(choice) if chosen is not None else ())))
@@ -430,26 +500,33 @@ def grice_evaluator(turns: list, name: str = "grice_dev", batch_size: int = 64):
 
 
 def figurative_evaluator(items: list[FigurativeItem] | list[SarcasticItem], name: str = "flute_dev",
-                         batch_size: int = 64, framed: bool = False):
+                         batch_size: int = 64, framed: bool = False, reworded: bool = False):
     """Figurative items as a choice among their readings, the meant one first: FLUTE's sentences (the literal
     meaning against the opposite reading and the sentence restated), sarcastic tweets (the rewrite against the tweet
     restated), Fig-QA's metaphors (as FLUTE's); ``framed``: each sentence said in one of :data:`DEV_FRAMES` (seeded
-    per item); a ReadingChoiceEvaluator."""
+    per item); ``reworded``: the restated reading as :func:`dev_reworded` writes it; a ReadingChoiceEvaluator."""
     from pragmeter.classify.evaluators import ReadingChoiceEvaluator
 
     premises = [framed_premise(item.said, f"{name}-{i}", DEV_FRAMES, DEV_SPEAKERS) if framed else item.premise
                 for i, item in enumerate(items)]
-    return ReadingChoiceEvaluator(premises, [list(item.readings) for item in items], [0] * len(items), name,
-                                  batch_size=batch_size)
+    readings = [list(item.readings[:-1]) + [dev_reworded(item.said)] if reworded else list(item.readings)
+                for item in items]
+    return ReadingChoiceEvaluator(premises, readings, [0] * len(items), name, batch_size=batch_size)
 
 
-# The development splits whose items put the meant reading first: name -> ((train, dev) reader, form, chance, framed)
-MEANT_FIRST_DEV = {"flute_dev": (flute_items, "3-way choice (meaning, opposite, restated)", 1 / 3, False),
-                   "sarcasm_dev": (sarcasm_items, "2-way choice (rewrite, restated)", 0.5, False),
-                   "figqa_dev": (figqa_items, "3-way choice (meaning, opposite, restated)", 1 / 3, False),
-                   "impli_dev": (impli_items, "3-way choice (meaning, literal rewrite, restated)", 1 / 3, False),
-                   "figqa_dev_framed": (figqa_items, "3-way choice, the metaphor said in a frame", 1 / 3, True),
-                   "impli_dev_framed": (impli_items, "3-way choice, the sentence said in a frame", 1 / 3, True)}
+# The development splits whose items put the meant reading first:
+# name -> ((train, dev) reader, form, chance, framed, reworded)
+MEANT_FIRST_DEV = {
+    "flute_dev": (flute_items, "3-way choice (meaning, opposite, restated)", 1 / 3, False, False),
+    "sarcasm_dev": (sarcasm_items, "2-way choice (rewrite, restated)", 0.5, False, False),
+    "figqa_dev": (figqa_items, "3-way choice (meaning, opposite, restated)", 1 / 3, False, False),
+    "impli_dev": (impli_items, "3-way choice (meaning, literal rewrite, restated)", 1 / 3, False, False),
+    "figqa_dev_framed": (figqa_items, "3-way choice, the metaphor said in a frame", 1 / 3, True, False),
+    "impli_dev_framed": (impli_items, "3-way choice, the sentence said in a frame", 1 / 3, True, False),
+    "figqa_dev_framed_reworded": (figqa_items, "3-way choice, the metaphor said in a frame and restated as a near copy",
+                                  1 / 3, True, True),
+    "impli_dev_framed_reworded": (impli_items, "3-way choice, the sentence said in a frame and restated as a near copy",
+                                  1 / 3, True, True)}
 
 
 def yes_no_evaluator(items: list[YesNoItem], name: str = "circa_dev", batch_size: int = 64):
