@@ -281,7 +281,7 @@ def test_a_seeded_share_of_restated_readings_is_a_near_copy_reworded_apart_from_
         assert MEANT_FIRST_DEV[name][0] is reader and MEANT_FIRST_DEV[name][3:] == (True, True)
         dev = reader(data_root)[1][:6]
         evaluator = figurative_evaluator(dev, name, framed=True, reworded=True)
-        assert evaluator.premises == figurative_evaluator(dev, name, framed=True).premises
+        assert evaluator.premises == figurative_evaluator(dev, framed_name, framed=True).premises  # the same frames
         assert [r[-1] for r in evaluator.readings] == [dev_reworded(item.said) for item in dev]
         assert any(r[-1] != item.said for r, item in zip(evaluator.readings, dev))
 

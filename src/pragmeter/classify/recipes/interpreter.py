@@ -504,10 +504,13 @@ def figurative_evaluator(items: list[FigurativeItem] | list[SarcasticItem], name
     """Figurative items as a choice among their readings, the meant one first: FLUTE's sentences (the literal
     meaning against the opposite reading and the sentence restated), sarcastic tweets (the rewrite against the tweet
     restated), Fig-QA's metaphors (as FLUTE's); ``framed``: each sentence said in one of :data:`DEV_FRAMES` (seeded
-    per item); ``reworded``: the restated reading as :func:`dev_reworded` writes it; a ReadingChoiceEvaluator."""
+    per item); ``reworded``: the restated reading as :func:`dev_reworded` writes it, each item in the frame the split
+    without it gives (seeded by the name less ``_reworded``), so the two differ in the restatement alone; a
+    ReadingChoiceEvaluator."""
     from pragmeter.classify.evaluators import ReadingChoiceEvaluator
 
-    premises = [framed_premise(item.said, f"{name}-{i}", DEV_FRAMES, DEV_SPEAKERS) if framed else item.premise
+    key = name.removesuffix("_reworded") if reworded else name
+    premises = [framed_premise(item.said, f"{key}-{i}", DEV_FRAMES, DEV_SPEAKERS) if framed else item.premise
                 for i, item in enumerate(items)]
     readings = [list(item.readings[:-1]) + [dev_reworded(item.said)] if reworded else list(item.readings)
                 for item in items]
