@@ -36,7 +36,7 @@ from pathlib import Path
 from pragmeter.classify.distillation import soft_weight, with_teacher
 from pragmeter.classify.job import run_recipe
 from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, MEANT_FIRST_DEV, PRAGMATIC, build,
-                                                    circa_items, figurative_evaluator, grice_evaluator, grice_items,
+                                                    circa_items, grice_evaluator, grice_items,
                                                     training_files, yes_no_evaluator)
 from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.classify.training import FineTuneConfig
@@ -193,9 +193,9 @@ def main(argv: list[str] | None = None) -> None:
     turns = grice_items(args.data_root)[1][:args.limit_eval or None]
     summary["grice_dev_accuracy"] = grice_evaluator(turns)(interpreter)["grice_dev_accuracy"]
     summary["grice_dev_turns"] = len(turns)
-    for name, (reader, _, _, framed, reworded) in MEANT_FIRST_DEV.items():
-        items = reader(args.data_root)[1][:args.limit_eval or None]
-        summary[f"{name}_accuracy"] = figurative_evaluator(items, name, framed=framed, reworded=reworded)(interpreter)[f"{name}_accuracy"]
+    for name, split in MEANT_FIRST_DEV.items():
+        items = split.reader(args.data_root)[1][:args.limit_eval or None]
+        summary[f"{name}_accuracy"] = split.evaluator(items, name)(interpreter)[f"{name}_accuracy"]
         summary[f"{name}_items"] = len(items)
     write_json_atomic(Path(args.out) / f"{args.variant}.json", summary)
     print(json.dumps({k: summary[k] for k in ("variant", "circa_dev_yes_no_accuracy", "grice_dev_accuracy",

@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from pragmeter.classify.recipes.interpreter import MEANT_FIRST_DEV, figurative_evaluator
+from pragmeter.classify.recipes.interpreter import MEANT_FIRST_DEV
 from pragmeter.interpreter.model import Interpreter
 from pragmeter.io import write_json_atomic
 
@@ -84,10 +84,10 @@ def main(argv: list[str] | None = None) -> None:
             accuracy = yes_no_evaluator(items, batch_size=args.batch_size)(interpreter)["circa_dev_accuracy"]
             results[entry] = {"accuracy": accuracy, "n": len(items), "form": "yes/no choice", "chance": 0.5}
         elif entry in MEANT_FIRST_DEV:
-            reader, form, chance, framed, reworded = MEANT_FIRST_DEV[entry]
-            items = reader(args.data_root)[1][:args.limit]
-            accuracy = figurative_evaluator(items, entry, args.batch_size, framed, reworded)(interpreter)[f"{entry}_accuracy"]
-            results[entry] = {"accuracy": accuracy, "n": len(items), "form": form, "chance": chance}
+            split = MEANT_FIRST_DEV[entry]
+            items = split.reader(args.data_root)[1][:args.limit]
+            accuracy = split.evaluator(items, entry, args.batch_size)(interpreter)[f"{entry}_accuracy"]
+            results[entry] = {"accuracy": accuracy, "n": len(items), "form": split.form, "chance": split.chance}
         else:
             name, _, split = entry.partition(":")
             pairs = load_nli(name, split or None, args.data_root)

@@ -45,7 +45,9 @@ from __future__ import annotations
 
 import os
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from pragmeter.classify.examples import ChoiceExamples, Examples, RecipeData
 from pragmeter.classify.recipes.inli import ANSWER_WORDS, PAPER, flute_examples, split_examples
@@ -233,6 +235,11 @@ def train_reworded(sentence: str, key: str) -> str:
     return stripped[:-1] if stripped[-1:] in ".!?" and len(stripped) > 1 else stripped + "."
 
 
+def restated_as(item: "FigurativeItem | SarcasticItem", restatement: str) -> tuple[str, ...]:
+    """``item``'s readings with its last one, the sentence restated, written as ``restatement``."""
+    return tuple(item.readings[:-1]) + (restatement,)
+
+
 def dev_reworded(sentence: str) -> str:
     """The development rewording of ``sentence``: its first determiner or possessive swapped (:data:`DEV_SWAPS`);
     the sentence itself where it has none."""
@@ -396,7 +403,7 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
                 in_frame = random.Random(key).random() < framed
                 near = random.Random(f"{key}-near").random() < reworded
                 premises.append(framed_premise(item.said, key) if in_frame else item.premise)
-                readings.append(item.readings[:-1] + (train_reworded(item.said, key),) if near else item.readings)
+                readings.append(restated_as(item, train_reworded(item.said, key)) if near else item.readings)
                 golds.append(0)
                 groups.append(f"{name}{'_framed' if in_frame else ''}{'_reworded' if near else ''}_choice")
     return ChoiceExamples(premises, readings, golds, groups)
@@ -512,24 +519,34 @@ def figurative_evaluator(items: list[FigurativeItem] | list[SarcasticItem], name
     key = name.removesuffix("_reworded") if reworded else name
     premises = [framed_premise(item.said, f"{key}-{i}", DEV_FRAMES, DEV_SPEAKERS) if framed else item.premise
                 for i, item in enumerate(items)]
-    readings = [list(item.readings[:-1]) + [dev_reworded(item.said)] if reworded else list(item.readings)
-                for item in items]
+    readings = [list(restated_as(item, dev_reworded(item.said)) if reworded else item.readings) for item in items]
     return ReadingChoiceEvaluator(premises, readings, [0] * len(items), name, batch_size=batch_size)
 
 
-# The development splits whose items put the meant reading first:
-# name -> ((train, dev) reader, form, chance, framed, reworded)
+class MeantFirstSplit(NamedTuple):
+    """A development split whose items put the meant reading first."""
+
+    reader: Callable  # root -> (train, dev) items
+    form: str
+    chance: float
+    framed: bool = False  # each sentence said in a development frame
+    reworded: bool = False  # the restatement as dev_reworded writes it
+
+    def evaluator(self, items: list, name: str, batch_size: int = 64):
+        return figurative_evaluator(items, name, batch_size, self.framed, self.reworded)
+
+
 MEANT_FIRST_DEV = {
-    "flute_dev": (flute_items, "3-way choice (meaning, opposite, restated)", 1 / 3, False, False),
-    "sarcasm_dev": (sarcasm_items, "2-way choice (rewrite, restated)", 0.5, False, False),
-    "figqa_dev": (figqa_items, "3-way choice (meaning, opposite, restated)", 1 / 3, False, False),
-    "impli_dev": (impli_items, "3-way choice (meaning, literal rewrite, restated)", 1 / 3, False, False),
-    "figqa_dev_framed": (figqa_items, "3-way choice, the metaphor said in a frame", 1 / 3, True, False),
-    "impli_dev_framed": (impli_items, "3-way choice, the sentence said in a frame", 1 / 3, True, False),
-    "figqa_dev_framed_reworded": (figqa_items, "3-way choice, the metaphor said in a frame and restated as a near copy",
-                                  1 / 3, True, True),
-    "impli_dev_framed_reworded": (impli_items, "3-way choice, the sentence said in a frame and restated as a near copy",
-                                  1 / 3, True, True)}
+    "flute_dev": MeantFirstSplit(flute_items, "3-way choice (meaning, opposite, restated)", 1 / 3),
+    "sarcasm_dev": MeantFirstSplit(sarcasm_items, "2-way choice (rewrite, restated)", 0.5),
+    "figqa_dev": MeantFirstSplit(figqa_items, "3-way choice (meaning, opposite, restated)", 1 / 3),
+    "impli_dev": MeantFirstSplit(impli_items, "3-way choice (meaning, literal rewrite, restated)", 1 / 3),
+    "figqa_dev_framed": MeantFirstSplit(figqa_items, "3-way choice, the metaphor said in a frame", 1 / 3, True),
+    "impli_dev_framed": MeantFirstSplit(impli_items, "3-way choice, the sentence said in a frame", 1 / 3, True),
+    "figqa_dev_framed_reworded": MeantFirstSplit(
+        figqa_items, "3-way choice, the metaphor said in a frame and restated as a near copy", 1 / 3, True, True),
+    "impli_dev_framed_reworded": MeantFirstSplit(
+        impli_items, "3-way choice, the sentence said in a frame and restated as a near copy", 1 / 3, True, True)}
 
 
 def yes_no_evaluator(items: list[YesNoItem], name: str = "circa_dev", batch_size: int = 64):
