@@ -171,3 +171,19 @@ def test_the_command_distils_with_teacher_and_soft_weight_and_refuses_one_withou
     assert config["pragmeter"]["recipe"]["teacher"]["folder"] == teacher.name
     metrics = json.loads((tmp_path / "student" / "metrics.json").read_text())
     assert metrics["train_config"]["soft_weight"] == 0.5
+
+
+def test_the_card_of_a_distilled_interpreter_names_its_teacher_and_share(tmp_path):
+    from pragmeter.classify.card import interpreter_card
+
+    recipe = {"name": "interpreter", "stage": "pragmatic", "sources": [], "init_from": {"folder": "start"},
+              "teacher": {"model": "interpreter-x", "folder": "interpreter-x", "content_sha256": "0" * 64}}
+    scores = {"accuracy": 0.5, "macro_f1": 0.5}
+    metrics = {"rank": 64, "val_whole": scores, "val_compressed": scores,
+               "bf16_check": {"pairs": 0},  # not checked: the card says so
+               "training": {"settings": {"base_encoder": "all-mpnet-base-v2", "recipe": recipe},
+                            "train_config": {"soft_weight": 0.3}}}
+    card = interpreter_card(metrics)
+    assert "Each training pair's target is 30% the probabilities `interpreter-x` gives it" in card
+    del recipe["teacher"]
+    assert "distillation" not in interpreter_card(metrics)

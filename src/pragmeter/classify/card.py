@@ -139,9 +139,10 @@ def general_sets(families: list[str] | None) -> str:
     return f"{kinds} sets ({names}; {reading})"
 
 
-def multi_source_data(recipe: dict, data_files=None) -> str:
+def multi_source_data(recipe: dict, data_files=None, soft_weight: float | None = None) -> str:
     """The card's account of a run of the multi-source recipe (``classify/recipes/interpreter.py``), from the
-    arguments its config records, and what the licences of ``data_files`` (the paths it read) allow."""
+    arguments its config records (with ``soft_weight``, the teacher's share of each pair's target where a teacher
+    is recorded), and what the licences of ``data_files`` (the paths it read) allow."""
     if recipe.get("stage") == "general":
         trained = f"Trained on {general_sets(recipe.get('families'))}."
     else:
@@ -189,6 +190,11 @@ def multi_source_data(recipe: dict, data_files=None) -> str:
             trained += (f" The weights are then averaged with those of `{average['folder']}` (`classify/average.py`: "
                         f"each weight {_share(average.get('share'))} theirs, the rest this run's), which costs no "
                         "training; the average was judged on validation as a candidate of its own.")
+        teacher = recipe.get("teacher")
+        if isinstance(teacher, dict) and teacher.get("folder"):
+            trained += (f" Each training pair's target is {_share(soft_weight)} the probabilities `{teacher['folder']}` "
+                        "gives it and the rest its label (distillation, `classify/distillation.py`); the choice items "
+                        "keep their own loss.")
     return trained + " " + licence_sentence(data_files)
 
 
@@ -269,7 +275,8 @@ def interpreter_card(metrics: dict) -> str:
         f"the classification layer.", "",
         "## Data", "", INTERPRETER_DATA, "",
         *[line for name in (settings.get("recipe") or {}).get("extra", []) for line in (EXTRA_DATA.get(name, name), "")],
-        *([multi_source_data(settings["recipe"], training.get("data_files")), ""]
+        *([multi_source_data(settings["recipe"], training.get("data_files"),
+                             (training.get("train_config") or {}).get("soft_weight")), ""]
           if (settings.get("recipe") or {}).get("name") == "interpreter"
           else []),
         *(["| file | licence | sha256 |", "|---|---|---|",
