@@ -42,6 +42,6 @@ class PackagedModels:
 
 IMPSCORE = PackagedModels("ImpScore model", PACKAGE / "impscore" / "models", "impscore-minilm-general-ft",
                           "PRAGMETER_IMPSCORE")
-INTERPRETERS = PackagedModels("interpreter", PACKAGE / "interpreter" / "models", "interpreter-mpnet-situated-figures-v2",
+INTERPRETERS = PackagedModels("interpreter", PACKAGE / "interpreter" / "models", "interpreter-mpnet-situated-figures-v3",
                               "PRAGMETER_INTERPRETER")
 REGISTRY = {"impscore": IMPSCORE, "interpreter": INTERPRETERS}
