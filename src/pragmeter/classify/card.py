@@ -192,9 +192,9 @@ def multi_source_data(recipe: dict, data_files=None, soft_weight: float | None =
                         "training; the average was judged on validation as a candidate of its own.")
         teacher = recipe.get("teacher")
         if isinstance(teacher, dict) and teacher.get("folder"):
-            trained += (f" Each training pair's target is {_share(soft_weight)} the probabilities `{teacher['folder']}` "
-                        "gives it and the rest its label (distillation, `classify/distillation.py`); the choice items "
-                        "keep their own loss.")
+            trained += (f" Each training pair's target is {_share(soft_weight)} the probabilities "
+                        f"`{teacher['folder']}` gives it and the rest its label (distillation, "
+                        "`classify/distillation.py`); the choice items keep their own loss.")
     return trained + " " + licence_sentence(data_files)
 
 
