@@ -1,7 +1,8 @@
 """Distillation: a teacher's probabilities on real INLI training pairs, reordered to the student's labels and kept in
 the work folder chunk by chunk (an interrupted labelling continues, a damaged file is made again), become soft
 targets that pull the student towards the teacher; the command line trains with --teacher and --soft-weight and
-refuses either without the other; a run's digest records the teacher's answers but stays as it was without one."""
+refuses either without the other; a run's digest records the teacher's answers but stays as it was without one; the
+card of a distilled interpreter names its teacher and the teacher's share."""
 
 from __future__ import annotations
 
