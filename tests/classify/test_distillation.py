@@ -186,5 +186,13 @@ def test_the_card_of_a_distilled_interpreter_names_its_teacher_and_share(tmp_pat
                             "train_config": {"soft_weight": 0.3}}}
     card = interpreter_card(metrics)
     assert "Each training pair's target is 30% the probabilities `interpreter-x` gives it" in card
-    del recipe["teacher"]
+    assert "the choice items keep their own loss" in card
+    inli_recipe = {"name": "inli", "labels": "4way", "teacher": recipe["teacher"]}
+    metrics["training"]["settings"]["recipe"] = inli_recipe  # the INLI recipe's card names its teacher too
+    card = interpreter_card(metrics)
+    assert "Each training pair's target is 30% the probabilities `interpreter-x` gives it" in card
+    assert "choice items" not in card
+    del recipe["teacher"], inli_recipe["teacher"]
+    assert "distillation" not in interpreter_card(metrics)
+    metrics["training"]["settings"]["recipe"] = recipe
     assert "distillation" not in interpreter_card(metrics)

@@ -190,12 +190,18 @@ def multi_source_data(recipe: dict, data_files=None, soft_weight: float | None =
             trained += (f" The weights are then averaged with those of `{average['folder']}` (`classify/average.py`: "
                         f"each weight {_share(average.get('share'))} theirs, the rest this run's), which costs no "
                         "training; the average was judged on validation as a candidate of its own.")
-        teacher = recipe.get("teacher")
-        if isinstance(teacher, dict) and teacher.get("folder"):
-            trained += (f" Each training pair's target is {_share(soft_weight)} the probabilities "
-                        f"`{teacher['folder']}` gives it and the rest its label (distillation, "
-                        "`classify/distillation.py`); the choice items keep their own loss.")
+        trained += teacher_sentence(recipe, soft_weight, "; the choice items keep their own loss")
     return trained + " " + licence_sentence(data_files)
+
+
+def teacher_sentence(recipe: dict, soft_weight, choice: str = "") -> str:
+    """The card's sentence on the teacher a run distilled (its recipe's ``teacher``, and ``soft_weight``, its share
+    of each pair's target); empty without one. ``choice``: what the sentence adds on the choice items' loss."""
+    teacher = recipe.get("teacher")
+    if not (isinstance(teacher, dict) and teacher.get("folder")):
+        return ""
+    return (f" Each training pair's target is {_share(soft_weight)} the probabilities `{teacher['folder']}` gives "
+            f"it and the rest its label (distillation, `classify/distillation.py`){choice}.")
 
 
 def _share(share) -> str:
@@ -260,6 +266,9 @@ def interpreter_card(metrics: dict) -> str:
     base = settings.get("base_encoder", "?")
     whole, compressed = metrics["val_whole"], metrics["val_compressed"]
     check = metrics["bf16_check"]
+    recipe = settings.get("recipe") or {}
+    soft_weight = (training.get("train_config") or {}).get("soft_weight")
+    distilled = teacher_sentence(recipe, soft_weight).strip()  # the INLI recipe's; the multi-source one says its own
     licence, datasets = data_metadata(training.get("data_files"))
     if not training.get("data_files"):  # the INLI recipe's data when the run did not record its files
         licence, datasets = "cc-by-sa-4.0", ["inli"]
@@ -274,11 +283,10 @@ def interpreter_card(metrics: dict) -> str:
         f"folder holds the fine-tuned encoder's change of each matrix as rank-{metrics['rank']} factors (fp16) and "
         f"the classification layer.", "",
         "## Data", "", INTERPRETER_DATA, "",
-        *[line for name in (settings.get("recipe") or {}).get("extra", []) for line in (EXTRA_DATA.get(name, name), "")],
-        *([multi_source_data(settings["recipe"], training.get("data_files"),
-                             (training.get("train_config") or {}).get("soft_weight")), ""]
-          if (settings.get("recipe") or {}).get("name") == "interpreter"
-          else []),
+        *[line for name in recipe.get("extra", []) for line in (EXTRA_DATA.get(name, name), "")],
+        *([multi_source_data(recipe, training.get("data_files"), soft_weight), ""]
+          if recipe.get("name") == "interpreter"
+          else [distilled, ""] if distilled else []),
         *(["| file | licence | sha256 |", "|---|---|---|",
            *[f"| {path} | {_licence(path)} | `{digest[:16]}…` |"
              for path, digest in sorted((training.get("data_files") or {}).items())],
