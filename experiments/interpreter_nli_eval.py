@@ -26,7 +26,8 @@ DEFAULT_SETS = ("xnli_en:validation", "grice", "circa_dev")
 
 
 def nli_accuracy(interpreter: Interpreter, pairs, batch_size: int) -> dict:
-    """Accuracy on ``pairs`` (NliPair rows): 3-way where the set has contradictions, else entailed or not."""
+    """Accuracy on ``pairs`` (NliPair rows): 3-way where the set has contradictions, else entailed or not, and the
+    confusion (gold label -> predicted label -> pairs), which shows where a change of accuracy comes from."""
     probabilities = interpreter.probabilities([p.premise for p in pairs], [p.hypothesis for p in pairs], batch_size)
     labels = interpreter.labels
     column = {label: labels.index(label) for label in labels}
@@ -39,7 +40,10 @@ def nli_accuracy(interpreter: Interpreter, pairs, batch_size: int) -> dict:
     else:
         predicted = np.where(entailed >= 0.5, "entailment", "not")
         gold = np.array(["entailment" if p.label == "entailment" else "not" for p in pairs])
-    return {"accuracy": float((predicted == gold).mean()), "n": len(pairs), "form": "3-way" if three_way else "2-way"}
+    classes = ["entailment", "neutral", "contradiction"] if three_way else ["entailment", "not"]
+    confusion = {g: {p: int(((gold == g) & (predicted == p)).sum()) for p in classes} for g in classes}
+    return {"accuracy": float((predicted == gold).mean()), "n": len(pairs), "form": "3-way" if three_way else "2-way",
+            "confusion": confusion}
 
 
 def grice_dev(root, limit: int | None) -> dict:

@@ -269,6 +269,10 @@ def test_interpreter_nli_eval(tmp_path, data_root, run_script):
         "impli_dev_framed": (12, "3-way choice, the sentence said in a frame"),
         "figqa_dev_framed_reworded": (12, "3-way choice, the metaphor said in a frame and restated as a near copy")}
     assert all(0 <= v["accuracy"] <= 1 for v in results.values())
+    for name, classes in (("xnli_en:validation", 3), ("monli:test", 2)):  # the confusion adds up to the accuracy
+        confusion = results[name]["confusion"]
+        assert len(confusion) == classes and sum(map(sum, (row.values() for row in confusion.values()))) == 12
+        assert sum(row[gold] for gold, row in confusion.items()) == round(results[name]["accuracy"] * 12)
 
 
 def test_interpreter_gpu_script_keeps_what_each_call_carried(tmp_path):
