@@ -20,6 +20,7 @@ import numpy as np
 
 from pragmeter.classify.recipes.interpreter import MEANT_FIRST_DEV
 from pragmeter.interpreter.model import Interpreter
+from pragmeter.metrics.classification import confusion_matrix
 from pragmeter.io import write_json_atomic
 
 DEFAULT_SETS = ("xnli_en:validation", "grice", "circa_dev")
@@ -41,7 +42,8 @@ def nli_accuracy(interpreter: Interpreter, pairs, batch_size: int) -> dict:
         predicted = np.where(entailed >= 0.5, "entailment", "not")
         gold = np.array(["entailment" if p.label == "entailment" else "not" for p in pairs])
     classes = ["entailment", "neutral", "contradiction"] if three_way else ["entailment", "not"]
-    confusion = {g: {p: int(((gold == g) & (predicted == p)).sum()) for p in classes} for g in classes}
+    matrix = confusion_matrix(gold, predicted, classes)  # its last column, invalid answers, is empty here
+    confusion = {g: {p: int(matrix[i, j]) for j, p in enumerate(classes)} for i, g in enumerate(classes)}
     return {"accuracy": float((predicted == gold).mean()), "n": len(pairs), "form": "3-way" if three_way else "2-way",
             "confusion": confusion}
 
