@@ -15,6 +15,9 @@ accuracy beside it. Families and sources are chosen per variant, so one command 
     # a MiniLM student of a larger interpreter: the same recipe, the teacher's probabilities as soft targets
     python experiments/interpreter_multisource.py --out runs/ms --variant student --init-from interpreter-minilm-inli \
         --sources general,circa --choice grice --grice-cap 3000 --teacher runs/ms/runs/mpnet-pragmatic --soft-weight 0.5
+    # the choice items' readings anchored to the teacher's probabilities as well (weight 1 beside their loss)
+    python experiments/interpreter_multisource.py --out runs/ms --variant anchored --init-from interpreter-minilm-inli \
+        --sources general --choice grice,circa --teacher interpreter-minilm-inli --choice-anchor 1
     # smoke run
     python experiments/interpreter_multisource.py --out /tmp/ms --variant smoke --max-steps 2 --limit-eval 16
 
@@ -72,12 +75,13 @@ def stage(name: str, data, epochs: int, init_from: Path | None, args) -> dict:
     if not (folder / "metrics.json").is_file():
         teacher = args.teacher if name == "pragmatic" else None  # it labels the final stage's pairs
         if teacher:
-            with_teacher(data, teacher, work, progress=not args.no_progress)
+            with_teacher(data, teacher, work, progress=not args.no_progress, choice=bool(args.choice_anchor))
         print(f"{args.variant}-{name}: {len(data.train)} training pairs", file=sys.stderr)
         config = FineTuneConfig(epochs=1 if args.max_steps else epochs, batch_size=args.batch_size, lr=args.lr,
                                 max_length=args.max_length, precision=args.precision, select_on="accuracy",
                                 seed=args.seed, checkpoint_every=args.checkpoint_every,
-                                soft_weight=soft_weight(teacher, args.soft_weight) if teacher else 0.0)
+                                soft_weight=soft_weight(teacher, args.soft_weight) if teacher else 0.0,
+                                choice_anchor=args.choice_anchor)
         run_recipe(data, args.encoder, config, folder, work, args.device,
                    " ".join(["python", "experiments/interpreter_multisource.py", *sys.argv[1:]]),
                    not args.no_progress, init_from=init_from, evaluate_test=False)
@@ -140,6 +144,10 @@ def main(argv: list[str] | None = None) -> None:
                         help="start the pragmatic stage from this interpreter (folder or packaged name; a shipped "
                              "form is first written out whole to OUT/init-<name>) instead of the general stage")
     add_distillation_options(parser, "the pragmatic stage's pairs")
+    parser.add_argument("--choice-anchor", type=float, default=0.0,
+                        help="with --teacher and --choice: the weight of a cross-entropy pulling each choice item's "
+                             "readings towards the teacher's probabilities on them, beside the loss over their scores "
+                             "(default 0: no anchor)")
     parser.add_argument("--epochs-general", type=int, default=1)
     parser.add_argument("--epochs-pragmatic", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
@@ -158,6 +166,9 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.soft_weight is not None and not args.teacher:
         parser.error("--soft-weight weighs a teacher's probabilities: give --teacher too")
+    if args.choice_anchor and not (args.teacher and names(args.choice, CHOICE)):
+        parser.error("--choice-anchor pulls choice items' readings towards a teacher's probabilities: give --teacher "
+                     "and --choice too")
     families, sources = names(args.families, GENERAL), names(args.sources, PRAGMATIC)
     choice = names(args.choice, CHOICE)
     summary = {"variant": args.variant, "families": list(families), "sources": list(sources), "choice": list(choice),

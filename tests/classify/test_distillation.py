@@ -2,7 +2,8 @@
 the work folder chunk by chunk (an interrupted labelling continues, a damaged file is made again), become soft
 targets that pull the student towards the teacher; the command line trains with --teacher and --soft-weight and
 refuses either without the other; a run's digest records the teacher's answers but stays as it was without one; the
-card of a distilled interpreter names its teacher and the teacher's share."""
+card of a distilled interpreter names its teacher and the teacher's share; the teacher labels choice items' readings
+too, an anchor that keeps them near its probabilities while their order is learnt."""
 
 from __future__ import annotations
 
@@ -186,7 +187,11 @@ def test_the_card_of_a_distilled_interpreter_names_its_teacher_and_share(tmp_pat
                             "train_config": {"soft_weight": 0.3}}}
     card = interpreter_card(metrics)
     assert "Each training pair's target is 30% the probabilities `interpreter-x` gives it" in card
-    assert "the choice items keep their own loss" in card
+    assert "the choice items keep their own loss." in card
+    metrics["training"]["train_config"]["choice_anchor"] = 1.0
+    assert ("the choice items keep their own loss, beside a cross-entropy (weight 1) towards the teacher's "
+            "probabilities on their readings." in interpreter_card(metrics))
+    del metrics["training"]["train_config"]["choice_anchor"]
     inli_recipe = {"name": "inli", "labels": "4way", "teacher": recipe["teacher"]}
     metrics["training"]["settings"]["recipe"] = inli_recipe  # the INLI recipe's card names its teacher too
     card = interpreter_card(metrics)
@@ -196,3 +201,65 @@ def test_the_card_of_a_distilled_interpreter_names_its_teacher_and_share(tmp_pat
     assert "distillation" not in interpreter_card(metrics)
     metrics["training"]["settings"]["recipe"] = recipe
     assert "distillation" not in interpreter_card(metrics)
+
+
+def _animal_items():
+    from pragmeter.classify.examples import ChoiceExamples
+
+    animals = ["cat", "dog", "bird", "fish", "horse", "cow", "sheep", "goat"]
+    return ChoiceExamples([f'Where is the {a}? "Look under the table."' for a in animals],
+                          [(f"The {a} is under the table.", f"The {a} is on the roof.")
+                           + ((f"The {a} is asleep.",) if i % 2 else ()) for i, a in enumerate(animals)],
+                          [0] * len(animals))
+
+
+def _reading_kl(classifier, choice) -> float:
+    pairs = choice.reading_pairs()
+    return _kl(np.array(pairs.soft), classifier.probabilities(pairs.texts, pairs.pairs))
+
+
+def test_the_teacher_labels_each_choice_reading_and_the_anchor_keeps_the_readings_near_it(teacher, data, tmp_path):
+    from pragmeter.classify.training import Trainer, fingerprint
+
+    torch.set_num_threads(min(2, torch.get_num_threads()))
+    data.choice = _animal_items()
+    with_teacher(data, teacher, tmp_path / "work", progress=False, choice=True)
+    choice = data.choice
+    assert [len(rows) for rows in choice.soft] == [len(options) for options in choice.readings]  # 2 or 3 readings
+    direct = open_classifier(teacher, precision="fp32", progress=False)[0]
+    pairs = choice.reading_pairs()
+    raw = direct.probabilities(pairs.texts, pairs.pairs)
+    for column, label in enumerate(data.labels):  # the student's label order, as the pairs' targets
+        np.testing.assert_allclose(np.array(pairs.soft)[:, column], raw[:, TEACHER_LABELS.index(label)], atol=1e-6)
+    assert choice.subset([1]).soft == [choice.soft[1]]  # the rows travel with their item
+    with pytest.raises(ValueError, match="rows of the teacher's probabilities"):
+        type(choice)(choice.premises[:1], choice.readings[:1], [0], soft=[choice.soft[1]])
+
+    def trained(anchor: float, folder: str):
+        classifier = open_classifier(_untrained(data, tmp_path), backend="torch", precision="fp32", device="cpu",
+                                     progress=False)[0]
+        config = FineTuneConfig(epochs=3, batch_size=8, lr=3e-4, head_lr_scale=10, warmup_ratio=0.0, max_length=64,
+                                soft_weight=0.5, choice_anchor=anchor, select_on="accuracy")
+        result = Trainer(classifier, config, tmp_path / folder, progress=False).fit(data.train, data.val,
+                                                                                      choice=choice)
+        return classifier, config, result
+
+    free, free_config, free_result = trained(0.0, "free")
+    anchored, anchored_config, anchored_result = trained(5.0, "anchored")
+    start = open_classifier(_untrained(data, tmp_path), precision="fp32", progress=False)[0]
+    assert _reading_kl(anchored, choice) < 0.5 * _reading_kl(start, choice)
+    assert _reading_kl(anchored, choice) < _reading_kl(free, choice)
+    # the history reports the loss over the readings' scores alone, comparable with and without the anchor
+    assert all(row["choice_items"] == len(choice) for row in anchored_result.history)
+    # the teacher's answers on the readings are data of the run; a run without an anchor keeps its old identity
+    unlabelled = type(choice)(choice.premises, choice.readings, choice.golds)
+    assert fingerprint(free_config, free, data.train, data.val, choice) != \
+        fingerprint(free_config, free, data.train, data.val, unlabelled)
+    assert "choice_anchor" not in run_identity(free_config, free, data.train, data.val)["settings"]
+    assert run_identity(anchored_config, anchored, data.train, data.val)["settings"]["choice_anchor"] == 5.0
+    with pytest.raises(InvalidParameter, match="choice items' readings"):
+        Trainer(free, anchored_config, tmp_path / "unlabelled", progress=False).fit(data.train, data.val,
+                                                                                   choice=unlabelled)
+    with pytest.raises(InvalidParameter):
+        FineTuneConfig(choice_anchor=-1.0)
+

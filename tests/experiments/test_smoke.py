@@ -233,7 +233,8 @@ def test_interpreter_multisource_smoke_run_trains_both_stages_and_scores_circa_d
 
 def test_interpreter_multisource_distils_a_teacher_on_the_pragmatic_stage(tmp_path, data_root, run_script, capsys):
     """--teacher: the pragmatic stage's pairs carry the teacher's probabilities (kept in the work folder), the run
-    records the teacher and the soft weight; --soft-weight alone is refused."""
+    records the teacher and the soft weight; --soft-weight alone is refused; --choice-anchor has the teacher label the
+    choice items' readings too, and is refused without a teacher and choice items."""
     from pragmeter.testing.tiny_nli import tiny_nli_folder
 
     teacher = tiny_nli_folder(tmp_path / "teacher", labels=("implied", "explicit", "neutral", "contradiction"), seed=3)
@@ -253,6 +254,17 @@ def test_interpreter_multisource_distils_a_teacher_on_the_pragmatic_stage(tmp_pa
     assert metrics["train_config"]["soft_weight"] == 0.3
     kept = list((tmp_path / "out" / "work" / "student-pragmatic").glob("teacher-*.npy"))
     assert len(kept) == 1 and np.load(kept[0]).shape == (16, 4)
+    for extra in ([], ["--choice", "grice"], ["--teacher", teacher]):
+        with pytest.raises(AssertionError, match="exited with 2"):
+            run_script("interpreter_multisource.py", "--out", tmp_path / "alone", "--variant", "a", "--choice-anchor",
+                       "1", *extra, *common)
+        assert "--choice-anchor pulls choice items' readings" in capsys.readouterr().err
+    run_script("interpreter_multisource.py", "--out", tmp_path / "out", "--variant", "anchored", "--teacher", teacher,
+               "--choice", "grice", "--grice-cap", "40", "--choice-anchor", "1", *common)
+    metrics = json.loads((tmp_path / "out" / "runs" / "anchored-pragmatic" / "metrics.json").read_text())
+    assert metrics["train_config"]["choice_anchor"] == 1.0 and metrics["history"][0]["choice_items"] == 4
+    kept = sorted(np.load(p).shape for p in (tmp_path / "out" / "work" / "anchored-pragmatic").glob("teacher-*.npy"))
+    assert kept == [(16, 4), (16, 4)]  # the pairs, and the 4 GRICE turns' four readings each
 
 
 def test_interpreter_nli_eval(tmp_path, data_root, run_script):

@@ -139,10 +139,12 @@ def general_sets(families: list[str] | None) -> str:
     return f"{kinds} sets ({names}; {reading})"
 
 
-def multi_source_data(recipe: dict, data_files=None, soft_weight: float | None = None) -> str:
+def multi_source_data(recipe: dict, data_files=None, soft_weight: float | None = None,
+                      choice_anchor: float | None = None) -> str:
     """The card's account of a run of the multi-source recipe (``classify/recipes/interpreter.py``), from the
     arguments its config records (with ``soft_weight``, the teacher's share of each pair's target where a teacher
-    is recorded), and what the licences of ``data_files`` (the paths it read) allow."""
+    is recorded, and ``choice_anchor``, the weight pulling the choice items' readings towards it), and what the
+    licences of ``data_files`` (the paths it read) allow."""
     if recipe.get("stage") == "general":
         trained = f"Trained on {general_sets(recipe.get('families'))}."
     else:
@@ -190,7 +192,9 @@ def multi_source_data(recipe: dict, data_files=None, soft_weight: float | None =
             trained += (f" The weights are then averaged with those of `{average['folder']}` (`classify/average.py`: "
                         f"each weight {_share(average.get('share'))} theirs, the rest this run's), which costs no "
                         "training; the average was judged on validation as a candidate of its own.")
-        trained += teacher_sentence(recipe, soft_weight, "; the choice items keep their own loss")
+        anchored = (f", beside a cross-entropy (weight {choice_anchor:g}) towards the teacher's probabilities on "
+                    "their readings" if isinstance(choice_anchor, (int, float)) and choice_anchor > 0 else "")
+        trained += teacher_sentence(recipe, soft_weight, f"; the choice items keep their own loss{anchored}")
     return trained + " " + licence_sentence(data_files)
 
 
@@ -267,7 +271,8 @@ def interpreter_card(metrics: dict) -> str:
     whole, compressed = metrics["val_whole"], metrics["val_compressed"]
     check = metrics["bf16_check"]
     recipe = settings.get("recipe") or {}
-    soft_weight = (training.get("train_config") or {}).get("soft_weight")
+    train_config = training.get("train_config") or {}
+    soft_weight = train_config.get("soft_weight")
     distilled = teacher_sentence(recipe, soft_weight).strip()  # the INLI recipe's; the multi-source one says its own
     licence, datasets = data_metadata(training.get("data_files"))
     if not training.get("data_files"):  # the INLI recipe's data when the run did not record its files
@@ -284,7 +289,7 @@ def interpreter_card(metrics: dict) -> str:
         f"the classification layer.", "",
         "## Data", "", INTERPRETER_DATA, "",
         *[line for name in recipe.get("extra", []) for line in (EXTRA_DATA.get(name, name), "")],
-        *([multi_source_data(recipe, training.get("data_files"), soft_weight), ""]
+        *([multi_source_data(recipe, training.get("data_files"), soft_weight, train_config.get("choice_anchor")), ""]
           if recipe.get("name") == "interpreter"
           else [distilled, ""] if distilled else []),
         *(["| file | licence | sha256 |", "|---|---|---|",

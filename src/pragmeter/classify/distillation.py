@@ -1,7 +1,9 @@
 """Distillation: a teacher classifier's probabilities on a recipe's training examples, the soft targets a student
 trains on (``FineTuneConfig.soft_weight``: each pair's target is (1 - w) × its label + w × the teacher's
 probabilities). The use it is made for: a small, fast interpreter (MiniLM) taught by a larger one (mpnet), which
-knows more than INLI's hard labels say (how likely each wrong reading is).
+knows more than INLI's hard labels say (how likely each wrong reading is). The teacher can also label the readings
+of a recipe's choice items, an anchor that keeps each reading's own probabilities near the teacher's while the loss
+over the readings' scores teaches their order (``FineTuneConfig.choice_anchor``).
 
 The teacher is any classifier folder or packaged interpreter with the student's labels (in any order), opened as
 every command opens one (:func:`pragmeter.classify.opening.open_classifier`), in fp32, so its probabilities do not
@@ -98,15 +100,21 @@ def _kept(path: Path, width: int) -> np.ndarray:
 
 
 def with_teacher(data: RecipeData, teacher: str | os.PathLike, work_dir: Path, batch_size: int = 64,
-                 progress: bool = True) -> RecipeData:
+                 progress: bool = True, choice: bool = False) -> RecipeData:
     """``data`` with its training examples' soft targets from ``teacher`` (:func:`teacher_probabilities`), and the
-    teacher named in its arguments, so the model's settings, card and resume digest record it."""
+    teacher named in its arguments, so the model's settings, card and resume digest record it; with ``choice``, its
+    choice items' readings labelled too (``ChoiceExamples.soft``, the anchor of ``FineTuneConfig.choice_anchor``)."""
     from pragmeter.classify.opening import classifier_folder
     from pragmeter.encoders.fingerprint import folder_fingerprint
 
     folder = classifier_folder(teacher)
     rows = teacher_probabilities(folder, data.train, list(data.labels), work_dir, batch_size, progress)
     data.train.soft = [tuple(float(v) for v in row) for row in rows]
+    if choice and data.choice is not None and len(data.choice):
+        flat = iter(teacher_probabilities(folder, data.choice.reading_pairs(), list(data.labels), work_dir,
+                                          batch_size, progress))
+        data.choice.soft = [tuple(tuple(float(v) for v in next(flat)) for _ in options)
+                            for options in data.choice.readings]
     data.arguments["teacher"] = {"model": str(teacher), "folder": folder.name,
                                  "content_sha256": folder_fingerprint(folder)}
     return data

@@ -49,21 +49,27 @@ class Examples:
 @dataclass
 class ChoiceExamples:
     """Choice items for training with a loss over their readings' scores (what ``Interpreter.choose`` decides on):
-    parallel lists of premises, each premise's readings and the index of the meant one."""
+    parallel lists of premises, each premise's readings and the index of the meant one; optionally ``soft``, a
+    teacher's probabilities for each item's readings (one row per reading, columns in the student's label order), the
+    anchor of ``FineTuneConfig.choice_anchor``."""
 
     premises: list[str]
     readings: list[tuple[str, ...]]
     golds: list[int]
     groups: list[str] | None = None
+    soft: list[tuple[tuple[float, ...], ...]] | None = None
 
     def __post_init__(self):
-        for name in ("readings", "golds", "groups"):
+        for name in ("readings", "golds", "groups", "soft"):
             values = getattr(self, name)
             if values is not None and len(values) != len(self.premises):
                 raise ValueError(f"{name} has {len(values)} entries for {len(self.premises)} premises")
         for index, (options, gold) in enumerate(zip(self.readings, self.golds)):
             if len(options) < 2 or not 0 <= gold < len(options):
                 raise ValueError(f"item {index}: {len(options)} readings with the meant one at {gold}")
+            if self.soft is not None and len(self.soft[index]) != len(options):
+                raise ValueError(f"item {index}: {len(self.soft[index])} rows of the teacher's probabilities for "
+                                 f"{len(options)} readings")
 
     def __len__(self) -> int:
         return len(self.premises)
@@ -73,9 +79,9 @@ class ChoiceExamples:
         return sum(len(options) for options in self.readings)
 
     def subset(self, indices: Sequence[int]) -> "ChoiceExamples":
-        return ChoiceExamples([self.premises[i] for i in indices], [self.readings[i] for i in indices],
-                              [self.golds[i] for i in indices],
-                              None if self.groups is None else [self.groups[i] for i in indices])
+        pick = lambda values: None if values is None else [values[i] for i in indices]  # noqa: E731
+        return ChoiceExamples(pick(self.premises), pick(self.readings), pick(self.golds), pick(self.groups),
+                              pick(self.soft))
 
     def head(self, n: int | None) -> "ChoiceExamples":
         return self if n is None else self.subset(range(min(n, len(self))))
@@ -83,6 +89,16 @@ class ChoiceExamples:
     def as_examples(self) -> Examples:
         """One row per item (readings joined by a unit separator, the meant index as label): for fingerprints."""
         return Examples(list(self.premises), [str(g) for g in self.golds], ["\x1f".join(r) for r in self.readings])
+
+    def reading_pairs(self) -> Examples:
+        """One pair per (item, reading), item after item (label ``meant`` or ``other``), with ``soft`` flattened
+        alike: what a teacher labels, and what a run's digest records of the teacher's answers."""
+        texts = [premise for premise, options in zip(self.premises, self.readings) for _ in options]
+        pairs = [reading for options in self.readings for reading in options]
+        labels = ["meant" if i == gold else "other" for options, gold in zip(self.readings, self.golds)
+                  for i in range(len(options))]
+        soft = None if self.soft is None else [row for rows in self.soft for row in rows]
+        return Examples(texts, labels, pairs, soft=soft)
 
 
 def run_fingerprint(settings: dict, *splits: Examples) -> str:

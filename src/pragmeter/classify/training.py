@@ -66,6 +66,10 @@ class FineTuneConfig:
     checkpoint_every: int = 0  # optimizer steps between checkpoints within an epoch; 0: at epoch ends only
     # each pair's target: (1 - soft_weight) × its label + soft_weight × a teacher's probabilities (Examples.soft)
     soft_weight: float = 0.0
+    # the weight of a cross-entropy pulling each choice item's readings towards a teacher's probabilities on them
+    # (ChoiceExamples.soft), beside the loss over their scores: the order of readings is learnt while each pair's
+    # own reading stays near the teacher's
+    choice_anchor: float = 0.0
 
     def __post_init__(self):
         from pragmeter.encoders.runtime import TRAINING_PRECISIONS
@@ -82,6 +86,8 @@ class FineTuneConfig:
         if not 0.0 <= self.soft_weight <= 1.0:
             raise InvalidParameter("soft_weight", self.soft_weight, "must be between 0 (the labels only) and 1 (the "
                                    "teacher's probabilities only)")
+        if self.choice_anchor < 0:
+            raise InvalidParameter("choice_anchor", self.choice_anchor, "must be 0 (no anchor) or more")
 
 
 def config_from_options(options: Mapping[str, Any]) -> FineTuneConfig:
@@ -130,12 +136,20 @@ def fingerprint(config: FineTuneConfig, classifier: TextClassifier, train: Examp
                 choice: ChoiceExamples | None = None) -> str:
     """What a resumed run must share with the interrupted one: settings, labels and data (how often it checkpoints
     is not among them: a resumed run may checkpoint more or less often)."""
-    extra = [choice.as_examples()] if choice is not None and len(choice) else []
-    return run_fingerprint({**_identity_settings(config), **asdict(classifier.settings)}, train, val, *extra)
+    return run_fingerprint({**_identity_settings(config), **asdict(classifier.settings)}, train, val,
+                           *_choice_splits(choice))
+
+
+def _choice_splits(choice: ChoiceExamples | None) -> list[Examples]:
+    """What a run's digest records of its choice items: the items, and the teacher's answers on their readings where
+    there are any (none: the digest stays as it was)."""
+    if choice is None or not len(choice):
+        return []
+    return [choice.as_examples()] + ([choice.reading_pairs()] if choice.soft is not None else [])
 
 
 # Settings the run's digest gained later, left out of it at their default so that an earlier run's digest still holds
-LATER_SETTINGS = {"soft_weight": 0.0}
+LATER_SETTINGS = {"soft_weight": 0.0, "choice_anchor": 0.0}
 
 
 def _identity_settings(config: FineTuneConfig) -> dict:
@@ -168,9 +182,8 @@ def run_identity(config: FineTuneConfig, classifier: TextClassifier, train: Exam
     """What a resumed run must share with the interrupted one, kept field by field: ``settings`` (the training
     settings but ``checkpoint_every``, and the classifier's) and ``data`` (a digest of every example). Kept field by
     field so that a setting the code gains later, left at its default, still lets an earlier run resume."""
-    extra = [choice.as_examples()] if choice is not None and len(choice) else []
     return {"settings": json.loads(json.dumps({**_identity_settings(config), **asdict(classifier.settings)})),
-            "data": run_fingerprint({}, train, val, *extra)}
+            "data": run_fingerprint({}, train, val, *_choice_splits(choice))}
 
 
 def _setting_defaults() -> dict:
@@ -395,6 +408,9 @@ class Trainer:
             from pragmeter.interpreter.model import meant_columns
 
             meant = meant_columns(classifier.settings)
+            if config.choice_anchor and choice.soft is None:
+                raise InvalidParameter("choice_anchor", config.choice_anchor, "needs a teacher's probabilities for "
+                                       "the choice items' readings (classify/distillation.py: with_teacher)")
         choice_count = 0 if choice is None else len(choice_batches(choice, config.batch_size, torch.Generator()))
         steps_per_epoch = math.ceil((math.ceil(len(train) / config.batch_size) + choice_count)
                                     / config.grad_accumulation)
@@ -449,7 +465,11 @@ class Trainer:
                     with classifier.autocast():
                         logits = model(**inputs.to(classifier.device)).logits
                     loss = choice_loss(logits, [len(options) for options in items.readings], items.golds, meant)
-                    choice_losses.append(loss.item())
+                    choice_losses.append(loss.item())  # the loss over reading scores alone, anchored or not
+                    if config.choice_anchor:
+                        anchor = torch.tensor([row for rows in items.soft for row in rows], dtype=torch.float32)
+                        loss = loss + config.choice_anchor * torch.nn.functional.cross_entropy(
+                            logits.float(), anchor.to(logits.device))
                 (loss / config.grad_accumulation).backward()
                 if number % config.grad_accumulation == 0 or number == len(batches):
                     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
