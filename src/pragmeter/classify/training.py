@@ -67,8 +67,8 @@ class FineTuneConfig:
     # each pair's target: (1 - soft_weight) × its label + soft_weight × a teacher's probabilities (Examples.soft)
     soft_weight: float = 0.0
     # the weight of a cross-entropy pulling each choice item's readings towards a teacher's probabilities on them
-    # (ChoiceExamples.soft), beside the loss over their scores: the order of readings is learnt while each pair's
-    # own reading stays near the teacher's
+    # (ChoiceExamples.soft), beside the loss over their scores: the readings' order is learnt while each reading's
+    # own probabilities stay near the teacher's
     choice_anchor: float = 0.0
 
     def __post_init__(self):
