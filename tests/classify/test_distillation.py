@@ -15,7 +15,7 @@ import torch
 
 from pragmeter.classify import distillation
 from pragmeter.classify.distillation import teacher_probabilities, with_teacher
-from pragmeter.classify.examples import Examples
+from pragmeter.classify.examples import ChoiceExamples, Examples
 from pragmeter.classify.job import run_recipe
 from pragmeter.classify.opening import open_classifier
 from pragmeter.classify.recipes import inli
@@ -204,8 +204,6 @@ def test_the_card_of_a_distilled_interpreter_names_its_teacher_and_share(tmp_pat
 
 
 def _animal_items():
-    from pragmeter.classify.examples import ChoiceExamples
-
     animals = ["cat", "dog", "bird", "fish", "horse", "cow", "sheep", "goat"]
     return ChoiceExamples([f'Where is the {a}? "Look under the table."' for a in animals],
                           [(f"The {a} is under the table.", f"The {a} is on the roof.")
@@ -233,7 +231,7 @@ def test_the_teacher_labels_each_choice_reading_and_the_anchor_keeps_the_reading
         np.testing.assert_allclose(np.array(pairs.soft)[:, column], raw[:, TEACHER_LABELS.index(label)], atol=1e-6)
     assert choice.subset([1]).soft == [choice.soft[1]]  # the rows travel with their item
     with pytest.raises(ValueError, match="rows of the teacher's probabilities"):
-        type(choice)(choice.premises[:1], choice.readings[:1], [0], soft=[choice.soft[1]])
+        ChoiceExamples(choice.premises[:1], choice.readings[:1], [0], soft=[choice.soft[1]])
 
     def trained(anchor: float, folder: str):
         classifier = open_classifier(_untrained(data, tmp_path), backend="torch", precision="fp32", device="cpu",
@@ -244,15 +242,15 @@ def test_the_teacher_labels_each_choice_reading_and_the_anchor_keeps_the_reading
                                                                                       choice=choice)
         return classifier, config, result
 
-    free, free_config, free_result = trained(0.0, "free")
+    free, free_config, _ = trained(0.0, "free")
     anchored, anchored_config, anchored_result = trained(5.0, "anchored")
     start = open_classifier(_untrained(data, tmp_path), precision="fp32", progress=False)[0]
     assert _reading_kl(anchored, choice) < 0.5 * _reading_kl(start, choice)
     assert _reading_kl(anchored, choice) < _reading_kl(free, choice)
-    # the history reports the loss over the readings' scores alone, comparable with and without the anchor
+    # every epoch of the anchored run trained on every choice item
     assert all(row["choice_items"] == len(choice) for row in anchored_result.history)
     # the teacher's answers on the readings are data of the run; a run without an anchor keeps its old identity
-    unlabelled = type(choice)(choice.premises, choice.readings, choice.golds)
+    unlabelled = ChoiceExamples(choice.premises, choice.readings, choice.golds)
     assert fingerprint(free_config, free, data.train, data.val, choice) != \
         fingerprint(free_config, free, data.train, data.val, unlabelled)
     assert "choice_anchor" not in run_identity(free_config, free, data.train, data.val)["settings"]
@@ -262,4 +260,3 @@ def test_the_teacher_labels_each_choice_reading_and_the_anchor_keeps_the_reading
                                                                                    choice=unlabelled)
     with pytest.raises(InvalidParameter):
         FineTuneConfig(choice_anchor=-1.0)
-
