@@ -18,6 +18,9 @@ accuracy beside it. Families and sources are chosen per variant, so one command 
     # the choice items' readings anchored to the teacher's probabilities as well (weight 1 beside their loss)
     python experiments/interpreter_multisource.py --out runs/ms --variant anchored --init-from interpreter-minilm-inli \
         --sources general --choice grice,circa --teacher interpreter-minilm-inli --choice-anchor 1
+    # the general sets' entailment as implied-or-explicit (one class for the loss) rather than as explicit
+    python experiments/interpreter_multisource.py --out runs/ms --variant entailed --init-from interpreter-minilm-inli \
+        --sources general --nli-entailment entailed
     # smoke run
     python experiments/interpreter_multisource.py --out /tmp/ms --variant smoke --max-steps 2 --limit-eval 16
 
@@ -38,8 +41,8 @@ from pathlib import Path
 
 from pragmeter.classify.distillation import soft_weight, with_teacher
 from pragmeter.classify.job import run_recipe
-from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, MEANT_FIRST_DEV, PRAGMATIC, build,
-                                                    circa_items, grice_evaluator, grice_items,
+from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, MEANT_FIRST_DEV, NLI_ENTAILMENT, PRAGMATIC,
+                                                    build, circa_items, grice_evaluator, grice_items,
                                                     training_files, yes_no_evaluator)
 from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.classify.training import FineTuneConfig
@@ -140,6 +143,10 @@ def main(argv: list[str] | None = None) -> None:
                         help="share of the figurative and sarcastic choice items whose restated reading is a near "
                              "copy of the sentence (a changed tense, an added adverb, another person) rather than "
                              "its exact words")
+    parser.add_argument("--nli-entailment", default="explicit", choices=NLI_ENTAILMENT,
+                        help="the general NLI sets' entailment labelled explicit (what the premise says, in other "
+                             "words) or entailed (implied or explicit, either one: the loss reads the two as one "
+                             "class)")
     parser.add_argument("--init-from", default=None,
                         help="start the pragmatic stage from this interpreter (folder or packaged name; a shipped "
                              "form is first written out whole to OUT/init-<name>) instead of the general stage")
@@ -180,7 +187,8 @@ def main(argv: list[str] | None = None) -> None:
         init = whole_weights(args.init_from, Path(args.out))
         summary["init_from"] = str(args.init_from)
     elif families:
-        data = sample(build("general", families=families, cap=args.cap, seed=args.seed, root=args.data_root), args)
+        data = sample(build("general", families=families, cap=args.cap, seed=args.seed, root=args.data_root,
+                            nli_entailment=args.nli_entailment), args)
         summary["general"] = stage("general", data, args.epochs_general, None, args)
         init = Path(args.out) / "runs" / f"{args.variant}-general"
     mix_cap = args.cap if args.mix_cap is None else args.mix_cap
@@ -188,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
                         seed=args.seed, root=args.data_root, inli_cap=args.inli_cap, choice=choice,
                         grice_cap=args.grice_cap, flute_cap=args.flute_cap, sarcasm_cap=args.sarcasm_cap,
                         figqa_cap=args.figqa_cap, impli_cap=args.impli_cap, framed=args.framed,
-                        reworded=args.reworded), args)
+                        reworded=args.reworded, nli_entailment=args.nli_entailment), args)
     if families and not args.init_from:  # the final weights derive from the general stage's data: its files too
         data.data_files = {**data.data_files, **dataset_checksums(training_files("general", families))}
     summary["pragmatic"] = stage("pragmatic", data, args.epochs_pragmatic, init, args)

@@ -16,7 +16,9 @@ from pragmeter.classify.recipes.interpreter import (CIRCA_DEV_ITEMS, FLUTE_DEV_I
                                                     build, choice_examples, circa_examples, circa_items,
                                                     flute_items, general_examples, grice_items, grice_premise,
                                                     training_files)
-from pragmeter.classify.training import FineTuneConfig, Trainer, choice_loss, fingerprint
+from pragmeter.classify.training import (FineTuneConfig, Trainer, choice_loss, fingerprint, joined_columns, joined_rows,
+                                         pair_loss, pair_targets)
+from pragmeter.errors import InvalidParameter
 from pragmeter.errors import PragmeterError
 
 INLI_LABELS = {"implied", "explicit", "neutral", "contradiction"}
@@ -36,6 +38,80 @@ def test_general_sets_meet_inli_labels(data_root):
     assert general_examples(cap=40, root=data_root).texts == examples.texts  # seeded
     with pytest.raises(PragmeterError, match="unknown family"):
         general_examples(("nli", "sarcasm"), root=data_root)
+
+
+def test_general_entailment_can_be_read_as_implied_or_explicit(data_root):
+    """--nli-entailment entailed: the same pairs, each general NLI entailment labelled ``entailed`` instead of
+    ``explicit``; IMPPRES's implicatures stay ``implied``; the recipe records the choice only when it is not the
+    default, so earlier runs keep their arguments."""
+    explicit = general_examples(cap=40, root=data_root)
+    entailed = general_examples(cap=40, root=data_root, entailment="entailed")
+    assert (entailed.texts, entailed.pairs) == (explicit.texts, explicit.pairs)
+    changed = {(a, b) for a, b in zip(explicit.labels, entailed.labels) if a != b}
+    assert changed == {("explicit", "entailed")}
+    assert "explicit" not in entailed.labels
+    assert {label for label, group in zip(entailed.labels, entailed.groups) if group == "imppres_implicature"} >= \
+        {"implied"}
+    with pytest.raises(PragmeterError, match="unknown reading of NLI entailment"):
+        general_examples(("nli",), cap=5, root=data_root, entailment="implied")
+    recipe = build("pragmatic", families=("nli",), sources=("general",), cap=5, inli_cap=10, root=data_root,
+                   nli_entailment="entailed")
+    assert recipe.arguments["nli_entailment"] == "entailed" and "entailed" in recipe.train.labels
+    assert "nli_entailment" not in build("pragmatic", families=("nli",), sources=("general",), cap=5, inli_cap=10,
+                                         root=data_root).arguments
+
+
+def test_an_entailed_pair_s_loss_reads_implied_and_explicit_as_one_class():
+    labels = ["implied", "explicit", "neutral", "contradiction"]
+    pairs = Examples(["p"] * 3, ["entailed", "neutral", "implied"], ["h"] * 3,
+                     soft=[(0.1, 0.6, 0.2, 0.1), (0.3, 0.3, 0.3, 0.1), (0.7, 0.1, 0.1, 0.1)])
+    joined, columns = joined_rows(pairs, labels), joined_columns(labels)
+    assert joined.tolist() == [True, False, False] and columns == [0, 1]
+    targets = pair_targets(pairs, labels, 0.5)
+    assert targets[0].tolist() == pytest.approx([0.3, 0.55, 0.1, 0.05])  # the label's half spread over both
+    logits = torch.tensor([[2.0, -1.0, 0.5, 0.0], [0.0, 1.0, 2.0, 0.0], [1.0, 0.0, 0.0, -1.0]], requires_grad=True)
+    loss = pair_loss(logits, targets, joined, columns)
+    log_p = torch.log_softmax(logits, dim=-1)
+    first = -(0.85 * torch.logsumexp(log_p[0, :2], 0) + 0.1 * log_p[0, 2] + 0.05 * log_p[0, 3])
+    rest = torch.nn.functional.cross_entropy(logits[1:], targets[1:], reduction="sum")
+    assert loss.item() == pytest.approx(((first + rest) / 3).item(), rel=1e-6)
+    swapped = logits.detach().clone()
+    swapped[0, :2] = swapped[0, :2].flip(0)  # implied and explicit exchanged on the entailed pair: the same loss
+    assert pair_loss(swapped, targets, joined, columns).item() == pytest.approx(loss.item(), rel=1e-6)
+    loss.backward()
+    # descent moves the entailed pair's implied and explicit logits together (in proportion to their probabilities)
+    probabilities = torch.softmax(logits.detach()[0], dim=-1)
+    assert (logits.grad[0, 0] / logits.grad[0, 1]).item() == pytest.approx((probabilities[0] / probabilities[1]).item(),
+                                                                             rel=1e-5)
+    # without an entailed pair, targets and loss are what they always were
+    plain = Examples(["p", "p"], ["explicit", "neutral"], ["h", "h"])
+    assert pair_targets(plain, labels).tolist() == [1, 2]
+    assert pair_loss(logits[:2], torch.tensor([1, 2]), joined_rows(plain, labels), columns).item() == \
+        pytest.approx(torch.nn.functional.cross_entropy(logits[:2], torch.tensor([1, 2])).item())
+    # a 3-way model has the label itself; a label the model lacks is refused by name
+    assert pair_targets(Examples(["p"], ["entailed"], ["h"]), ["entailed", "neutral", "contradiction"]).tolist() == [0]
+    with pytest.raises(InvalidParameter, match="'said'"):
+        pair_targets(Examples(["p"], ["said"], ["h"]), labels)
+
+
+def test_training_on_entailed_pairs_raises_their_meant_probability(tmp_path):
+    settings = ClassifierSettings(labels=["implied", "explicit", "neutral", "contradiction"],
+                                  base_encoder="all-MiniLM-L6-v2", max_length=32, input_kind="pair")
+    classifier = TextClassifier.from_encoder("all-MiniLM-L6-v2", settings, "cpu", seed=0)
+    texts = ["A man is playing a guitar on stage.", "Two dogs run across a field.", "A woman is slicing bread.",
+             "Children are swimming in a lake."]
+    hypotheses = ["A person is making music.", "Animals are outside.", "Someone is preparing food.",
+                  "Kids are in the water."]
+    train = Examples(texts * 2, ["entailed"] * 4 + ["contradiction"] * 4,
+                     hypotheses + ["Nobody is here.", "The field is empty.", "The kitchen is empty.",
+                                   "The lake is empty."])
+    val = Examples(texts, ["explicit"] * 4, hypotheses)
+    meant = lambda: classifier.probabilities(texts, hypotheses)[:, :2].sum(axis=1)  # noqa: E731
+    before = meant()
+    config = FineTuneConfig(epochs=8, batch_size=4, lr=5e-4, max_length=32, select_on="accuracy", warmup_ratio=0.0)
+    Trainer(classifier, config, tmp_path / "work", progress=False).fit(train, val)
+    after = meant()
+    assert after.mean() > before.mean() + 0.2 and (after > before).all()
 
 
 def test_circa_development_split_never_trains(data_root):

@@ -159,14 +159,50 @@ def _identity_settings(config: FineTuneConfig) -> dict:
             if k != "checkpoint_every" and not (k in LATER_SETTINGS and v == LATER_SETTINGS[k])}
 
 
+# A pair's label when it is meant but whether it is said or implied is not known (a general NLI set's entailment):
+# in a model without that label, the labels a reading's score sums (implied and explicit) are one class for its loss.
+ENTAILED = "entailed"
+
+
+def joined_columns(labels: list[str]) -> list[int]:
+    """The columns an ``ENTAILED`` pair's loss reads as one class: those of the labels a reading's score sums; none
+    when ``labels`` has ``entailed`` itself (a 3-way model) or lacks two such labels."""
+    from pragmeter.interpreter.model import MEANT_LABELS
+
+    if ENTAILED in labels:
+        return []
+    columns = [i for i, label in enumerate(labels) if label in MEANT_LABELS]
+    return columns if len(columns) > 1 else []
+
+
+def joined_rows(train: Examples, labels: list[str]) -> torch.Tensor:
+    """Which training pairs' loss reads :func:`joined_columns` as one class (those labelled ``ENTAILED``)."""
+    joined = bool(joined_columns(labels))
+    return torch.tensor([joined and label == ENTAILED for label in train.labels], dtype=torch.bool)
+
+
 def pair_targets(train: Examples, labels: list[str], soft_weight: float = 0.0) -> torch.Tensor:
     """Each training pair's target for the cross-entropy: its label's index, or with ``soft_weight`` a distribution,
     (1 - soft_weight) × its label's one-hot + soft_weight × the teacher's probabilities (``train.soft``, columns in
-    ``labels`` order)."""
+    ``labels`` order). Where any pair is labelled ``ENTAILED`` (and ``labels`` lacks it), every target is a
+    distribution and such a pair's label part is spread evenly over :func:`joined_columns` (its loss reads only their
+    sum: :func:`pair_loss`)."""
     index = {label: i for i, label in enumerate(labels)}
-    hard = torch.tensor([index[label] for label in train.labels])
-    if not soft_weight:
+    columns = joined_columns(labels)
+    unknown = next((label for label in train.labels if label not in index and not (columns and label == ENTAILED)),
+                   None)
+    if unknown is not None:
+        raise InvalidParameter("labels", unknown, f"is not one of the model's labels ({', '.join(labels)})")
+    joined = joined_rows(train, labels)
+    hard = torch.tensor([index.get(label, 0) for label in train.labels])
+    if not soft_weight and not joined.any():
         return hard
+    label_part = torch.nn.functional.one_hot(hard, len(labels)).float()
+    if joined.any():
+        label_part[joined] = 0.0
+        label_part[joined.nonzero().squeeze(1)[:, None], torch.tensor(columns)[None, :]] = 1.0 / len(columns)
+    if not soft_weight:
+        return label_part
     if train.soft is None:
         raise InvalidParameter("soft_weight", soft_weight, "needs a teacher's probabilities for the training "
                                "examples (classify/distillation.py: with_teacher)")
@@ -174,7 +210,23 @@ def pair_targets(train: Examples, labels: list[str], soft_weight: float = 0.0) -
     if soft.shape != (len(train), len(labels)):
         raise InvalidParameter("soft_weight", soft_weight, f"the teacher's probabilities are {tuple(soft.shape)}, not "
                                f"one row of {len(labels)} per training example")
-    return (1 - soft_weight) * torch.nn.functional.one_hot(hard, len(labels)).float() + soft_weight * soft
+    return (1 - soft_weight) * label_part + soft_weight * soft
+
+
+def pair_loss(logits: torch.Tensor, targets: torch.Tensor, joined: torch.Tensor | None = None,
+              columns: list[int] = ()) -> torch.Tensor:
+    """The mean cross-entropy of pairs' logits against their targets (indices or distributions); a row in ``joined``
+    reads ``columns`` as one class: its target's mass there against the log of their summed probabilities, so how it
+    splits between them is left to the other pairs."""
+    if joined is None or not columns or not joined.any():
+        return torch.nn.functional.cross_entropy(logits, targets)
+    log_p = torch.nn.functional.log_softmax(logits, dim=-1)
+    dist = targets if targets.dim() == 2 else torch.nn.functional.one_hot(targets, logits.shape[-1]).float()
+    plain = -(dist * log_p).sum(-1)
+    others = [c for c in range(logits.shape[-1]) if c not in columns]
+    merged = -(dist[:, columns].sum(-1) * torch.logsumexp(log_p[:, columns], dim=-1)
+               + (dist[:, others] * log_p[:, others]).sum(-1))
+    return torch.where(joined, merged, plain).mean()
 
 
 def run_identity(config: FineTuneConfig, classifier: TextClassifier, train: Examples, val: Examples,
@@ -428,6 +480,7 @@ class Trainer:
 
         validation = ClassificationEvaluator(val, "val", config.select_on, config.eval_batch_size)
         targets_all = pair_targets(train, classifier.labels, config.soft_weight)
+        joined_all, joined_at = joined_rows(train, classifier.labels), joined_columns(classifier.labels)
         lengths = classifier.token_lengths(train.texts, train.pairs) if config.group_by_length else None
         for epoch in range(start + 1, config.epochs + 1):
             if stop_after is not None and epoch > stop_after:
@@ -456,7 +509,7 @@ class Trainer:
                     targets = targets_all[index].to(classifier.device)
                     with classifier.autocast():
                         logits = model(**inputs).logits
-                    loss = torch.nn.functional.cross_entropy(logits.float(), targets)
+                    loss = pair_loss(logits.float(), targets, joined_all[index].to(classifier.device), joined_at)
                     losses.append(loss.item())
                 else:
                     items = choice.subset(index)

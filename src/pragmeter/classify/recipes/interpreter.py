@@ -4,8 +4,9 @@ INLI with the implicature sets (stage ``pragmatic``, started from the general st
 Every set is read as INLI's four labels, so one head serves every stage and the interpreter's reading score
 (P(implied) + P(explicit)) means the same after each:
 
-- NLI ``entailment`` → ``explicit`` (what the premise says, in other words), ``neutral`` → ``neutral``,
-  ``contradiction`` → ``contradiction``; 2-way sets whose "no" is not split (DNC) are not read;
+- NLI ``entailment`` → ``explicit`` (what the premise says, in other words), or with ``nli_entailment="entailed"``
+  → ``entailed`` (implied or explicit, either one, a coarse target the loss reads as one class), ``neutral`` →
+  ``neutral``, ``contradiction`` → ``contradiction``; 2-way sets whose "no" is not split (DNC) are not read;
 - IMPPRES implicature, read with its pragmatic label: ``entailment`` → ``implied`` (a scalar implicature is meant,
   not said);
 - FLUTE's training files: the figurative sentence, quoted, implies its literal meaning and contradicts FLUTE's
@@ -68,6 +69,10 @@ GENERAL = {"nli": {"taxinli": "train", "esnli": ("dev", "test"), "cad_nli": "tra
            "presupposition": {"imppres": ("presupposition", "implicature")}}
 PRAGMATIC = ("flute", "circa", "general")  # "general": the general families mixed into this stage
 NLI_TO_INLI = {"entailment": "explicit", "neutral": "neutral", "contradiction": "contradiction"}
+# How a general NLI set's entailment meets INLI's labels: as ``explicit`` (what the premise says, in other words), or as
+# ``entailed`` (implied or explicit, either one: the loss reads the two as one class, as XNLI-en's 3-way figure does;
+# classify/training.py ENTAILED), so that an NLI set's inferential entailments are not taught to be said outright.
+NLI_ENTAILMENT = ("explicit", "entailed")
 CIRCA_DEV_ITEMS = 500
 CIRCA_LABELS = ("yes", "no")
 CHOICE = ("grice", "circa", "flute", "sarcasm", "figqa", "impli")  # sets trained as choice items
@@ -104,10 +109,15 @@ IMPLI_DEV_ITEMS = 300
 
 
 def general_examples(families: tuple[str, ...] = tuple(GENERAL), cap: int | None = 6000, seed: int = 0,
-                     root: str | os.PathLike | None = None) -> Examples:
-    """The general stage's pairs as INLI labels: each set (and split) sampled to at most ``cap`` pairs (seeded)."""
+                     root: str | os.PathLike | None = None, entailment: str = "explicit") -> Examples:
+    """The general stage's pairs as INLI labels: each set (and split) sampled to at most ``cap`` pairs (seeded); an
+    NLI entailment labelled ``entailment`` (one of :data:`NLI_ENTAILMENT`)."""
     from pragmeter.datasets.nli import load_nli
 
+    if entailment not in NLI_ENTAILMENT:
+        raise PragmeterError(f"unknown reading of NLI entailment {entailment!r}; choose one of "
+                             f"{', '.join(NLI_ENTAILMENT)}")
+    mapping = {**NLI_TO_INLI, "entailment": entailment}
     texts, pairs, labels, groups = [], [], [], []
     for family in families:
         if family not in GENERAL:
@@ -119,7 +129,7 @@ def general_examples(families: tuple[str, ...] = tuple(GENERAL), cap: int | None
                     rows = random.Random(f"{seed}-{name}-{split}").sample(rows, cap)
                 for row in rows:
                     label = ("implied" if row.source == "imppres_implicature" and row.label == "entailment"
-                             else NLI_TO_INLI.get(row.label))
+                             else mapping.get(row.label))
                     if label is None:
                         continue
                     texts.append(row.premise), pairs.append(row.hypothesis), labels.append(label)
@@ -411,9 +421,10 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
 
 def pragmatic_examples(sources: tuple[str, ...] = ("flute", "circa"), circa_cap: int | None = 4000, seed: int = 0,
                        root: str | os.PathLike | None = None, inli_cap: int | None = None,
-                       families: tuple[str, ...] = tuple(GENERAL), cap: int | None = 6000) -> Examples:
+                       families: tuple[str, ...] = tuple(GENERAL), cap: int | None = 6000,
+                       nli_entailment: str = "explicit") -> Examples:
     """INLI train (a seeded sample of ``inli_cap`` pairs; None: all) and the sets in ``sources`` (``general``: the
-    ``families`` at ``cap`` pairs per set, mixed in)."""
+    ``families`` at ``cap`` pairs per set, mixed in, their entailment read as ``nli_entailment``)."""
     unknown = sorted(set(sources) - set(PRAGMATIC))
     if unknown:
         raise PragmeterError(f"unknown pragmatic source {unknown[0]!r}; choose among {', '.join(PRAGMATIC)}")
@@ -421,7 +432,7 @@ def pragmatic_examples(sources: tuple[str, ...] = ("flute", "circa"), circa_cap:
     if inli_cap is not None and len(train) > inli_cap:
         train = train.subset(sorted(random.Random(f"{seed}-inli").sample(range(len(train)), inli_cap)))
     if "general" in sources:
-        train = train.extend(general_examples(families, cap, seed, root))
+        train = train.extend(general_examples(families, cap, seed, root, nli_entailment))
     if "flute" in sources:
         train = train.extend(flute_examples(root))
     if "circa" in sources:
@@ -465,16 +476,19 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
           seed: int = 0, root: str | os.PathLike | None = None, inli_cap: int | None = None,
           choice: tuple[str, ...] = (), grice_cap: int | None = 4000, flute_cap: int | None = 4000,
           sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000,
-          impli_cap: int | None = 4000, framed: float = 0.0, reworded: float = 0.0) -> RecipeData:
+          impli_cap: int | None = 4000, framed: float = 0.0, reworded: float = 0.0,
+          nli_entailment: str = "explicit") -> RecipeData:
     """The recipe's data for one ``stage``: ``general`` (the ``families`` of GENERAL) or ``pragmatic`` (INLI train
-    with ``sources``, and the choice items of ``choice``); both validate and test on INLI."""
+    with ``sources``, and the choice items of ``choice``); both validate and test on INLI. ``nli_entailment``: how the
+    general sets' entailment is labelled (:data:`NLI_ENTAILMENT`)."""
     if stage not in STAGES:
         raise PragmeterError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
     if stage == "general":
-        train = general_examples(tuple(families), cap, seed, root)
+        train = general_examples(tuple(families), cap, seed, root, nli_entailment)
         arguments = {"stage": stage, "families": list(families), "cap": cap}
     else:
-        train = pragmatic_examples(tuple(sources), circa_cap, seed, root, inli_cap, tuple(families), cap)
+        train = pragmatic_examples(tuple(sources), circa_cap, seed, root, inli_cap, tuple(families), cap,
+                                   nli_entailment)
         arguments = {"stage": stage, "sources": list(sources), "circa_cap": circa_cap, "inli_cap": inli_cap,
                      **({"families": list(families), "cap": cap} if "general" in sources else {}),
                      **({"choice": list(choice), "grice_cap": grice_cap} if choice else {}),
@@ -484,6 +498,8 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
                      **({"impli_cap": impli_cap} if "impli" in choice else {}),
                      **({"framed": framed} if framed and choice else {}),
                      **({"reworded": reworded} if reworded and choice else {})}
+    if nli_entailment != "explicit" and (stage == "general" or "general" in sources):
+        arguments["nli_entailment"] = nli_entailment
     chosen = (choice_examples(tuple(choice), grice_cap, circa_cap, seed, root, flute_cap, sarcasm_cap, figqa_cap,
                               impli_cap, framed, reworded)
               if choice and stage == "pragmatic" else None)
