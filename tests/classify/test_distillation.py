@@ -48,6 +48,31 @@ def test_the_teacher_s_probabilities_come_in_the_student_s_label_order(teacher, 
     assert rows.shape == (len(data.train), 4) and np.allclose(rows.sum(1), 1, atol=1e-5)
 
 
+def test_a_labelling_is_shared_by_runs_that_label_the_same_pairs_otherwise_but_not_across_column_orders(
+        teacher, data, tmp_path, monkeypatch):
+    calls = []
+    real = open_classifier
+
+    def counting(*args, **kwargs):
+        classifier, runtime = real(*args, **kwargs)
+        inner = classifier.probabilities
+        classifier.probabilities = lambda texts, *rest: calls.append(len(texts)) or inner(texts, *rest)
+        return classifier, runtime
+
+    monkeypatch.setattr("pragmeter.classify.opening.open_classifier", counting)
+    labels = list(data.labels)
+    first = teacher_probabilities(teacher, data.train, labels, tmp_path, progress=False)
+    relabelled = Examples(data.train.texts, ["neutral"] * len(data.train), data.train.pairs)
+    again = teacher_probabilities(teacher, relabelled, labels, tmp_path, progress=False)
+    assert calls == [len(data.train)] and np.array_equal(first, again)  # read from the kept file, not labelled again
+    reordered = teacher_probabilities(teacher, data.train, labels[::-1], tmp_path, progress=False)
+    assert calls == [len(data.train)] * 2 and len(list(tmp_path.glob("teacher-*.npy"))) == 2
+    np.testing.assert_allclose(reordered, first[:, ::-1], atol=1e-6)
+    other = data.train.subset(range(1, len(data.train)))
+    teacher_probabilities(teacher, other, labels, tmp_path, progress=False)
+    assert calls[-1] == len(other) and len(list(tmp_path.glob("teacher-*.npy"))) == 3
+
+
 def test_labelling_continues_after_an_interruption_and_remakes_a_damaged_file(teacher, data, tmp_path, monkeypatch):
     monkeypatch.setattr(distillation, "CHUNK", 8)
     calls = []

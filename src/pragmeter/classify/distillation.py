@@ -9,7 +9,8 @@ The teacher is any classifier folder or packaged interpreter with the student's 
 every command opens one (:func:`pragmeter.classify.opening.open_classifier`), in fp32, so its probabilities do not
 depend on the CPU. Labelling tens of thousands of pairs with a base-size teacher takes a while on a CPU: the
 probabilities are kept in the work folder, chunk by chunk as they are made, under a name that holds the teacher's
-content and the examples' digest, so an interrupted labelling continues where it stopped and a rerun reuses them.
+content, the columns' order and the examples' inputs (not their labels), so an interrupted labelling continues where
+it stopped and a rerun, or a run that labels the same pairs otherwise, reuses them.
 """
 
 from __future__ import annotations
@@ -35,11 +36,14 @@ def soft_weight(teacher, given: float | None) -> float:
 FILE_PATTERN = "teacher-{key}.npy"
 
 
-def teacher_key(folder: Path, examples: Examples) -> str:
-    """What the kept probabilities are of: the teacher folder's content and every training example."""
+def teacher_key(folder: Path, examples: Examples, labels: list[str]) -> str:
+    """What the kept probabilities are of: the teacher folder's content, the columns' order (``labels``) and every
+    example's input (text and pair; its label is not read by the teacher, so runs that label the same pairs
+    differently share one labelling)."""
     from pragmeter.encoders.fingerprint import folder_fingerprint
 
-    return hashlib.sha256(f"{folder_fingerprint(folder)}\n{run_fingerprint({}, examples)}".encode()).hexdigest()[:16]
+    inputs = run_fingerprint({"columns": list(labels)}, Examples(examples.texts, [""] * len(examples), examples.pairs))
+    return hashlib.sha256(f"{folder_fingerprint(folder)}\n{inputs}".encode()).hexdigest()[:16]
 
 
 def teacher_probabilities(teacher: str | os.PathLike, examples: Examples, labels: list[str], work_dir: Path,
@@ -61,7 +65,7 @@ def teacher_probabilities(teacher: str | os.PathLike, examples: Examples, labels
                              f"{'pairs' if examples.pairs is not None else 'single texts'}")
     order = [list(classifier.labels).index(label) for label in labels]
     work_dir.mkdir(parents=True, exist_ok=True)
-    path = work_dir / FILE_PATTERN.format(key=teacher_key(folder, examples))
+    path = work_dir / FILE_PATTERN.format(key=teacher_key(folder, examples, labels))
     done = _kept(path, len(labels))
     with tqdm(total=len(examples), initial=len(done), desc=f"teacher {folder.name}", unit="example",
               disable=not progress, dynamic_ncols=True) as bar:
