@@ -198,9 +198,10 @@ def pair_targets(train: Examples, labels: list[str], soft_weight: float = 0.0) -
     if not soft_weight and not joined.any():
         return hard
     label_part = torch.nn.functional.one_hot(hard, len(labels)).float()
-    if joined.any():
-        label_part[joined] = 0.0
-        label_part[joined.nonzero().squeeze(1)[:, None], torch.tensor(columns)[None, :]] = 1.0 / len(columns)
+    if columns:
+        spread = torch.zeros(len(labels))
+        spread[columns] = 1.0 / len(columns)
+        label_part[joined] = spread
     if not soft_weight:
         return label_part
     if train.soft is None:
