@@ -21,6 +21,10 @@ accuracy beside it. Families and sources are chosen per variant, so one command 
     # the general sets' entailment as implied-or-explicit (one class for the loss) rather than as explicit
     python experiments/interpreter_multisource.py --out runs/ms --variant entailed --init-from interpreter-minilm-inli \
         --sources general --nli-entailment entailed
+    # the general NLI pairs on their own labels, the teacher's share only on the others
+    python experiments/interpreter_multisource.py --out runs/ms --variant labels --init-from interpreter-minilm-inli \
+        --sources general --families nli --teacher interpreter-minilm-inli --soft-weight 0.8 \
+        --label-only-groups taxinli,esnli,cad_nli,sick,conjnli
     # smoke run
     python experiments/interpreter_multisource.py --out /tmp/ms --variant smoke --max-steps 2 --limit-eval 16
 
@@ -77,6 +81,10 @@ def stage(name: str, data, epochs: int, init_from: Path | None, args) -> dict:
         data.arguments["init_from"] = {"folder": init_from.name, "sha256": sha256_of(init_from / "model.safetensors")}
     if not (folder / "metrics.json").is_file():
         teacher = args.teacher if name == "pragmatic" else None  # it labels the final stage's pairs
+        missing = sorted(set(args.label_only_groups) - set(data.train.groups or ())) if teacher else []
+        if missing:
+            raise SystemExit(f"--label-only-groups: {missing[0]!r} is no group of the {name} stage's training pairs "
+                             f"(they are {', '.join(sorted(set(data.train.groups or ())))})")
         if teacher:
             with_teacher(data, teacher, work, progress=not args.no_progress, choice=bool(args.choice_anchor))
         print(f"{args.variant}-{name}: {len(data.train)} training pairs", file=sys.stderr)
@@ -84,7 +92,8 @@ def stage(name: str, data, epochs: int, init_from: Path | None, args) -> dict:
                                 max_length=args.max_length, precision=args.precision, select_on="accuracy",
                                 seed=args.seed, checkpoint_every=args.checkpoint_every,
                                 soft_weight=soft_weight(teacher, args.soft_weight) if teacher else 0.0,
-                                choice_anchor=args.choice_anchor)
+                                choice_anchor=args.choice_anchor,
+                                label_only_groups=args.label_only_groups if teacher else ())
         run_recipe(data, args.encoder, config, folder, work, args.device,
                    " ".join(["python", "experiments/interpreter_multisource.py", *sys.argv[1:]]),
                    not args.no_progress, init_from=init_from, evaluate_test=False)
@@ -173,6 +182,8 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.soft_weight is not None and not args.teacher:
         parser.error("--soft-weight weighs a teacher's probabilities: give --teacher too")
+    if args.label_only_groups and not args.teacher:
+        parser.error("--label-only-groups keeps pairs off a teacher's probabilities: give --teacher too")
     if args.choice_anchor and not (args.teacher and names(args.choice, CHOICE)):
         parser.error("--choice-anchor pulls choice items' readings towards a teacher's probabilities: give --teacher "
                      "and --choice too")

@@ -3,7 +3,8 @@ the work folder chunk by chunk (an interrupted labelling continues, a damaged fi
 targets that pull the student towards the teacher; the command line trains with --teacher and --soft-weight and
 refuses either without the other; a run's digest records the teacher's answers but stays as it was without one; the
 card of a distilled interpreter names its teacher and the teacher's share; the teacher labels choice items' readings
-too, an anchor that keeps them near its probabilities while their order is learnt."""
+too, an anchor that keeps them near its probabilities while their order is learnt; groups of pairs can keep their own
+labels alone while the others learn the teacher."""
 
 from __future__ import annotations
 
@@ -132,6 +133,54 @@ def test_targets_mix_the_label_and_the_teacher_s_probabilities():
         examples.extend(Examples(["z"], ["b"]))
 
 
+def test_label_only_groups_keep_their_labels_while_the_other_pairs_mix_the_teacher():
+    labels = ["a", "b", "c"]
+    teacher_rows = [(0.2, 0.5, 0.3), (0.1, 0.1, 0.8), (0.6, 0.2, 0.2)]
+    examples = Examples(["x", "y", "z"], ["a", "c", "b"], groups=["inli", "esnli", "sick"], soft=teacher_rows)
+    mixed = pair_targets(examples, labels, 0.25, ("esnli", "sick"))
+    np.testing.assert_allclose(mixed.numpy(), [[0.8, 0.125, 0.075], [0, 0, 1], [0, 1, 0]], atol=1e-6)
+    # without them the same rows are mixed as before
+    np.testing.assert_allclose(pair_targets(examples, labels, 0.25)[1:].numpy(),
+                               [[0.025, 0.025, 0.95], [0.15, 0.8, 0.05]], atol=1e-6)
+    with pytest.raises(InvalidParameter, match="snli.*names no group.*esnli, inli, sick"):
+        pair_targets(examples, labels, 0.25, ("snli",))
+    with pytest.raises(InvalidParameter, match="soft_weight above 0"):
+        FineTuneConfig(label_only_groups=("esnli",))
+    assert FineTuneConfig(soft_weight=0.5, label_only_groups=["esnli"]).label_only_groups == ("esnli",)
+
+
+def test_label_only_pairs_learn_their_labels_where_the_others_learn_the_teacher(teacher, data, tmp_path):
+    """soft_weight 1, the same run twice: every pair learns the teacher alone, or half of them (a group labelled with
+    the label the teacher gives least) keep their labels alone. Only the second run learns that label."""
+    torch.set_num_threads(min(2, torch.get_num_threads()))
+    with_teacher(data, teacher, tmp_path / "work", progress=False)
+    own = np.array([i % 2 == 0 for i in range(len(data.train))])
+    data.train.groups = ["own" if o else "taught" for o in own]
+    teacher_rows = np.array(data.train.soft)
+    rarest = data.labels[int(teacher_rows.mean(0).argmin())]  # the label the teacher gives least
+    data.train.labels = [rarest if o else label for o, label in zip(own, data.train.labels)]
+    repeated = data.train
+    for _ in range(5):  # one epoch of six passes: the run keeps its best epoch, and there is only the last
+        repeated = repeated.extend(data.train)
+    data.train, pairs = repeated, data.train
+    runs = {}
+    for name, groups in (("teacher", ()), ("labels", ("own",))):
+        config = FineTuneConfig(epochs=1, batch_size=8, lr=3e-4, head_lr_scale=10, warmup_ratio=0.0, max_length=64,
+                                soft_weight=1.0, label_only_groups=groups, select_on="accuracy")
+        run_recipe(data, "all-MiniLM-L6-v2", config, tmp_path / name, tmp_path / f"{name}.work", "cpu", "test",
+                   False)
+        student = open_classifier(tmp_path / name, backend="torch", precision="fp32", device="cpu",
+                                  progress=False)[0]
+        runs[name] = np.asarray(student.probabilities(pairs.texts, pairs.pairs))
+    labels = list(student.labels)
+    one_hot = np.eye(len(labels))[[labels.index(label) for label in pairs.labels]]
+    taken = {name: (probs * one_hot).sum(1) for name, probs in runs.items()}
+    # the label-only pairs: their label, which the teacher all but rules out, is learnt only when they keep it
+    assert taken["teacher"][own].mean() < 0.05 and taken["labels"][own].mean() > 0.3
+    metrics = json.loads((tmp_path / "labels" / "metrics.json").read_text())
+    assert metrics["train_config"]["label_only_groups"] == ["own"]
+
+
 def _kl(teacher_rows: np.ndarray, student_rows: np.ndarray) -> float:
     return float((teacher_rows * (np.log(teacher_rows + 1e-9) - np.log(student_rows + 1e-9))).sum(1).mean())
 
@@ -216,7 +265,10 @@ def test_the_card_of_a_distilled_interpreter_names_its_teacher_and_share(tmp_pat
     metrics["training"]["train_config"]["choice_anchor"] = 1.0
     assert ("the choice items keep their own loss, beside a cross-entropy (weight 1) towards the teacher's "
             "probabilities on their readings." in interpreter_card(metrics))
-    del metrics["training"]["train_config"]["choice_anchor"]
+    metrics["training"]["train_config"]["label_only_groups"] = ["esnli", "sick", "bad`name"]
+    assert ("gives it and the rest its label (distillation, `classify/distillation.py`), except the pairs of "
+            "`esnli` and `sick`, which train on their labels alone;" in interpreter_card(metrics))
+    del metrics["training"]["train_config"]["choice_anchor"], metrics["training"]["train_config"]["label_only_groups"]
     inli_recipe = {"name": "inli", "labels": "4way", "teacher": recipe["teacher"]}
     metrics["training"]["settings"]["recipe"] = inli_recipe  # the INLI recipe's card names its teacher too
     card = interpreter_card(metrics)

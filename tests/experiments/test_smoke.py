@@ -236,7 +236,8 @@ def test_interpreter_multisource_smoke_run_trains_both_stages_and_scores_circa_d
 def test_interpreter_multisource_distils_a_teacher_on_the_pragmatic_stage(tmp_path, data_root, run_script, capsys):
     """--teacher: the pragmatic stage's pairs carry the teacher's probabilities (kept in the work folder), the run
     records the teacher and the soft weight; --soft-weight alone is refused; --choice-anchor has the teacher label the
-    choice items' readings too, and is refused without a teacher and choice items."""
+    choice items' readings too, and is refused without a teacher and choice items; --label-only-groups keeps a group
+    off the teacher, and is refused without one or for a group the pairs lack."""
     from pragmeter.testing.tiny_nli import tiny_nli_folder
 
     teacher = tiny_nli_folder(tmp_path / "teacher", labels=("implied", "explicit", "neutral", "contradiction"), seed=3)
@@ -267,6 +268,18 @@ def test_interpreter_multisource_distils_a_teacher_on_the_pragmatic_stage(tmp_pa
     assert metrics["train_config"]["choice_anchor"] == 1.0 and metrics["history"][0]["choice_items"] == 4
     kept = sorted(np.load(p).shape for p in (tmp_path / "out" / "work" / "anchored-pragmatic").glob("teacher-*.npy"))
     assert kept == [(16, 4), (16, 4)]  # the pairs, and the 4 GRICE turns' four readings each
+    with pytest.raises(AssertionError, match="exited with 2"):
+        run_script("interpreter_multisource.py", "--out", tmp_path / "alone", "--variant", "l", "--label-only-groups",
+                   "circa", *common)
+    assert "--label-only-groups keeps pairs off a teacher's probabilities" in capsys.readouterr().err
+    with pytest.raises(AssertionError, match="'circa_yesno' is no group of the pragmatic stage's training pairs"):
+        run_script("interpreter_multisource.py", "--out", tmp_path / "out", "--variant", "typo", "--teacher", teacher,
+                   "--label-only-groups", "circa_yesno", *common)
+    assert not (tmp_path / "out" / "work" / "typo-pragmatic").exists()  # refused before the teacher labels a pair
+    run_script("interpreter_multisource.py", "--out", tmp_path / "out", "--variant", "labels", "--teacher", teacher,
+               "--soft-weight", "0.8", "--label-only-groups", "circa,ludwig", *common)
+    metrics = json.loads((tmp_path / "out" / "runs" / "labels-pragmatic" / "metrics.json").read_text())
+    assert metrics["train_config"]["label_only_groups"] == ["circa", "ludwig"]
 
 
 def test_interpreter_nli_eval(tmp_path, data_root, run_script):

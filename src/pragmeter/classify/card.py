@@ -4,6 +4,8 @@ front matter the Hugging Face Hub reads (:mod:`pragmeter.io.model_card`)."""
 
 from __future__ import annotations
 
+import re
+
 from pragmeter.errors import PragmeterError
 from pragmeter.version import __version__
 from pragmeter.io.model_card import base_model_id, combined_licence, front_matter, is_non_commercial
@@ -140,7 +142,7 @@ def general_sets(families: list[str] | None) -> str:
 
 
 def multi_source_data(recipe: dict, data_files=None, soft_weight: float | None = None,
-                      choice_anchor: float | None = None) -> str:
+                      choice_anchor: float | None = None, label_only=None) -> str:
     """The card's account of a run of the multi-source recipe (``classify/recipes/interpreter.py``), from the
     arguments its config records (with ``soft_weight``, the teacher's share of each pair's target where a teacher
     is recorded, and ``choice_anchor``, the weight pulling the choice items' readings towards it), and what the
@@ -194,18 +196,28 @@ def multi_source_data(recipe: dict, data_files=None, soft_weight: float | None =
                         "training; the average was judged on validation as a candidate of its own.")
         anchored = (f", beside a cross-entropy (weight {choice_anchor:g}) towards the teacher's probabilities on "
                     "their readings" if isinstance(choice_anchor, (int, float)) and choice_anchor > 0 else "")
-        trained += teacher_sentence(recipe, soft_weight, f"; the choice items keep their own loss{anchored}")
+        trained += teacher_sentence(recipe, soft_weight, f"; the choice items keep their own loss{anchored}",
+                                    label_only)
     return trained + " " + licence_sentence(data_files)
 
 
-def teacher_sentence(recipe: dict, soft_weight, choice: str = "") -> str:
+def teacher_sentence(recipe: dict, soft_weight, choice: str = "", label_only=None) -> str:
     """The card's sentence on the teacher a run distilled (its recipe's ``teacher``, and ``soft_weight``, its share
-    of each pair's target); empty without one. ``choice``: what the sentence adds on the choice items' loss."""
+    of each pair's target); empty without one. ``choice``: what the sentence adds on the choice items' loss;
+    ``label_only``: the groups whose pairs trained on their labels alone (names that are not plain words are left
+    out: they come from a file)."""
     teacher = recipe.get("teacher")
     if not (isinstance(teacher, dict) and teacher.get("folder")):
         return ""
+    groups = [g for g in label_only if isinstance(g, str) and _PLAIN_NAME.fullmatch(g)] if isinstance(
+        label_only, (list, tuple)) else []
+    own = f", except the pairs of {_and([f'`{g}`' for g in groups])}, which train on their labels alone" if groups \
+        else ""
     return (f" Each training pair's target is {_share(soft_weight)} the probabilities `{teacher['folder']}` gives "
-            f"it and the rest its label (distillation, `classify/distillation.py`){choice}.")
+            f"it and the rest its label (distillation, `classify/distillation.py`){own}{choice}.")
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 def _share(share) -> str:
@@ -273,7 +285,8 @@ def interpreter_card(metrics: dict) -> str:
     recipe = settings.get("recipe") or {}
     train_config = training.get("train_config") or {}
     soft_weight = train_config.get("soft_weight")
-    distilled = teacher_sentence(recipe, soft_weight).strip()  # the INLI recipe's; the multi-source one says its own
+    # the INLI recipe's; the multi-source one says its own
+    distilled = teacher_sentence(recipe, soft_weight, label_only=train_config.get("label_only_groups")).strip()
     licence, datasets = data_metadata(training.get("data_files"))
     if not training.get("data_files"):  # the INLI recipe's data when the run did not record its files
         licence, datasets = "cc-by-sa-4.0", ["inli"]
@@ -289,7 +302,8 @@ def interpreter_card(metrics: dict) -> str:
         f"the classification layer.", "",
         "## Data", "", INTERPRETER_DATA, "",
         *[line for name in recipe.get("extra", []) for line in (EXTRA_DATA.get(name, name), "")],
-        *([multi_source_data(recipe, training.get("data_files"), soft_weight, train_config.get("choice_anchor")), ""]
+        *([multi_source_data(recipe, training.get("data_files"), soft_weight, train_config.get("choice_anchor"),
+                             train_config.get("label_only_groups")), ""]
           if recipe.get("name") == "interpreter"
           else [distilled, ""] if distilled else []),
         *(["| file | licence | sha256 |", "|---|---|---|",

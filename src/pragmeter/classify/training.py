@@ -66,6 +66,9 @@ class FineTuneConfig:
     checkpoint_every: int = 0  # optimizer steps between checkpoints within an epoch; 0: at epoch ends only
     # each pair's target: (1 - soft_weight) × its label + soft_weight × a teacher's probabilities (Examples.soft)
     soft_weight: float = 0.0
+    # the groups (Examples.groups, e.g. a general NLI set) whose pairs train on their own labels alone, the teacher's
+    # share 0: a set whose labels should hold as they are while the teacher keeps the others near what it knew
+    label_only_groups: tuple[str, ...] = ()
     # the weight of a cross-entropy pulling each choice item's readings towards a teacher's probabilities on them
     # (ChoiceExamples.soft), beside the loss over their scores: the readings' order is learnt while each reading's
     # own probabilities stay near the teacher's
@@ -86,6 +89,10 @@ class FineTuneConfig:
         if not 0.0 <= self.soft_weight <= 1.0:
             raise InvalidParameter("soft_weight", self.soft_weight, "must be between 0 (the labels only) and 1 (the "
                                    "teacher's probabilities only)")
+        self.label_only_groups = tuple(self.label_only_groups)  # a list when read back from JSON
+        if self.label_only_groups and not self.soft_weight:
+            raise InvalidParameter("label_only_groups", list(self.label_only_groups), "keeps some pairs off a "
+                                   "teacher's probabilities: it needs a soft_weight above 0")
         if self.choice_anchor < 0:
             raise InvalidParameter("choice_anchor", self.choice_anchor, "must be 0 (no anchor) or more")
 
@@ -149,7 +156,7 @@ def _choice_splits(choice: ChoiceExamples | None) -> list[Examples]:
 
 
 # Settings the run's digest gained later, left out of it at their default so that an earlier run's digest still holds
-LATER_SETTINGS = {"soft_weight": 0.0, "choice_anchor": 0.0}
+LATER_SETTINGS = {"soft_weight": 0.0, "choice_anchor": 0.0, "label_only_groups": ()}
 
 
 def _identity_settings(config: FineTuneConfig) -> dict:
@@ -181,12 +188,13 @@ def joined_rows(train: Examples, labels: list[str]) -> torch.Tensor:
     return torch.tensor([joined and label == ENTAILED for label in train.labels], dtype=torch.bool)
 
 
-def pair_targets(train: Examples, labels: list[str], soft_weight: float = 0.0) -> torch.Tensor:
+def pair_targets(train: Examples, labels: list[str], soft_weight: float = 0.0,
+                 label_only_groups: tuple[str, ...] = ()) -> torch.Tensor:
     """Each training pair's target for the cross-entropy: its label's index, or with ``soft_weight`` a distribution,
     (1 - soft_weight) × its label's one-hot + soft_weight × the teacher's probabilities (``train.soft``, columns in
-    ``labels`` order). Where any pair is labelled ``ENTAILED`` (and ``labels`` lacks it), every target is a
-    distribution and such a pair's label part is spread evenly over :func:`joined_columns` (its loss reads only their
-    sum: :func:`pair_loss`)."""
+    ``labels`` order); a pair of one of ``label_only_groups`` keeps its label's one-hot. Where any pair is labelled
+    ``ENTAILED`` (and ``labels`` lacks it), every target is a distribution and such a pair's label part is spread
+    evenly over :func:`joined_columns` (its loss reads only their sum: :func:`pair_loss`)."""
     index = {label: i for i, label in enumerate(labels)}
     columns = joined_columns(labels)
     unknown = next((label for label in train.labels if label not in index and not (columns and label == ENTAILED)),
@@ -211,7 +219,15 @@ def pair_targets(train: Examples, labels: list[str], soft_weight: float = 0.0) -
     if soft.shape != (len(train), len(labels)):
         raise InvalidParameter("soft_weight", soft_weight, f"the teacher's probabilities are {tuple(soft.shape)}, not "
                                f"one row of {len(labels)} per training example")
-    return (1 - soft_weight) * label_part + soft_weight * soft
+    weight = torch.full((len(train), 1), float(soft_weight))
+    if label_only_groups:
+        groups = train.groups or [None] * len(train)
+        missing = sorted(set(label_only_groups) - set(groups))
+        if missing:
+            raise InvalidParameter("label_only_groups", missing[0], "names no group of the training pairs (they are "
+                                   f"{', '.join(sorted(set(g for g in groups if g is not None))) or 'ungrouped'})")
+        weight[torch.tensor([g in label_only_groups for g in groups], dtype=torch.bool)] = 0.0
+    return (1 - weight) * label_part + weight * soft
 
 
 def pair_loss(logits: torch.Tensor, targets: torch.Tensor, joined: torch.Tensor | None = None,
@@ -480,7 +496,7 @@ class Trainer:
         from pragmeter.classify.evaluators import ClassificationEvaluator
 
         validation = ClassificationEvaluator(val, "val", config.select_on, config.eval_batch_size)
-        targets_all = pair_targets(train, classifier.labels, config.soft_weight)
+        targets_all = pair_targets(train, classifier.labels, config.soft_weight, config.label_only_groups)
         joined_all, joined_at = joined_rows(train, classifier.labels), joined_columns(classifier.labels)
         lengths = classifier.token_lengths(train.texts, train.pairs) if config.group_by_length else None
         for epoch in range(start + 1, config.epochs + 1):

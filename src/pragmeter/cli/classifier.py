@@ -58,6 +58,13 @@ def add_distillation_options(parser: argparse.ArgumentParser, examples: str = "t
     parser.add_argument("--soft-weight", type=float, default=None,
                         help="with --teacher: each target is (1 - W) x the label + W x the teacher's probabilities "
                              "(default 0.5: classify/distillation.py DEFAULT_SOFT_WEIGHT)")
+    parser.add_argument("--label-only-groups", type=_group_names, default=(), metavar="GROUPS",
+                        help="with --teacher: comma-separated groups of training pairs (their source sets, e.g. "
+                             "esnli,sick) that train on their own labels alone, the teacher's share 0 for them")
+
+
+def _group_names(value: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in value.split(",") if name.strip())
 
 
 def _add_train(actions) -> None:
