@@ -144,7 +144,7 @@ def test_label_only_groups_keep_their_labels_while_the_other_pairs_mix_the_teach
                                [[0.025, 0.025, 0.95], [0.15, 0.8, 0.05]], atol=1e-6)
     with pytest.raises(InvalidParameter, match="snli.*names no group.*esnli, inli, sick"):
         pair_targets(examples, labels, 0.25, ("snli",))
-    with pytest.raises(InvalidParameter, match="soft_weight above 0"):
+    with pytest.raises(InvalidParameter, match="a teacher and a soft weight above 0"):
         FineTuneConfig(label_only_groups=("esnli",))
     assert FineTuneConfig(soft_weight=0.5, label_only_groups=["esnli"]).label_only_groups == ("esnli",)
 
@@ -247,6 +247,17 @@ def test_the_command_distils_with_teacher_and_soft_weight_and_refuses_one_withou
     assert config["pragmeter"]["recipe"]["teacher"]["folder"] == teacher.name
     metrics = json.loads((tmp_path / "student" / "metrics.json").read_text())
     assert metrics["train_config"]["soft_weight"] == 0.5
+    # --label-only-groups: refused in a line without a teacher or for a group the pairs lack, recorded with one
+    assert main(common + ["--output", str(tmp_path / "bad"), "--label-only-groups", "circa"]) != 0
+    assert "--label-only-groups ['circa']: keeps some pairs off a teacher's probabilities" in capsys.readouterr().err
+    assert main(common + ["--output", str(tmp_path / "bad"), "--teacher", str(teacher), "--label-only-groups",
+                          "normbank"]) != 0
+    assert ("--label-only-groups normbank: names no group of the training pairs (they are circa, socialchem)"
+            in capsys.readouterr().err) and not (tmp_path / "bad").exists()
+    assert main(common + ["--output", str(tmp_path / "own"), "--teacher", str(teacher), "--label-only-groups",
+                          "circa, socialchem"]) == 0
+    metrics = json.loads((tmp_path / "own" / "metrics.json").read_text())
+    assert metrics["train_config"]["label_only_groups"] == ["circa", "socialchem"]
 
 
 def test_the_card_of_a_distilled_interpreter_names_its_teacher_and_share(tmp_path):

@@ -145,7 +145,8 @@ def multi_source_data(recipe: dict, data_files=None, soft_weight: float | None =
                       choice_anchor: float | None = None, label_only=None) -> str:
     """The card's account of a run of the multi-source recipe (``classify/recipes/interpreter.py``), from the
     arguments its config records (with ``soft_weight``, the teacher's share of each pair's target where a teacher
-    is recorded, and ``choice_anchor``, the weight pulling the choice items' readings towards it), and what the
+    is recorded, ``choice_anchor``, the weight pulling the choice items' readings towards it, and ``label_only``, the
+    groups kept off the teacher), and what the
     licences of ``data_files`` (the paths it read) allow."""
     if recipe.get("stage") == "general":
         trained = f"Trained on {general_sets(recipe.get('families'))}."

@@ -92,7 +92,7 @@ class FineTuneConfig:
         self.label_only_groups = tuple(self.label_only_groups)  # a list when read back from JSON
         if self.label_only_groups and not self.soft_weight:
             raise InvalidParameter("label_only_groups", list(self.label_only_groups), "keeps some pairs off a "
-                                   "teacher's probabilities: it needs a soft_weight above 0")
+                                   "teacher's probabilities: it needs a teacher and a soft weight above 0")
         if self.choice_anchor < 0:
             raise InvalidParameter("choice_anchor", self.choice_anchor, "must be 0 (no anchor) or more")
 
