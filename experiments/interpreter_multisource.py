@@ -49,7 +49,7 @@ from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, MEANT_FIRST
                                                     build, circa_items, grice_evaluator, grice_items,
                                                     training_files, yes_no_evaluator)
 from pragmeter.data.root import dataset_checksums, sha256_of
-from pragmeter.classify.training import FineTuneConfig
+from pragmeter.classify.training import FineTuneConfig, missing_groups
 from pragmeter.cli.classifier import add_distillation_options
 from pragmeter.io import write_json_atomic
 
@@ -81,7 +81,7 @@ def stage(name: str, data, epochs: int, init_from: Path | None, args) -> dict:
         data.arguments["init_from"] = {"folder": init_from.name, "sha256": sha256_of(init_from / "model.safetensors")}
     if not (folder / "metrics.json").is_file():
         teacher = args.teacher if name == "pragmatic" else None  # it labels the final stage's pairs
-        missing = sorted(set(args.label_only_groups) - set(data.train.groups or ())) if teacher else []
+        missing = missing_groups(data.train, args.label_only_groups) if teacher else []
         if missing:
             raise SystemExit(f"--label-only-groups: {missing[0]!r} is no group of the {name} stage's training pairs "
                              f"(they are {', '.join(sorted(set(data.train.groups or ())))})")

@@ -188,6 +188,11 @@ def joined_rows(train: Examples, labels: list[str]) -> torch.Tensor:
     return torch.tensor([joined and label == ENTAILED for label in train.labels], dtype=torch.bool)
 
 
+def missing_groups(train: Examples, names) -> list[str]:
+    """The names among ``names`` that no training pair's group carries, sorted."""
+    return sorted(set(names) - set(train.groups or ()))
+
+
 def pair_targets(train: Examples, labels: list[str], soft_weight: float = 0.0,
                  label_only_groups: tuple[str, ...] = ()) -> torch.Tensor:
     """Each training pair's target for the cross-entropy: its label's index, or with ``soft_weight`` a distribution,
@@ -221,11 +226,11 @@ def pair_targets(train: Examples, labels: list[str], soft_weight: float = 0.0,
                                f"one row of {len(labels)} per training example")
     weight = torch.full((len(train), 1), float(soft_weight))
     if label_only_groups:
-        groups = train.groups or [None] * len(train)
-        missing = sorted(set(label_only_groups) - set(groups))
+        missing = missing_groups(train, label_only_groups)
         if missing:
             raise InvalidParameter("label_only_groups", missing[0], "names no group of the training pairs (they are "
-                                   f"{', '.join(sorted(set(g for g in groups if g is not None))) or 'ungrouped'})")
+                                   f"{', '.join(sorted(set(train.groups or ()) - {None})) or 'ungrouped'})")
+        groups = train.groups or [None] * len(train)
         weight[torch.tensor([g in label_only_groups for g in groups], dtype=torch.bool)] = 0.0
     return (1 - weight) * label_part + weight * soft
 
