@@ -25,6 +25,9 @@ accuracy beside it. Families and sources are chosen per variant, so one command 
     python experiments/interpreter_multisource.py --out runs/ms --variant labels --init-from interpreter-minilm-inli \
         --sources general --families nli --teacher interpreter-minilm-inli --soft-weight 0.8 \
         --label-only-groups taxinli,esnli,cad_nli,sick,conjnli
+    # one general set at its own cap (more MNLI pairs than the other sets' 1,500)
+    python experiments/interpreter_multisource.py --out runs/ms --variant mnli --init-from interpreter-minilm-inli \
+        --sources general --families nli --cap 1500 --set-caps taxinli=6000
     # smoke run
     python experiments/interpreter_multisource.py --out /tmp/ms --variant smoke --max-steps 2 --limit-eval 16
 
@@ -46,8 +49,8 @@ from pathlib import Path
 from pragmeter.classify.distillation import soft_weight, with_teacher
 from pragmeter.classify.job import run_recipe
 from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, MEANT_FIRST_DEV, NLI_ENTAILMENT, PRAGMATIC,
-                                                    build, circa_items, grice_evaluator, grice_items,
-                                                    training_files, yes_no_evaluator)
+                                                    build, circa_items, general_sets, grice_evaluator,
+                                                    grice_items, training_files, yes_no_evaluator)
 from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.classify.training import FineTuneConfig, missing_groups
 from pragmeter.cli.classifier import add_distillation_options
@@ -60,6 +63,17 @@ def names(value: str, allowed) -> tuple[str, ...]:
     if unknown:
         raise SystemExit(f"unknown name {unknown[0]!r}; choose none or among {', '.join(allowed)}")
     return chosen
+
+
+def set_caps(value: str) -> dict[str, int]:
+    """``NAME=N,NAME=N`` (e.g. ``taxinli=6000``) as {name: pairs}."""
+    caps = {}
+    for part in (p.strip() for p in value.split(",") if p.strip()):
+        name, sep, number = part.partition("=")
+        if not sep or not name.strip() or not number.strip().isdigit():
+            raise argparse.ArgumentTypeError(f"{part!r} is not NAME=PAIRS (e.g. taxinli=6000)")
+        caps[name.strip()] = int(number)
+    return caps
 
 
 def sample(data, args):
@@ -130,6 +144,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cap", type=int, default=6000, help="pairs per general set and split (seeded sample)")
     parser.add_argument("--mix-cap", type=int, default=None,
                         help="pairs per general set and split mixed into the pragmatic stage (default: --cap)")
+    parser.add_argument("--set-caps", type=set_caps, default={}, metavar="NAME=PAIRS,...",
+                        help="a general set's own cap per split, in place of --cap and --mix-cap (e.g. taxinli=6000)")
     parser.add_argument("--circa-cap", type=int, default=4000, help="Circa items in training (3 pairs each)")
     parser.add_argument("--inli-cap", type=int, default=None, help="INLI training pairs in the pragmatic stage "
                                                                    "(seeded sample; default all)")
@@ -188,6 +204,12 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--choice-anchor pulls choice items' readings towards a teacher's probabilities: give --teacher "
                      "and --choice too")
     families, sources = names(args.families, GENERAL), names(args.sources, PRAGMATIC)
+    unread = sorted(set(args.set_caps) - set(general_sets(families)))
+    if unread:
+        parser.error(f"--set-caps: {unread[0]!r} is no set of the families {args.families} "
+                     f"(they read {', '.join(general_sets(families)) or 'nothing'})")
+    if args.set_caps and args.init_from and "general" not in sources:
+        parser.error("--set-caps sizes the general sets: with --init-from, add general to --sources")
     choice = names(args.choice, CHOICE)
     summary = {"variant": args.variant, "families": list(families), "sources": list(sources), "choice": list(choice),
                "encoder": args.encoder, "selected_on": "INLI validation accuracy"}
@@ -199,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
         summary["init_from"] = str(args.init_from)
     elif families:
         data = sample(build("general", families=families, cap=args.cap, seed=args.seed, root=args.data_root,
-                            nli_entailment=args.nli_entailment), args)
+                            nli_entailment=args.nli_entailment, set_caps=args.set_caps), args)
         summary["general"] = stage("general", data, args.epochs_general, None, args)
         init = Path(args.out) / "runs" / f"{args.variant}-general"
     mix_cap = args.cap if args.mix_cap is None else args.mix_cap
@@ -207,7 +229,8 @@ def main(argv: list[str] | None = None) -> None:
                         seed=args.seed, root=args.data_root, inli_cap=args.inli_cap, choice=choice,
                         grice_cap=args.grice_cap, flute_cap=args.flute_cap, sarcasm_cap=args.sarcasm_cap,
                         figqa_cap=args.figqa_cap, impli_cap=args.impli_cap, framed=args.framed,
-                        reworded=args.reworded, nli_entailment=args.nli_entailment), args)
+                        reworded=args.reworded, nli_entailment=args.nli_entailment,
+                        set_caps=args.set_caps if "general" in sources else None), args)
     if families and not args.init_from:  # the final weights derive from the general stage's data: its files too
         data.data_files = {**data.data_files, **dataset_checksums(training_files("general", families))}
     summary["pragmatic"] = stage("pragmatic", data, args.epochs_pragmatic, init, args)

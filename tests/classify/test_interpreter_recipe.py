@@ -14,8 +14,8 @@ from pragmeter.classify.model import ClassifierSettings, TextClassifier
 from pragmeter.classify.examples import ChoiceExamples, Examples
 from pragmeter.classify.recipes.interpreter import (CIRCA_DEV_ITEMS, FLUTE_DEV_ITEMS, GRICE_DEV_TURNS, YesNoItem,
                                                     build, choice_examples, circa_examples, circa_items,
-                                                    flute_items, general_examples, grice_items, grice_premise,
-                                                    training_files)
+                                                    flute_items, general_examples, general_sets, grice_items,
+                                                    grice_premise, training_files)
 from pragmeter.classify.training import (FineTuneConfig, Trainer, choice_loss, fingerprint, joined_columns, joined_rows,
                                          pair_loss, pair_targets)
 from pragmeter.errors import InvalidParameter
@@ -38,6 +38,33 @@ def test_general_sets_meet_inli_labels(data_root):
     assert general_examples(cap=40, root=data_root).texts == examples.texts  # seeded
     with pytest.raises(PragmeterError, match="unknown family"):
         general_examples(("nli", "sarcasm"), root=data_root)
+
+
+def test_a_general_set_takes_its_own_cap(data_root):
+    """set_caps: the named set (per split) at its own cap, the same seeded sample a plain cap of that size draws, the
+    other sets at ``cap``; a name the families do not read, a negative cap, and caps without the general source in the
+    pragmatic stage are refused; the recipe records the caps only when given, so earlier runs keep their digest."""
+    examples = general_examples(("nli",), cap=40, root=data_root, set_caps={"taxinli": 120, "esnli": 10})
+    counts = Counter(examples.groups)
+    assert counts == {"taxinli": 120, "esnli": 20, "cad_nli": 40, "sick": 40, "conjnli": 40}
+    plain = general_examples(("nli",), cap=120, root=data_root)
+    assert [t for t, g in zip(examples.texts, examples.groups) if g == "taxinli"] == \
+        [t for t, g in zip(plain.texts, plain.groups) if g == "taxinli"]
+    assert general_sets(("nli", "presupposition")) == ["taxinli", "esnli", "cad_nli", "sick", "conjnli", "imppres"]
+    with pytest.raises(PragmeterError, match="a cap for 'med', which the families nli do not read"):
+        general_examples(("nli",), cap=5, root=data_root, set_caps={"med": 10})
+    with pytest.raises(PragmeterError, match="the cap for 'sick' must be a whole number"):
+        general_examples(("nli",), cap=5, root=data_root, set_caps={"sick": -1})
+    with pytest.raises(PragmeterError, match="set caps size the general sets mixed into the pragmatic stage"):
+        build("pragmatic", families=("nli",), sources=("circa",), cap=5, inli_cap=10, root=data_root,
+              set_caps={"sick": 10})
+    recipe = build("pragmatic", families=("nli",), sources=("general",), cap=5, inli_cap=10, root=data_root,
+                   set_caps={"taxinli": 30})
+    assert recipe.arguments["set_caps"] == {"taxinli": 30} and Counter(recipe.train.groups)["taxinli"] == 30
+    assert "set_caps" not in build("pragmatic", families=("nli",), sources=("general",), cap=5, inli_cap=10,
+                                   root=data_root).arguments
+    assert build("general", families=("nli",), cap=5, root=data_root, set_caps={"sick": 7}).arguments["set_caps"] \
+        == {"sick": 7}
 
 
 def test_general_entailment_can_be_read_as_implied_or_explicit(data_root):

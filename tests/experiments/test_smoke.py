@@ -282,6 +282,25 @@ def test_interpreter_multisource_distils_a_teacher_on_the_pragmatic_stage(tmp_pa
     assert metrics["train_config"]["label_only_groups"] == ["circa", "ludwig"]
 
 
+
+def test_interpreter_multisource_set_caps_are_checked_before_anything_is_read(tmp_path, data_root, run_script,
+                                                                              capsys):
+    """--set-caps NAME=PAIRS: a malformed value, a set the families do not read, and caps that no stage would use
+    (--init-from without the general source) end the command with one line, before anything is written."""
+    common = ["--out", tmp_path / "out", "--variant", "caps", "--families", "nli", "--max-steps", "2",
+              "--precision", "fp32", "--no-progress", "--data-root", data_root]
+    for value, extra, message in (
+            ("taxinli", [], "'taxinli' is not NAME=PAIRS"),
+            ("med=10", [], "--set-caps: 'med' is no set of the families nli (they read taxinli, esnli,"),
+            ("sick=10", ["--init-from", "interpreter-minilm-inli", "--sources", "circa"],
+             "--set-caps sizes the general sets: with --init-from, add general to --sources")):
+        with pytest.raises(AssertionError, match="exited with 2"):
+            run_script("interpreter_multisource.py", "--set-caps", value, *extra, *common)
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
 def test_interpreter_nli_eval(tmp_path, data_root, run_script):
     out = run_script("interpreter_nli_eval.py", "--sets", "xnli_en:validation,monli:test,grice,circa_dev,flute_dev,"
                      "sarcasm_dev,figqa_dev,impli_dev_framed,figqa_dev_framed_reworded",

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -108,25 +108,44 @@ SARCASM_DEV_TWEETS = 300
 IMPLI_DEV_ITEMS = 300
 
 
+def general_sets(families: tuple[str, ...] = tuple(GENERAL)) -> list[str]:
+    """The names of the sets the general ``families`` read (what ``set_caps`` may name)."""
+    unknown = sorted(set(families) - set(GENERAL))
+    if unknown:
+        raise PragmeterError(f"unknown family {unknown[0]!r}; choose among {', '.join(GENERAL)}")
+    return [name for family in families for name in GENERAL[family]]
+
+
 def general_examples(families: tuple[str, ...] = tuple(GENERAL), cap: int | None = 6000, seed: int = 0,
-                     root: str | os.PathLike | None = None, entailment: str = "explicit") -> Examples:
-    """The general stage's pairs as INLI labels: each set (and split) sampled to at most ``cap`` pairs (seeded); an
-    NLI entailment labelled ``entailment`` (one of :data:`NLI_ENTAILMENT`)."""
+                     root: str | os.PathLike | None = None, entailment: str = "explicit",
+                     set_caps: Mapping[str, int] | None = None) -> Examples:
+    """The general stage's pairs as INLI labels: each set (and split) sampled to at most ``cap`` pairs (seeded), or
+    to ``set_caps[name]`` for a set named there; an NLI entailment labelled ``entailment`` (one of
+    :data:`NLI_ENTAILMENT`)."""
     from pragmeter.datasets.nli import load_nli
 
     if entailment not in NLI_ENTAILMENT:
         raise PragmeterError(f"unknown reading of NLI entailment {entailment!r}; choose one of "
                              f"{', '.join(NLI_ENTAILMENT)}")
+    set_caps = dict(set_caps or {})
+    sets = general_sets(families)
+    unread = sorted(set(set_caps) - set(sets))
+    if unread:
+        raise PragmeterError(f"a cap for {unread[0]!r}, which the families {', '.join(families) or 'none'} do not "
+                             f"read; they read {', '.join(sets) or 'nothing'}")
+    bad = sorted(name for name, value in set_caps.items() if not isinstance(value, int) or value < 0)
+    if bad:
+        raise PragmeterError(f"the cap for {bad[0]!r} must be a whole number of pairs, 0 or more; "
+                             f"got {set_caps[bad[0]]!r}")
     mapping = {**NLI_TO_INLI, "entailment": entailment}
     texts, pairs, labels, groups = [], [], [], []
     for family in families:
-        if family not in GENERAL:
-            raise PragmeterError(f"unknown family {family!r}; choose among {', '.join(GENERAL)}")
         for name, splits in GENERAL[family].items():
+            limit = set_caps.get(name, cap)
             for split in (splits,) if isinstance(splits, str) else splits:
                 rows = load_nli(name, split, root)
-                if cap is not None and len(rows) > cap:
-                    rows = random.Random(f"{seed}-{name}-{split}").sample(rows, cap)
+                if limit is not None and len(rows) > limit:
+                    rows = random.Random(f"{seed}-{name}-{split}").sample(rows, limit)
                 for row in rows:
                     label = ("implied" if row.source == "imppres_implicature" and row.label == "entailment"
                              else mapping.get(row.label))
@@ -422,9 +441,10 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
 def pragmatic_examples(sources: tuple[str, ...] = ("flute", "circa"), circa_cap: int | None = 4000, seed: int = 0,
                        root: str | os.PathLike | None = None, inli_cap: int | None = None,
                        families: tuple[str, ...] = tuple(GENERAL), cap: int | None = 6000,
-                       nli_entailment: str = "explicit") -> Examples:
+                       nli_entailment: str = "explicit", set_caps: Mapping[str, int] | None = None) -> Examples:
     """INLI train (a seeded sample of ``inli_cap`` pairs; None: all) and the sets in ``sources`` (``general``: the
-    ``families`` at ``cap`` pairs per set, mixed in, their entailment read as ``nli_entailment``)."""
+    ``families`` at ``cap`` pairs per set, or ``set_caps[name]``, mixed in, their entailment read as
+    ``nli_entailment``)."""
     unknown = sorted(set(sources) - set(PRAGMATIC))
     if unknown:
         raise PragmeterError(f"unknown pragmatic source {unknown[0]!r}; choose among {', '.join(PRAGMATIC)}")
@@ -432,7 +452,7 @@ def pragmatic_examples(sources: tuple[str, ...] = ("flute", "circa"), circa_cap:
     if inli_cap is not None and len(train) > inli_cap:
         train = train.subset(sorted(random.Random(f"{seed}-inli").sample(range(len(train)), inli_cap)))
     if "general" in sources:
-        train = train.extend(general_examples(families, cap, seed, root, nli_entailment))
+        train = train.extend(general_examples(families, cap, seed, root, nli_entailment, set_caps))
     if "flute" in sources:
         train = train.extend(flute_examples(root))
     if "circa" in sources:
@@ -477,18 +497,23 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
           choice: tuple[str, ...] = (), grice_cap: int | None = 4000, flute_cap: int | None = 4000,
           sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000,
           impli_cap: int | None = 4000, framed: float = 0.0, reworded: float = 0.0,
-          nli_entailment: str = "explicit") -> RecipeData:
+          nli_entailment: str = "explicit", set_caps: Mapping[str, int] | None = None) -> RecipeData:
     """The recipe's data for one ``stage``: ``general`` (the ``families`` of GENERAL) or ``pragmatic`` (INLI train
     with ``sources``, and the choice items of ``choice``); both validate and test on INLI. ``nli_entailment``: how the
-    general sets' entailment is labelled (:data:`NLI_ENTAILMENT`)."""
+    general sets' entailment is labelled (:data:`NLI_ENTAILMENT`); ``set_caps``: a general set's own cap in place of
+    ``cap`` (by the set's name, :func:`general_sets`)."""
     if stage not in STAGES:
         raise PragmeterError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
+    set_caps = dict(set_caps or {})
     if stage == "general":
-        train = general_examples(tuple(families), cap, seed, root, nli_entailment)
+        train = general_examples(tuple(families), cap, seed, root, nli_entailment, set_caps)
         arguments = {"stage": stage, "families": list(families), "cap": cap}
     else:
+        if set_caps and "general" not in sources:
+            raise PragmeterError("set caps size the general sets mixed into the pragmatic stage: add the source "
+                                 "general, or give no set caps")
         train = pragmatic_examples(tuple(sources), circa_cap, seed, root, inli_cap, tuple(families), cap,
-                                   nli_entailment)
+                                   nli_entailment, set_caps)
         arguments = {"stage": stage, "sources": list(sources), "circa_cap": circa_cap, "inli_cap": inli_cap,
                      **({"families": list(families), "cap": cap} if "general" in sources else {}),
                      **({"choice": list(choice), "grice_cap": grice_cap} if choice else {}),
@@ -500,6 +525,8 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
                      **({"reworded": reworded} if reworded and choice else {})}
     if nli_entailment != "explicit" and (stage == "general" or "general" in sources):
         arguments["nli_entailment"] = nli_entailment
+    if set_caps:  # recorded only when given, so a run without them keeps its digest
+        arguments["set_caps"] = dict(sorted(set_caps.items()))
     chosen = (choice_examples(tuple(choice), grice_cap, circa_cap, seed, root, flute_cap, sarcasm_cap, figqa_cap,
                               impli_cap, framed, reworded)
               if choice and stage == "pragmatic" else None)
