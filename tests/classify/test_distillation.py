@@ -258,6 +258,13 @@ def test_the_command_distils_with_teacher_and_soft_weight_and_refuses_one_withou
                           "circa, socialchem"]) == 0
     metrics = json.loads((tmp_path / "own" / "metrics.json").read_text())
     assert metrics["train_config"]["label_only_groups"] == ["circa", "socialchem"]
+    # the run's own card names the teacher, its share and the groups kept off it; an undistilled run's card does not
+    assert (f"Each training pair's target is 50% the probabilities `{teacher.name}` gives it and the rest its label "
+            "(distillation, `classify/distillation.py`), except the pairs of `circa` and `socialchem`, which train on "
+            "their labels alone.") in (tmp_path / "own" / "README.md").read_text()
+    assert f"the probabilities `{teacher.name}` gives it" in (tmp_path / "student" / "README.md").read_text()
+    assert main(common + ["--output", str(tmp_path / "plain")]) == 0
+    assert "(distillation, `classify/distillation.py`)" not in (tmp_path / "plain" / "README.md").read_text()
 
 
 def test_the_card_of_a_distilled_interpreter_names_its_teacher_and_share(tmp_path):

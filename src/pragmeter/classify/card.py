@@ -60,6 +60,13 @@ def model_card(info: dict) -> str:
     licence, datasets = data_metadata(info.get("data_files"))
     metadata = front_matter(licence, base_model_id(settings["base_encoder"]), datasets, "text-classification",
                             DATA_METRICS, None if svm else "transformers", ("pragmeter", info["recipe"]))
+    train_config = info["train_config"]
+    anchor = train_config.get("choice_anchor")
+    distilled = teacher_sentence(
+        info.get("arguments") or {}, train_config.get("soft_weight"),
+        f"; the choice items keep their own loss, beside a cross-entropy (weight {anchor:g}) towards the teacher's "
+        "probabilities on their readings" if isinstance(anchor, (int, float)) and anchor > 0 else "",
+        train_config.get("label_only_groups")).strip()
     lines = [
         f"# {info['name']}", "",
         f"{info['description']}. {how}, by pragmeter (`pragmeter classifier train {info['recipe']}`).", "",
@@ -69,7 +76,7 @@ def model_card(info: dict) -> str:
         "- training settings: " + ", ".join(f"{k}={v}" for k, v in info["train_config"].items()),
         f"{chosen} (selected on validation {info['train_config']['select_on']}); "
         f"{info['train_examples']} training examples", "",
-        "## Data", "", "| file | sha256 |", "|---|---|",
+        "## Data", "", *([distilled, ""] if distilled else []), "| file | sha256 |", "|---|---|",
         *[f"| {path} | `{digest[:16]}…` |" for path, digest in sorted(info["data_files"].items())], "",
         *(_test_lines(test) if test else
           ["## Test metrics", "", "Not measured: the test split was left unread for this run (a stage of a recipe, "
