@@ -61,8 +61,8 @@ def evaluation_sets(root, limit: int | None) -> dict[str, pd.DataFrame]:
 def recipe_texts(root) -> list[pd.DataFrame]:
     """The multi-source recipe's training text besides INLI: every pair of the general sets, Circa's yes/no
     training exchanges, FLUTE's training files (premises and hypotheses), GRICE's training turns, the sarcastic
-    training tweets, Fig-QA's training metaphors and IMPLI's training sentences as choice items (premises and
-    readings)."""
+    training tweets, Fig-QA's training metaphors, IMPLI's training sentences and the situated items written for
+    pragmeter as choice items (premises and readings)."""
     from pragmeter.classify.recipes.inli import flute_examples
     from pragmeter.classify.recipes.interpreter import (choice_examples, circa_examples, circa_items,
                                                         general_examples)
@@ -73,8 +73,9 @@ def recipe_texts(root) -> list[pd.DataFrame]:
                            ("flute", flute_examples(root))):
         rows.append(pd.DataFrame({"source": f"{name}:premise", "text": examples.texts}))
         rows.append(pd.DataFrame({"source": f"{name}:hypothesis", "text": examples.pairs}))
-    for name in ("grice", "sarcasm", "figqa", "impli"):
-        chosen = choice_examples((name,), grice_cap=None, sarcasm_cap=None, figqa_cap=None, impli_cap=None, root=root)
+    for name in ("grice", "sarcasm", "figqa", "impli", "situated"):
+        chosen = choice_examples((name,), grice_cap=None, sarcasm_cap=None, figqa_cap=None, impli_cap=None,
+                                 situated_cap=None, root=root)
         rows.append(pd.DataFrame({"source": f"{name}:premise", "text": chosen.premises}))
         rows.append(pd.DataFrame({"source": f"{name}:reading", "text": [r for o in chosen.readings for r in o]}))
     return rows

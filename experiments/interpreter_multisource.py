@@ -161,6 +161,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="Fig-QA metaphors trained as choice items (3 readings each)")
     parser.add_argument("--impli-cap", type=int, default=4000,
                         help="IMPLI idiomatic and metaphoric sentences trained as choice items (3 readings each)")
+    parser.add_argument("--situated-cap", type=int, default=4000,
+                        help="situated implicatures written for pragmeter trained as choice items (4 readings each)")
     parser.add_argument("--framed", type=float, default=0.0,
                         help="share of the figurative and sarcastic choice items said in a frame (a speaker, the "
                              "quoted sentence, sometimes a question about what was meant)")
@@ -228,8 +230,8 @@ def main(argv: list[str] | None = None) -> None:
     data = sample(build("pragmatic", families=families, sources=sources, cap=mix_cap, circa_cap=args.circa_cap,
                         seed=args.seed, root=args.data_root, inli_cap=args.inli_cap, choice=choice,
                         grice_cap=args.grice_cap, flute_cap=args.flute_cap, sarcasm_cap=args.sarcasm_cap,
-                        figqa_cap=args.figqa_cap, impli_cap=args.impli_cap, framed=args.framed,
-                        reworded=args.reworded, nli_entailment=args.nli_entailment,
+                        figqa_cap=args.figqa_cap, impli_cap=args.impli_cap, situated_cap=args.situated_cap,
+                        framed=args.framed, reworded=args.reworded, nli_entailment=args.nli_entailment,
                         set_caps=args.set_caps if "general" in sources else None), args)
     if families and not args.init_from:  # the final weights derive from the general stage's data: its files too
         data.data_files = {**data.data_files, **dataset_checksums(training_files("general", families))}

@@ -187,7 +187,11 @@ def multi_source_data(recipe: dict, data_files=None, soft_weight: float | None =
                 + ([f"IMPLI's idiomatic and metaphoric sentences ({recipe.get('impli_cap') or 'all'} of them, each "
                     "alone with three readings: its meaning in plain words, a non-entailed rewrite (mostly the "
                     "figure's words taken literally) and the sentence restated; Stowe et al., ACL 2022, "
-                    "Apache-2.0)"] if "impli" in choice else []))
+                    "Apache-2.0)"] if "impli" in choice else [])
+                + ([f"situated implicatures written for pragmeter ({recipe.get('situated_cap') or 'all'} of them, "
+                    "each an utterance in its situation with four readings: the meant one, the words at face value, "
+                    "the opposite and one the words do not convey; **written by the Claude (Anthropic) language "
+                    "model**, not reviewed by people; Apache-2.0)"] if "situated" in choice else []))
                 + (f"; a seeded {recipe['framed']:.0%} of the figurative and sarcastic items said in a frame instead "
                    "of alone (a named speaker, the quoted sentence, in half the frames a question about what was "
                    "meant)" if recipe.get("framed") else "")

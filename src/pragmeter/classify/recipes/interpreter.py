@@ -31,15 +31,20 @@ on; :func:`pragmeter.classify.training.choice_loss`):
 - IMPLI's idiomatic and metaphoric sentences that have a non-entailed rewrite: premise = the sentence alone, quoted;
   readings = its figurative meaning in plain words, the rewrite (mostly the figure's words taken literally, some
   antonyms) and the sentence restated (as FLUTE's): the literal reading of a figure is the distractor the Floyd
-  battery's metaphors set, which neither FLUTE nor Fig-QA offers.
+  battery's metaphors set, which neither FLUTE nor Fig-QA offers;
+- situated implicatures written for pragmeter (``datasets/written_situated.py``; LLM-written, seven kinds: flouted
+  relevance, quantity, quality and manner, questions that are not asking, indirect speech acts, figures in a
+  situation): premise = the situation with the quoted utterance; readings = the meant one, the words at face value,
+  the opposite and a plausible reading the words do not convey.
 
 Validation is INLI's, plus development splits never trained on: 500 Circa dialogues scored as a two-way choice
 between "yes" and "no" (the form of LUDWIG's items), 1,000 GRICE turns (seeded) as a four-way choice, 600 FLUTE
 figurative sentences (seeded) as the three-way choice above, 300 sarcastic tweets (seeded) as the two-way choice
-above, Fig-QA's validation split (the ``figqa`` benchmark's metaphors) and 300 IMPLI sentences (seeded) as the
-three-way choice above. GRICE training leaves out every dialogue that has a development turn; FLUTE's, the sarcasm,
-Fig-QA and IMPLI choice items every sentence in their development split (FLUTE as pairs, ``flute`` among the
-pragmatic sources, reads every training file).
+above, Fig-QA's validation split (the ``figqa`` benchmark's metaphors), 300 IMPLI sentences (seeded) as the
+three-way choice above and 12 situated items of each kind (seeded) as the four-way choice above. GRICE training
+leaves out every dialogue that has a development turn; FLUTE's, the sarcasm, Fig-QA, IMPLI and situated choice items
+every item in their development split (FLUTE as pairs, ``flute`` among the pragmatic sources, reads every training
+file).
 """
 
 from __future__ import annotations
@@ -75,7 +80,7 @@ NLI_TO_INLI = {"entailment": "explicit", "neutral": "neutral", "contradiction": 
 NLI_ENTAILMENT = ("explicit", "entailed")
 CIRCA_DEV_ITEMS = 500
 CIRCA_LABELS = ("yes", "no")
-CHOICE = ("grice", "circa", "flute", "sarcasm", "figqa", "impli")  # sets trained as choice items
+CHOICE = ("grice", "circa", "flute", "sarcasm", "figqa", "impli", "situated")  # sets trained as choice items
 # A figurative sentence as someone's words in a situation: a speaker, the quoted sentence and sometimes a question
 # about what was meant, the form in which the benchmarks present a situated utterance. The same figure alone and in a
 # frame are different premises: rejecting the restated figure when it stands alone does not carry over to the figure
@@ -106,6 +111,7 @@ GRICE_DEV_TURNS = 1000
 FLUTE_DEV_ITEMS = 600
 SARCASM_DEV_TWEETS = 300
 IMPLI_DEV_ITEMS = 300
+SITUATED_DEV_PER_KIND = 12
 
 
 def general_sets(families: tuple[str, ...] = tuple(GENERAL)) -> list[str]:
@@ -387,6 +393,20 @@ def impli_items(root: str | os.PathLike | None = None) -> tuple[list[FigurativeI
     return _held_out(first, IMPLI_DEV_ITEMS, "impli-dev")
 
 
+def situated_items(root: str | os.PathLike | None = None) -> tuple[list, list]:
+    """(train, dev) of the situated implicatures written for pragmeter (``datasets/written_situated.py``; they ship
+    with the package, so ``root`` is not read): dev is ``SITUATED_DEV_PER_KIND`` items of each kind drawn by a fixed
+    seed, both sides in file order."""
+    from pragmeter.datasets.written_situated import KINDS, load_written_situated
+
+    items = load_written_situated()
+    dev = set()
+    for kind in KINDS:
+        ids = sorted(item.id for item in items if item.kind == kind)
+        dev |= set(random.Random(f"situated-dev-{kind}").sample(ids, min(SITUATED_DEV_PER_KIND, len(ids))))
+    return [item for item in items if item.id not in dev], [item for item in items if item.id in dev]
+
+
 def _held_out(items: dict, count: int, seed: str) -> tuple[list, list]:
     """(train, dev) of ``items`` (one item per key): dev is ``count`` keys drawn by the fixed ``seed``, both sides in
     key order."""
@@ -404,10 +424,12 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
                     circa_cap: int | None = 4000, seed: int = 0,
                     root: str | os.PathLike | None = None, flute_cap: int | None = 4000,
                     sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000,
-                    impli_cap: int | None = 4000, framed: float = 0.0, reworded: float = 0.0) -> ChoiceExamples:
+                    impli_cap: int | None = 4000, framed: float = 0.0, reworded: float = 0.0,
+                    situated_cap: int | None = 4000) -> ChoiceExamples:
     """The choice items of ``sources`` (see :data:`CHOICE`), each set sampled to at most its cap (seeded); a seeded
     share ``framed`` of the figurative and sarcastic items has its sentence said in one of :data:`TRAIN_FRAMES`, and
-    an independent seeded share ``reworded`` has its restated reading as a near copy (:func:`train_reworded`)."""
+    an independent seeded share ``reworded`` has its restated reading as a near copy (:func:`train_reworded`). The
+    situated items are said in their own situation, with their four readings as written."""
     for name, share in (("framed", framed), ("reworded", reworded)):
         if not 0.0 <= share <= 1.0:
             raise PragmeterError(f"{name} must be a share between 0 and 1, got {share!r}")
@@ -435,6 +457,10 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
                 readings.append(restated_as(item, train_reworded(item.said, key)) if near else item.readings)
                 golds.append(0)
                 groups.append(f"{name}{'_framed' if in_frame else ''}{'_reworded' if near else ''}_choice")
+    if "situated" in sources:
+        for item in _sample(situated_items(root)[0], situated_cap, f"{seed}-situated-choice"):
+            premises.append(item.premise), readings.append(item.readings), golds.append(0)
+            groups.append(f"situated_{item.kind}_choice")
     return ChoiceExamples(premises, readings, golds, groups)
 
 
@@ -497,7 +523,8 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
           choice: tuple[str, ...] = (), grice_cap: int | None = 4000, flute_cap: int | None = 4000,
           sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000,
           impli_cap: int | None = 4000, framed: float = 0.0, reworded: float = 0.0,
-          nli_entailment: str = "explicit", set_caps: Mapping[str, int] | None = None) -> RecipeData:
+          nli_entailment: str = "explicit", set_caps: Mapping[str, int] | None = None,
+          situated_cap: int | None = 4000) -> RecipeData:
     """The recipe's data for one ``stage``: ``general`` (the ``families`` of GENERAL) or ``pragmatic`` (INLI train
     with ``sources``, and the choice items of ``choice``); both validate and test on INLI. ``nli_entailment``: how the
     general sets' entailment is labelled (:data:`NLI_ENTAILMENT`); ``set_caps``: a general set's own cap in place of
@@ -521,6 +548,7 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
                      **({"sarcasm_cap": sarcasm_cap} if "sarcasm" in choice else {}),
                      **({"figqa_cap": figqa_cap} if "figqa" in choice else {}),
                      **({"impli_cap": impli_cap} if "impli" in choice else {}),
+                     **({"situated_cap": situated_cap} if "situated" in choice else {}),
                      **({"framed": framed} if framed and choice else {}),
                      **({"reworded": reworded} if reworded and choice else {})}
     if nli_entailment != "explicit" and (stage == "general" or "general" in sources):
@@ -528,7 +556,7 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
     if set_caps:  # recorded only when given, so a run without them keeps its digest
         arguments["set_caps"] = dict(sorted(set_caps.items()))
     chosen = (choice_examples(tuple(choice), grice_cap, circa_cap, seed, root, flute_cap, sarcasm_cap, figqa_cap,
-                              impli_cap, framed, reworded)
+                              impli_cap, framed, reworded, situated_cap)
               if choice and stage == "pragmatic" else None)
     read = list(dict.fromkeys(list(INLI_FILES) + training_files(stage, families, sources,
                                                                 tuple(choice) if chosen is not None else ())))
@@ -553,7 +581,8 @@ def figurative_evaluator(items: list[FigurativeItem] | list[SarcasticItem], name
                          batch_size: int = 64, framed: bool = False, reworded: bool = False):
     """Figurative items as a choice among their readings, the meant one first: FLUTE's sentences (the literal
     meaning against the opposite reading and the sentence restated), sarcastic tweets (the rewrite against the tweet
-    restated), Fig-QA's metaphors (as FLUTE's); ``framed``: each sentence said in one of :data:`DEV_FRAMES` (seeded
+    restated), Fig-QA's metaphors (as FLUTE's), the situated items written for pragmeter (their four readings, in
+    their own situation); ``framed``: each sentence said in one of :data:`DEV_FRAMES` (seeded
     per item); ``reworded``: the restated reading as :func:`dev_reworded` writes it, each item in the frame the split
     without it gives (seeded by the name less ``_reworded``), so the two differ in the restatement alone; a
     ReadingChoiceEvaluator."""
@@ -589,7 +618,9 @@ MEANT_FIRST_DEV = {
     "figqa_dev_framed_reworded": MeantFirstSplit(
         figqa_items, "3-way choice, the metaphor said in a frame and restated as a near copy", 1 / 3, True, True),
     "impli_dev_framed_reworded": MeantFirstSplit(
-        impli_items, "3-way choice, the sentence said in a frame and restated as a near copy", 1 / 3, True, True)}
+        impli_items, "3-way choice, the sentence said in a frame and restated as a near copy", 1 / 3, True, True),
+    "situated_dev": MeantFirstSplit(
+        situated_items, "4-way choice (meant, literal, opposite, unsupported), an utterance in its situation", 0.25)}
 
 
 def yes_no_evaluator(items: list[YesNoItem], name: str = "circa_dev", batch_size: int = 64):

@@ -1,0 +1,114 @@
+"""The committed situated implicatures: what the reader gives, what it refuses, and how the interpreter's recipe splits
+and trains on them."""
+import hashlib
+import json
+from collections import Counter
+
+import pandas as pd
+import pytest
+
+from pragmeter.datasets.written_situated import FILE, GENERATED_DIR, KINDS, READINGS, load_written_situated
+from pragmeter.errors import DataError
+
+
+@pytest.fixture(scope="module")
+def items():
+    return load_written_situated()
+
+
+def test_every_kind_is_there_with_four_distinct_readings_and_provenance(items):
+    counts = Counter(item.kind for item in items)
+    assert set(counts) == set(KINDS) and min(counts.values()) >= 40
+    assert len({item.id for item in items}) == len(items)
+    assert all(len(set(item.readings)) == 4 for item in items)
+    frame = pd.read_parquet(GENERATED_DIR / FILE)
+    assert frame["generator_model"].str.startswith("Claude (Anthropic) language model, 2026-12-07").all()
+    assert frame["prompt_sha256"].str.fullmatch(r"[0-9a-f]{16}").all()
+    report = json.loads((GENERATED_DIR / f"{FILE}.report.json").read_text())
+    assert report["items"] == len(items)
+    # the meant reading does not stand out by length: within 25% of the other readings' mean word count
+    words = report["mean_words"]
+    others = sum(words[r] for r in READINGS[1:]) / 3
+    assert abs(words["meant"] - others) <= 0.25 * others
+
+
+def test_each_item_records_the_prompt_it_was_written_from():
+    """The prompt of a kind is the committed template with that kind's substitutions; its sha256 prefix is the one
+    every item of the kind records."""
+    template = (GENERATED_DIR / "written_situated.prompt.md").read_text(encoding="utf-8")
+    kinds = json.loads((GENERATED_DIR / "written_situated.prompt_kinds.json").read_text(encoding="utf-8"))
+    assert set(kinds) == set(KINDS)
+    frame = pd.read_parquet(GENERATED_DIR / FILE)
+    for kind, substitutions in kinds.items():
+        prompt = template
+        for placeholder, value in substitutions.items():
+            prompt = prompt.replace(placeholder, value)
+        assert "{" not in prompt  # every placeholder filled
+        digest = hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
+        assert set(frame.loc[frame["kind"] == kind, "prompt_sha256"]) == {digest}, kind
+
+
+def test_the_premise_is_the_situation_with_the_quoted_utterance(items):
+    item = items[0]
+    assert item.premise == f'{item.context} "{item.utterance}"' and item.said == item.utterance
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda f: f.drop(columns=["opposite"]), "missing column(s) opposite"),
+    (lambda f: f.assign(kind=["relation", "sarcasm"]), "row 2, field 'kind': 'sarcasm' is none of"),
+    (lambda f: f.assign(context=["A situation.", None]), "row 2, field 'context': expected a text, got an empty cell"),
+    (lambda f: f.assign(id=["a-1", "a-1"]), "row 2, field 'id': 'a-1' occurs twice"),
+    (lambda f: f.assign(utterance=[5, 6]), "row 1, field 'utterance': expected a text, got 5"),
+    (lambda f: f.assign(unsupported=f["meant"]), "row 1, field 'readings': two of the four readings are the same"),
+])
+def test_a_malformed_row_is_refused_naming_file_row_and_field(tmp_path, change, message):
+    frame = pd.DataFrame({"id": ["a-1", "a-2"], "kind": ["relation", "quantity"],
+                          "context": ["Ana asks Bo about the film. Bo replies:", "Cy asks Di how the cake was. Di says:"],
+                          "utterance": ["The seats were comfy.", "Some of it was edible."],
+                          "meant": ["Bo did not enjoy the film.", "Di did not like most of the cake."],
+                          "literal": ["Bo found the cinema seats comfortable.", "Di ate only a part of the cake."],
+                          "opposite": ["Bo loved the film from start to end.", "Di thought the cake was delicious."],
+                          "unsupported": ["Bo fell asleep before the film began.", "Di is allergic to cake."]})
+    path = tmp_path / "items.parquet"
+    assert len(load_written_situated(_write(frame, path))) == 2
+    with pytest.raises(DataError, match=str(path).replace("(", r"\(")) as error:
+        load_written_situated(_write(change(frame), path))
+    assert message in str(error.value)
+    with pytest.raises(DataError, match="cannot read the written situated items"):
+        load_written_situated(tmp_path / "absent.parquet")
+
+
+def _write(frame, path):
+    frame.to_parquet(path, index=False)
+    return path
+
+
+def test_the_recipe_holds_out_twelve_of_each_kind_and_trains_on_the_rest(items, data_root):
+    from pragmeter.classify.recipes.interpreter import (MEANT_FIRST_DEV, SITUATED_DEV_PER_KIND, build,
+                                                        choice_examples, situated_items)
+
+    train, dev = situated_items()
+    assert Counter(item.kind for item in dev) == {kind: SITUATED_DEV_PER_KIND for kind in KINDS}
+    assert not {item.id for item in train} & {item.id for item in dev}
+    assert len(train) + len(dev) == len(items) and situated_items()[1] == dev  # seeded
+    chosen = choice_examples(("situated",), situated_cap=None)
+    assert chosen.premises == [item.premise for item in train]
+    assert all(len(readings) == 4 for readings in chosen.readings) and set(chosen.golds) == {0}
+    assert {g for g in chosen.groups} == {f"situated_{kind}_choice" for kind in KINDS}
+    assert len(choice_examples(("situated",), situated_cap=30).premises) == 30
+    split = MEANT_FIRST_DEV["situated_dev"]
+    assert split.chance == 0.25 and not split.framed
+    evaluator = split.evaluator(dev, "situated_dev")
+    assert evaluator.premises == [item.premise for item in dev]
+    recipe = build("pragmatic", sources=(), inli_cap=10, choice=("situated",), situated_cap=50, root=data_root)
+    assert recipe.arguments["situated_cap"] == 50 and len(recipe.choice) == 50
+    assert "situated_cap" not in build("pragmatic", sources=(), inli_cap=10, choice=("grice",), grice_cap=5,
+                                       root=data_root).arguments
+
+
+def test_the_card_says_who_wrote_the_situated_items():
+    from pragmeter.classify.card import multi_source_data
+
+    text = multi_source_data({"stage": "pragmatic", "sources": [], "choice": ["situated"], "situated_cap": 300})
+    assert "situated implicatures written for pragmeter (300 of them" in text
+    assert "written by the Claude (Anthropic) language model" in text
