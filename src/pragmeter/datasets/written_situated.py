@@ -2,13 +2,13 @@
 than, or other than, what the words say, each with four readings of what the speaker means — the meant one, the
 words taken at face value, the opposite, and a plausible reading the words do not convey.
 
-Seven kinds, one run of the prompt each: replies that flout relevance (``relation``), say less or more than asked
+Seven kinds, two runs of the prompt each (the second asks for other settings and speakers): replies that flout relevance (``relation``), say less or more than asked
 (``quantity``), are not true as said (``quality``: irony, hyperbole, understatement), are said in a pointed manner
 (``manner``), questions that are not asking (``question``), statements that do something else (``indirect``:
 hints, refusals, warnings) and figures of speech in a situation (``metaphor``).
 
-Written by the Claude (Anthropic) language model from the prompt ``written_situated.prompt.md`` beside the file
-(one run per kind, 2026-12-07), not rewritten from any upstream text, and not reviewed by people: project data
+Written by the Claude (Anthropic) language model from the prompts ``written_situated.prompt.md`` and
+``written_situated.prompt_round2.md`` beside the file (2026-12-07), not rewritten from any upstream text, and not reviewed by people: project data
 (Apache-2.0, like the code). It trains the interpreter's choice items and gives a development split; it is never
 evidence on its own (the human-written batteries are the test). Every row is checked: a malformed one is a
 DataError naming the file, row and field.

@@ -41,7 +41,7 @@ Validation is INLI's, plus development splits never trained on: 500 Circa dialog
 between "yes" and "no" (the form of LUDWIG's items), 1,000 GRICE turns (seeded) as a four-way choice, 600 FLUTE
 figurative sentences (seeded) as the three-way choice above, 300 sarcastic tweets (seeded) as the two-way choice
 above, Fig-QA's validation split (the ``figqa`` benchmark's metaphors), 300 IMPLI sentences (seeded) as the
-three-way choice above and 12 situated items of each kind (seeded) as the four-way choice above. GRICE training
+three-way choice above and 20 situated items of each kind (seeded) as the four-way choice above. GRICE training
 leaves out every dialogue that has a development turn; FLUTE's, the sarcasm, Fig-QA, IMPLI and situated choice items
 every item in their development split (FLUTE as pairs, ``flute`` among the pragmatic sources, reads every training
 file).
@@ -111,7 +111,7 @@ GRICE_DEV_TURNS = 1000
 FLUTE_DEV_ITEMS = 600
 SARCASM_DEV_TWEETS = 300
 IMPLI_DEV_ITEMS = 300
-SITUATED_DEV_PER_KIND = 12
+SITUATED_DEV_PER_KIND = 20
 
 
 def general_sets(families: tuple[str, ...] = tuple(GENERAL)) -> list[str]:
