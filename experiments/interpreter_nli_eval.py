@@ -3,8 +3,9 @@ neutral and contradiction) on 3-way sets, entailed-or-not accuracy on 2-way sets
 meant reading. The evaluation-only splits (XNLI-en test, SICK test, MoNLI test, ScoNe test, DNC test, ConjNLI dev,
 Breaking NLI, ConTRoL) are for the shipped model, once; ``--sets`` chooses (XNLI-en validation, GRICE's held-out
 turns, the recipe's Circa development split, ``circa_dev``, its FLUTE figurative development sentences,
-``flute_dev``, its sarcastic development tweets, ``sarcasm_dev``, Fig-QA's validation metaphors, ``figqa_dev``, and
-its IMPLI development sentences, ``impli_dev``, serve selection).
+``flute_dev``, its sarcastic development tweets, ``sarcasm_dev``, Fig-QA's validation metaphors, ``figqa_dev``,
+its IMPLI development sentences, ``impli_dev``, and the situated implicatures written for pragmeter, ``situated_dev``,
+serve selection).
 
     python experiments/interpreter_nli_eval.py --model src/pragmeter/interpreter/models/interpreter-minilm-inli \\
         --sets xnli_en:validation,grice --output runs/nli-eval.json

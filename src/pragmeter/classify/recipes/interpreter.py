@@ -139,7 +139,8 @@ def general_examples(families: tuple[str, ...] = tuple(GENERAL), cap: int | None
     if unread:
         raise PragmeterError(f"a cap for {unread[0]!r}, which the families {', '.join(families) or 'none'} do not "
                              f"read; they read {', '.join(sets) or 'nothing'}")
-    bad = sorted(name for name, value in set_caps.items() if not isinstance(value, int) or value < 0)
+    bad = sorted(name for name, value in set_caps.items()
+                 if not isinstance(value, int) or isinstance(value, bool) or value < 0)
     if bad:
         raise PragmeterError(f"the cap for {bad[0]!r} must be a whole number of pairs, 0 or more; "
                              f"got {set_caps[bad[0]]!r}")
