@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pragmeter.data.root import sha256_of
+from pragmeter.errors import PragmeterError
+from pragmeter.generate.output import written_records
 from pragmeter.impscore.ood import close_development_sentence
 
 LEVELS = ("level1", "level2", "level3", "level4")
@@ -53,37 +54,31 @@ def main() -> None:
     sentence_columns = (*LEVELS, "level3_distractor", "level4_distractor1", "level4_distractor2")
     seen = {t.casefold() for frame in (earlier, *map(pd.read_parquet, args.known))
             for column in sentence_columns for t in frame.get(column, []) if t}
-    for spec in args.inputs:
-        path, _, prompt = spec.partition("@")
-        path = Path(path)
-        prompt_sha256 = sha256_of(Path(prompt))[:16]
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                sys.exit(f"{path}: line {number}: not JSON ({error.msg})")
-            texts = [" ".join(str(record.get(k, "")).split()) for k in LEVELS]
-            distractors = record.get("level4_distractors") or []
-            if not all(texts) or len({t.casefold() for t in texts}) < 4 or len(distractors) != 2:
-                sys.exit(f"{path}: line {number}: needs four different levels and two level-4 distractors")
-            sentences = texts + distractors + [record.get("level3_distractor", "")]
-            repeated = [t for t in texts if t.casefold() in seen]
-            if repeated:  # another group's sentence: it would be this group's pair and the other's negative at once
-                dropped["a level sentence already in another group"] += 1
-                print(f"dropped {record['group_id']}: {repeated[0]!r} is in another group", file=sys.stderr)
-                continue
-            near = [(s, h) for s in sentences if (h := close_development_sentence(s))]
-            if near:
-                dropped["a sentence close to an OOD development sentence (content-word Jaccard >= 0.5)"] += 1
-                print(f"dropped {record['group_id']}: {near[0][0]!r} ~ {near[0][1]!r}", file=sys.stderr)
-                continue
-            seen.update(t.casefold() for t in sentences if t)
-            rows.append({"group_id": record["group_id"], "category": record["category"], "domain": record["domain"],
-                         **dict(zip(LEVELS, texts)), "level3_distractor": record.get("level3_distractor", ""),
-                         "level4_distractor1": distractors[0], "level4_distractor2": distractors[1],
-                         "input_file": path.name, "input_line": number, "prompt_sha256": prompt_sha256})
+    try:
+        records = written_records(args.inputs)
+    except PragmeterError as error:
+        sys.exit(str(error))
+    for path, number, prompt_sha256, record in records:
+        texts = [" ".join(str(record.get(k, "")).split()) for k in LEVELS]
+        distractors = record.get("level4_distractors") or []
+        if not all(texts) or len({t.casefold() for t in texts}) < 4 or len(distractors) != 2:
+            sys.exit(f"{path}: line {number}: needs four different levels and two level-4 distractors")
+        sentences = texts + distractors + [record.get("level3_distractor", "")]
+        repeated = [t for t in texts if t.casefold() in seen]
+        if repeated:  # another group's sentence: it would be this group's pair and the other's negative at once
+            dropped["a level sentence already in another group"] += 1
+            print(f"dropped {record['group_id']}: {repeated[0]!r} is in another group", file=sys.stderr)
+            continue
+        near = [(s, h) for s in sentences if (h := close_development_sentence(s))]
+        if near:
+            dropped["a sentence close to an OOD development sentence (content-word Jaccard >= 0.5)"] += 1
+            print(f"dropped {record['group_id']}: {near[0][0]!r} ~ {near[0][1]!r}", file=sys.stderr)
+            continue
+        seen.update(t.casefold() for t in sentences if t)
+        rows.append({"group_id": record["group_id"], "category": record["category"], "domain": record["domain"],
+                     **dict(zip(LEVELS, texts)), "level3_distractor": record.get("level3_distractor", ""),
+                     "level4_distractor1": distractors[0], "level4_distractor2": distractors[1],
+                     "input_file": path.name, "input_line": number, "prompt_sha256": prompt_sha256})
     frame = pd.DataFrame(rows)
     frame["generator_model"] = f"Claude (Anthropic) language model, {args.date}"
     frame = pd.concat([earlier, frame], ignore_index=True)

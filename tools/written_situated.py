@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from pragmeter.data.root import sha256_of
 from pragmeter.datasets.written_situated import KINDS, READINGS
+from pragmeter.errors import PragmeterError
+from pragmeter.generate.output import written_records
 
 BANNED = re.compile(r"\b(impl(y|ies|ied)|literally|sarcastic\w*|ironic\w*|hint\w*|means)\b", re.IGNORECASE)
 WRITER = "Claude (Anthropic) language model"
@@ -58,35 +59,32 @@ def main() -> None:
     parser.add_argument("--data-root", default=None)
     args = parser.parse_args()
     rows, dropped = [], Counter()
-    for spec in args.inputs:
-        path, _, prompt = spec.partition("@")
-        path = Path(path)
-        prompt_sha256 = sha256_of(Path(prompt))[:16]
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                readings = record["readings"]
-                fields = {"id": record["id"], "kind": record["kind"], "context": record["context"],
-                          "utterance": record["utterance"], **dict(zip(READINGS, readings))}
-            except (ValueError, KeyError, TypeError) as error:
-                sys.exit(f"{path}: line {number}: not an item ({error.__class__.__name__}: {error})")
-            if not isinstance(readings, list) or len(readings) != len(READINGS):
-                sys.exit(f"{path}: line {number}, field 'readings': expected {len(READINGS)} texts")
-            if not all(isinstance(v, str) and v.strip() for v in fields.values()):
-                sys.exit(f"{path}: line {number}: every field must be a non-empty text")
-            if fields["kind"] not in KINDS:
-                sys.exit(f"{path}: line {number}, field 'kind': {fields['kind']!r} is none of {', '.join(KINDS)}")
-            fields = {k: " ".join(v.split()) for k, v in fields.items()}
-            if len({fields[r].casefold() for r in READINGS}) < len(READINGS):
-                dropped["two readings are the same text"] += 1
-                continue
-            if any(BANNED.search(fields[r]) for r in READINGS):
-                dropped["a reading names the figure or its meaning (imply, literally, sarcastic, ironic, hint, "
-                        "means)"] += 1
-                continue
-            rows.append({**fields, "prompt_sha256": prompt_sha256, "generator_model": f"{WRITER}, {args.date}"})
+    try:
+        records = written_records(args.inputs)
+    except PragmeterError as error:
+        sys.exit(str(error))
+    for path, number, prompt_sha256, record in records:
+        try:
+            readings = record["readings"]
+            fields = {"id": record["id"], "kind": record["kind"], "context": record["context"],
+                      "utterance": record["utterance"], **dict(zip(READINGS, readings))}
+        except (KeyError, TypeError) as error:
+            sys.exit(f"{path}: line {number}: not an item ({error.__class__.__name__}: {error})")
+        if not isinstance(readings, list) or len(readings) != len(READINGS):
+            sys.exit(f"{path}: line {number}, field 'readings': expected {len(READINGS)} texts")
+        if not all(isinstance(v, str) and v.strip() for v in fields.values()):
+            sys.exit(f"{path}: line {number}: every field must be a non-empty text")
+        if fields["kind"] not in KINDS:
+            sys.exit(f"{path}: line {number}, field 'kind': {fields['kind']!r} is none of {', '.join(KINDS)}")
+        fields = {k: " ".join(v.split()) for k, v in fields.items()}
+        if len({fields[r].casefold() for r in READINGS}) < len(READINGS):
+            dropped["two readings are the same text"] += 1
+            continue
+        if any(BANNED.search(fields[r]) for r in READINGS):
+            dropped["a reading names the figure or its meaning (imply, literally, sarcastic, ironic, hint, "
+                    "means)"] += 1
+            continue
+        rows.append({**fields, "prompt_sha256": prompt_sha256, "generator_model": f"{WRITER}, {args.date}"})
     frame = pd.DataFrame(rows)
     duplicated = frame["id"].duplicated() | frame["utterance"].str.casefold().duplicated()
     dropped["an id or an utterance that an earlier item has"] += int(duplicated.sum())

@@ -3,12 +3,13 @@ and trains on them."""
 import hashlib
 import json
 from collections import Counter
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from pragmeter.datasets.written_situated import FILE, GENERATED_DIR, KINDS, READINGS, load_written_situated
-from pragmeter.errors import DataError
+from pragmeter.errors import DataError, PragmeterError
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +113,46 @@ def test_the_card_says_who_wrote_the_situated_items():
     text = multi_source_data({"stage": "pragmatic", "sources": [], "choice": ["situated"], "situated_cap": 300})
     assert "situated implicatures written for pragmeter (300 of them" in text
     assert "written by the Claude (Anthropic) language model" in text
+
+
+def _item(number: int, **change) -> dict:
+    item = {"id": f"rel-{number:03d}", "kind": "relation",
+            "context": f"Noor asks her neighbour Emil, number {number}, whether he enjoyed her garden party. Emil replies:",
+            "utterance": f"Your roses are taller than last year, {number} of them at least.",
+            "readings": ["Emil did not enjoy Noor's garden party much.", "Emil is describing the height of Noor's roses.",
+                         "Emil had a wonderful time at Noor's garden party.", "Emil wants Noor to give him a rose."]}
+    return {**item, **change}
+
+
+def test_the_tool_checks_items_drops_giveaways_and_writes_a_readable_file(tmp_path, data_root, run_as_main):
+    """tools/written_situated.py: records from FILE.jsonl@PROMPT, an item whose reading names the figure dropped and
+    counted, the prompt's sha256 prefix recorded; a file the reader opens. A line that is not an item, or a file
+    without its prompt, ends the tool with a message naming it."""
+    from pragmeter.generate.output import written_records
+
+    root = Path(__file__).resolve().parents[2]
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text("Write items.\n", encoding="utf-8")
+    lines = [_item(1), _item(2), _item(3, readings=["Emil literally means the roses are tall.", "b c d e f",
+                                                    "c d e f g", "d e f g h"])]
+    written = tmp_path / "relation.jsonl"
+    written.write_text("\n".join(json.dumps(line) for line in lines) + "\n\n", encoding="utf-8")
+    output = tmp_path / "out" / "items.parquet"
+    run_as_main(root / "tools" / "written_situated.py", f"{written}@{prompt}", "--output", output,
+                "--data-root", data_root)
+    items = load_written_situated(output)
+    assert [item.id for item in items] == ["rel-001", "rel-002"]
+    report = json.loads(Path(f"{output}.report.json").read_text())
+    assert report["items"] == 2 and sum(report["dropped"].values()) == 1
+    digest = hashlib.sha256(b"Write items.\n").hexdigest()[:16]
+    assert set(pd.read_parquet(output)["prompt_sha256"]) == {digest}
+    assert [(n, d) for _, n, d, _ in written_records([f"{written}@{prompt}"])] == [(1, digest), (2, digest),
+                                                                                    (3, digest)]
+    with pytest.raises(PragmeterError, match="FILE.jsonl@PROMPT"):
+        written_records([str(written)])
+    written.write_text(json.dumps(_item(1)) + "\n[1, 2]\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"relation.jsonl: line 2: expected a JSON object"):
+        written_records([f"{written}@{prompt}"])
+    with pytest.raises(AssertionError, match=r"exited with .*relation.jsonl: line 2: expected a JSON object"):
+        run_as_main(root / "tools" / "written_situated.py", f"{written}@{prompt}", "--output", output,
+                    "--data-root", data_root)

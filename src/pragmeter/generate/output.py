@@ -67,6 +67,23 @@ def write_rows(frame: pd.DataFrame, output: Path, overwrite: bool, session: Gene
     session.say(f"{pipeline}: wrote {len(frame)} rows to {output}")
 
 
+def written_records(specs: list[str]) -> list[tuple[Path, int, str, dict]]:
+    """The records of model-written JSON-lines files, each named ``FILE.jsonl@PROMPT`` (the prompt file it was
+    written from): (file, line number, the prompt's sha256 prefix, record) in order; a line that is not a JSON object
+    is a DataError naming its file and line."""
+    from pragmeter.data.root import sha256_of
+    from pragmeter.io.tables import read_records
+
+    out = []
+    for spec in specs:
+        path, _, prompt = spec.partition("@")
+        if not prompt:
+            raise PragmeterError(f"{spec!r}: name the prompt the file was written from, as FILE.jsonl@PROMPT")
+        prompt_sha256 = sha256_of(Path(prompt))[:16]
+        out += [(Path(path), number, prompt_sha256, record) for number, record in read_records(path)]
+    return out
+
+
 def read_texts(path: str | Path, column: str, say: Callable[[str], None]) -> tuple[list[int], list[str]]:
     """(data rows, texts) of the non-empty cells of ``column``; empty cells are counted, said and skipped."""
     from pragmeter.io import read_table, require_column
