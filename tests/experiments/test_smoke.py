@@ -266,6 +266,9 @@ def test_interpreter_multisource_distils_a_teacher_on_the_pragmatic_stage(tmp_pa
                "--choice", "grice", "--grice-cap", "40", "--choice-anchor", "1", *common)
     metrics = json.loads((tmp_path / "out" / "runs" / "anchored-pragmatic" / "metrics.json").read_text())
     assert metrics["train_config"]["choice_anchor"] == 1.0 and metrics["history"][0]["choice_items"] == 4
+    card = (tmp_path / "out" / "runs" / "anchored-pragmatic" / "README.md").read_text()
+    assert ("the choice items keep their own loss, beside a cross-entropy (weight 1) towards the teacher's "
+            "probabilities on their readings.") in card  # the run's own card, as the shipped one would say
     kept = sorted(np.load(p).shape for p in (tmp_path / "out" / "work" / "anchored-pragmatic").glob("teacher-*.npy"))
     assert kept == [(16, 4), (16, 4)]  # the pairs, and the 4 GRICE turns' four readings each
     with pytest.raises(AssertionError, match="exited with 2"):

@@ -61,11 +61,9 @@ def model_card(info: dict) -> str:
     metadata = front_matter(licence, base_model_id(settings["base_encoder"]), datasets, "text-classification",
                             DATA_METRICS, None if svm else "transformers", ("pragmeter", info["recipe"]))
     train_config = info["train_config"]
-    anchor = train_config.get("choice_anchor")
     distilled = teacher_sentence(
         info.get("arguments") or {}, train_config.get("soft_weight"),
-        f"; the choice items keep their own loss, beside a cross-entropy (weight {anchor:g}) towards the teacher's "
-        "probabilities on their readings" if isinstance(anchor, (int, float)) and anchor > 0 else "",
+        choice_clause(train_config.get("choice_anchor")) if info.get("train_choice_items") else "",
         train_config.get("label_only_groups")).strip()
     lines = [
         f"# {info['name']}", "",
@@ -206,11 +204,16 @@ def multi_source_data(recipe: dict, data_files=None, soft_weight: float | None =
             trained += (f" The weights are then averaged with those of `{average['folder']}` (`classify/average.py`: "
                         f"each weight {_share(average.get('share'))} theirs, the rest this run's), which costs no "
                         "training; the average was judged on validation as a candidate of its own.")
-        anchored = (f", beside a cross-entropy (weight {choice_anchor:g}) towards the teacher's probabilities on "
-                    "their readings" if isinstance(choice_anchor, (int, float)) and choice_anchor > 0 else "")
-        trained += teacher_sentence(recipe, soft_weight, f"; the choice items keep their own loss{anchored}",
-                                    label_only)
+        trained += teacher_sentence(recipe, soft_weight, choice_clause(choice_anchor), label_only)
     return trained + " " + licence_sentence(data_files)
+
+
+def choice_clause(choice_anchor) -> str:
+    """What the teacher sentence adds on a distilled run's choice items: their own loss, and the anchor towards the
+    teacher's probabilities on their readings where ``choice_anchor`` is above 0."""
+    anchored = (f", beside a cross-entropy (weight {choice_anchor:g}) towards the teacher's probabilities on their "
+                "readings" if isinstance(choice_anchor, (int, float)) and choice_anchor > 0 else "")
+    return f"; the choice items keep their own loss{anchored}"
 
 
 def teacher_sentence(recipe: dict, soft_weight, choice: str = "", label_only=None) -> str:
