@@ -50,7 +50,8 @@ from pragmeter.classify.distillation import soft_weight, with_teacher
 from pragmeter.classify.job import run_recipe
 from pragmeter.classify.recipes.interpreter import (CHOICE, GENERAL, MEANT_FIRST_DEV, NLI_ENTAILMENT, PRAGMATIC,
                                                     build, circa_items, general_sets, grice_evaluator,
-                                                    grice_items, training_files, yes_no_evaluator)
+                                                    grice_items, training_files, unread_sets,
+                                                    yes_no_evaluator)
 from pragmeter.data.root import dataset_checksums, sha256_of
 from pragmeter.classify.training import FineTuneConfig, missing_groups
 from pragmeter.cli.classifier import add_distillation_options
@@ -206,7 +207,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--choice-anchor pulls choice items' readings towards a teacher's probabilities: give --teacher "
                      "and --choice too")
     families, sources = names(args.families, GENERAL), names(args.sources, PRAGMATIC)
-    unread = sorted(set(args.set_caps) - set(general_sets(families)))
+    unread = unread_sets(args.set_caps, families)
     if unread:
         parser.error(f"--set-caps: {unread[0]!r} is no set of the families {args.families} "
                      f"(they read {', '.join(general_sets(families)) or 'nothing'})")

@@ -64,7 +64,8 @@ def test_the_premise_is_the_situation_with_the_quoted_utterance(items):
 ])
 def test_a_malformed_row_is_refused_naming_file_row_and_field(tmp_path, change, message):
     frame = pd.DataFrame({"id": ["a-1", "a-2"], "kind": ["relation", "quantity"],
-                          "context": ["Ana asks Bo about the film. Bo replies:", "Cy asks Di how the cake was. Di says:"],
+                          "context": ["Ana asks Bo about the film. Bo replies:",
+                                      "Cy asks Di how the cake was. Di says:"],
                           "utterance": ["The seats were comfy.", "Some of it was edible."],
                           "meant": ["Bo did not enjoy the film.", "Di did not like most of the cake."],
                           "literal": ["Bo found the cinema seats comfortable.", "Di ate only a part of the cake."],
@@ -117,9 +118,11 @@ def test_the_card_says_who_wrote_the_situated_items():
 
 def _item(number: int, **change) -> dict:
     item = {"id": f"rel-{number:03d}", "kind": "relation",
-            "context": f"Noor asks her neighbour Emil, number {number}, whether he enjoyed her garden party. Emil replies:",
+            "context": f"Noor asks her neighbour Emil, number {number}, whether he enjoyed her garden party. Emil "
+                       "replies:",
             "utterance": f"Your roses are taller than last year, {number} of them at least.",
-            "readings": ["Emil did not enjoy Noor's garden party much.", "Emil is describing the height of Noor's roses.",
+            "readings": ["Emil did not enjoy Noor's garden party much.",
+                         "Emil is describing the height of Noor's roses.",
                          "Emil had a wonderful time at Noor's garden party.", "Emil wants Noor to give him a rose."]}
     return {**item, **change}
 
@@ -133,8 +136,8 @@ def test_the_tool_checks_items_drops_giveaways_and_writes_a_readable_file(tmp_pa
     root = Path(__file__).resolve().parents[2]
     prompt = tmp_path / "prompt.md"
     prompt.write_text("Write items.\n", encoding="utf-8")
-    lines = [_item(1), _item(2), _item(3, readings=["Emil literally means the roses are tall.", "b c d e f",
-                                                    "c d e f g", "d e f g h"])]
+    giveaway = ["Emil literally means the roses are tall.", "b c d e f", "c d e f g", "d e f g h"]
+    lines = [_item(1), _item(2), _item(3, readings=giveaway)]
     written = tmp_path / "relation.jsonl"
     written.write_text("\n".join(json.dumps(line) for line in lines) + "\n\n", encoding="utf-8")
     output = tmp_path / "out" / "items.parquet"
@@ -146,8 +149,8 @@ def test_the_tool_checks_items_drops_giveaways_and_writes_a_readable_file(tmp_pa
     assert report["items"] == 2 and sum(report["dropped"].values()) == 1
     digest = hashlib.sha256(b"Write items.\n").hexdigest()[:16]
     assert set(pd.read_parquet(output)["prompt_sha256"]) == {digest}
-    assert [(n, d) for _, n, d, _ in written_records([f"{written}@{prompt}"])] == [(1, digest), (2, digest),
-                                                                                    (3, digest)]
+    records = written_records([f"{written}@{prompt}"])
+    assert [(n, d) for _, n, d, _ in records] == [(1, digest), (2, digest), (3, digest)]
     with pytest.raises(PragmeterError, match="FILE.jsonl@PROMPT"):
         written_records([str(written)])
     written.write_text(json.dumps(_item(1)) + "\n[1, 2]\n", encoding="utf-8")

@@ -2,16 +2,17 @@
 than, or other than, what the words say, each with four readings of what the speaker means — the meant one, the
 words taken at face value, the opposite, and a plausible reading the words do not convey.
 
-Seven kinds, two runs of the prompt each (the second asks for other settings and speakers): replies that flout relevance (``relation``), say less or more than asked
-(``quantity``), are not true as said (``quality``: irony, hyperbole, understatement), are said in a pointed manner
-(``manner``), questions that are not asking (``question``), statements that do something else (``indirect``:
-hints, refusals, warnings) and figures of speech in a situation (``metaphor``).
+Seven kinds, two runs of the prompt each (the second asks for other settings and speakers): replies that flout
+relevance (``relation``), say less or more than asked (``quantity``), are not true as said (``quality``: irony,
+hyperbole, understatement), are said in a pointed manner (``manner``), questions that are not asking (``question``),
+statements that do something else (``indirect``: hints, refusals, warnings) and figures of speech in a situation
+(``metaphor``).
 
 Written by the Claude (Anthropic) language model from the prompts ``written_situated.prompt.md`` and
-``written_situated.prompt_round2.md`` beside the file (2026-12-07), not rewritten from any upstream text, and not reviewed by people: project data
-(Apache-2.0, like the code). It trains the interpreter's choice items and gives a development split; it is never
-evidence on its own (the human-written batteries are the test). Every row is checked: a malformed one is a
-DataError naming the file, row and field.
+``written_situated.prompt_round2.md`` beside the file (2026-12-07), not rewritten from any upstream text, and not
+reviewed by people: project data (Apache-2.0, like the code). It trains the interpreter's choice items and gives a
+development split; it is never evidence on its own (the human-written batteries are the test). Every row is checked:
+a malformed one is a DataError naming the file, row and field.
 """
 
 from __future__ import annotations
@@ -19,14 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from pragmeter.datasets.pairs.llm_generated import GENERATED_DIR
 from pragmeter.errors import DataError
 
 FILE = "written_situated.parquet"
-GENERATED_DIR = Path(__file__).resolve().parents[1] / "data" / "generated"
 KINDS = ("relation", "quantity", "quality", "manner", "question", "indirect", "metaphor")
 READINGS = ("meant", "literal", "opposite", "unsupported")  # the file's reading columns, meant first
-WRITER = "the Claude (Anthropic) language model"
-LICENCE = "Apache-2.0 (written for pragmeter: project data, like the code)"
 
 
 @dataclass(frozen=True)

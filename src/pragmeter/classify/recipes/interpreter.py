@@ -122,6 +122,11 @@ def general_sets(families: tuple[str, ...] = tuple(GENERAL)) -> list[str]:
     return [name for family in families for name in GENERAL[family]]
 
 
+def unread_sets(set_caps, families: tuple[str, ...]) -> list[str]:
+    """The names among ``set_caps`` that no family of ``families`` reads, sorted."""
+    return sorted(set(set_caps or ()) - set(general_sets(families)))
+
+
 def general_examples(families: tuple[str, ...] = tuple(GENERAL), cap: int | None = 6000, seed: int = 0,
                      root: str | os.PathLike | None = None, entailment: str = "explicit",
                      set_caps: Mapping[str, int] | None = None) -> Examples:
@@ -134,11 +139,10 @@ def general_examples(families: tuple[str, ...] = tuple(GENERAL), cap: int | None
         raise PragmeterError(f"unknown reading of NLI entailment {entailment!r}; choose one of "
                              f"{', '.join(NLI_ENTAILMENT)}")
     set_caps = dict(set_caps or {})
-    sets = general_sets(families)
-    unread = sorted(set(set_caps) - set(sets))
+    unread = unread_sets(set_caps, families)
     if unread:
         raise PragmeterError(f"a cap for {unread[0]!r}, which the families {', '.join(families) or 'none'} do not "
-                             f"read; they read {', '.join(sets) or 'nothing'}")
+                             f"read; they read {', '.join(general_sets(families)) or 'nothing'}")
     bad = sorted(name for name, value in set_caps.items()
                  if not isinstance(value, int) or isinstance(value, bool) or value < 0)
     if bad:
