@@ -34,7 +34,7 @@ def test_every_experiment_has_a_smoke_test():
     tested = {"classifier_table.py", "ishate_method_table.py", "inli_split_overlap.py", "impscore_ablation.py",
               "impscore_human_selection.py", "impscore_encoder_finetune.py", "interpreter_contamination.py",
               "interpreter_train.py", "interpreter_ship.py", "interpreter_multisource.py", "interpreter_nli_eval.py",
-              "interpreter_choice_rule.py", "interpreter_average.py"}
+              "interpreter_choice_rule.py", "interpreter_average.py", "interpreter_explicit_weight.py"}
     assert set(SCRIPTS) == tested
 
 
@@ -369,3 +369,25 @@ def test_interpreter_choice_rule_reads_each_development_set_once_and_scores_ever
     assert "mean" in out and report["mean"].keys() == report["rules"].keys()
     own = grice_evaluator(grice_items(data_root)[1][:10])(Interpreter.load(None, precision="fp32", progress=False))
     assert report["sets"]["grice_dev"]["implied+explicit"] == pytest.approx(own["grice_dev_accuracy"])
+
+
+def test_interpreter_explicit_weight_measures_the_grid_applies_the_rule_and_records_it(tmp_path, data_root,
+                                                                                     run_script):
+    """Every weight on every split through the interpreter's own scoring; the chosen weight lands in the folder's
+    config and its evidence in metrics.json (a tiny INLI model written here)."""
+    from pragmeter.interpreter.model import Interpreter
+    from pragmeter.testing.tiny_nli import tiny_nli_folder
+
+    folder = tmp_path / "inli"
+    Interpreter.load(tiny_nli_folder(tmp_path / "plain", ["implied", "explicit", "neutral", "contradiction"]),
+                     device="cpu", backend="torch").save(folder)
+    out = run_script("interpreter_explicit_weight.py", "--model", folder, "--limit", "12", "--record",
+                     "--output", tmp_path / "weight.json", "--data-root", data_root)
+    report = json.loads((tmp_path / "weight.json").read_text())
+    assert list(report["accuracies"]) == ["1", "0.5", "0.25", "0.1", "0"] and "chosen" in out
+    assert all(len(row) == 12 for row in report["accuracies"].values())  # every split
+    assert report["sizes"]["situated_dev"] == 12 and report["sizes"]["ludwig_dev"] == 12
+    assert report["weight"] in [1.0, *report["admissible"]]
+    recorded = json.loads((folder / "config.json").read_text())["pragmeter"]["explicit_weight"]
+    assert recorded == report["weight"] == Interpreter.load(folder, backend="torch").explicit_weight
+    assert json.loads((folder / "metrics.json").read_text())["explicit_weight"]["accuracies"] == report["accuracies"]

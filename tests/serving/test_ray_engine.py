@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import ray
+import torch
 
 from pragmeter.encoders.runtime import score_tolerance
 
@@ -253,7 +254,14 @@ def test_gpu_actor_path_runs_with_device_cpu(local_ray, model_dir, sentences, tm
     scored = pd.read_parquet(tmp_path / "scored").set_index("id").loc[frame["id"]]
     local = ImpScore.load(model_dir, backend="torch", device="cpu", precision="bf16")
     assert local.encoder_dtype == "bfloat16"
-    expected, _ = score_values(local, frame["text"].tolist())
+    # the actor runs one torch thread (one CPU per actor); bf16 matrix products split over threads round differently
+    # (on AMX by a few thousandths), so this process scores with one thread too
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        expected, _ = score_values(local, frame["text"].tolist())
+    finally:
+        torch.set_num_threads(threads)
     # one actor given the 240 rows as one block (ROWS_PER_BLOCK): the batches of this process, so its bf16 numbers
     assert np.abs(scored["impscore"].to_numpy() - expected).max() < 1e-5
     # and bf16 really ran: the scores differ from the float32 ones, by a little

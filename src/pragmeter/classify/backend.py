@@ -9,7 +9,7 @@ the model folder), so API and local models share one results format. A pair mode
 score is an interpreter (:mod:`pragmeter.interpreter.model`) and also answers ``choice`` requests, the
 multiple-choice tasks' items (DRInQ, LUDWIG, Circa, Fig-QA, the Floyd battery) — premise = the context with the
 quoted utterance, each option a reading — with the task's text for the reading most likely meant (P(implied) +
-P(explicit)); an item whose options are utterances (Snarks) has no reading to rank and cannot be asked. A task that
+w P(explicit), w the explicit weight); an item whose options are utterances (Snarks) has no reading to rank and cannot be asked. A task that
 asks a kind of request the model does not answer is refused before any request (``eval/runner.py: check_kinds``).
 Requests are batched: every request waiting at the same moment goes through one forward pass. The folder may also be
 a packaged interpreter's name.
@@ -20,8 +20,9 @@ check allows; torch on a GPU ``device``); any other classifier through torch. It
 results' model settings (``runtime_signature``).
 
 Model arguments: ``device`` (a torch device; default: as ``pragmeter interpret`` and ``classifier predict`` run the
-folder), ``batch_size`` (default 64), ``backend`` (auto, openvino or torch; default auto) and ``precision`` (auto,
-fp32, bf16 or fp16; default auto).
+folder), ``batch_size`` (default 64), ``backend`` (auto, openvino or torch; default auto), ``precision`` (auto,
+fp32, bf16 or fp16; default auto) and, for an interpreter, ``explicit_weight`` (the weight on P(explicit) in a
+reading's score, 0 to 1; default: the folder's, :mod:`pragmeter.interpreter.model`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from pragmeter.llm.backends.base import BackendFailed, BackendFatal, ChatBackend
 from pragmeter.llm.request import ChoiceInput, PairInput, Request, TextInput
 from pragmeter.text import is_blank
 
-_KNOWN = {"device", "batch_size", "backend", "precision"}
+_KNOWN = {"device", "batch_size", "backend", "precision", "explicit_weight"}
 
 
 def classifier_input(request: Request) -> tuple[str, str | None]:
@@ -55,7 +56,7 @@ def classifier_input(request: Request) -> tuple[str, str | None]:
 
 class LocalClassifierBackend(ChatBackend):
     def __init__(self, path: str, device: str | None = None, batch_size: int = 64, backend: str = "auto",
-                 precision: str = "auto"):
+                 precision: str = "auto", explicit_weight: float | None = None):
         from pragmeter.classify.opening import open_classifier
         from pragmeter.interpreter.hub import resolve_interpreter
 
@@ -64,7 +65,7 @@ class LocalClassifierBackend(ChatBackend):
             path = str(resolve_interpreter(path))
         self.folder = path
         self.classifier, self.runtime = open_classifier(path, backend=backend, precision=precision, device=device)
-        self.interpreter = self._interpreter()
+        self.interpreter = self._interpreter(explicit_weight)
         self.kinds = self._kinds()
         self.batch_size = batch_size
         self.concurrency = batch_size  # so that a full batch of requests can wait together
@@ -73,11 +74,17 @@ class LocalClassifierBackend(ChatBackend):
         self._pending: list[tuple[list[tuple[str, str | None]], Callable, asyncio.Future]] = []
         self._scheduled = False
 
-    def _interpreter(self):
-        """The classifier read as an interpreter (it answers multiple-choice items), or None."""
+    def _interpreter(self, explicit_weight: float | None):
+        """The classifier read as an interpreter (it answers multiple-choice items), or None; an explicit weight for
+        another classifier is refused."""
         from pragmeter.interpreter.model import Interpreter, is_interpreter
 
-        return Interpreter(self.classifier, self.path) if is_interpreter(self.classifier.settings) else None
+        if is_interpreter(self.classifier.settings):
+            return Interpreter(self.classifier, self.path, explicit_weight)
+        if explicit_weight is not None:
+            raise PragmeterError(f"model argument explicit_weight: {self.path} is not an interpreter (it scores no "
+                                 f"readings)")
+        return None
 
     def _kinds(self) -> frozenset[str]:
         """The request kinds this classifier answers: ``text`` (a single-text model), ``pair`` (a pair model) and
@@ -103,8 +110,19 @@ class LocalClassifierBackend(ChatBackend):
             problem = device_problem(args["device"])
             if problem:
                 raise PragmeterError(f"model argument device {problem}")
+        weight = None
+        if args.get("explicit_weight"):
+            try:
+                weight = float(args["explicit_weight"])
+            except ValueError:
+                weight = args["explicit_weight"]
+            from pragmeter.classify.model import explicit_weight_problem
+
+            problem = explicit_weight_problem(weight)
+            if problem:
+                raise PragmeterError(f"model argument explicit_weight {problem}")
         return cls(target, args.get("device") or None, batch_size, args.get("backend") or "auto",
-                   args.get("precision") or "auto")
+                   args.get("precision") or "auto", weight)
 
     def identity(self) -> dict:
         settings = self.classifier.settings
@@ -129,6 +147,8 @@ class LocalClassifierBackend(ChatBackend):
     def decoding(self, max_tokens: int | None) -> dict:
         settings = self.classifier.settings
         bias = {"decision_bias": settings.decision_bias} if any(settings.decision_bias.values()) else {}
+        if self.interpreter is not None and self.interpreter.explicit_weight != 1:  # choices differ: not a cache hit
+            bias["explicit_weight"] = self.interpreter.explicit_weight
         return {"decoding": "argmax", "max_length": settings.max_length, **bias}
 
     def settings(self) -> dict:
@@ -180,7 +200,7 @@ class LocalClassifierBackend(ChatBackend):
 
     def _choice(self, found: ChoiceInput) -> tuple[list[tuple[str, str | None]], Callable]:
         """A multiple-choice item read by the interpreter: the premise is the context with the quoted utterance, each
-        option a reading, the answer the task's text for the option with the highest P(implied) + P(explicit)."""
+        option a reading, the answer the task's text for the option with the highest score (P(implied) + w P(explicit))."""
         from pragmeter.interpreter.model import premise
 
         item = found.item

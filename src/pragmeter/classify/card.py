@@ -339,6 +339,7 @@ def interpreter_card(metrics: dict) -> str:
             f"rank {rank} {accuracy:.4f}" for rank, accuracy in metrics["val_by_rank"].items()) + ".", ""]
           if metrics.get("val_by_rank") else []),
         bf16_line(check), "",
+        *explicit_weight_lines((metrics.get("explicit_weight") or {}).get("weight", 1)),
     ]
     test = metrics.get("test_compressed")
     if test:
@@ -399,7 +400,17 @@ def export_card(name: str, settings, source=None) -> str:
         "model = CrossEncoder(\"FOLDER\")",
         "model.predict([(premise, hypothesis)], apply_softmax=True)  # label probabilities, columns as above", "",
     ]
-    return _derived_card(metadata, lines, text)
+    return _derived_card(metadata, lines, text, settings.explicit_weight)
+
+
+def explicit_weight_lines(weight: float) -> list[str]:
+    """The card's paragraph on the score pragmeter ranks readings by, when the folder's explicit weight is not 1 (none
+    otherwise): what a user of the bare probabilities must compute to choose as pragmeter does."""
+    if weight == 1:
+        return []
+    return [f"pragmeter scores a candidate reading as P(implied) + {weight:g} × P(explicit) (the folder's explicit "
+            f"weight, chosen on development choice splits: `explicit_weight` in config.json) and chooses the highest; "
+            f"labels are the plain argmax.", ""]
 
 
 def _label_list(settings) -> str:
@@ -431,14 +442,16 @@ def adapter_card(name: str, settings, source=None) -> str:
         "with torch.no_grad():",
         "    probabilities = model(**inputs).logits.softmax(-1)  # columns as the labels above", "",
     ]
-    return _derived_card(metadata, lines, text)
+    return _derived_card(metadata, lines, text, settings.explicit_weight)
 
 
-def _derived_card(metadata: str, lines: list[str], source_text: str) -> str:
+def _derived_card(metadata: str, lines: list[str], source_text: str, explicit_weight: float = 1) -> str:
     """A card written from another interpreter folder: ``lines`` (title, what it is, a code block left open) closed
-    with pragmeter's way to open it, then the card of the folder it came from, when it had one."""
+    with pragmeter's way to open it, the score it ranks readings by where the explicit weight is not 1, then the card
+    of the folder it came from, when it had one."""
     lines = [*lines, "from pragmeter import Interpreter", "",
-             "Interpreter.load(\"FOLDER\").rank(context, utterance, readings)", "```", ""]
+             "Interpreter.load(\"FOLDER\").rank(context, utterance, readings)", "```", "",
+             *explicit_weight_lines(explicit_weight)]
     if source_text:
         lines += ["## The card of the folder it was written from", "", source_text, ""]
     return metadata + "\n".join(lines)

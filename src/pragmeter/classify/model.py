@@ -42,10 +42,23 @@ class ClassifierSettings:
     # label -> number added to its log-probability before the argmax, tuned on validation (`classifier train
     # --tune-decision-bias`): moves the decision boundary towards a rare class. Empty: the plain argmax.
     decision_bias: dict[str, float] = field(default_factory=dict)
+    # An interpreter's weight on P(explicit) in a reading's score, P(implied) + weight * P(explicit), chosen on
+    # development choice splits (pragmeter.interpreter.model: explicit weight); 1: the plain sum.
+    explicit_weight: float = 1.0
 
     def __post_init__(self):
         if self.input_kind not in INPUT_KINDS:
             raise PragmeterError(f"input kind {self.input_kind!r} is not one of {', '.join(INPUT_KINDS)}")
+        problem = explicit_weight_problem(self.explicit_weight)
+        if problem:
+            raise PragmeterError(f"explicit_weight {problem}")
+
+
+def explicit_weight_problem(weight) -> str | None:
+    """Why ``weight`` cannot be an interpreter's explicit weight (a number from 0 to 1), or None."""
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
+        return f"must be a number from 0 to 1, got {weight!r}"
+    return None
 
 
 # Label names of NLI models, matched case-insensitively, -> the name pragmeter uses: a 3-way model's ``entailment``

@@ -38,7 +38,8 @@ def register(subparsers) -> None:
                "`pragmeter interpret export --output FOLDER` (whole weights a CrossEncoder opens); see "
                "`pragmeter interpret ship --help`.",
         description="Score each --reading as what the speaker meant by UTTERANCE in --context: P(implied) + "
-                    "P(explicit) of INLI's four labels, the premise being the context followed by the quoted "
+                    "w P(explicit) of INLI's four labels (w: --explicit-weight, else the model's, 1 unless it "
+                    "records one), the premise being the context followed by the quoted "
                     "utterance; prints each reading's score and label probabilities, the chosen one marked. With "
                     "--input: a table of premise/hypothesis rows (label probabilities and the label) or of "
                     "context/utterance/readings rows (readings: a JSON list; adds the chosen index and the scores), "
@@ -54,6 +55,9 @@ def register(subparsers) -> None:
                        "$PRAGMETER_INTERPRETER)"},
         batch_size={"default": 64, "help": "pairs per batch (default 64)"}, **CLASSIFIER_RUNTIME)
     add(parser, "no_progress")
+    parser.add_argument("--explicit-weight", type=explicit_weight, default=None,
+                        help="weight on P(explicit) in a reading's score, 0 to 1 (default: the model's, 1 unless its "
+                             "folder records one)")
     parser.set_defaults(func=run)
     _with_actions(parser, {"ship": _ship_parser(type(parser)), "export": _export_parser(type(parser))})
 
@@ -98,6 +102,20 @@ def _export_parser(kind) -> argparse.ArgumentParser:
                              "the base encoder; a shipped interpreter only)")
     parser.set_defaults(func=run_export, command="interpret", interpret_command="export")
     return parser
+
+
+def explicit_weight(value: str) -> float:
+    """The ``--explicit-weight`` argument type: a number from 0 to 1."""
+    from pragmeter.classify.model import explicit_weight_problem
+
+    try:
+        weight = float(value)
+    except ValueError:
+        weight = value
+    problem = explicit_weight_problem(weight)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return weight
 
 
 def parse_ranks(value: str) -> list[int]:
@@ -168,7 +186,8 @@ def run(args: argparse.Namespace) -> int:
 
     def load() -> Interpreter:
         interpreter = Interpreter.load(args.model, backend=args.backend, precision=args.precision,
-                                       device=args.device, progress=not args.no_progress)
+                                       device=args.device, progress=not args.no_progress,
+                                       explicit_weight=args.explicit_weight)
         # how it runs, as every result of it would record: a precision chosen by the folder's claim is seen
         print(f"interpreter {interpreter.name}: {interpreter.runtime.signature()}", file=sys.stderr)
         return interpreter
@@ -182,11 +201,14 @@ def run(args: argparse.Namespace) -> int:
     from pragmeter.interpreter.model import premise
 
     text = premise(args.context, args.utterance)
-    rows = interpreter.classify([text] * len(args.reading), args.reading, args.batch_size)
-    scores = [float(sum(row[label] for label in interpreter.meant_labels)) for row in rows]
+    premises = [text] * len(args.reading)
+    rows = interpreter.probabilities(premises, args.reading, args.batch_size)
+    rows = interpreter.settle_close_choices(premises, list(args.reading), [len(premises)], rows,
+                                            batch_size=args.batch_size)  # as choose: a close choice answered in fp32
+    scores = interpreter.meant_scores(rows).tolist()
     chosen = max(range(len(scores)), key=scores.__getitem__)
     print(f"premise: {text}")
     for index, (reading, row, score) in enumerate(zip(args.reading, rows, scores)):
-        labels = "  ".join(f"{label} {p:.3f}" for label, p in row.items())
+        labels = "  ".join(f"{label} {p:.3f}" for label, p in zip(interpreter.labels, row.tolist()))
         print(f"{'*' if index == chosen else ' '} {index}  {score:.3f}  {reading}  ({labels})")
     return 0

@@ -14,6 +14,13 @@ a reading that is neither (``neutral``, ``contradiction``) is not what was meant
 classes ranks the meant reading first whether the utterance is direct or indirect. A 3-way model (``entailed``)
 scores P(entailed).
 
+Explicit weight. An utterance meant indirectly also says something at face value, and that restatement is what INLI
+calls explicit: with the plain sum it can outscore the meant reading. A model folder may therefore record a weight
+``w`` from 0 to 1 (``explicit_weight`` in its settings, 1 when absent), and a reading's score is then
+P(implied) + w P(explicit); it is chosen on development choice splits, since a figure's plain meaning is also read as
+explicit and needs its share. Labels (:meth:`Interpreter.classify`) do not read it; :meth:`Interpreter.load` and the
+``local:`` backend's ``explicit_weight`` model argument override it.
+
 Model folders: a ``classifier train inli`` folder (whole weights, ``model.safetensors``), the shipped form
 (:mod:`pragmeter.interpreter.shipped`: low-rank changes over an installable base encoder plus the classification
 layer), the same changes as a peft LoRA adapter (:mod:`pragmeter.interpreter.adapter`), or any NLI cross-encoder (a
@@ -93,6 +100,21 @@ def meant_columns(settings, name: str = "") -> list[int]:
     return meant
 
 
+def explicit_weight_of(settings, name: str = "", explicit_weight: float | None = None) -> float:
+    """The weight on P(explicit) in a reading's score (module notes): ``explicit_weight``, or the folder's where it is
+    None; a PragmeterError for a weight outside 0..1, or other than 1 for a model without an ``explicit`` label."""
+    from pragmeter.classify.model import explicit_weight_problem
+
+    weight = settings.explicit_weight if explicit_weight is None else explicit_weight
+    problem = explicit_weight_problem(weight)
+    if problem:
+        raise PragmeterError(f"explicit_weight {problem}")
+    if weight != 1 and "explicit" not in settings.labels:
+        raise PragmeterError(f"explicit_weight {weight!r}: {name or 'the model'} has no explicit label (labels "
+                             f"{list(settings.labels)}); only 1 applies")
+    return float(weight)
+
+
 def is_interpreter(settings) -> bool:
     """Whether a classifier with these settings reads as an interpreter (:func:`meant_columns` accepts it)."""
     try:
@@ -111,16 +133,22 @@ class Interpreter:
     runtime = None
     folder = None
 
-    def __init__(self, classifier, name: str = ""):
+    def __init__(self, classifier, name: str = "", explicit_weight: float | None = None):
+        """``explicit_weight``: the weight on P(explicit) in a reading's score (module notes; None: the folder's,
+        ``classifier.settings.explicit_weight``)."""
         self.classifier = classifier
         self.name = name
         self.meant = meant_columns(classifier.settings, name)
+        self.explicit_weight = explicit_weight_of(classifier.settings, name, explicit_weight)
+        labels = list(classifier.settings.labels)
+        self._weights = np.array([self.explicit_weight if labels[i] == "explicit" else 1.0 for i in self.meant],
+                                 dtype=np.float32)
 
     # -- loading ------------------------------------------------------------------------------------
     @classmethod
     def load(cls, name: str | os.PathLike | None = None, *, backend: str = "auto", precision: str = "auto",
              device: str | None = None, threads: int | str | None = None, progress: bool = True,
-             fp32_recheck: bool = True) -> "Interpreter":
+             fp32_recheck: bool = True, explicit_weight: float | None = None) -> "Interpreter":
         """The packaged default (``name`` None), a packaged interpreter by name, a model folder (shipped form,
         its peft LoRA adapter form, a ``classifier train inli`` folder or a plain NLI cross-encoder) or, with a
         connection, an NLI cross-encoder's Hub name (e.g. ``cross-encoder/nli-deberta-v3-base``); every other argument
@@ -132,19 +160,22 @@ class Interpreter:
         torch on a GPU ``device``. :attr:`runtime` says
         which. In bf16 (or fp16) the close calls are answered again in fp32
         (:class:`pragmeter.interpreter.recheck.Fp32Recheck`) unless ``fp32_recheck`` is False; with it, the check's
-        bounds are those of the recheck (:func:`pragmeter.interpreter.runtime.recorded_bf16_check`)."""
+        bounds are those of the recheck (:func:`pragmeter.interpreter.runtime.recorded_bf16_check`).
+        ``explicit_weight``: the weight on P(explicit) in a reading's score (module notes; None: the folder's)."""
         from pragmeter.classify.model import read_settings
         from pragmeter.interpreter.hub import resolve_interpreter
         from pragmeter.interpreter.runtime import interpreter_runtime
 
         folder = resolve_interpreter(name)
         label = str(name or folder.name)
-        meant_columns(read_settings(folder)[2], label)  # an interpreter, before any conversion
+        settings = read_settings(folder)[2]  # an interpreter with a weight it can take, before any conversion
+        meant_columns(settings, label)
+        explicit_weight_of(settings, label, explicit_weight)
         runtime = interpreter_runtime(folder, backend, precision, device, threads, fp32_recheck)
         if runtime.backend == "openvino":
             from pragmeter.classify.openvino import OpenVinoClassifier
 
-            interpreter = cls(OpenVinoClassifier(folder, runtime, progress), label)
+            interpreter = cls(OpenVinoClassifier(folder, runtime, progress), label, explicit_weight)
             if interpreter.classifier.fp32_layers:  # as its bf16 check was measured: said in the signature
                 from dataclasses import replace
 
@@ -153,7 +184,7 @@ class Interpreter:
         else:
             from pragmeter.classify.loading import load_classifier
 
-            interpreter = cls(load_classifier(folder, runtime.device, runtime), label)
+            interpreter = cls(load_classifier(folder, runtime.device, runtime), label, explicit_weight)
         if fp32_recheck and runtime.precision != "fp32":  # said in the signature, so answers cached without it differ
             from dataclasses import replace
 
@@ -179,13 +210,14 @@ class Interpreter:
                 raise PragmeterError(f"{self.name or 'this interpreter'} has no torch model to save: load it from a "
                                      f"folder with Interpreter.load")
             classifier = load_classifier(self.folder, "cpu", "fp32")
-        tokenizer_limit = classifier.tokenizer.model_max_length
+        tokenizer_limit, weight = classifier.tokenizer.model_max_length, classifier.settings.explicit_weight
         classifier.tokenizer.model_max_length = classifier.settings.max_length  # CrossEncoder truncates there too
+        classifier.settings.explicit_weight = self.explicit_weight  # the weight it scores with, not only the folder's
         try:
             return classifier.save(folder, card if card is not None else export_card(self.name, classifier.settings,
                                                                                      self.folder))
         finally:
-            classifier.tokenizer.model_max_length = tokenizer_limit
+            classifier.tokenizer.model_max_length, classifier.settings.explicit_weight = tokenizer_limit, weight
 
     @property
     def labels(self) -> list[str]:
@@ -261,8 +293,11 @@ class Interpreter:
         return self.classifier.answer_again(premises, hypotheses, rows, again, batch_size)
 
     def meant_scores(self, probabilities: np.ndarray) -> np.ndarray:
-        """Each row's score as a meant reading: P(implied) + P(explicit) (P(entailed) for a 3-way model)."""
-        return probabilities[:, self.meant].sum(axis=1)
+        """Each row's score as a meant reading: P(implied) + w P(explicit), w the explicit weight (module notes;
+        P(entailed) for a 3-way model)."""
+        if self.explicit_weight == 1:
+            return probabilities[:, self.meant].sum(axis=1)
+        return probabilities[:, self.meant] @ self._weights.astype(probabilities.dtype, copy=False)
 
     def scores_many(self, premises: Sequence[str], readings: Sequence[Sequence[str]], batch_size: int = 64,
                     progress: bool = False) -> list[list[float]]:
@@ -290,7 +325,7 @@ class Interpreter:
         return out
 
     def scores(self, context: str, utterance: str, readings: Sequence[str], batch_size: int = 64) -> list[float]:
-        """Each reading's score as what the speaker meant by ``utterance`` in ``context``: P(implied) + P(explicit)
+        """Each reading's score as what the speaker meant by ``utterance`` in ``context``: P(implied) + w P(explicit)
         (see the module notes), in the order given."""
         from pragmeter.text import invalid_text_reason
 

@@ -1,0 +1,112 @@
+"""Choosing an interpreter's explicit weight: the weight w on P(explicit) in a reading's score, P(implied) +
+w P(explicit) (:mod:`pragmeter.interpreter.model`, module notes), chosen on development choice splits and recorded in
+the model folder.
+
+:func:`weight_accuracies` measures each weight through the interpreter's own scoring (the evaluators call
+``scores_many``, as ``choose`` does), the model's forward pass made once per split since w does not change the
+probabilities. :func:`choose_weight` applies the rule: a weight is admissible when every split but the target keeps
+its accuracy at w = 1 less one standard error; the admissible weight with the best target accuracy is chosen (ties:
+the larger), and it replaces 1 only where its gain on the target exceeds the target's standard error at w = 1.
+:func:`record_weight` writes the chosen weight into the folder's config and the evidence into its metrics.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pragmeter.errors import PragmeterError
+
+WEIGHTS = (1.0, 0.5, 0.25, 0.1, 0.0)  # the grid, the plain sum first
+METRICS_KEY = "explicit_weight"  # metrics.json's entry of how the weight was chosen
+
+
+class _Remembered:
+    """A classifier whose probabilities are computed once per list of pairs: the weight changes the scores, never the
+    probabilities, so each weight is measured through the whole scoring path without another forward pass."""
+
+    def __init__(self, classifier):
+        self._classifier, self._seen = classifier, {}
+
+    def __getattr__(self, name):
+        return getattr(self._classifier, name)
+
+    def probabilities(self, premises, hypotheses, batch_size: int = 64, progress: bool = False):
+        key = (tuple(premises), tuple(hypotheses))
+        if key not in self._seen:
+            self._seen[key] = self._classifier.probabilities(premises, hypotheses, batch_size, progress)
+        return self._seen[key].copy()
+
+
+def weight_accuracies(interpreter, evaluators: Mapping[str, object], weights: Sequence[float] = WEIGHTS
+                      ) -> dict[str, dict[str, float]]:
+    """{weight (as text): {split: accuracy}} of ``interpreter`` scored with each of ``weights`` on each evaluator
+    (name -> a ReadingChoiceEvaluator, whose metrics hold ``{name}_accuracy``). The interpreter must answer every pair
+    once, as it does in fp32: one whose close calls are answered again in fp32 is refused, since each weight would
+    settle other items."""
+    from pragmeter.interpreter.model import Interpreter
+
+    if interpreter.rechecks_close_calls:
+        raise PragmeterError("measure explicit weights in fp32 (precision='fp32'): close calls answered again in fp32 "
+                             "depend on the weight")
+    remembered = _Remembered(interpreter.classifier)
+    results = {}
+    for weight in weights:
+        reader = Interpreter(remembered, interpreter.name, weight)
+        results[f"{float(weight):g}"] = {name: float(evaluator(reader)[f"{name}_accuracy"])
+                                         for name, evaluator in evaluators.items()}
+    return results
+
+
+def standard_error(accuracy: float, n: int) -> float:
+    """The standard error of an accuracy over ``n`` items, sqrt(p (1 - p) / n)."""
+    return (accuracy * (1 - accuracy) / n) ** 0.5 if n else float("nan")
+
+
+def choose_weight(accuracies: Mapping[str, Mapping[str, float]], sizes: Mapping[str, int], target: str) -> dict:
+    """The rule (module notes) over :func:`weight_accuracies`' results, ``sizes`` each split's items: returns
+    ``{"weight", "admissible": [weights], "floors": {split: accuracy at 1 less one standard error}, "target_gain",
+    "target_standard_error"}``. The grid must hold w = 1 and the target split."""
+    if "1" not in accuracies:
+        raise PragmeterError("the weights measured must include 1, the plain sum the rule compares against")
+    plain = accuracies["1"]
+    if target not in plain:
+        raise PragmeterError(f"the target split {target!r} was not measured (splits: {', '.join(plain)})")
+    floors = {name: value - standard_error(value, sizes[name]) for name, value in plain.items() if name != target}
+    admissible = [weight for weight, row in accuracies.items()
+                  if all(row[name] >= floor - 1e-12 for name, floor in floors.items())]
+    best = max(admissible, key=lambda weight: (accuracies[weight][target], float(weight)))
+    error = standard_error(plain[target], sizes[target])
+    gain = accuracies[best][target] - plain[target]
+    return {"weight": float(best) if gain > error else 1.0, "admissible": [float(w) for w in admissible],
+            "floors": floors, "target": target, "target_gain": gain, "target_standard_error": error}
+
+
+def record_weight(folder: str | os.PathLike, weight: float, evidence: dict) -> None:
+    """Write ``weight`` as the interpreter folder's explicit weight (its config's ``pragmeter.explicit_weight``) and
+    ``evidence`` (how it was chosen) into its metrics.json, each file replaced atomically; the folder must hold an
+    interpreter with an explicit label."""
+    from pragmeter.classify.model import read_settings
+    from pragmeter.interpreter.model import explicit_weight_of, meant_columns
+    from pragmeter.io import write_json_atomic
+
+    folder = Path(folder)
+    path, config, settings = read_settings(folder)
+    if not config.get("pragmeter"):
+        raise PragmeterError(f"{path}: a plain NLI folder has no pragmeter settings to record a weight in; export it "
+                             f"with `pragmeter interpret export` first")
+    meant_columns(settings, folder.name)
+    weight = explicit_weight_of(settings, folder.name, weight)
+    config["pragmeter"]["explicit_weight"] = weight
+    metrics_path = folder / "metrics.json"
+    try:
+        metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
+    except (OSError, ValueError) as error:
+        raise PragmeterError(f"{metrics_path}: not readable JSON ({error})") from None
+    if not isinstance(metrics, dict):
+        raise PragmeterError(f"{metrics_path}: not a JSON object")
+    metrics[METRICS_KEY] = {"weight": weight, **evidence}
+    write_json_atomic(path, config)
+    write_json_atomic(metrics_path, metrics)
