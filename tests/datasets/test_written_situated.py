@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pragmeter.datasets.written_situated import FILE, GENERATED_DIR, KINDS, READINGS, load_written_situated
+from pragmeter.datasets.written_situated import (FILE, GENERATED_DIR, KINDS, READINGS, load_written_situated,
+                                                 prompt_digests)
 from pragmeter.errors import DataError, PragmeterError
 
 
@@ -35,18 +36,32 @@ def test_every_kind_is_there_with_four_distinct_readings_and_provenance(items):
 
 def test_each_item_records_the_prompt_it_was_written_from():
     """The prompt of a kind in a round is that round's committed template with the kind's substitutions; every item
-    records the sha256 prefix of one of its kind's prompts, and both rounds gave items of every kind."""
+    records the sha256 prefix of one of its kind's prompts, and every round gave items of every kind."""
     rounds = json.loads((GENERATED_DIR / "written_situated.prompt_kinds.json").read_text(encoding="utf-8"))
     frame = pd.read_parquet(GENERATED_DIR / FILE)
-    for kind in KINDS:
-        digests = set()
-        for template_name, kinds in rounds.items():
+    digests = prompt_digests()
+    assert list(digests) == list(rounds) and len(rounds) == 3
+    for template_name, kinds in rounds.items():
+        for kind in KINDS:
             prompt = (GENERATED_DIR / template_name).read_text(encoding="utf-8")
             for placeholder, value in kinds[kind].items():
                 prompt = prompt.replace(placeholder, value)
             assert "{" not in prompt  # every placeholder filled
-            digests.add(hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16])
-        assert set(frame.loc[frame["kind"] == kind, "prompt_sha256"]) == digests, kind
+            digest = hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:16]
+            assert digests[template_name][kind] == digest
+            assert (frame.loc[frame["kind"] == kind, "prompt_sha256"] == digest).sum() >= 40, (template_name, kind)
+    assert set(frame["prompt_sha256"]) == {d for kinds in digests.values() for d in kinds.values()}
+
+
+def test_prompt_digests_name_a_missing_template_or_an_unfilled_placeholder(tmp_path):
+    (tmp_path / "written_situated.prompt_kinds.json").write_text(json.dumps({"t.md": {"relation": {"{N}": "6"}}}))
+    with pytest.raises(DataError, match="template 't.md' is not beside it"):
+        prompt_digests(tmp_path)
+    (tmp_path / "t.md").write_text("Write {N} items of {KIND}.")
+    with pytest.raises(DataError, match="t.md, kind 'relation': a placeholder is left unfilled"):
+        prompt_digests(tmp_path)
+    (tmp_path / "t.md").write_text("Write {N} items.")
+    assert prompt_digests(tmp_path) == {"t.md": {"relation": hashlib.sha256(b"Write 6 items.").hexdigest()[:16]}}
 
 
 def test_the_premise_is_the_situation_with_the_quoted_utterance(items):
@@ -86,13 +101,19 @@ def _write(frame, path):
 
 
 def test_the_recipe_holds_out_twenty_of_each_kind_and_trains_on_the_rest(items, data_root):
-    from pragmeter.classify.recipes.interpreter import (MEANT_FIRST_DEV, SITUATED_DEV_PER_KIND, build,
-                                                        choice_examples, situated_items)
+    from pragmeter.classify.recipes.interpreter import (MEANT_FIRST_DEV, SITUATED_DEV_PER_KIND, SITUATED_DEV_PROMPTS,
+                                                        build, choice_examples, situated_items)
 
     train, dev = situated_items()
     assert Counter(item.kind for item in dev) == {kind: SITUATED_DEV_PER_KIND for kind in KINDS}
     assert not {item.id for item in train} & {item.id for item in dev}
     assert len(train) + len(dev) == len(items) and situated_items()[1] == dev  # seeded
+    # dev is drawn from the first two rounds' items only: items written later train and leave it as it was
+    digests = prompt_digests()
+    later = {digests["written_situated.prompt_round3.md"][kind] for kind in KINDS}
+    assert not any(item.prompt_sha256 in later for item in dev)
+    assert sum(item.prompt_sha256 in later for item in train) == sum(item.prompt_sha256 in later for item in items) > 0
+    assert set(SITUATED_DEV_PROMPTS) == set(digests) - {"written_situated.prompt_round3.md"}
     chosen = choice_examples(("situated",), situated_cap=None)
     assert chosen.premises == [item.premise for item in train]
     assert all(len(readings) == 4 for readings in chosen.readings) and set(chosen.golds) == {0}

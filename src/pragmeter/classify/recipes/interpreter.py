@@ -112,6 +112,8 @@ FLUTE_DEV_ITEMS = 600
 SARCASM_DEV_TWEETS = 300
 IMPLI_DEV_ITEMS = 300
 SITUATED_DEV_PER_KIND = 20
+# the prompts whose items the situated development split is drawn from; items of later prompts only train
+SITUATED_DEV_PROMPTS = ("written_situated.prompt.md", "written_situated.prompt_round2.md")
 
 
 def general_sets(families: tuple[str, ...] = tuple(GENERAL)) -> list[str]:
@@ -401,13 +403,16 @@ def impli_items(root: str | os.PathLike | None = None) -> tuple[list[FigurativeI
 def situated_items(root: str | os.PathLike | None = None) -> tuple[list, list]:
     """(train, dev) of the situated implicatures written for pragmeter (``datasets/written_situated.py``; they ship
     with the package, so ``root`` is not read): dev is ``SITUATED_DEV_PER_KIND`` items of each kind drawn by a fixed
-    seed, both sides in file order."""
-    from pragmeter.datasets.written_situated import KINDS, load_written_situated
+    seed among the items written from ``SITUATED_DEV_PROMPTS`` (so that items written later train and leave the
+    development split as it was), both sides in file order."""
+    from pragmeter.datasets.written_situated import KINDS, load_written_situated, prompt_digests
 
     items = load_written_situated()
+    digests = prompt_digests()
+    eligible = {digests[template][kind] for template in SITUATED_DEV_PROMPTS for kind in KINDS}
     dev = set()
     for kind in KINDS:
-        ids = sorted(item.id for item in items if item.kind == kind)
+        ids = sorted(item.id for item in items if item.kind == kind and item.prompt_sha256 in eligible)
         dev |= set(random.Random(f"situated-dev-{kind}").sample(ids, min(SITUATED_DEV_PER_KIND, len(ids))))
     return [item for item in items if item.id not in dev], [item for item in items if item.id in dev]
 
