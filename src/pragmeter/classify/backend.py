@@ -9,8 +9,9 @@ the model folder), so API and local models share one results format. A pair mode
 score is an interpreter (:mod:`pragmeter.interpreter.model`) and also answers ``choice`` requests, the
 multiple-choice tasks' items (DRInQ, LUDWIG, Circa, Fig-QA, the Floyd battery) — premise = the context with the
 quoted utterance, each option a reading — with the task's text for the reading most likely meant (P(implied) +
-w P(explicit), w the explicit weight); an item whose options are utterances (Snarks) has no reading to rank and cannot be asked. A task that
-asks a kind of request the model does not answer is refused before any request (``eval/runner.py: check_kinds``).
+w P(explicit), w the explicit weight); an item whose options are utterances (Snarks) has no reading to rank and
+cannot be asked. A task that asks a kind of request the model does not answer is refused before any request
+(``eval/runner.py: check_kinds``).
 Requests are batched: every request waiting at the same moment goes through one forward pass. The folder may also be
 a packaged interpreter's name.
 
@@ -112,15 +113,12 @@ class LocalClassifierBackend(ChatBackend):
                 raise PragmeterError(f"model argument device {problem}")
         weight = None
         if args.get("explicit_weight"):
-            try:
-                weight = float(args["explicit_weight"])
-            except ValueError:
-                weight = args["explicit_weight"]
-            from pragmeter.classify.model import explicit_weight_problem
+            from pragmeter.classify.model import parse_explicit_weight
 
-            problem = explicit_weight_problem(weight)
-            if problem:
-                raise PragmeterError(f"model argument explicit_weight {problem}")
+            try:
+                weight = parse_explicit_weight(args["explicit_weight"])
+            except PragmeterError as error:
+                raise PragmeterError(f"model argument explicit_weight {error}") from None
         return cls(target, args.get("device") or None, batch_size, args.get("backend") or "auto",
                    args.get("precision") or "auto", weight)
 
@@ -200,7 +198,8 @@ class LocalClassifierBackend(ChatBackend):
 
     def _choice(self, found: ChoiceInput) -> tuple[list[tuple[str, str | None]], Callable]:
         """A multiple-choice item read by the interpreter: the premise is the context with the quoted utterance, each
-        option a reading, the answer the task's text for the option with the highest score (P(implied) + w P(explicit))."""
+        option a reading, the answer the task's text for the option with the highest score (P(implied) +
+        w P(explicit))."""
         from pragmeter.interpreter.model import premise
 
         item = found.item

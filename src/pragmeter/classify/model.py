@@ -61,6 +61,19 @@ def explicit_weight_problem(weight) -> str | None:
     return None
 
 
+def parse_explicit_weight(text: str) -> float:
+    """An explicit weight given as text (a command-line flag, a model argument); a PragmeterError saying what is
+    wrong otherwise (:func:`explicit_weight_problem`)."""
+    try:
+        weight = float(text)
+    except ValueError:
+        weight = text
+    problem = explicit_weight_problem(weight)
+    if problem:
+        raise PragmeterError(problem)
+    return weight
+
+
 # Label names of NLI models, matched case-insensitively, -> the name pragmeter uses: a 3-way model's ``entailment``
 # is the interpreter's ``entailed``; INLI's four keep theirs.
 NLI_LABELS = {"entailment": "entailed", "entailed": "entailed", "neutral": "neutral", "contradiction": "contradiction",

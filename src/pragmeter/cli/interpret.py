@@ -106,16 +106,12 @@ def _export_parser(kind) -> argparse.ArgumentParser:
 
 def explicit_weight(value: str) -> float:
     """The ``--explicit-weight`` argument type: a number from 0 to 1."""
-    from pragmeter.classify.model import explicit_weight_problem
+    from pragmeter.classify.model import parse_explicit_weight
 
     try:
-        weight = float(value)
-    except ValueError:
-        weight = value
-    problem = explicit_weight_problem(weight)
-    if problem:
-        raise argparse.ArgumentTypeError(problem)
-    return weight
+        return parse_explicit_weight(value)
+    except PragmeterError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def parse_ranks(value: str) -> list[int]:
