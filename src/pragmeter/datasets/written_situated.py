@@ -3,19 +3,17 @@ than, or other than, what the words say, each with four readings of what the spe
 words taken at face value, the opposite, and a plausible reading the words do not convey.
 
 Seven kinds, three runs of the prompt each (the second asks for other settings and speakers, the third for a
-face-value reading as tempting as a careless listener would find it): replies that flout
-relevance (``relation``), say less or more than asked (``quantity``), are not true as said (``quality``: irony,
-hyperbole, understatement), are said in a pointed manner (``manner``), questions that are not asking (``question``),
-statements that do something else (``indirect``: hints, refusals, warnings) and figures of speech in a situation
-(``metaphor``).
+face-value reading as tempting as a careless listener would find it): replies that flout relevance (``relation``),
+say less or more than asked (``quantity``), are not true as said (``quality``: irony, hyperbole, understatement), are
+said in a pointed manner (``manner``), questions that are not asking (``question``), statements that do something
+else (``indirect``: hints, refusals, warnings) and figures of speech in a situation (``metaphor``).
 
 Written by the Claude (Anthropic) language model from the prompts ``written_situated.prompt.md``,
 ``written_situated.prompt_round2.md`` and ``written_situated.prompt_round3.md`` beside the file (2026-12-07), each
-filled per kind as ``written_situated.prompt_kinds.json`` says (:func:`prompt_digests`), not rewritten from any
-upstream text, and not
-reviewed by people: project data (Apache-2.0, like the code). It trains the interpreter's choice items and gives a
-development split; it is never evidence on its own (the human-written batteries are the test). Every row is checked:
-a malformed one is a DataError naming the file, row and field.
+filled per kind as ``written_situated.prompt_kinds.json`` says (:func:`prompt_digests`). Not rewritten from any
+upstream text and not reviewed by people: project data (Apache-2.0, like the code). It trains the interpreter's choice
+items and gives a development split; it is never evidence on its own (the human-written batteries are the test).
+Every row is checked: a malformed one is a DataError naming the file, row and field.
 """
 
 from __future__ import annotations
