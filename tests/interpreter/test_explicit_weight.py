@@ -137,7 +137,8 @@ def test_weights_measured_once_per_split_equal_each_weight_measured_on_its_own(f
 
 
 def test_the_rule_keeps_1_unless_an_admissible_weight_gains_more_than_a_standard_error():
-    from pragmeter.interpreter.weight import choose_weight, standard_error
+    from pragmeter.interpreter.weight import choose_weight
+    from pragmeter.metrics.intervals import proportion_standard_error as standard_error
 
     sizes = {"target": 100, "other": 400}
     base = {"1": {"target": 0.30, "other": 0.80}}

@@ -12,7 +12,6 @@ the larger), and it replaces 1 only where its gain on the target exceeds the tar
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -60,15 +59,12 @@ def weight_accuracies(interpreter, evaluators: Mapping[str, object], weights: Se
     return results
 
 
-def standard_error(accuracy: float, n: int) -> float:
-    """The standard error of an accuracy over ``n`` items, sqrt(p (1 - p) / n)."""
-    return (accuracy * (1 - accuracy) / n) ** 0.5 if n else float("nan")
-
-
 def choose_weight(accuracies: Mapping[str, Mapping[str, float]], sizes: Mapping[str, int], target: str) -> dict:
     """The rule (module notes) over :func:`weight_accuracies`' results, ``sizes`` each split's items: returns
     ``{"weight", "admissible": [weights], "floors": {split: accuracy at 1 less one standard error}, "target_gain",
     "target_standard_error"}``. The grid must hold w = 1 and the target split."""
+    from pragmeter.metrics.intervals import proportion_standard_error as standard_error
+
     if "1" not in accuracies:
         raise PragmeterError("the weights measured must include 1, the plain sum the rule compares against")
     plain = accuracies["1"]
@@ -88,7 +84,7 @@ def record_weight(folder: str | os.PathLike, weight: float, evidence: dict) -> N
     """Write ``weight`` as the interpreter folder's explicit weight (its config's ``pragmeter.explicit_weight``) and
     ``evidence`` (how it was chosen) into its metrics.json, each file replaced atomically; the folder must hold an
     interpreter with an explicit label."""
-    from pragmeter.classify.model import read_settings
+    from pragmeter.classify.model import read_json_object, read_settings
     from pragmeter.interpreter.model import explicit_weight_of, meant_columns
     from pragmeter.io import write_json_atomic
 
@@ -101,12 +97,7 @@ def record_weight(folder: str | os.PathLike, weight: float, evidence: dict) -> N
     weight = explicit_weight_of(settings, folder.name, weight)
     config["pragmeter"]["explicit_weight"] = weight
     metrics_path = folder / "metrics.json"
-    try:
-        metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.is_file() else {}
-    except (OSError, ValueError) as error:
-        raise PragmeterError(f"{metrics_path}: not readable JSON ({error})") from None
-    if not isinstance(metrics, dict):
-        raise PragmeterError(f"{metrics_path}: not a JSON object")
+    metrics = read_json_object(metrics_path) if metrics_path.is_file() else {}
     metrics[METRICS_KEY] = {"weight": weight, **evidence}
     write_json_atomic(path, config)
     write_json_atomic(metrics_path, metrics)

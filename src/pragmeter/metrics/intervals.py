@@ -1,4 +1,4 @@
-"""Confidence intervals: Wilson (binomial proportion), percentile bootstrap of a mean over items, Welch and
+"""Confidence intervals: a proportion's standard error, Wilson (binomial proportion), percentile bootstrap of a mean over items, Welch and
 paired-t intervals of mean differences, and mean ± SD over runs."""
 
 from __future__ import annotations
@@ -11,6 +11,11 @@ from scipy import stats
 
 Z95 = 1.959963984540054
 BOOTSTRAP_SIGNATURE = "bootstrap|resample=items|percentile|95%|n={n}|seed={seed}"
+
+
+def proportion_standard_error(p: float, n: int) -> float:
+    """The standard error of a proportion (an accuracy) ``p`` over ``n`` items, sqrt(p (1 - p) / n); NaN for n = 0."""
+    return math.sqrt(p * (1 - p) / n) if n else float("nan")
 
 
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float | None, float | None]:
