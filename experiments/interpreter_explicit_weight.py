@@ -9,6 +9,7 @@ copies, and the situated implicatures written for pragmeter). No test split is r
 
     python experiments/interpreter_explicit_weight.py --model FOLDER --output runs/weight.json
     python experiments/interpreter_explicit_weight.py --model FOLDER --output runs/weight.json --record
+    python experiments/interpreter_explicit_weight.py --model FOLDER --rule mean --output runs/weight.json
 """
 
 from __future__ import annotations
@@ -17,6 +18,13 @@ import argparse
 import json
 import sys
 
+RULE_TEXT = {
+    "each-split": "the admissible weight (every other split within one standard error of its accuracy at 1) with the "
+                  "best target accuracy, if its gain exceeds the target's standard error",
+    "mean": "the admissible weight (the other splits' mean accuracy within its standard error of its value at 1, and "
+            "no split losing more than {collapse:g}) with the best target accuracy, if its gain exceeds the target's "
+            "standard error",
+}
 SPLITS = ("grice_dev", "circa_dev", "ludwig_dev", "flute_dev", "sarcasm_dev", "figqa_dev", "impli_dev",
           "figqa_dev_framed", "impli_dev_framed", "figqa_dev_framed_reworded", "impli_dev_framed_reworded",
           "situated_dev")
@@ -47,13 +55,15 @@ def evaluators(names, root, limit: int | None, batch_size: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pragmeter.interpreter.weight import WEIGHTS
+    from pragmeter.interpreter.weight import RULES, WEIGHTS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", required=True, help="interpreter folder (or packaged name, without --record)")
     parser.add_argument("--weights", default=",".join(f"{w:g}" for w in WEIGHTS), help="comma-separated weights")
     parser.add_argument("--splits", default=",".join(SPLITS))
     parser.add_argument("--target", default="situated_dev", help="the split the weight is chosen for")
+    parser.add_argument("--rule", choices=RULES, default="each-split",
+                        help="which weights are admissible (pragmeter.interpreter.weight, module notes)")
     parser.add_argument("--record", action="store_true", help="write the chosen weight into the model folder")
     parser.add_argument("--data-root", default=None)
     parser.add_argument("--batch-size", type=int, default=64)
@@ -62,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from pragmeter.interpreter.model import Interpreter
-    from pragmeter.interpreter.weight import choose_weight, record_weight, weight_accuracies
+    from pragmeter.interpreter.weight import COLLAPSE, choose_weight, record_weight, weight_accuracies
     from pragmeter.provenance import write_results_json
 
     interpreter = Interpreter.load(args.model, precision="fp32", progress=False, explicit_weight=1)
@@ -73,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = {name: len(evaluator.golds) for name, evaluator in chosen_on.items()}
     for weight, row in accuracies.items():
         print(weight, json.dumps({name: round(value, 4) for name, value in row.items()}), flush=True)
-    choice = choose_weight(accuracies, sizes, args.target)
+    choice = choose_weight(accuracies, sizes, args.target, args.rule)
     print("chosen", json.dumps(choice), flush=True)
     report = {"model": str(args.model), "precision": "fp32", "sizes": sizes, "accuracies": accuracies, **choice,
               "command": list(sys.argv)}
@@ -81,8 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         write_results_json(args.output, report)
     if args.record:
         record_weight(interpreter.folder, choice["weight"], {
-            "rule": "the admissible weight (every other split within one standard error of its accuracy at 1) with "
-                    "the best target accuracy, if its gain exceeds the target's standard error",
+            "rule_text": RULE_TEXT[args.rule].format(collapse=COLLAPSE),
             "sizes": sizes, "accuracies": accuracies, **{k: v for k, v in choice.items() if k != "weight"}})
     return 0
 

@@ -381,13 +381,16 @@ def test_interpreter_explicit_weight_measures_the_grid_applies_the_rule_and_reco
     folder = tmp_path / "inli"
     Interpreter.load(tiny_nli_folder(tmp_path / "plain", ["implied", "explicit", "neutral", "contradiction"]),
                      device="cpu", backend="torch").save(folder)
-    out = run_script("interpreter_explicit_weight.py", "--model", folder, "--limit", "12", "--record",
-                     "--output", tmp_path / "weight.json", "--data-root", data_root)
+    out = run_script("interpreter_explicit_weight.py", "--model", folder, "--limit", "12", "--record", "--rule",
+                     "mean", "--output", tmp_path / "weight.json", "--data-root", data_root)
     report = json.loads((tmp_path / "weight.json").read_text())
     assert list(report["accuracies"]) == ["1", "0.5", "0.25", "0.1", "0"] and "chosen" in out
     assert all(len(row) == 12 for row in report["accuracies"].values())  # every split
     assert report["sizes"]["situated_dev"] == 12 and report["sizes"]["ludwig_dev"] == 12
     assert report["weight"] in [1.0, *report["admissible"]]
+    assert report["rule"] == "mean" and report["mean_floor"] <= report["means"]["1"]
     recorded = json.loads((folder / "config.json").read_text())["pragmeter"]["explicit_weight"]
     assert recorded == report["weight"] == Interpreter.load(folder, backend="torch").explicit_weight
-    assert json.loads((folder / "metrics.json").read_text())["explicit_weight"]["accuracies"] == report["accuracies"]
+    evidence = json.loads((folder / "metrics.json").read_text())["explicit_weight"]
+    assert evidence["accuracies"] == report["accuracies"] and evidence["rule"] == "mean"
+    assert "mean accuracy" in evidence["rule_text"]

@@ -158,3 +158,27 @@ def test_the_rule_keeps_1_unless_an_admissible_weight_gains_more_than_a_standard
         choose_weight({"0.5": base["1"]}, sizes, "target")
     with pytest.raises(PragmeterError, match="target split 'absent' was not measured"):
         choose_weight(base, sizes, "absent")
+
+
+def test_the_mean_rule_trades_one_split_against_the_others_but_refuses_a_collapse():
+    """Under ``mean`` a weight that costs one split an item or two near the ceiling is admissible where the other
+    splits' mean holds; a weight that drops the mean by more than its standard error, or one split by more than
+    COLLAPSE, is not. ``each-split`` refuses the first weight too."""
+    from pragmeter.interpreter.weight import COLLAPSE, choose_weight
+    from pragmeter.metrics.intervals import proportion_standard_error as standard_error
+
+    sizes = {"target": 100, "a": 1000, "b": 300, "c": 400, "d": 400}
+    accuracies = {"1": {"target": 0.30, "a": 0.99, "b": 0.99, "c": 0.80, "d": 0.70},
+                  "0.5": {"target": 0.50, "a": 0.98, "b": 0.99, "c": 0.80, "d": 0.70},  # a loses 10 of 1,000
+                  "0.25": {"target": 0.60, "a": 0.99, "b": 0.99, "c": 0.745, "d": 0.76},  # mean holds, c collapses
+                  "0.1": {"target": 0.55, "a": 0.97, "b": 0.97, "c": 0.78, "d": 0.68}}  # every split loses 0.02
+    mean = choose_weight(accuracies, sizes, "target", "mean")
+    assert mean["weight"] == 0.5 and mean["admissible"] == [1.0, 0.5] and mean["rule"] == "mean"
+    error = sum(standard_error(accuracies["1"][n], sizes[n]) ** 2 for n in "abcd") ** 0.5 / 4
+    assert mean["mean_floor"] == pytest.approx(0.87 - error)
+    assert mean["means"]["0.25"] > mean["mean_floor"] and accuracies["0.25"]["c"] < 0.80 - COLLAPSE
+    assert mean["means"]["0.1"] < mean["mean_floor"]
+    assert mean["floors"]["c"] == pytest.approx(0.80 - COLLAPSE)
+    assert choose_weight(accuracies, sizes, "target", "each-split")["weight"] == 1.0
+    with pytest.raises(PragmeterError, match="unknown weight rule 'median'"):
+        choose_weight(accuracies, sizes, "target", "median")

@@ -4,9 +4,17 @@ the model folder.
 
 :func:`weight_accuracies` measures each weight through the interpreter's own scoring (the evaluators call
 ``scores_many``, as ``choose`` does), the model's forward pass made once per split since w does not change the
-probabilities. :func:`choose_weight` applies the rule: a weight is admissible when every split but the target keeps
-its accuracy at w = 1 less one standard error; the admissible weight with the best target accuracy is chosen (ties:
-the larger), and it replaces 1 only where its gain on the target exceeds the target's standard error at w = 1.
+probabilities. :func:`choose_weight` applies one of two rules, which differ only in which weights are admissible:
+
+- ``each-split``: every split but the target keeps its accuracy at w = 1 less one standard error;
+- ``mean``: the mean accuracy of the splits but the target keeps its value at w = 1 less that mean's standard error
+  (the splits taken as independent: the root of the summed squared standard errors over their number), and no split
+  loses more than :data:`COLLAPSE`. Near the ceiling one split's standard error is two or three items, so
+  ``each-split`` admits a weight only where nothing else moves; ``mean`` trades a small loss on one split against
+  the others and still refuses a weight that breaks one.
+
+Under either, the admissible weight with the best target accuracy is chosen (ties: the larger), and it replaces 1
+only where its gain on the target exceeds the target's standard error at w = 1.
 :func:`record_weight` writes the chosen weight into the folder's config and the evidence into its metrics.json.
 """
 
@@ -20,6 +28,8 @@ from pragmeter.errors import PragmeterError
 
 WEIGHTS = (1.0, 0.5, 0.25, 0.1, 0.0)  # the grid, the plain sum first
 METRICS_KEY = "explicit_weight"  # metrics.json's entry of how the weight was chosen
+RULES = ("each-split", "mean")  # which weights are admissible (module notes)
+COLLAPSE = 0.05  # under ``mean``, the most accuracy any one split may lose against w = 1
 
 
 class _Remembered:
@@ -59,25 +69,44 @@ def weight_accuracies(interpreter, evaluators: Mapping[str, object], weights: Se
     return results
 
 
-def choose_weight(accuracies: Mapping[str, Mapping[str, float]], sizes: Mapping[str, int], target: str) -> dict:
-    """The rule (module notes) over :func:`weight_accuracies`' results, ``sizes`` each split's items: returns
-    ``{"weight", "admissible": [weights], "floors": {split: accuracy at 1 less one standard error}, "target_gain",
-    "target_standard_error"}``. The grid must hold w = 1 and the target split."""
+def choose_weight(accuracies: Mapping[str, Mapping[str, float]], sizes: Mapping[str, int], target: str,
+                  rule: str = "each-split") -> dict:
+    """The rule ``rule`` (module notes) over :func:`weight_accuracies`' results, ``sizes`` each split's items: returns
+    ``{"weight", "rule", "admissible": [weights], "floors": {split: its lowest admissible accuracy}, "target",
+    "target_gain", "target_standard_error"}``, with ``"mean_floor"`` and ``"means": {weight: mean}`` under ``mean``.
+    The grid must hold w = 1 and the target split."""
     from pragmeter.metrics.intervals import proportion_standard_error as standard_error
 
+    if rule not in RULES:
+        raise PragmeterError(f"unknown weight rule {rule!r} (known: {', '.join(RULES)})")
     if "1" not in accuracies:
         raise PragmeterError("the weights measured must include 1, the plain sum the rule compares against")
     plain = accuracies["1"]
     if target not in plain:
         raise PragmeterError(f"the target split {target!r} was not measured (splits: {', '.join(plain)})")
-    floors = {name: value - standard_error(value, sizes[name]) for name, value in plain.items() if name != target}
-    admissible = [weight for weight, row in accuracies.items()
-                  if all(row[name] >= floor - 1e-12 for name, floor in floors.items())]
+    others = [name for name in plain if name != target]
+    extra = {}
+    if rule == "each-split":
+        floors = {name: plain[name] - standard_error(plain[name], sizes[name]) for name in others}
+        admissible = [weight for weight, row in accuracies.items()
+                      if all(row[name] >= floor - 1e-12 for name, floor in floors.items())]
+    else:
+        floors = {name: plain[name] - COLLAPSE for name in others}
+        means = {weight: sum(row[name] for name in others) / len(others) if others else 0.0
+                 for weight, row in accuracies.items()}
+        mean_error = (sum(standard_error(plain[name], sizes[name]) ** 2 for name in others) ** 0.5 / len(others)
+                      if others else 0.0)
+        mean_floor = means["1"] - mean_error
+        admissible = [weight for weight, row in accuracies.items()
+                      if means[weight] >= mean_floor - 1e-12
+                      and all(row[name] >= floor - 1e-12 for name, floor in floors.items())]
+        extra = {"mean_floor": mean_floor, "means": means}
     best = max(admissible, key=lambda weight: (accuracies[weight][target], float(weight)))
     error = standard_error(plain[target], sizes[target])
     gain = accuracies[best][target] - plain[target]
-    return {"weight": float(best) if gain > error else 1.0, "admissible": [float(w) for w in admissible],
-            "floors": floors, "target": target, "target_gain": gain, "target_standard_error": error}
+    return {"weight": float(best) if gain > error else 1.0, "rule": rule,
+            "admissible": [float(w) for w in admissible], "floors": floors, **extra, "target": target,
+            "target_gain": gain, "target_standard_error": error}
 
 
 def record_weight(folder: str | os.PathLike, weight: float, evidence: dict) -> None:
