@@ -111,6 +111,22 @@ def test_shipped_form_reloads_to_the_compressed_model_and_refuses_a_damaged_shar
         load_shipped(tmp_path / "rank2", "cpu")
 
 
+def test_recording_a_weight_in_a_shipped_folder_writes_its_card_again_with_the_score(tiny, tmp_path):
+    """A shipped folder's card is written from its metrics; after record_weight it says the score the folder ranks
+    readings by, and keeps what it said before (validation, bf16 check)."""
+    from pragmeter.interpreter.release import ship
+    from pragmeter.interpreter.weight import record_weight
+
+    data, folder = tiny
+    ship(folder, tmp_path / "shipped", 8, data.val.head(8), bf16_pairs=0, progress=False)
+    before = (tmp_path / "shipped" / "README.md").read_text()
+    assert "× P(explicit)" not in before
+    record_weight(tmp_path / "shipped", 0.25, {"rule": "mean"})
+    after = (tmp_path / "shipped" / "README.md").read_text()
+    assert "P(implied) + 0.25 × P(explicit)" in after and after.startswith(before.split("bf16 on the CPU")[0])
+    assert Interpreter.load(tmp_path / "shipped", backend="torch").explicit_weight == 0.25
+
+
 def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bounds(tiny, tmp_path, on_host):
     """The rule, on any machine (the host kind simulated): OpenVINO on a CPU, bf16 only with bf16 instructions and a
     recorded check within bounds; torch on a GPU device; a backend that cannot run the model refused in one line."""

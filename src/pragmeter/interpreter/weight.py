@@ -29,6 +29,7 @@ from pragmeter.errors import PragmeterError
 WEIGHTS = (1.0, 0.5, 0.25, 0.1, 0.0)  # the grid, the plain sum first
 METRICS_KEY = "explicit_weight"  # metrics.json's entry of how the weight was chosen
 RULES = ("each-split", "mean")  # which weights are admissible (module notes)
+SHIPPED_METRICS = {"val_whole", "val_compressed", "bf16_check", "rank"}  # what interpreter_card reads
 COLLAPSE = 0.05  # under ``mean``, the most accuracy any one split may lose against w = 1
 
 
@@ -112,7 +113,8 @@ def choose_weight(accuracies: Mapping[str, Mapping[str, float]], sizes: Mapping[
 def record_weight(folder: str | os.PathLike, weight: float, evidence: dict) -> None:
     """Write ``weight`` as the interpreter folder's explicit weight (its config's ``pragmeter.explicit_weight``) and
     ``evidence`` (how it was chosen) into its metrics.json, each file replaced atomically; the folder must hold an
-    interpreter with an explicit label."""
+    interpreter with an explicit label. A shipped folder's card (README.md, written from its metrics) is written
+    again, so it says the score the folder ranks readings by."""
     from pragmeter.classify.model import read_json_object, read_settings
     from pragmeter.interpreter.model import explicit_weight_of, meant_columns
     from pragmeter.io import write_json_atomic
@@ -130,3 +132,9 @@ def record_weight(folder: str | os.PathLike, weight: float, evidence: dict) -> N
     metrics[METRICS_KEY] = {"weight": weight, **evidence}
     write_json_atomic(path, config)
     write_json_atomic(metrics_path, metrics)
+    if SHIPPED_METRICS <= metrics.keys():  # a shipped folder's card is written from its metrics: it says the weight
+        from pragmeter.classify.card import interpreter_card
+        from pragmeter.io import atomic_path
+
+        with atomic_path(folder / "README.md") as staging:
+            staging.write_text(interpreter_card(metrics), encoding="utf-8")
