@@ -169,12 +169,15 @@ class OpenVinoClassifier:
     # -- the graph ---------------------------------------------------------------------------------
     def _ensure_exported(self, progress: bool) -> Path:
         from pragmeter.encoders.openvino import sealed_export
+        from pragmeter.encoders.paths import mark_used, prune_built
 
         target = export_folder(self.folder)
         if sealed_export(target):
+            mark_used(target)
             return target
         target.parent.mkdir(parents=True, exist_ok=True)
         _convert(self.folder, target, progress)
+        prune_built(keep=target)
         return target
 
     def _compile(self, threads: int | None, what: str, alternatives: str) -> list[tuple]:

@@ -132,7 +132,7 @@ def finetuned_encoder(base: str, model_folder: Path, shards: list[dict], where: 
     truncated or swapped in from another model is replaced, with a warning. Processes that want it at once build
     it once: one builds, the others wait and use its folder."""
     from pragmeter.encoders.fingerprint import encoder_fingerprint, seal, seal_problem
-    from pragmeter.encoders.paths import cache_dir
+    from pragmeter.encoders.paths import cache_dir, mark_used, prune_built
     from pragmeter.encoders.registry import canonical_name, require_encoder
 
     paths = check_shards(model_folder, shards, where)
@@ -141,6 +141,7 @@ def finetuned_encoder(base: str, model_folder: Path, shards: list[dict], where: 
     target = cache_dir() / "encoders" / "finetuned" / f"{canonical_name(base).replace('/', '--')}-{key}"
     problem = seal_problem(target, built_from) if target.exists() else "not built"
     if problem is None:
+        mark_used(target)
         return target
     if target.exists():
         log.warning("fine-tuned encoder %s: %s; built again", target, problem)
@@ -162,4 +163,6 @@ def finetuned_encoder(base: str, model_folder: Path, shards: list[dict], where: 
         save_file({k: v.contiguous() for k, v in weights.items()}, str(staging / WEIGHTS_FILE))
         seal(staging, built_from)
 
-    return build_folder(target, write, ready=lambda folder: seal_problem(folder, built_from) is None)
+    built = build_folder(target, write, ready=lambda folder: seal_problem(folder, built_from) is None)
+    prune_built(keep=built)
+    return built

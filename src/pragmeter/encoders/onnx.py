@@ -58,12 +58,14 @@ class OnnxEncoder(GraphEncoder):
         damaged or swapped since is set aside (kept for inspection) and exported again instead of giving other
         numbers."""
         from pragmeter.encoders.fingerprint import seal, seal_problem
+        from pragmeter.encoders.paths import mark_used, prune_built
 
         path = onnx_file(self.encoder_name)
         folder = path.parent
         if folder.exists():
             problem = seal_problem(folder, folder.name)
             if problem is None:
+                mark_used(folder)
                 return path
             from pragmeter.io.atomic import set_aside
 
@@ -81,6 +83,7 @@ class OnnxEncoder(GraphEncoder):
 
         # several processes exporting at once (Ray actors, two servers): one builds, the others use its folder
         build_folder(folder, write, ready=lambda built: seal_problem(built, built.name) is None)
+        prune_built(keep=folder)
         return path
 
     def _export(self, target: Path) -> None:

@@ -64,8 +64,11 @@ class OpenVinoEncoder(GraphEncoder):
         self._inputs = [name for port in self._compiled.inputs for name in port.get_names() if name in INPUT_NAMES]
 
     def _ensure_exported(self) -> Path:
+        from pragmeter.encoders.paths import mark_used, prune_built
+
         path = ir_file(self.encoder_name)
         if sealed_export(path.parent):
+            mark_used(path.parent)
             return path
         path.parent.parent.mkdir(parents=True, exist_ok=True)
         log.info(f"pragmeter: preparing encoder {self.encoder_name} for fast CPU scoring (once; 10-30 s) ...")
@@ -79,6 +82,7 @@ class OpenVinoEncoder(GraphEncoder):
                                  f"({lines[-1].strip() if lines else f'exit {child.returncode}'}); "
                                  "run it with the onnx or torch backend")
         log.info(f"pragmeter: encoder ready in {time.monotonic() - started:.0f} s ({path.parent})")
+        prune_built(keep=path.parent)
         return path
 
     def _compile(self, threads: int | None):
