@@ -34,7 +34,8 @@ def test_every_experiment_has_a_smoke_test():
     tested = {"classifier_table.py", "ishate_method_table.py", "inli_split_overlap.py", "impscore_ablation.py",
               "impscore_human_selection.py", "impscore_encoder_finetune.py", "interpreter_contamination.py",
               "interpreter_train.py", "interpreter_ship.py", "interpreter_multisource.py", "interpreter_nli_eval.py",
-              "interpreter_choice_rule.py", "interpreter_average.py", "interpreter_explicit_weight.py"}
+              "interpreter_choice_rule.py", "interpreter_average.py", "interpreter_explicit_weight.py",
+              "interpreter_dev_rule.py"}
     assert set(SCRIPTS) == tested
 
 
@@ -394,3 +395,44 @@ def test_interpreter_explicit_weight_measures_the_grid_applies_the_rule_and_reco
     evidence = json.loads((folder / "metrics.json").read_text())["explicit_weight"]
     assert evidence["accuracies"] == report["accuracies"] and evidence["rule"] == "mean"
     assert "mean accuracy" in evidence["rule_text"]
+
+
+def test_interpreter_dev_rule_reads_the_three_development_outputs_and_says_each_clause(tmp_path, data_root,
+                                                                                      run_script):
+    """The three development commands run on a tiny INLI model written here, then the rule over their outputs: every
+    clause's figure is the mean of the outputs' accuracies it names, and the exit status says whether all hold; an
+    output whose accuracy is not a number is refused naming the file."""
+    import runpy
+
+    from pragmeter.interpreter.model import Interpreter
+    from pragmeter.testing.tiny_nli import tiny_nli_folder
+
+    folder = tmp_path / "inli"
+    Interpreter.load(tiny_nli_folder(tmp_path / "plain", ["implied", "explicit", "neutral", "contradiction"]),
+                     device="cpu", backend="torch").save(folder)
+    sets = ("xnli_en:validation,grice,circa_dev,flute_dev,sarcasm_dev,figqa_dev,impli_dev,figqa_dev_framed,"
+            "impli_dev_framed,figqa_dev_framed_reworded,impli_dev_framed_reworded,situated_dev")
+    run_script("interpreter_nli_eval.py", "--model", folder, "--sets", sets, "--limit", "8", "--precision", "fp32",
+               "--output", tmp_path / "dev.json", "--data-root", data_root)
+    for task, limit in (("inli", ["--limit", "8"]), ("ludwig", [])):  # LUDWIG's dev split whole: both sides of INLI
+        split = "val" if task == "inli" else "dev"
+        assert main(["eval", "--tasks", task, "--task-arg", f"{task}.split={split}", "--model", f"local:{folder}",
+                     "--model-args", "precision=fp32", "--output", str(tmp_path / task), *limit, "--no-progress",
+                     "--data-root", str(data_root)]) == 0
+    rule = runpy.run_path(str(REPO / "experiments" / "interpreter_dev_rule.py"))
+    status = rule["main"](["--dev", str(tmp_path / "dev.json"), "--inli-val", str(tmp_path / "inli"),
+                           "--ludwig-dev", str(tmp_path / "ludwig"), "--output", str(tmp_path / "rule.json")])
+    report = json.loads((tmp_path / "rule.json").read_text())
+    dev = {k: v["accuracy"] for k, v in json.loads((tmp_path / "dev.json").read_text())["results"].items()}
+    assert report["clauses"]["bare_five"]["figure"] == pytest.approx(
+        np.mean([dev[s] for s in ("grice", "circa_dev", "flute_dev", "sarcasm_dev", "impli_dev")]))
+    inli = json.loads((tmp_path / "inli" / "results.json").read_text())["results"]["inli"]["metrics"]["accuracy"]
+    assert report["clauses"]["inli_validation"] == {"figure": inli, "floor": 0.849, "holds": inli >= 0.849}
+    assert status == (0 if report["passes"] else 1) and report["passes"] == all(
+        c["holds"] for c in report["clauses"].values()) and "situated_dev" in report["reported"]
+    results = json.loads((tmp_path / "inli" / "results.json").read_text())
+    results["results"]["inli"]["metrics"]["accuracy"] = "0.99"
+    (tmp_path / "inli" / "results.json").write_text(json.dumps(results))
+    with pytest.raises(SystemExit, match=r"inli/results.json: results.inli.metrics.accuracy is '0.99'"):
+        rule["main"](["--dev", str(tmp_path / "dev.json"), "--inli-val", str(tmp_path / "inli"),
+                      "--ludwig-dev", str(tmp_path / "ludwig")])
