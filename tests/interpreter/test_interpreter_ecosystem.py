@@ -70,6 +70,26 @@ def test_inli_four_labels_in_any_case_read_as_today(tmp_path):
     assert model.scores(CONTEXT, UTTERANCE, READINGS[:3]) == pytest.approx((rows[:, 0] + rows[:, 1]).tolist(), abs=1e-6)
 
 
+def test_a_4way_folder_without_words_of_its_own_answers_inli_in_the_task_s_words(tmp_path, data_root):
+    """A plain folder with INLI's four labels (no answer words recorded) run by `pragmeter eval` on INLI: each answer
+    is the word the task parses as the label the model decided, so none is invalid."""
+    from pragmeter.cli import main
+    from pragmeter.datasets.inli import load_inli
+
+    folder = nli_folder(tmp_path / "inli-4way", ["implied", "explicit", "neutral", "contradiction"])
+    assert main(["eval", "--tasks", "inli", "--task-arg", "inli.split=val", "--model", f"local:{folder}",
+                 "--model-args", "backend=torch,precision=fp32", "--output", str(tmp_path / "out"), "--limit", "6",
+                 "--log-samples", "--no-progress", "--data-root", str(data_root)]) == 0
+    samples = [json.loads(line) for line in (tmp_path / "out" / "samples_inli.jsonl").read_text().splitlines()]
+    words = {"implied": "Implicature", "explicit": "Explicature", "neutral": "Neutral", "contradiction": "Contradiction"}
+    items = {f"val-{i.row}-{i.label}": i for i in load_inli("val", data_root)}
+    asked = [items[s["item_id"]] for s in samples]
+    rows = Interpreter.load(folder, backend="torch", precision="fp32").predict([(i.premise, i.hypothesis) for i in asked])
+    assert len(samples) == 6 and all(s["valid"] for s in samples)
+    assert [s["response"] for s in samples] == [words[["implied", "explicit", "neutral", "contradiction"][int(k)]]
+                                                for k in rows.argmax(axis=1)]
+
+
 @pytest.mark.parametrize("labels, problem", [
     (["LABEL_0", "LABEL_1", "LABEL_2"], "are not NLI's labels"),  # a classifier without label names
     (["positive", "negative"], "are not NLI's labels"),

@@ -188,7 +188,8 @@ class LocalClassifierBackend(ChatBackend):
         if isinstance(request.input, ChoiceInput):
             return self._choice(request.input)
         text, hypothesis = classifier_input(request)
-        words = self.classifier.settings.answer_words
+        # the task's text for the label first (it parses that), then the folder's own word, then the label itself
+        words = {**self.classifier.settings.answer_words, **request.input.answers}
 
         def label(rows: np.ndarray) -> str:
             decided = self.classifier.decide(rows)[0]

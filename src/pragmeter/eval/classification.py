@@ -4,11 +4,13 @@ are the labels' answer words (or ``letters``, when two words begin alike) scored
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 from typing import Any, ClassVar
 
 from pragmeter.metrics.classification import CLASSIFICATION_SIGNATURE, accuracy_by_group, classification_report, correct
 from pragmeter.llm.parsing import LabelParser
+from pragmeter.llm.request import PairInput, Request, TextInput
 from pragmeter.eval.task import Sample, ScoreContext, Task
 
 
@@ -30,10 +32,22 @@ class ClassificationTask(Task):
             return self.choices(item)[self.gold(item)]
         return next(word for word, label in self.answer_words.items() if label == self.gold(item))
 
+    def label_answers(self) -> dict[str, str]:
+        """label -> the answer text parsed as it (the first of its answer words)."""
+        return {label: next(w for w, l in self.answer_words.items() if l == label) for label in self.labels}
+
+    def request(self, item, run: int) -> Request:
+        """The task's request, its text or pair input carrying :meth:`label_answers`: a local classifier answers a
+        label in the text the task parses as it, whatever words its folder was trained with."""
+        request = super().request(item, run)
+        if isinstance(request.input, (TextInput, PairInput)) and not request.input.answers:
+            request = replace(request, input=replace(request.input, answers=self.label_answers()))
+        return request
+
     def choices(self, item) -> dict[str, str]:
         if self.letters:
             return dict(self.letters)
-        return {label: next(w for w, l in self.answer_words.items() if l == label) for label in self.labels}
+        return self.label_answers()
 
     def extra_metrics(self, samples: list[Sample]) -> dict:
         return {}

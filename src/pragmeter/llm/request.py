@@ -6,6 +6,7 @@ instead of prose (a local classifier, ``classify/backend.py``) answers without p
 
 - ``"text"`` (:class:`TextInput`): one text to label (ISHate, hate detection);
 - ``"pair"`` (:class:`PairInput`): a premise and a hypothesis (INLI);
+  a classification task gives both the answer text it parses as each label, in which a local classifier answers;
 - ``"choice"`` (:class:`ChoiceInput`): a multiple-choice item (its context, its utterance, the readings to choose
   from under their keys) and the answer text the task parses as each key (DRInQ, LUDWIG, Circa, Fig-QA, Snarks, the
   Floyd battery).
@@ -26,19 +27,22 @@ CHAT = "chat"
 
 @dataclass(frozen=True)
 class TextInput:
-    """One text to label."""
+    """One text to label, and the answer text the task parses as each label (empty: the model's own words)."""
 
     kind: ClassVar[str] = "text"
     text: str
+    answers: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
 class PairInput:
-    """A premise and a hypothesis to relate (NLI)."""
+    """A premise and a hypothesis to relate (NLI), and the answer text the task parses as each label (empty: the
+    model's own words)."""
 
     kind: ClassVar[str] = "pair"
     premise: str
     hypothesis: str
+    answers: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 class ChoiceItemShape(Protocol):
