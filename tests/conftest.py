@@ -174,6 +174,16 @@ def private_cache(tmp_path, monkeypatch) -> Path:
     return folder
 
 
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch) -> Path:
+    """``$PRAGMETER_CACHE`` set to an empty cache of this test's own, sharing no folder with the session's (for
+    tests that damage or prune it)."""
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    monkeypatch.setenv("PRAGMETER_CACHE", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="session")
 def data_root() -> Path:
     from pragmeter.data.root import data_root as resolve

@@ -18,15 +18,6 @@ from pragmeter.encoders.paths import cache_dir
 TEXTS = ["It is cold in here.", "Close the window."]
 
 
-@pytest.fixture
-def own_cache(tmp_path, monkeypatch):
-    """A cache of this test's own (no folder shared with the session, since these tests damage it)."""
-    folder = tmp_path / "cache"
-    folder.mkdir()
-    monkeypatch.setenv("PRAGMETER_CACHE", str(folder))
-    return folder
-
-
 def fresh_onnx_encoders():
     from pragmeter.encoders.shared import clear_shared_encoders
 

@@ -22,16 +22,8 @@ def built(root, area: str, name: str, size: int, used_ago: float):
     return folder
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    """An empty cache of its own (not the session's: its folders may be pruned)."""
-    root = tmp_path / "cache"
-    root.mkdir()
-    monkeypatch.setenv("PRAGMETER_CACHE", str(root))
-    return root
-
-
-def test_the_least_recently_used_folders_go_first_until_the_areas_are_within_the_limit(cache, monkeypatch):
+def test_the_least_recently_used_folders_go_first_until_the_areas_are_within_the_limit(own_cache, monkeypatch):
+    cache = own_cache
     hour = UNUSED_FOR_S
     oldest = built(cache, "openvino/classifiers", "old-1", 600, 5 * hour)
     older = built(cache, "encoders/finetuned", "old-2", 600, 4 * hour)
@@ -61,7 +53,8 @@ def test_a_limit_that_is_not_a_size_is_refused_naming_the_variable(monkeypatch, 
         cache_limit_bytes()
 
 
-def test_building_a_fine_tuned_encoder_prunes_an_unused_one_and_using_a_folder_marks_it(cache, monkeypatch, tmp_path):
+def test_building_a_fine_tuned_encoder_prunes_an_unused_one_and_using_a_folder_marks_it(own_cache, monkeypatch,
+                                                                                       tmp_path):
     """Through the real path: loading a model folder with trained layers builds its encoder in the cache, which
     removes a folder unused for hours when over the limit; loading it again sets its time."""
     from pragmeter.encoders import load_encoder
@@ -74,7 +67,7 @@ def test_building_a_fine_tuned_encoder_prunes_an_unused_one_and_using_a_folder_m
     torch.manual_seed(0)
     ImpScore(ImpScoreHeads(HeadsConfig(384)), "all-MiniLM-L6-v2", {"name": "tuned"}).save(
         tmp_path / "tuned", encoder_weights=layers, base_encoder="all-MiniLM-L6-v2")
-    unused = built(cache, "encoders/finetuned", "unused", 1000, 3 * UNUSED_FOR_S)
+    unused = built(own_cache, "encoders/finetuned", "unused", 1000, 3 * UNUSED_FOR_S)
     monkeypatch.setenv("PRAGMETER_CACHE_LIMIT_GB", "0.001")  # 1 MB: less than the encoder just built
     ImpScore.load(tmp_path / "tuned", backend="torch", device="cpu")
     [made] = [folder for folder in built_folders() if folder.parent.name == "finetuned"]
