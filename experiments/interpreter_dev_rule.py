@@ -8,6 +8,13 @@ development commands (docs/results.md, "figqa30 and the rules it is read by"):
 
     python experiments/interpreter_dev_rule.py --dev DEV.json --inli-val INLI --ludwig-dev LUD
 
+The choice splits may come instead from the explicit-weight experiment run on the same folder
+(``experiments/interpreter_explicit_weight.py --model RUN --output WEIGHTS.json``): its accuracies at w = 1 are the
+same evaluators' through the same scoring, so ``--dev`` then needs only ``xnli_en:validation``, and one pass over the
+choice splits serves both the rule and the weight:
+
+    python experiments/interpreter_dev_rule.py --dev XNLI.json --weights WEIGHTS.json --inli-val INLI --ludwig-dev LUD
+
 Each clause is a floor on one figure or on a mean of splits; the floors default to the rule's (the default
 interpreter's figures, less a standard error where the rule says so). Prints every clause and exits 0 when all hold,
 1 otherwise. Reads development outputs only.
@@ -61,6 +68,21 @@ def _dev(path: Path) -> dict[str, float]:
     return out
 
 
+def from_weights(path: Path) -> dict[str, float]:
+    """The choice splits' accuracies at w = 1 of an explicit-weight experiment's output, under the names
+    interpreter_nli_eval.py gives them (its ``grice`` is the weight experiment's ``grice_dev``)."""
+    try:
+        plain = json.loads(path.read_text(encoding="utf-8"))["accuracies"]["1"]
+        out = {("grice" if name == "grice_dev" else name): float(value) for name, value in plain.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise SystemExit(f"{path}: not an interpreter_explicit_weight.py output with w = 1 "
+                         f"({type(error).__name__}: {error})") from None
+    bad = [name for name, value in out.items() if not (0 <= value <= 1)]
+    if bad:
+        raise SystemExit(f"{path}: accuracy outside [0, 1] for {', '.join(bad)}")
+    return out
+
+
 def clauses(dev: dict[str, float], inli_val: float, ludwig_outside: float) -> dict[str, tuple[float, float]]:
     """{clause: (figure, floor)}; a split missing from ``dev`` is refused by name."""
     out = {}
@@ -77,11 +99,19 @@ def clauses(dev: dict[str, float], inli_val: float, ludwig_outside: float) -> di
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dev", required=True, type=Path, help="interpreter_nli_eval.py's --output")
+    parser.add_argument("--weights", type=Path, default=None,
+                        help="interpreter_explicit_weight.py's --output: the choice splits at w = 1 (module notes)")
     parser.add_argument("--inli-val", required=True, type=Path, help="`pragmeter eval --tasks inli` output folder")
     parser.add_argument("--ludwig-dev", required=True, type=Path, help="`pragmeter eval --tasks ludwig` output folder")
     parser.add_argument("--output", default=None, help="the clauses as JSON (written atomically)")
     args = parser.parse_args(argv)
     dev = _dev(args.dev)
+    if args.weights is not None:
+        chosen = from_weights(args.weights)
+        both = sorted(set(chosen) & set(dev) - {"xnli_en:validation"})
+        if both:
+            raise SystemExit(f"--dev and --weights both give {', '.join(both)}: give each split once")
+        dev.update(chosen)
     table = clauses(dev, _metric(args.inli_val, "inli", "accuracy"),
                     _metric(args.ludwig_dev, "ludwig", "accuracy_outside_inli"))
     held = {clause: figure >= floor - 1e-9 for clause, (figure, floor) in table.items()}

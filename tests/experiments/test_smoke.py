@@ -430,6 +430,18 @@ def test_interpreter_dev_rule_reads_the_three_development_outputs_and_says_each_
     assert report["clauses"]["inli_validation"] == {"figure": inli, "floor": 0.849, "holds": inli >= 0.849}
     assert status == (0 if report["passes"] else 1) and report["passes"] == all(
         c["holds"] for c in report["clauses"].values()) and "situated_dev" in report["reported"]
+    # the choice splits from the weight experiment's pass over the same items: the same clauses
+    run_script("interpreter_explicit_weight.py", "--model", folder, "--limit", "8", "--output",
+               tmp_path / "weights.json", "--data-root", data_root)
+    (tmp_path / "xnli.json").write_text(json.dumps({"results": {
+        "xnli_en:validation": json.loads((tmp_path / "dev.json").read_text())["results"]["xnli_en:validation"]}}))
+    rule["main"](["--dev", str(tmp_path / "xnli.json"), "--weights", str(tmp_path / "weights.json"), "--inli-val",
+                  str(tmp_path / "inli"), "--ludwig-dev", str(tmp_path / "ludwig"), "--output",
+                  str(tmp_path / "rule-from-weights.json")])
+    assert json.loads((tmp_path / "rule-from-weights.json").read_text()) == report
+    with pytest.raises(SystemExit, match="--dev and --weights both give circa_dev"):
+        rule["main"](["--dev", str(tmp_path / "dev.json"), "--weights", str(tmp_path / "weights.json"),
+                      "--inli-val", str(tmp_path / "inli"), "--ludwig-dev", str(tmp_path / "ludwig")])
     results = json.loads((tmp_path / "inli" / "results.json").read_text())
     results["results"]["inli"]["metrics"]["accuracy"] = "0.99"
     (tmp_path / "inli" / "results.json").write_text(json.dumps(results))
