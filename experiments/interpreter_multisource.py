@@ -108,6 +108,7 @@ def stage(name: str, data, epochs: int, init_from: Path | None, args) -> dict:
                                 seed=args.seed, checkpoint_every=args.checkpoint_every,
                                 soft_weight=soft_weight(teacher, args.soft_weight) if teacher else 0.0,
                                 choice_anchor=args.choice_anchor,
+                                choice_explicit_weight=args.choice_explicit_weight if name == "pragmatic" else 1.0,
                                 label_only_groups=args.label_only_groups if teacher else ())
         run_recipe(data, args.encoder, config, folder, work, args.device,
                    " ".join(["python", "experiments/interpreter_multisource.py", *sys.argv[1:]]),
@@ -179,6 +180,10 @@ def main(argv: list[str] | None = None) -> None:
                         help="start the pragmatic stage from this interpreter (folder or packaged name; a shipped "
                              "form is first written out whole to OUT/init-<name>) instead of the general stage")
     add_distillation_options(parser, "the pragmatic stage's pairs")
+    parser.add_argument("--choice-explicit-weight", type=float, default=1.0,
+                        help="with --choice: the explicit weight w of the reading score the choice loss trains, "
+                             "log(P(implied) + w P(explicit)), recorded as the trained folder's explicit weight "
+                             "(default 1: the plain sum)")
     parser.add_argument("--choice-anchor", type=float, default=0.0,
                         help="with --teacher and --choice: the weight of a cross-entropy pulling each choice item's "
                              "readings towards the teacher's probabilities on them, beside the loss over their scores "
@@ -206,6 +211,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.choice_anchor and not (args.teacher and names(args.choice, CHOICE)):
         parser.error("--choice-anchor pulls choice items' readings towards a teacher's probabilities: give --teacher "
                      "and --choice too")
+    if args.choice_explicit_weight != 1 and not names(args.choice, CHOICE):
+        parser.error("--choice-explicit-weight weighs the choice items' reading scores: give --choice too")
+    if not 0 <= args.choice_explicit_weight <= 1:
+        parser.error(f"--choice-explicit-weight must be between 0 and 1, not {args.choice_explicit_weight:g}")
     families, sources = names(args.families, GENERAL), names(args.sources, PRAGMATIC)
     unread = unread_sets(args.set_caps, families)
     if unread:

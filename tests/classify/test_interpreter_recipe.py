@@ -17,7 +17,7 @@ from pragmeter.classify.recipes.interpreter import (CIRCA_DEV_ITEMS, FLUTE_DEV_I
                                                     flute_items, general_examples, general_sets, grice_items,
                                                     grice_premise, training_files)
 from pragmeter.classify.training import (FineTuneConfig, Trainer, choice_loss, fingerprint, joined_columns, joined_rows,
-                                         pair_loss, pair_targets)
+                                         pair_loss, pair_targets, run_identity)
 from pragmeter.errors import InvalidParameter
 from pragmeter.errors import PragmeterError
 
@@ -404,6 +404,46 @@ def test_the_choice_loss_is_a_softmax_over_each_items_reading_scores():
     assert logits.grad[0, 0] < 0 and logits.grad[1, 0] > 0 and logits.grad[1, 2] < 0
     with pytest.raises(ValueError, match="readings with the meant one at 2"):
         ChoiceExamples(["p"], [("a", "b")], [2])
+
+
+def test_the_choice_loss_can_train_a_weighted_score_and_the_trained_folder_ranks_by_it(tmp_path):
+    """weights: a reading's score is log(P(implied) + w P(explicit)); w = 1 is the plain loss, w = 0 reads P(implied)
+    alone. Trained with choice_explicit_weight, the classifier's settings (what its folder records) carry the weight;
+    at 1 the run's digest is what it was before the setting existed; a weight outside 0..1, or one for a model
+    without an explicit label, is refused."""
+    meant = [0, 1]
+    logits = torch.tensor([[0.0, 2.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+    assert choice_loss(logits, [3], [1], meant, [1.0, 1.0]).item() == pytest.approx(
+        choice_loss(logits, [3], [1], meant).item(), abs=1e-7)
+    probabilities = torch.softmax(logits, dim=-1)
+    for w in (0.25, 0.0):
+        score = torch.log(probabilities[:, 0] + w * probabilities[:, 1])
+        expected = -torch.log_softmax(score, dim=0)[1]
+        assert choice_loss(logits, [3], [1], meant, [1.0, w]).item() == pytest.approx(expected.item(), rel=1e-6)
+    # the face-value reading (P(explicit) high) wins the plain score, the implied one wins at w = 0.25
+    assert choice_loss(logits, [3], [1], meant, [1.0, 0.25]) < choice_loss(logits, [3], [1], meant)
+
+    settings = ClassifierSettings(labels=["implied", "explicit", "neutral", "contradiction"],
+                                  base_encoder="all-MiniLM-L6-v2", max_length=32, input_kind="pair")
+    classifier = TextClassifier.from_encoder("all-MiniLM-L6-v2", settings, "cpu", seed=0)
+    choice = ChoiceExamples(['Ann: "Coffee?" Bob: "It would keep me awake."'] * 2,
+                            [("Bob declines.", "Bob accepts.")] * 2, [0, 0])
+    train = Examples(["It rains."] * 2, ["explicit", "neutral"], ["It is raining.", "It is Monday."])
+    config = FineTuneConfig(epochs=1, batch_size=8, max_length=32, select_on="accuracy", choice_explicit_weight=0.25)
+    Trainer(classifier, config, tmp_path / "work", progress=False).fit(train, train, choice=choice)
+    assert classifier.settings.explicit_weight == 0.25
+    plain = FineTuneConfig(epochs=1, batch_size=8, max_length=32, select_on="accuracy")
+    assert "choice_explicit_weight" not in run_identity(plain, classifier, train, train, choice)["settings"]
+    assert run_identity(config, classifier, train, train, choice)["settings"]["choice_explicit_weight"] == 0.25
+    with pytest.raises(InvalidParameter, match="choice_explicit_weight"):
+        FineTuneConfig(choice_explicit_weight=1.5)
+    three = TextClassifier.from_encoder("all-MiniLM-L6-v2", ClassifierSettings(
+        labels=["entailed", "neutral", "contradiction"], base_encoder="all-MiniLM-L6-v2", max_length=32,
+        input_kind="pair"), "cpu", seed=0)
+    with pytest.raises(InvalidParameter, match="weighs P\\(explicit\\), which a model with labels"):
+        Trainer(three, config, tmp_path / "three", progress=False).fit(
+            Examples(["It rains."], ["entailed"], ["Water falls."]), Examples(["It rains."], ["entailed"], ["Water falls."]),
+            choice=choice)
 
 
 def test_training_on_choice_items_lowers_their_loss_and_keys_the_resume(tmp_path):

@@ -202,11 +202,12 @@ def test_the_recorded_selection_variants_name_known_sources_and_settings():
 def test_interpreter_multisource_smoke_run_trains_both_stages_and_scores_circa_dev(tmp_path, data_root, run_script):
     """Two stages of 2 steps each (and GRICE choice items in the second); the second starts from the first's
     weights, and its card lists the general stage's files and GRICE's with their licences; both stages record that
-    the general sets' entailment was read as implied or explicit (--nli-entailment entailed)."""
+    the general sets' entailment was read as implied or explicit (--nli-entailment entailed); the pragmatic folder
+    records the explicit weight its choice items were trained for (--choice-explicit-weight)."""
     out = run_script("interpreter_multisource.py", "--out", tmp_path, "--variant", "smoke", "--families",
                      "presupposition", "--sources", "circa,general", "--cap", "50", "--mix-cap", "5",
                      "--circa-cap", "20", "--max-steps", "2", "--nli-entailment", "entailed",
-                     "--choice", "grice", "--grice-cap", "40",
+                     "--choice", "grice", "--grice-cap", "40", "--choice-explicit-weight", "0.5",
                      "--batch-size", "8", "--limit-eval", "16", "--precision", "fp32", "--no-progress",
                      "--data-root", data_root)
     result = json.loads(out.strip().splitlines()[-1])
@@ -226,6 +227,10 @@ def test_interpreter_multisource_smoke_run_trains_both_stages_and_scores_circa_d
     general = json.loads((tmp_path / "runs" / "smoke-general" / "config.json").read_text())["pragmeter"]["recipe"]
     assert (general["cap"], config["pragmeter"]["recipe"]["cap"]) == (50, 5)  # --mix-cap: the pragmatic stage's mix
     assert general["nli_entailment"] == config["pragmeter"]["recipe"]["nli_entailment"] == "entailed"
+    # the choice items were trained for P(implied) + 0.5 P(explicit): the pragmatic folder ranks readings by it
+    assert config["pragmeter"]["explicit_weight"] == 0.5
+    assert json.loads((tmp_path / "runs" / "smoke-general" / "config.json").read_text())["pragmeter"].get(
+        "explicit_weight", 1) == 1
     card = (tmp_path / "runs" / "smoke-pragmatic" / "README.md").read_text()
     assert "imppres/dataset/presupposition/only_presupposition.jsonl" in card and "circa/data/CIRCA" in card
     assert "grice/data/impl_dial" in card

@@ -182,3 +182,21 @@ def test_the_mean_rule_trades_one_split_against_the_others_but_refuses_a_collaps
     assert choose_weight(accuracies, sizes, "target", "each-split")["weight"] == 1.0
     with pytest.raises(PragmeterError, match="unknown weight rule 'median'"):
         choose_weight(accuracies, sizes, "target", "median")
+
+
+def test_a_shipped_card_says_the_weight_its_choice_items_were_trained_for_unless_one_was_recorded_after():
+    """interpreter_card (from a ship's metrics): the weight record_weight chose wins; without one, the weight the run's
+    choice items were trained for (its settings); with neither, no line."""
+    import copy
+
+    from pragmeter.classify.card import interpreter_card
+    from pragmeter.packaged import INTERPRETERS
+
+    metrics = json.loads((INTERPRETERS.folder / INTERPRETERS.default / "metrics.json").read_text())
+    metrics.pop("explicit_weight", None)
+    assert "× P(explicit)" not in interpreter_card(metrics)
+    trained = copy.deepcopy(metrics)
+    trained["training"]["settings"]["explicit_weight"] = 0.5
+    assert "P(implied) + 0.5 × P(explicit)" in interpreter_card(trained)
+    trained["explicit_weight"] = {"weight": 0.25}
+    assert "P(implied) + 0.25 × P(explicit)" in interpreter_card(trained)

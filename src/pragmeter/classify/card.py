@@ -339,7 +339,8 @@ def interpreter_card(metrics: dict) -> str:
             f"rank {rank} {accuracy:.4f}" for rank, accuracy in metrics["val_by_rank"].items()) + ".", ""]
           if metrics.get("val_by_rank") else []),
         bf16_line(check), "",
-        *explicit_weight_lines((metrics.get("explicit_weight") or {}).get("weight", 1)),
+        # the weight chosen after training (record_weight), else the one the choice items were trained for
+        *explicit_weight_lines((metrics.get("explicit_weight") or {}).get("weight", settings.get("explicit_weight", 1))),
     ]
     test = metrics.get("test_compressed")
     if test:

@@ -73,6 +73,9 @@ class FineTuneConfig:
     # (ChoiceExamples.soft), beside the loss over their scores: the readings' order is learnt while each reading's
     # own probabilities stay near the teacher's
     choice_anchor: float = 0.0
+    # the explicit weight w of the reading score the choice loss trains, log(P(implied) + w P(explicit)): the score
+    # the folder will rank readings by (its ``explicit_weight``, recorded with the trained model); 1: the plain sum
+    choice_explicit_weight: float = 1.0
 
     def __post_init__(self):
         from pragmeter.encoders.runtime import TRAINING_PRECISIONS
@@ -95,6 +98,9 @@ class FineTuneConfig:
                                    "teacher's probabilities: it needs a teacher and a soft weight above 0")
         if self.choice_anchor < 0:
             raise InvalidParameter("choice_anchor", self.choice_anchor, "must be 0 (no anchor) or more")
+        if not 0.0 <= self.choice_explicit_weight <= 1.0:
+            raise InvalidParameter("choice_explicit_weight", self.choice_explicit_weight, "must be between 0 "
+                                   "(P(implied) alone) and 1 (the plain sum)")
 
 
 def config_from_options(options: Mapping[str, Any]) -> FineTuneConfig:
@@ -156,7 +162,7 @@ def _choice_splits(choice: ChoiceExamples | None) -> list[Examples]:
 
 
 # Settings the run's digest gained later, left out of it at their default so that an earlier run's digest still holds
-LATER_SETTINGS = {"soft_weight": 0.0, "choice_anchor": 0.0, "label_only_groups": ()}
+LATER_SETTINGS = {"soft_weight": 0.0, "choice_anchor": 0.0, "label_only_groups": (), "choice_explicit_weight": 1.0}
 
 
 def _identity_settings(config: FineTuneConfig) -> dict:
@@ -296,10 +302,16 @@ def choice_batches(choice: ChoiceExamples, batch_size: int, generator: torch.Gen
     return [order[begin:begin + per_batch] for begin in range(0, len(order), per_batch)]
 
 
-def choice_loss(logits: torch.Tensor, sizes: list[int], golds: list[int], meant: list[int]) -> torch.Tensor:
+def choice_loss(logits: torch.Tensor, sizes: list[int], golds: list[int], meant: list[int],
+                weights: list[float] | None = None) -> torch.Tensor:
     """The mean over items of the cross-entropy of a softmax over each item's reading scores, a reading's score being
-    log(sum of its meant labels' probabilities); ``logits`` holds the items' readings one after another."""
-    scores = torch.logsumexp(torch.log_softmax(logits.float(), dim=-1)[:, meant], dim=-1)
+    log(sum of its meant labels' probabilities, each times its weight in ``weights``, 1 when None); ``logits`` holds
+    the items' readings one after another."""
+    log_probabilities = torch.log_softmax(logits.float(), dim=-1)[:, meant]
+    if weights is not None and any(w != 1 for w in weights):
+        log_probabilities = log_probabilities + torch.log(torch.tensor(weights, dtype=torch.float32,
+                                                                       device=logits.device))
+    scores = torch.logsumexp(log_probabilities, dim=-1)
     losses, start = [], 0
     for size, gold in zip(sizes, golds):
         item = scores[start:start + size]
@@ -477,11 +489,18 @@ class Trainer:
         model = classifier.model
         optimizer = _optimizer(model, config)
         choice = choice if choice is not None and len(choice) else None
-        meant = []
+        meant, weights = [], None
         if choice is not None:
             from pragmeter.interpreter.model import meant_columns
 
             meant = meant_columns(classifier.settings)
+            labels = list(classifier.settings.labels)
+            if config.choice_explicit_weight != 1 and "explicit" not in labels:
+                raise InvalidParameter("choice_explicit_weight", config.choice_explicit_weight,
+                                       f"weighs P(explicit), which a model with labels {labels} does not give")
+            # the folder ranks readings by the score its choice items were trained for
+            classifier.settings.explicit_weight = config.choice_explicit_weight
+            weights = [config.choice_explicit_weight if labels[i] == "explicit" else 1.0 for i in meant]
             if config.choice_anchor and choice.soft is None:
                 raise InvalidParameter("choice_anchor", config.choice_anchor, "needs a teacher's probabilities for "
                                        "the choice items' readings (classify/distillation.py: with_teacher)")
@@ -539,7 +558,8 @@ class Trainer:
                     inputs = classifier.tokenize(premises, [r for options in items.readings for r in options])
                     with classifier.autocast():
                         logits = model(**inputs.to(classifier.device)).logits
-                    loss = choice_loss(logits, [len(options) for options in items.readings], items.golds, meant)
+                    loss = choice_loss(logits, [len(options) for options in items.readings], items.golds, meant,
+                                       weights)
                     choice_losses.append(loss.item())  # the loss over reading scores alone, anchored or not
                     if config.choice_anchor:
                         anchor = torch.tensor([row for rows in items.soft for row in rows], dtype=torch.float32)
