@@ -7,8 +7,9 @@ again, so a batch pads to its own (similar) lengths instead of its longest rando
 per example; only which examples share a batch changes.
 
 Choice items (:class:`ChoiceExamples`, given beside the labelled pairs) are trained for what
-``Interpreter.choose`` decides on: each reading's score is log(P(implied) + P(explicit)) of its (premise, reading)
-pair, and the loss is the cross-entropy of a softmax over one item's readings with the meant one as target. Their
+``Interpreter.choose`` decides on: each reading's score is log(P(implied) + w P(explicit)) of its (premise, reading)
+pair, w the run's ``choice_explicit_weight`` (1: the plain sum; recorded as the trained folder's explicit weight), and
+the loss is the cross-entropy of a softmax over one item's readings with the meant one as target. Their
 batches (as many whole items as fit ``batch_size`` pairs) are shuffled in among the pair batches.
 
 Resumable: after every epoch (and, with ``checkpoint_every``, every that many optimizer steps within one) the
