@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -62,10 +61,15 @@ def _dev(path: Path) -> dict[str, float]:
         out = {name: float(entry["accuracy"]) for name, entry in results.items()}
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise SystemExit(f"{path}: not an interpreter_nli_eval.py output ({type(error).__name__}: {error})") from None
-    bad = [name for name, value in out.items() if not (0 <= value <= 1) or math.isnan(value)]
+    return _in_range(path, out)
+
+
+def _in_range(path: Path, accuracies: dict[str, float]) -> dict[str, float]:
+    """``accuracies``, each checked to be in [0, 1] (NaN is not), naming ``path`` otherwise."""
+    bad = [name for name, value in accuracies.items() if not 0 <= value <= 1]
     if bad:
         raise SystemExit(f"{path}: accuracy outside [0, 1] for {', '.join(bad)}")
-    return out
+    return accuracies
 
 
 def from_weights(path: Path) -> dict[str, float]:
@@ -77,10 +81,7 @@ def from_weights(path: Path) -> dict[str, float]:
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise SystemExit(f"{path}: not an interpreter_explicit_weight.py output with w = 1 "
                          f"({type(error).__name__}: {error})") from None
-    bad = [name for name, value in out.items() if not (0 <= value <= 1)]
-    if bad:
-        raise SystemExit(f"{path}: accuracy outside [0, 1] for {', '.join(bad)}")
-    return out
+    return _in_range(path, out)
 
 
 def clauses(dev: dict[str, float], inli_val: float, ludwig_outside: float) -> dict[str, tuple[float, float]]:

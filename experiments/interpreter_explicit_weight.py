@@ -18,13 +18,6 @@ import argparse
 import json
 import sys
 
-RULE_TEXT = {
-    "each-split": "the admissible weight (every other split within one standard error of its accuracy at 1) with the "
-                  "best target accuracy, if its gain exceeds the target's standard error",
-    "mean": "the admissible weight (the other splits' mean accuracy within its standard error of its value at 1, and "
-            "no split losing more than {collapse:g}) with the best target accuracy, if its gain exceeds the target's "
-            "standard error",
-}
 SPLITS = ("grice_dev", "circa_dev", "ludwig_dev", "flute_dev", "sarcasm_dev", "figqa_dev", "impli_dev",
           "figqa_dev_framed", "impli_dev_framed", "figqa_dev_framed_reworded", "impli_dev_framed_reworded",
           "situated_dev")
@@ -72,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from pragmeter.interpreter.model import Interpreter
-    from pragmeter.interpreter.weight import COLLAPSE, choose_weight, record_weight, weight_accuracies
+    from pragmeter.interpreter.weight import choose_weight, record_weight, weight_accuracies
     from pragmeter.provenance import write_results_json
 
     interpreter = Interpreter.load(args.model, precision="fp32", progress=False, explicit_weight=1)
@@ -91,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         write_results_json(args.output, report)
     if args.record:
         record_weight(interpreter.folder, choice["weight"], {
-            "rule_text": RULE_TEXT[args.rule].format(collapse=COLLAPSE),
+            "rule_text": RULES[args.rule],
             "sizes": sizes, "accuracies": accuracies, **{k: v for k, v in choice.items() if k != "weight"}})
     return 0
 

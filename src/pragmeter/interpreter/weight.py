@@ -28,9 +28,16 @@ from pragmeter.errors import PragmeterError
 
 WEIGHTS = (1.0, 0.5, 0.25, 0.1, 0.0)  # the grid, the plain sum first
 METRICS_KEY = "explicit_weight"  # metrics.json's entry of how the weight was chosen
-RULES = ("each-split", "mean")  # which weights are admissible (module notes)
 SHIPPED_METRICS = {"val_whole", "val_compressed", "bf16_check", "rank"}  # what interpreter_card reads
 COLLAPSE = 0.05  # under ``mean``, the most accuracy any one split may lose against w = 1
+# rule -> what it admits and chooses (module notes), as the evidence recorded with a weight says it
+RULES = {
+    "each-split": "the admissible weight (every other split within one standard error of its accuracy at 1) with the "
+                  "best target accuracy, if its gain exceeds the target's standard error",
+    "mean": f"the admissible weight (the other splits' mean accuracy within its standard error of its value at 1, and "
+            f"no split losing more than {COLLAPSE:g}) with the best target accuracy, if its gain exceeds the target's "
+            f"standard error",
+}
 
 
 class _Remembered:
