@@ -38,13 +38,13 @@ INLI_FLOOR, LUDWIG_OUTSIDE_FLOOR = 0.849, 0.700
 REPORTED = ("situated_dev",)  # shown beside the clauses, never a clause
 
 
-def _metric(folder: Path, task: str, name: str) -> float:
+def eval_metric(folder: Path, task: str, name: str) -> float:
     """One metric of a `pragmeter eval` output folder's results.json, checked to be a number in [0, 1]."""
     path = folder / "results.json"
     try:
         payload = json.loads(path.read_text(encoding="utf-8"))
         value = payload["results"][task]["metrics"][name]
-        if isinstance(value, dict) and set(value) == {"mean", "sd"}:  # a task of several runs (LUDWIG's templates)
+        if isinstance(value, dict) and "mean" in value:  # a task of several runs (LUDWIG's templates, DRInQ's 3)
             value = value["mean"]
         complete = payload["results"][task]["complete"]
     except (OSError, ValueError, KeyError, TypeError) as error:
@@ -61,10 +61,10 @@ def _dev(path: Path) -> dict[str, float]:
         out = {name: float(entry["accuracy"]) for name, entry in results.items()}
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise SystemExit(f"{path}: not an interpreter_nli_eval.py output ({type(error).__name__}: {error})") from None
-    return _in_range(path, out)
+    return in_range(path, out)
 
 
-def _in_range(path: Path, accuracies: dict[str, float]) -> dict[str, float]:
+def in_range(path: Path, accuracies: dict[str, float]) -> dict[str, float]:
     """``accuracies``, each checked to be in [0, 1] (NaN is not), naming ``path`` otherwise."""
     bad = [name for name, value in accuracies.items() if not 0 <= value <= 1]
     if bad:
@@ -81,7 +81,7 @@ def from_weights(path: Path) -> dict[str, float]:
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise SystemExit(f"{path}: not an interpreter_explicit_weight.py output with w = 1 "
                          f"({type(error).__name__}: {error})") from None
-    return _in_range(path, out)
+    return in_range(path, out)
 
 
 def clauses(dev: dict[str, float], inli_val: float, ludwig_outside: float) -> dict[str, tuple[float, float]]:
@@ -113,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         if both:
             raise SystemExit(f"--dev and --weights both give {', '.join(both)}: give each split once")
         dev.update(chosen)
-    table = clauses(dev, _metric(args.inli_val, "inli", "accuracy"),
-                    _metric(args.ludwig_dev, "ludwig", "accuracy_outside_inli"))
+    table = clauses(dev, eval_metric(args.inli_val, "inli", "accuracy"),
+                    eval_metric(args.ludwig_dev, "ludwig", "accuracy_outside_inli"))
     held = {clause: figure >= floor - 1e-9 for clause, (figure, floor) in table.items()}
     for clause, (figure, floor) in table.items():
         print(f"{clause}: {figure:.4f} (floor {floor:.4f}) {'holds' if held[clause] else 'FAILS'}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import runpy
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +36,7 @@ def test_every_experiment_has_a_smoke_test():
               "impscore_human_selection.py", "impscore_encoder_finetune.py", "interpreter_contamination.py",
               "interpreter_train.py", "interpreter_ship.py", "interpreter_multisource.py", "interpreter_nli_eval.py",
               "interpreter_choice_rule.py", "interpreter_average.py", "interpreter_explicit_weight.py",
-              "interpreter_dev_rule.py"}
+              "interpreter_dev_rule.py", "interpreter_release_gate.py"}
     assert set(SCRIPTS) == tested
 
 
@@ -77,8 +78,9 @@ def test_interpreter_contamination_with_the_recipes_training_text(data_root, run
     assert [line.split(":")[0] for line in out][-1] == "xnli_en_test" and ": 20 items;" in out[-1]
 
 
-def test_interpreter_train_smoke_run_ships_a_loadable_interpreter(tmp_path, data_root, run_script):
-    """The GPU script on a CPU: 2 optimizer steps, then the best run shipped as low-rank factors that load."""
+def test_interpreter_train_smoke_run_ships_a_loadable_interpreter(tmp_path, data_root, run_script, monkeypatch):
+    """The GPU script on a CPU: 2 optimizer steps, then the best run shipped as low-rank factors that load, and the
+    release gate read over the shipped folder and its test commands' outputs."""
     from pragmeter.interpreter.model import Interpreter
 
     out = run_script("interpreter_train.py", "--out", tmp_path, "--encoders", "all-MiniLM-L6-v2", "--seeds", "0",
@@ -104,6 +106,33 @@ def test_interpreter_train_smoke_run_ships_a_loadable_interpreter(tmp_path, data
     assert result["val_shipped"] == by_rank[str(result["rank"])] and 0 <= result["test_shipped"] <= 1
     card = json.loads((tmp_path / "shipped" / "metrics.json").read_text())
     assert card["rank"] == result["rank"] and card["test_compressed"]["n"] == 16
+
+    # the release gate over the shipped folder and the two test commands' outputs
+    shipped = tmp_path / "shipped"
+    # LUDWIG's dev split stands in for its test split: its first six items are on both sides of INLI's premises
+    assert main(["eval", "--tasks", "drinq_vanilla,floyd,ludwig", "--task-arg", "ludwig.split=dev", "--model",
+                 f"local:{shipped}", "--model-args", "precision=fp32", "--output", str(tmp_path / "tasks"), "--limit",
+                 "6", "--no-progress", "--data-root", str(data_root)]) == 0
+    run_script("interpreter_nli_eval.py", "--model", shipped, "--sets", "xnli_en:test", "--limit", "8", "--precision",
+               "fp32", "--output", tmp_path / "xnli.json", "--data-root", data_root)
+    monkeypatch.syspath_prepend(str(REPO / "experiments"))  # as `python experiments/...` has it
+    gate = runpy.run_path(str(REPO / "experiments" / "interpreter_release_gate.py"))
+    status = gate["main"](["--shipped", str(shipped), "--tasks", str(tmp_path / "tasks"), "--xnli-test",
+                           str(tmp_path / "xnli.json"), "--output", str(tmp_path / "gate.json")])
+    report = json.loads((tmp_path / "gate.json").read_text())
+    figures = report["figures"]
+    assert figures["inli_test"]["figure"] == card["test_compressed"]["accuracy"]
+    assert figures["xnli_en_test"]["figure"] == json.loads((tmp_path / "xnli.json").read_text())[
+        "results"]["xnli_en:test"]["accuracy"]
+    assert figures["inli_test"]["floor"] == 0.85 and figures["floyd"]["floor"] == gate["DEFAULT"]["floyd"]
+    assert figures["drinq"]["floor"] is None and figures["drinq"]["holds"]  # a mark the default misses is reported
+    assert status == (0 if report["passes"] else 1) and report["passes"] == all(f["holds"] for f in figures.values())
+    xnli = json.loads((tmp_path / "xnli.json").read_text())
+    xnli["results"]["xnli_en:test"]["accuracy"] = True
+    (tmp_path / "xnli.json").write_text(json.dumps(xnli))
+    with pytest.raises(SystemExit, match=r"xnli.json: results.xnli_en:test.accuracy is True; expected an accuracy"):
+        gate["main"](["--shipped", str(shipped), "--tasks", str(tmp_path / "tasks"), "--xnli-test",
+                      str(tmp_path / "xnli.json")])
 
 
 def test_impscore_human_selection(tmp_path, data_root, run_script):
@@ -407,8 +436,6 @@ def test_interpreter_dev_rule_reads_the_three_development_outputs_and_says_each_
     """The three development commands run on a tiny INLI model written here, then the rule over their outputs: every
     clause's figure is the mean of the outputs' accuracies it names, and the exit status says whether all hold; an
     output whose accuracy is not a number is refused naming the file."""
-    import runpy
-
     from pragmeter.interpreter.model import Interpreter
     from pragmeter.testing.tiny_nli import tiny_nli_folder
 
