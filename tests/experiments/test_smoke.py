@@ -125,6 +125,9 @@ def test_interpreter_train_smoke_run_ships_a_loadable_interpreter(tmp_path, data
     assert figures["xnli_en_test"]["figure"] == json.loads((tmp_path / "xnli.json").read_text())[
         "results"]["xnli_en:test"]["accuracy"]
     assert figures["inli_test"]["floor"] == 0.85 and figures["floyd"]["floor"] == gate["DEFAULT"]["floyd"]
+    from pragmeter.packaged import INTERPRETERS
+
+    assert gate["DEFAULT_NAME"] == INTERPRETERS.default  # a release that replaces the default replaces its figures
     assert figures["drinq"]["floor"] is None and figures["drinq"]["holds"]  # a mark the default misses is reported
     assert status == (0 if report["passes"] else 1) and report["passes"] == all(f["holds"] for f in figures.values())
     xnli = json.loads((tmp_path / "xnli.json").read_text())
