@@ -90,6 +90,39 @@ def test_a_4way_folder_without_words_of_its_own_answers_inli_in_the_task_s_words
                                                 for k in rows.argmax(axis=1)]
 
 
+def test_answers_cached_in_another_form_are_asked_again(tmp_path, data_root, monkeypatch):
+    """A response cache written when a 4-way folder answered INLI in its bare labels (all invalid to the task) is not
+    replayed: the backend's identity names the form its answers take, so those entries miss and are asked again."""
+    from pragmeter.classify.backend import LocalClassifierBackend
+    from pragmeter.cli import main
+    from pragmeter.eval.classification import ClassificationTask
+    from pragmeter.eval.task import Task
+
+    folder = nli_folder(tmp_path / "inli-4way", ["implied", "explicit", "neutral", "contradiction"])
+    output = tmp_path / "out"
+
+    def run() -> tuple[list[dict], int]:
+        assert main(["eval", "--tasks", "inli", "--task-arg", "inli.split=val", "--model", f"local:{folder}",
+                     "--model-args", "backend=torch,precision=fp32", "--output", str(output), "--limit", "6",
+                     "--log-samples", "--no-progress", "--overwrite", "--data-root", str(data_root)]) == 0
+        samples = [json.loads(line) for line in (output / "samples_inli.jsonl").read_text().splitlines()]
+        return samples, json.loads((output / "results.json").read_text())["results"]["inli"]["cache_hits"]
+
+    # the earlier form: no answer text in the request (bare labels), and an identity without the answer form
+    identity = LocalClassifierBackend.identity
+    with monkeypatch.context() as patch:
+        patch.setattr(ClassificationTask, "request", Task.request)
+        patch.setattr(LocalClassifierBackend, "identity",
+                      lambda self: {k: v for k, v in identity(self).items() if k != "answers"})
+        old, _ = run()
+    assert {s["response"] for s in old} <= {"implied", "explicit", "neutral", "contradiction"}
+    assert not any(s["valid"] for s in old)
+    assert (output / "cache" / "responses.jsonl").read_text().count("\n") == 6
+    samples, hits = run()
+    assert hits == 0 and len(samples) == 6 and all(s["valid"] for s in samples)
+    assert run()[1] == 6  # the answers in the current form are cached as usual
+
+
 @pytest.mark.parametrize("labels, problem", [
     (["LABEL_0", "LABEL_1", "LABEL_2"], "are not NLI's labels"),  # a classifier without label names
     (["positive", "negative"], "are not NLI's labels"),

@@ -40,6 +40,9 @@ from pragmeter.llm.request import ChoiceInput, PairInput, Request, TextInput
 from pragmeter.text import is_blank
 
 _KNOWN = {"device", "batch_size", "backend", "precision", "explicit_weight"}
+# The form a classification answer takes, part of every cache key: answers cached in another form (a 4-way folder's
+# bare labels, before a label was answered in the task's own text) are asked again, never replayed as invalid.
+ANSWER_FORM = "the task's answer text for the decided label"
 
 
 def classifier_input(request: Request) -> tuple[str, str | None]:
@@ -132,7 +135,8 @@ class LocalClassifierBackend(ChatBackend):
         if isinstance(self.classifier, Fp32Recheck):
             run += f", {self.classifier.description}"
         return {"backend": "local", "model": self.path, "base_encoder": settings.base_encoder,
-                "recipe": settings.recipe, "weights_sha256": self._weights_digest(), "runtime": run}
+                "recipe": settings.recipe, "weights_sha256": self._weights_digest(), "runtime": run,
+                "answers": ANSWER_FORM}
 
     def _weights_digest(self) -> str:
         from pragmeter.classify.loading import weights_file
