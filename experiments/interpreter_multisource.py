@@ -165,6 +165,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="IMPLI idiomatic and metaphoric sentences trained as choice items (3 readings each)")
     parser.add_argument("--situated-cap", type=int, default=4000,
                         help="situated implicatures written for pragmeter trained as choice items (4 readings each)")
+    parser.add_argument("--situated-prompts", type=lambda text: tuple(t.strip() for t in text.split(",") if t.strip()),
+                        default=None, help="the writing runs whose situated items train, as their prompt templates "
+                                           "(comma-separated, e.g. written_situated.prompt.md; default all)")
     parser.add_argument("--framed", type=float, default=0.0,
                         help="share of the figurative and sarcastic choice items said in a frame (a speaker, the "
                              "quoted sentence, sometimes a question about what was meant)")
@@ -241,6 +244,7 @@ def main(argv: list[str] | None = None) -> None:
                         seed=args.seed, root=args.data_root, inli_cap=args.inli_cap, choice=choice,
                         grice_cap=args.grice_cap, flute_cap=args.flute_cap, sarcasm_cap=args.sarcasm_cap,
                         figqa_cap=args.figqa_cap, impli_cap=args.impli_cap, situated_cap=args.situated_cap,
+                        situated_prompts=args.situated_prompts,
                         framed=args.framed, reworded=args.reworded, nli_entailment=args.nli_entailment,
                         set_caps=args.set_caps if "general" in sources else None), args)
     if families and not args.init_from:  # the final weights derive from the general stage's data: its files too

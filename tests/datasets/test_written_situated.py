@@ -133,8 +133,36 @@ def test_the_card_says_who_wrote_the_situated_items():
     from pragmeter.classify.card import multi_source_data
 
     text = multi_source_data({"stage": "pragmatic", "sources": [], "choice": ["situated"], "situated_cap": 300})
-    assert "situated implicatures written for pragmeter (300 of them" in text
+    assert "situated implicatures written for pragmeter (300 of them, each" in text
     assert "written by the Claude (Anthropic) language model" in text
+    named = multi_source_data({"stage": "pragmatic", "sources": [], "choice": ["situated"], "situated_cap": 300,
+                               "situated_prompts": ["written_situated.prompt.md"]})
+    assert "(300 of them from the writing runs of written_situated.prompt.md, each" in named
+
+
+def test_the_items_of_chosen_writing_runs_train_and_dev_stays_as_it_was(items, data_root):
+    from pragmeter.classify.recipes.interpreter import SITUATED_DEV_PROMPTS, build, choice_examples, situated_items
+
+    digests = prompt_digests()
+    train, dev = situated_items()
+    first_two, same_dev = situated_items(prompts=SITUATED_DEV_PROMPTS)
+    assert same_dev == dev
+    written = {template: set(digests[template].values()) for template in digests}
+    early = written[SITUATED_DEV_PROMPTS[0]] | written[SITUATED_DEV_PROMPTS[1]]
+    assert first_two == [item for item in train if item.prompt_sha256 in early]  # file order kept
+    assert 0 < len(first_two) < len(train)
+    third, _ = situated_items(prompts=("written_situated.prompt_round3.md",))
+    assert len(first_two) + len(third) == len(train)
+    chosen = choice_examples(("situated",), situated_cap=None, situated_prompts=SITUATED_DEV_PROMPTS)
+    assert chosen.premises == [item.premise for item in first_two]
+    recipe = build("pragmatic", sources=(), inli_cap=10, choice=("situated",), situated_cap=None, root=data_root,
+                   situated_prompts=tuple(reversed(SITUATED_DEV_PROMPTS)))
+    assert recipe.arguments["situated_prompts"] == sorted(SITUATED_DEV_PROMPTS) and len(recipe.choice) == len(first_two)
+    # a run on every writing run keeps the arguments (and so the digest) it had before the setting existed
+    assert "situated_prompts" not in build("pragmatic", sources=(), inli_cap=10, choice=("situated",),
+                                           situated_cap=None, root=data_root).arguments
+    with pytest.raises(PragmeterError, match="unknown situated prompt 'round9.md'; choose among written_situated"):
+        situated_items(prompts=("round9.md",))
 
 
 def _item(number: int, **change) -> dict:

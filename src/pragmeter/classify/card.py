@@ -186,9 +186,11 @@ def multi_source_data(recipe: dict, data_files=None, soft_weight: float | None =
                     "alone with three readings: its meaning in plain words, a non-entailed rewrite (mostly the "
                     "figure's words taken literally) and the sentence restated; Stowe et al., ACL 2022, "
                     "Apache-2.0)"] if "impli" in choice else [])
-                + ([f"situated implicatures written for pragmeter ({recipe.get('situated_cap') or 'all'} of them, "
-                    "each an utterance in its situation with four readings: the meant one, the words at face value, "
-                    "the opposite and one the words do not convey; **written by the Claude (Anthropic) language "
+                + ([f"situated implicatures written for pragmeter ({recipe.get('situated_cap') or 'all'} of them"
+                    + (f" from the writing runs of {', '.join(recipe['situated_prompts'])}"
+                       if recipe.get("situated_prompts") else "")
+                    + ", each an utterance in its situation with four readings: the meant one, the words at face "
+                    "value, the opposite and one the words do not convey; **written by the Claude (Anthropic) language "
                     "model**, not reviewed by people; Apache-2.0)"] if "situated" in choice else []))
                 + (f"; a seeded {recipe['framed']:.0%} of the figurative and sarcastic items said in a frame instead "
                    "of alone (a named speaker, the quoted sentence, in half the frames a question about what was "

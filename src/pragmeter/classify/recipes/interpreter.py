@@ -400,21 +400,28 @@ def impli_items(root: str | os.PathLike | None = None) -> tuple[list[FigurativeI
     return _held_out(first, IMPLI_DEV_ITEMS, "impli-dev")
 
 
-def situated_items(root: str | os.PathLike | None = None) -> tuple[list, list]:
+def situated_items(root: str | os.PathLike | None = None,
+                   prompts: tuple[str, ...] | None = None) -> tuple[list, list]:
     """(train, dev) of the situated implicatures written for pragmeter (``datasets/written_situated.py``; they ship
     with the package, so ``root`` is not read): dev is ``SITUATED_DEV_PER_KIND`` items of each kind drawn by a fixed
     seed among the items written from ``SITUATED_DEV_PROMPTS`` (so that items written later train and leave the
-    development split as it was), both sides in file order."""
+    development split as it was), both sides in file order. ``prompts``: the prompt templates (writing runs) whose
+    items train (default all); dev stays the same whichever are named."""
     from pragmeter.datasets.written_situated import KINDS, load_written_situated, prompt_digests
 
     items = load_written_situated()
     digests = prompt_digests()
+    unknown = sorted(set(prompts or ()) - set(digests))
+    if unknown:
+        raise PragmeterError(f"unknown situated prompt {unknown[0]!r}; choose among {', '.join(sorted(digests))}")
     eligible = {digests[template][kind] for template in SITUATED_DEV_PROMPTS for kind in KINDS}
     dev = set()
     for kind in KINDS:
         ids = sorted(item.id for item in items if item.kind == kind and item.prompt_sha256 in eligible)
         dev |= set(random.Random(f"situated-dev-{kind}").sample(ids, min(SITUATED_DEV_PER_KIND, len(ids))))
-    return [item for item in items if item.id not in dev], [item for item in items if item.id in dev]
+    trained = {digests[template][kind] for template in (prompts or digests) for kind in KINDS}
+    return ([item for item in items if item.id not in dev and item.prompt_sha256 in trained],
+            [item for item in items if item.id in dev])
 
 
 def _held_out(items: dict, count: int, seed: str) -> tuple[list, list]:
@@ -435,11 +442,13 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
                     root: str | os.PathLike | None = None, flute_cap: int | None = 4000,
                     sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000,
                     impli_cap: int | None = 4000, framed: float = 0.0, reworded: float = 0.0,
-                    situated_cap: int | None = 4000) -> ChoiceExamples:
+                    situated_cap: int | None = 4000,
+                    situated_prompts: tuple[str, ...] | None = None) -> ChoiceExamples:
     """The choice items of ``sources`` (see :data:`CHOICE`), each set sampled to at most its cap (seeded); a seeded
     share ``framed`` of the figurative and sarcastic items has its sentence said in one of :data:`TRAIN_FRAMES`, and
     an independent seeded share ``reworded`` has its restated reading as a near copy (:func:`train_reworded`). The
-    situated items are said in their own situation, with their four readings as written."""
+    situated items are said in their own situation, with their four readings as written; ``situated_prompts``: the
+    writing runs whose items train (:func:`situated_items`)."""
     for name, share in (("framed", framed), ("reworded", reworded)):
         if not 0.0 <= share <= 1.0:
             raise PragmeterError(f"{name} must be a share between 0 and 1, got {share!r}")
@@ -468,7 +477,7 @@ def choice_examples(sources: tuple[str, ...] = ("grice",), grice_cap: int | None
                 golds.append(0)
                 groups.append(f"{name}{'_framed' if in_frame else ''}{'_reworded' if near else ''}_choice")
     if "situated" in sources:
-        for item in _sample(situated_items(root)[0], situated_cap, f"{seed}-situated-choice"):
+        for item in _sample(situated_items(root, situated_prompts)[0], situated_cap, f"{seed}-situated-choice"):
             premises.append(item.premise), readings.append(item.readings), golds.append(0)
             groups.append(f"situated_{item.kind}_choice")
     return ChoiceExamples(premises, readings, golds, groups)
@@ -534,11 +543,12 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
           sarcasm_cap: int | None = 4000, figqa_cap: int | None = 4000,
           impli_cap: int | None = 4000, framed: float = 0.0, reworded: float = 0.0,
           nli_entailment: str = "explicit", set_caps: Mapping[str, int] | None = None,
-          situated_cap: int | None = 4000) -> RecipeData:
+          situated_cap: int | None = 4000, situated_prompts: tuple[str, ...] | None = None) -> RecipeData:
     """The recipe's data for one ``stage``: ``general`` (the ``families`` of GENERAL) or ``pragmatic`` (INLI train
     with ``sources``, and the choice items of ``choice``); both validate and test on INLI. ``nli_entailment``: how the
     general sets' entailment is labelled (:data:`NLI_ENTAILMENT`); ``set_caps``: a general set's own cap in place of
-    ``cap`` (by the set's name, :func:`general_sets`)."""
+    ``cap`` (by the set's name, :func:`general_sets`); ``situated_prompts``: the writing runs whose situated items
+    train (default all)."""
     if stage not in STAGES:
         raise PragmeterError(f"unknown stage {stage!r}; choose one of {', '.join(STAGES)}")
     set_caps = dict(set_caps or {})
@@ -559,6 +569,9 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
                      **({"figqa_cap": figqa_cap} if "figqa" in choice else {}),
                      **({"impli_cap": impli_cap} if "impli" in choice else {}),
                      **({"situated_cap": situated_cap} if "situated" in choice else {}),
+                     # recorded only when given, so a run trained on every writing run keeps its digest
+                     **({"situated_prompts": sorted(situated_prompts)}
+                        if situated_prompts and "situated" in choice else {}),
                      **({"framed": framed} if framed and choice else {}),
                      **({"reworded": reworded} if reworded and choice else {})}
     if nli_entailment != "explicit" and (stage == "general" or "general" in sources):
@@ -566,7 +579,7 @@ def build(stage: str = "pragmatic", families: tuple[str, ...] = tuple(GENERAL),
     if set_caps:  # recorded only when given, so a run without them keeps its digest
         arguments["set_caps"] = dict(sorted(set_caps.items()))
     chosen = (choice_examples(tuple(choice), grice_cap, circa_cap, seed, root, flute_cap, sarcasm_cap, figqa_cap,
-                              impli_cap, framed, reworded, situated_cap)
+                              impli_cap, framed, reworded, situated_cap, situated_prompts)
               if choice and stage == "pragmatic" else None)
     read = list(dict.fromkeys(list(INLI_FILES) + training_files(stage, families, sources,
                                                                 tuple(choice) if chosen is not None else ())))
