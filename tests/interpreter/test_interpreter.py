@@ -127,6 +127,36 @@ def test_recording_a_weight_in_a_shipped_folder_writes_its_card_again_with_the_s
     assert Interpreter.load(tmp_path / "shipped", backend="torch").explicit_weight == 0.25
 
 
+def test_a_card_note_stays_when_the_card_is_written_again(tiny, tmp_path):
+    """A paragraph added to a shipped card (add_card_note) lives in its metrics, so recording a weight afterwards, which
+    writes the card again, keeps it; a folder that is not shipped, an empty note or notes that are not texts are
+    refused, naming the file."""
+    from pragmeter.interpreter.release import add_card_note, ship
+    from pragmeter.interpreter.weight import record_weight
+
+    data, folder = tiny
+    shipped = tmp_path / "shipped"
+    ship(folder, shipped, 8, data.val.head(8), bf16_pairs=0, progress=False)
+    note = "`init-base` holds the default before this one, written out whole from its rank-64 form."
+    add_card_note(shipped, note)
+    add_card_note(shipped, note + "\n")  # the same paragraph: not added twice
+    card = (shipped / "README.md").read_text()
+    assert card.count(note) == 1 and card.index("## Data") < card.index(note) < card.index("## Reproduce")
+    record_weight(shipped, 0.25, {"rule": "mean"})
+    card = (shipped / "README.md").read_text()
+    assert card.count(note) == 1 and "P(implied) + 0.25 × P(explicit)" in card
+    assert json.loads((shipped / "metrics.json").read_text())["card_notes"] == [note]
+    with pytest.raises(PragmeterError, match="a card note needs some text"):
+        add_card_note(shipped, "  ")
+    with pytest.raises(PragmeterError, match=r"metrics.json: not a shipped interpreter's metrics"):
+        add_card_note(folder, note)  # the trained run, not its shipped form
+    metrics = json.loads((shipped / "metrics.json").read_text())
+    (shipped / "metrics.json").write_text(json.dumps({**metrics, "card_notes": [note, 3]}))
+    with pytest.raises(PragmeterError, match=r"shipped/metrics.json: metrics field 'card_notes': expected a list"):
+        record_weight(shipped, 0.5, {"rule": "mean"})
+    assert Interpreter.load(shipped, backend="torch").explicit_weight == 0.25  # refused before anything was written
+
+
 def test_auto_runs_openvino_in_bf16_only_on_a_bf16_cpu_with_a_check_within_bounds(tiny, tmp_path, on_host):
     """The rule, on any machine (the host kind simulated): OpenVINO on a CPU, bf16 only with bf16 instructions and a
     recorded check within bounds; torch on a GPU device; a backend that cannot run the model refused in one line."""

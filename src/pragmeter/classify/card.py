@@ -292,8 +292,21 @@ def bf16_line(check: dict) -> str:
             "strict bounds.")
 
 
+CARD_NOTES = "card_notes"  # metrics.json's paragraphs written by hand into a shipped card (release.add_card_note)
+
+
+def card_notes(metrics: dict) -> list[str]:
+    """The paragraphs a shipped interpreter's metrics carry for its card's data section (none when absent); a
+    PragmeterError naming the field when they are not a list of texts."""
+    notes = metrics.get(CARD_NOTES, [])
+    if not isinstance(notes, list) or not all(isinstance(note, str) and note.strip() for note in notes):
+        raise PragmeterError(f"metrics field {CARD_NOTES!r}: expected a list of non-empty paragraphs")
+    return notes
+
+
 def interpreter_card(metrics: dict) -> str:
-    """Markdown card of a shipped interpreter from :func:`pragmeter.interpreter.release.ship`'s metrics."""
+    """Markdown card of a shipped interpreter from :func:`pragmeter.interpreter.release.ship`'s metrics, with the
+    paragraphs of :func:`card_notes` after its data paragraphs."""
     training = metrics.get("training") or {}
     settings = training.get("settings") or {}
     base = settings.get("base_encoder", "?")
@@ -323,6 +336,7 @@ def interpreter_card(metrics: dict) -> str:
                              train_config.get("label_only_groups")), ""]
           if recipe.get("name") == "interpreter"
           else [distilled, ""] if distilled else []),
+        *[line for note in card_notes(metrics) for line in (note.strip(), "")],
         *(["| file | licence | sha256 |", "|---|---|---|",
            *[f"| {path} | {_licence(path)} | `{digest[:16]}…` |"
              for path, digest in sorted((training.get("data_files") or {}).items())],

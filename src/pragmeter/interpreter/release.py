@@ -105,6 +105,53 @@ def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Seque
     return metrics
 
 
+def card_text(folder: str | os.PathLike, metrics: dict) -> str:
+    """The card of the shipped ``folder`` from its ``metrics`` (an error names its metrics.json): the one way a card
+    is written after :func:`ship` (a recorded weight, a note), so what the metrics say and what the card says stay
+    one. Made before anything is written, so a folder whose card cannot be made is left as it was."""
+    from pragmeter.classify.card import interpreter_card
+
+    try:
+        return interpreter_card(metrics)
+    except PragmeterError as error:
+        raise PragmeterError(f"{Path(folder) / 'metrics.json'}: {error}") from None
+
+
+def write_card(folder: str | os.PathLike, text: str) -> None:
+    """Replace the shipped ``folder``'s card (README.md) with ``text``, atomically."""
+    from pragmeter.io import atomic_path
+
+    with atomic_path(Path(folder) / "README.md") as staging:
+        staging.write_text(text, encoding="utf-8")
+
+
+def add_card_note(folder: str | os.PathLike, text: str) -> None:
+    """Add the paragraph ``text`` to a shipped folder's card (after its data paragraphs; e.g. where the weights it
+    was trained from come from), kept in its metrics.json so that every later rewrite of the card keeps it; a
+    paragraph already there is not added twice."""
+    from pragmeter.classify.card import CARD_NOTES, card_notes
+    from pragmeter.classify.model import read_json_object
+    from pragmeter.interpreter.weight import SHIPPED_METRICS
+    from pragmeter.io import write_json_atomic
+
+    folder, text = Path(folder), text.strip()
+    if not text:
+        raise PragmeterError("a card note needs some text")
+    path = folder / "metrics.json"
+    metrics = read_json_object(path) if path.is_file() else {}
+    if not SHIPPED_METRICS <= metrics.keys():
+        raise PragmeterError(f"{path}: not a shipped interpreter's metrics (`pragmeter interpret ship` writes them)")
+    try:
+        notes = card_notes(metrics)
+    except PragmeterError as error:
+        raise PragmeterError(f"{path}: {error}") from None
+    if text not in notes:
+        metrics[CARD_NOTES] = [*notes, text]
+    card = card_text(folder, metrics)
+    write_json_atomic(path, metrics)
+    write_card(folder, card)
+
+
 def fp32_layer_plans(layers: int) -> list[tuple[int, ...]]:
     """The sets of encoder layers bf16 may keep in fp32, fewest first: each run of a quarter of the layers, then each
     run of half of them starting at a quarter's boundary."""

@@ -121,7 +121,7 @@ def record_weight(folder: str | os.PathLike, weight: float, evidence: dict) -> N
     """Write ``weight`` as the interpreter folder's explicit weight (its config's ``pragmeter.explicit_weight``) and
     ``evidence`` (how it was chosen) into its metrics.json, each file replaced atomically; the folder must hold an
     interpreter with an explicit label. A shipped folder's card (README.md, written from its metrics) is written
-    again, so it says the score the folder ranks readings by."""
+    again, so it says the score the folder ranks readings by (its notes kept: ``release.add_card_note``)."""
     from pragmeter.classify.model import read_json_object, read_settings
     from pragmeter.interpreter.model import explicit_weight_of, meant_columns
     from pragmeter.io import write_json_atomic
@@ -137,11 +137,14 @@ def record_weight(folder: str | os.PathLike, weight: float, evidence: dict) -> N
     metrics_path = folder / "metrics.json"
     metrics = read_json_object(metrics_path) if metrics_path.is_file() else {}
     metrics[METRICS_KEY] = {"weight": weight, **evidence}
+    card = None
+    if SHIPPED_METRICS <= metrics.keys():  # a shipped folder's card is written from its metrics: it says the weight
+        from pragmeter.interpreter.release import card_text
+
+        card = card_text(folder, metrics)
     write_json_atomic(path, config)
     write_json_atomic(metrics_path, metrics)
-    if SHIPPED_METRICS <= metrics.keys():  # a shipped folder's card is written from its metrics: it says the weight
-        from pragmeter.classify.card import interpreter_card
-        from pragmeter.io import atomic_path
+    if card is not None:
+        from pragmeter.interpreter.release import write_card
 
-        with atomic_path(folder / "README.md") as staging:
-            staging.write_text(interpreter_card(metrics), encoding="utf-8")
+        write_card(folder, card)
