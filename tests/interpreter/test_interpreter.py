@@ -154,6 +154,8 @@ def test_a_card_note_stays_when_the_card_is_written_again(tiny, tmp_path):
     (shipped / "metrics.json").write_text(json.dumps({**metrics, "card_notes": [note, 3]}))
     with pytest.raises(PragmeterError, match=r"shipped/metrics.json: metrics field 'card_notes': expected a list"):
         record_weight(shipped, 0.5, {"rule": "mean"})
+    with pytest.raises(PragmeterError, match=r"shipped/metrics.json: metrics field 'card_notes': expected a list"):
+        add_card_note(shipped, "Another paragraph.")
     assert Interpreter.load(shipped, backend="torch").explicit_weight == 0.25  # refused before anything was written
 
 

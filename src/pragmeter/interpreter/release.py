@@ -12,6 +12,8 @@ from pathlib import Path
 from pragmeter.errors import PragmeterError
 from pragmeter.interpreter.model import Interpreter
 
+SHIPPED_METRICS = {"val_whole", "val_compressed", "bf16_check", "rank"}  # what interpreter_card reads
+
 
 def ship(source: str | os.PathLike, output: str | os.PathLike, rank: int | Sequence[int], val, test=None,
          bf16_pairs: int = 4096, batch_size: int = 64, progress: bool = True) -> dict:
@@ -129,9 +131,8 @@ def add_card_note(folder: str | os.PathLike, text: str) -> None:
     """Add the paragraph ``text`` to a shipped folder's card (after its data paragraphs; e.g. where the weights it
     was trained from come from), kept in its metrics.json so that every later rewrite of the card keeps it; a
     paragraph already there is not added twice."""
-    from pragmeter.classify.card import CARD_NOTES, card_notes
+    from pragmeter.classify.card import CARD_NOTES
     from pragmeter.classify.model import read_json_object
-    from pragmeter.interpreter.weight import SHIPPED_METRICS
     from pragmeter.io import write_json_atomic
 
     folder, text = Path(folder), text.strip()
@@ -141,13 +142,10 @@ def add_card_note(folder: str | os.PathLike, text: str) -> None:
     metrics = read_json_object(path) if path.is_file() else {}
     if not SHIPPED_METRICS <= metrics.keys():
         raise PragmeterError(f"{path}: not a shipped interpreter's metrics (`pragmeter interpret ship` writes them)")
-    try:
-        notes = card_notes(metrics)
-    except PragmeterError as error:
-        raise PragmeterError(f"{path}: {error}") from None
-    if text not in notes:
+    notes = metrics.get(CARD_NOTES, [])
+    if isinstance(notes, list) and text not in notes:
         metrics[CARD_NOTES] = [*notes, text]
-    card = card_text(folder, metrics)
+    card = card_text(folder, metrics)  # notes that are not texts are refused here, before anything is written
     write_json_atomic(path, metrics)
     write_card(folder, card)
 

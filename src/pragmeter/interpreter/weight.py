@@ -28,7 +28,6 @@ from pragmeter.errors import PragmeterError
 
 WEIGHTS = (1.0, 0.5, 0.25, 0.1, 0.0)  # the grid, the plain sum first
 METRICS_KEY = "explicit_weight"  # metrics.json's entry of how the weight was chosen
-SHIPPED_METRICS = {"val_whole", "val_compressed", "bf16_check", "rank"}  # what interpreter_card reads
 COLLAPSE = 0.05  # under ``mean``, the most accuracy any one split may lose against w = 1
 # rule -> what it admits and chooses (module notes), as the evidence recorded with a weight says it
 RULES = {
@@ -138,13 +137,11 @@ def record_weight(folder: str | os.PathLike, weight: float, evidence: dict) -> N
     metrics = read_json_object(metrics_path) if metrics_path.is_file() else {}
     metrics[METRICS_KEY] = {"weight": weight, **evidence}
     card = None
-    if SHIPPED_METRICS <= metrics.keys():  # a shipped folder's card is written from its metrics: it says the weight
-        from pragmeter.interpreter.release import card_text
+    from pragmeter.interpreter.release import SHIPPED_METRICS, card_text, write_card
 
+    if SHIPPED_METRICS <= metrics.keys():  # a shipped folder's card is written from its metrics: it says the weight
         card = card_text(folder, metrics)
     write_json_atomic(path, config)
     write_json_atomic(metrics_path, metrics)
     if card is not None:
-        from pragmeter.interpreter.release import write_card
-
         write_card(folder, card)
