@@ -419,9 +419,11 @@ def situated_items(root: str | os.PathLike | None = None,
     for kind in KINDS:
         ids = sorted(item.id for item in items if item.kind == kind and item.prompt_sha256 in eligible)
         dev |= set(random.Random(f"situated-dev-{kind}").sample(ids, min(SITUATED_DEV_PER_KIND, len(ids))))
-    trained = {digests[template][kind] for template in (prompts or digests) for kind in KINDS}
-    return ([item for item in items if item.id not in dev and item.prompt_sha256 in trained],
-            [item for item in items if item.id in dev])
+    train = [item for item in items if item.id not in dev]
+    if prompts:  # only the named runs' items; with none named, every item outside dev trains, whatever its prompt
+        trained = {digests[template][kind] for template in prompts for kind in KINDS}
+        train = [item for item in train if item.prompt_sha256 in trained]
+    return train, [item for item in items if item.id in dev]
 
 
 def _held_out(items: dict, count: int, seed: str) -> tuple[list, list]:
