@@ -1,5 +1,6 @@
 """Whether a candidate interpreter passes the development rule its runs are read by, from the outputs of the three
-development commands (docs/results.md, "figqa30 and the rules it is read by"):
+development commands (docs/results.md, "Interpreter: the shipped default"; each rule as written, dated, in
+docs/notebook/interpreter.md):
 
     python experiments/interpreter_nli_eval.py --model RUN --precision fp32 --output DEV.json --sets \
         xnli_en:validation,grice,circa_dev,flute_dev,sarcasm_dev,figqa_dev,impli_dev,figqa_dev_framed,impli_dev_framed,figqa_dev_framed_reworded,impli_dev_framed_reworded,situated_dev

@@ -1,6 +1,7 @@
-"""Whether a shipped candidate interpreter may replace the default: the release gate (docs/results.md, "figqa30 and
-the rules it is read by"). Every acceptance mark of the interpreter's issue that the default meets is kept, and the
-Floyd battery is not below the default's figure. Run after the candidate passed its development rule
+"""Whether a shipped candidate interpreter may replace the default: the release gate (docs/results.md,
+"Interpreter: the shipped default"; each rule as written, dated, in docs/notebook/interpreter.md). Every acceptance
+mark of the interpreter's issue that the default meets is kept, and the Floyd battery is not below the default's
+figure. Run after the candidate passed its development rule
 (``interpreter_dev_rule.py``) and was shipped, over the outputs of the three test commands, each read once:
 
     pragmeter interpret ship RUN --rank 64 --bf16-pairs 1024 --evaluate-test --output SHIPPED
