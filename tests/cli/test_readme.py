@@ -86,6 +86,34 @@ def heading_anchors(markdown: str) -> set[str]:
             for line in markdown.splitlines() if line.startswith("#")}
 
 
+def table_cells(row: str) -> int:
+    """How many cells GitHub splits a markdown table row into: every pipe not escaped as ``\\|`` (inside a code span
+    too) is a border, less the two edges."""
+    return len(re.findall(r"(?<!\\)\|", row.strip())) - 1
+
+
+def test_table_cells_counts_every_unescaped_pipe():
+    assert table_cells("| a | b |") == 2
+    assert table_cells(r"| `x \| y` | b \| c | d |") == 3
+    assert table_cells("| `x | y` | d |") == 3
+
+
+def test_every_table_in_the_docs_keeps_its_header_s_column_count():
+    """A row added under the wrong table (a run row inside a comparison table) breaks the page as GitHub shows it."""
+    root = Path(__file__).resolve().parents[2]
+    broken = []
+    for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
+        columns = None
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.startswith("|"):
+                columns = None
+            elif columns is None:
+                columns = table_cells(line)
+            elif table_cells(line) != columns:
+                broken.append(f"{page.relative_to(root)}:{number}: {table_cells(line)} cells under a {columns}-column header")
+    assert not broken
+
+
 def test_every_link_into_a_docs_page_names_one_of_its_headings():
     root = Path(__file__).resolve().parents[2]
     pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
