@@ -10,7 +10,13 @@ from pathlib import Path
 
 from pragmeter.cli import build_parser, main
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def doc_pages() -> list[Path]:
+    """The README and every page under docs/."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def leaf_commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> set[str]:
@@ -100,9 +106,8 @@ def test_table_cells_counts_every_unescaped_pipe():
 
 def test_every_table_in_the_docs_keeps_its_header_s_column_count():
     """A row added under the wrong table (a run row inside a comparison table) breaks the page as GitHub shows it."""
-    root = Path(__file__).resolve().parents[2]
     broken = []
-    for page in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
+    for page in doc_pages():
         columns = None
         for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
             if not line.startswith("|"):
@@ -110,19 +115,17 @@ def test_every_table_in_the_docs_keeps_its_header_s_column_count():
             elif columns is None:
                 columns = table_cells(line)
             elif table_cells(line) != columns:
-                broken.append(f"{page.relative_to(root)}:{number}: {table_cells(line)} cells under a {columns}-column header")
+                broken.append(f"{page.relative_to(ROOT)}:{number}: {table_cells(line)} cells under a {columns}-column header")
     assert not broken
 
 
 def test_every_link_into_a_docs_page_names_one_of_its_headings():
-    root = Path(__file__).resolve().parents[2]
-    pages = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
     broken = []
-    for page in pages:
+    for page in doc_pages():
         for target, anchor in re.findall(r"\]\(([\w./-]*\.md)#([\w-]+)\)", page.read_text(encoding="utf-8")):
             linked = (page.parent / target).resolve()
             if not linked.is_file() or anchor not in heading_anchors(linked.read_text(encoding="utf-8")):
-                broken.append(f"{page.relative_to(root)} -> {target}#{anchor}")
+                broken.append(f"{page.relative_to(ROOT)} -> {target}#{anchor}")
     assert not broken
 
 
